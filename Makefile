@@ -1,0 +1,92 @@
+# maya: GNU Makefile.
+#
+#   make                 build everything into build/ (laid out like an install prefix)
+#   make test            build, then run the test suite (tests/run)
+#   make bench           build, then print benchmark figures (name=value lines)
+#   make demo            build, then `maya run` a bundled workload on the default GPU
+#   make install PREFIX=/usr/local DESTDIR=
+#   make SAN=1           AddressSanitizer + UndefinedBehaviorSanitizer build
+#   make WERROR=0        do not turn warnings into errors
+#
+# Each stage keeps its own rules in <stage>/module.mk; this file holds what they share.
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+B       := build
+CUDA_HOME ?= /usr/local/cuda
+NVCC    ?= $(CUDA_HOME)/bin/nvcc
+CC      ?= gcc
+PYTHON  ?= python3
+VERSION := $(shell cat VERSION)
+SAN     ?= 0
+WERROR  ?= 1
+
+CFLAGS_BASE := -std=gnu11 -O2 -g -fPIC -pthread -Iinclude -MMD -MP \
+	-Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 \
+	-DMAYA_VERSION='"$(VERSION)"'
+ifeq ($(WERROR),1)
+CFLAGS_BASE += -Werror
+endif
+LDFLAGS_BASE := -pthread
+ifeq ($(SAN),1)
+CFLAGS_BASE  += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS_BASE += -fsanitize=address,undefined
+endif
+override CFLAGS  := $(CFLAGS_BASE) $(CFLAGS)
+override LDFLAGS := $(LDFLAGS_BASE) $(LDFLAGS)
+
+# Stand-in libraries hide everything but their API (version scripts name it).
+LIB_CFLAGS := -fvisibility=hidden
+
+# CUDA test workloads: real nvcc builds against the shared runtime.
+NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
+
+# The Debian packages the build needs; installed by scripts/deps.sh when missing.
+DEPS_STAMP := $(B)/.deps-ok
+
+.PHONY: all test bench demo install clean deps accuracy
+all:
+
+$(DEPS_STAMP): scripts/deps.sh
+	@scripts/deps.sh
+	@mkdir -p $(@D) && touch $@
+deps: $(DEPS_STAMP)
+
+# Generic rules: every object lives under build/obj/ mirroring the source tree.
+$(B)/obj/%.o: %.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(EXTRA_CFLAGS) -c -o $@ $<
+
+ALL_TARGETS :=
+INSTALL_RULES :=
+
+include common/module.mk
+include hwspecs/module.mk
+include emulator/module.mk
+include collator/module.mk
+include estimator/module.mk
+include sim/module.mk
+include src/module.mk
+include spank_plugin/module.mk
+include man/module.mk
+include tests/module.mk
+include bench/module.mk
+
+all: $(ALL_TARGETS)
+
+test: all
+	tests/run
+
+bench: all
+	bench/run
+
+demo: all
+	scripts/demo
+
+install: all
+	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"
+
+clean:
+	rm -rf $(B)
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)

@@ -1,0 +1,1 @@
+# bench/: rules added with its first sources.

@@ -1,0 +1,437 @@
+/* Reading maya traces: header, compressed chunks, records, all validated.
+ *
+ * Cost: one pass over the file; each chunk is inflated once into a buffer
+ * that is reused. Strings and kernel definitions are kept in arrays indexed
+ * by id (ids are small and dense), so lookups are O(1).
+ */
+#define _GNU_SOURCE
+#include "maya/trace_reader.h"
+#include "maya/common.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#define MAX_IDS (1u << 24)
+
+struct maya_trace_reader {
+    FILE *fp;
+    char path[4096];
+    struct maya_trace_header hdr;
+    uint64_t file_bytes;
+    uint64_t chunk_offset;      /* file offset of the current chunk header */
+    uint64_t next_offset;       /* file offset of the next chunk header */
+    unsigned char *zbuf, *raw;
+    size_t zcap, rawcap;
+    uint32_t raw_len, raw_pos;
+    int ended, complete, allow_truncated, failed;
+    uint64_t records;
+    char **strings;             /* by id */
+    uint32_t nstrings;
+    struct maya_rec_kernel **kernels; /* by id; each a copy of its record */
+    uint32_t nkernels;
+};
+
+static int fail(struct maya_trace_reader *r, uint64_t off, const char *fmt, ...) MAYA_PRINTF(3, 4);
+static int fail(struct maya_trace_reader *r, uint64_t off, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    r->failed = 1;
+    return maya_error("%s: offset %llu: %s", r->path, (unsigned long long)off, msg);
+}
+
+int maya_trace_open(const char *path, struct maya_trace_reader **out)
+{
+    struct maya_trace_reader *r = calloc(1, sizeof *r);
+    if (!r)
+        return maya_error("out of memory");
+    snprintf(r->path, sizeof r->path, "%s", path);
+    r->fp = fopen(path, "rb");
+    if (!r->fp) {
+        int rc = maya_error("cannot open trace %s: %m", path);
+        free(r);
+        return rc;
+    }
+    if (fseeko(r->fp, 0, SEEK_END) == 0) {
+        off_t end = ftello(r->fp);
+        r->file_bytes = end > 0 ? (uint64_t)end : 0;
+        rewind(r->fp);
+    }
+    size_t got = fread(&r->hdr, 1, sizeof r->hdr, r->fp);
+    int rc = 0;
+    if (got < 8 || memcmp(r->hdr.magic, MAYA_TRACE_MAGIC, 8) != 0)
+        rc = fail(r, 0, "not a maya trace: expected magic \"%s\", found %s", MAYA_TRACE_MAGIC,
+                  got < 8 ? "a shorter file" : "other bytes");
+    else if (got < sizeof r->hdr)
+        rc = fail(r, got, "truncated header: expected %zu bytes, found %zu", sizeof r->hdr, got);
+    else if (r->hdr.version != MAYA_TRACE_VERSION)
+        rc = fail(r, 8, "trace version %u; this maya reads version %u", r->hdr.version,
+                  MAYA_TRACE_VERSION);
+    else if (r->hdr.header_bytes != sizeof r->hdr)
+        rc = fail(r, 12, "header size %u, expected %zu", r->hdr.header_bytes, sizeof r->hdr);
+    else if (r->hdr.kind != MAYA_TRACE_RANK && r->hdr.kind != MAYA_TRACE_JOB)
+        rc = fail(r, 16, "trace kind %u, expected 1 (rank) or 2 (job)", r->hdr.kind);
+    if (rc < 0) {
+        maya_trace_close(r);
+        return -1;
+    }
+    r->hdr.gpu[sizeof r->hdr.gpu - 1] = 0;
+    r->next_offset = sizeof r->hdr;
+    *out = r;
+    return 0;
+}
+
+void maya_trace_close(struct maya_trace_reader *r)
+{
+    if (!r)
+        return;
+    if (r->fp)
+        fclose(r->fp);
+    for (uint32_t i = 0; i < r->nstrings; i++)
+        free(r->strings[i]);
+    for (uint32_t i = 0; i < r->nkernels; i++)
+        free(r->kernels[i]);
+    free(r->strings);
+    free(r->kernels);
+    free(r->zbuf);
+    free(r->raw);
+    free(r);
+}
+
+void maya_trace_allow_truncated(struct maya_trace_reader *r, int allow)
+{
+    r->allow_truncated = allow;
+}
+
+int maya_trace_complete(const struct maya_trace_reader *r)
+{
+    return r->complete;
+}
+
+const struct maya_trace_header *maya_trace_header(const struct maya_trace_reader *r)
+{
+    return &r->hdr;
+}
+
+const char *maya_trace_path(const struct maya_trace_reader *r)
+{
+    return r->path;
+}
+
+uint64_t maya_trace_offset(const struct maya_trace_reader *r)
+{
+    return r->chunk_offset;
+}
+
+static int grow(void **buf, size_t *cap, size_t want)
+{
+    if (*cap >= want)
+        return 0;
+    void *p = realloc(*buf, want);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = want;
+    return 0;
+}
+
+/* End of the data: clean after END, otherwise a truncated trace. */
+static int at_eof(struct maya_trace_reader *r, uint64_t off, const char *what)
+{
+    if (r->allow_truncated) {
+        r->ended = 1;
+        return 0;
+    }
+    return fail(r, off, "trace ends without an end record (%s): the process was cut short "
+                "or the file is truncated", what);
+}
+
+static int load_chunk(struct maya_trace_reader *r)
+{
+    struct maya_trace_chunk c;
+    uint64_t off = r->next_offset;
+    if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0)
+        return fail(r, off, "cannot seek: %s", strerror(errno));
+    size_t got = fread(&c, 1, sizeof c, r->fp);
+    if (got == 0)
+        return at_eof(r, off, "no more chunks");
+    if (got < sizeof c)
+        return r->allow_truncated ? at_eof(r, off, "")
+             : fail(r, off, "truncated chunk header: expected %zu bytes, found %zu", sizeof c, got);
+    if (c.magic != MAYA_TRACE_CHUNK_MAGIC)
+        return fail(r, off, "expected chunk magic 0x%08x, found 0x%08x", MAYA_TRACE_CHUNK_MAGIC, c.magic);
+    if (c.raw_bytes < sizeof(struct maya_rec_hdr) || c.raw_bytes > MAYA_TRACE_MAX_CHUNK ||
+        c.raw_bytes % 8)
+        return fail(r, off, "chunk of %u bytes: expected a multiple of 8 from 8 to %u",
+                    c.raw_bytes, MAYA_TRACE_MAX_CHUNK);
+    if (c.zbytes == 0 || c.zbytes > compressBound(c.raw_bytes))
+        return fail(r, off, "chunk compressed size %u is impossible for %u bytes", c.zbytes, c.raw_bytes);
+    if (r->file_bytes && off + sizeof c + c.zbytes > r->file_bytes) {
+        if (r->allow_truncated)
+            return at_eof(r, off, "");
+        return fail(r, off, "truncated chunk: expected %u compressed bytes, the file has %llu",
+                    c.zbytes, (unsigned long long)(r->file_bytes - off - sizeof c));
+    }
+    if (grow((void **)&r->zbuf, &r->zcap, c.zbytes) < 0 ||
+        grow((void **)&r->raw, &r->rawcap, c.raw_bytes) < 0)
+        return fail(r, off, "out of memory");
+    if (fread(r->zbuf, 1, c.zbytes, r->fp) != c.zbytes)
+        return fail(r, off, "truncated chunk: could not read %u compressed bytes", c.zbytes);
+    uLongf n = c.raw_bytes;
+    int zrc = uncompress(r->raw, &n, r->zbuf, c.zbytes);
+    if (zrc != Z_OK || n != c.raw_bytes)
+        return fail(r, off, "corrupt chunk: zlib %s, %lu of %u bytes", zError(zrc), (unsigned long)n,
+                    c.raw_bytes);
+    uint32_t crc = (uint32_t)crc32(0, r->raw, c.raw_bytes);
+    if (crc != c.crc32)
+        return fail(r, off, "corrupt chunk: checksum 0x%08x, expected 0x%08x", crc, c.crc32);
+    r->chunk_offset = off;
+    r->next_offset = off + sizeof c + c.zbytes;
+    r->raw_len = c.raw_bytes;
+    r->raw_pos = 0;
+    return 1;
+}
+
+uint32_t maya_rec_min_bytes(uint16_t type)
+{
+    switch (type) {
+    case MAYA_REC_STRING: return sizeof(struct maya_rec_string);
+    case MAYA_REC_PROCESS: return sizeof(struct maya_rec_process);
+    case MAYA_REC_DEVICE: return sizeof(struct maya_rec_device);
+    case MAYA_REC_STREAM: return sizeof(struct maya_rec_stream);
+    case MAYA_REC_KERNEL: return sizeof(struct maya_rec_kernel);
+    case MAYA_REC_COMM: return sizeof(struct maya_rec_comm);
+    case MAYA_REC_CALL: return sizeof(struct maya_rec_call);
+    case MAYA_REC_LAUNCH: return sizeof(struct maya_rec_launch);
+    case MAYA_REC_MEMCPY: return sizeof(struct maya_rec_memcpy);
+    case MAYA_REC_MEMSET: return sizeof(struct maya_rec_memset);
+    case MAYA_REC_ALLOC:
+    case MAYA_REC_FREE: return sizeof(struct maya_rec_alloc);
+    case MAYA_REC_EVENT_RECORD:
+    case MAYA_REC_STREAM_WAIT: return sizeof(struct maya_rec_event);
+    case MAYA_REC_SYNC: return sizeof(struct maya_rec_sync);
+    case MAYA_REC_HOST_FUNC: return sizeof(struct maya_rec_host_func);
+    case MAYA_REC_GEMM: return sizeof(struct maya_rec_gemm);
+    case MAYA_REC_DNN: return sizeof(struct maya_rec_dnn);
+    case MAYA_REC_COLL: return sizeof(struct maya_rec_coll);
+    case MAYA_REC_GRAPH: return sizeof(struct maya_rec_graph);
+    case MAYA_REC_MARKER: return sizeof(struct maya_rec_marker);
+    case MAYA_REC_END: return sizeof(struct maya_rec_end);
+    default: return 0;
+    }
+}
+
+static int define_string(struct maya_trace_reader *r, const struct maya_rec_string *s, uint64_t off)
+{
+    if (s->id == 0 || s->id >= MAX_IDS)
+        return fail(r, off, "string id %u out of range 1..%u", s->id, MAX_IDS - 1);
+    if (s->len > s->h.bytes - sizeof *s)
+        return fail(r, off, "string of %u bytes in a record of %u", s->len, s->h.bytes);
+    if (s->id >= r->nstrings) {
+        uint32_t n = MAYA_MAX(s->id + 1, r->nstrings * 2);
+        char **p = realloc(r->strings, n * sizeof *p);
+        if (!p)
+            return fail(r, off, "out of memory");
+        memset(p + r->nstrings, 0, (n - r->nstrings) * sizeof *p);
+        r->strings = p;
+        r->nstrings = n;
+    }
+    char *text = malloc(s->len + 1);
+    if (!text)
+        return fail(r, off, "out of memory");
+    memcpy(text, s + 1, s->len);
+    text[s->len] = 0;
+    free(r->strings[s->id]);
+    r->strings[s->id] = text;
+    return 0;
+}
+
+static int define_kernel(struct maya_trace_reader *r, const struct maya_rec_kernel *k, uint64_t off)
+{
+    uint64_t need = sizeof *k + (uint64_t)k->nparams * sizeof(struct maya_kparam) +
+                    (uint64_t)k->nfeatures * sizeof(struct maya_kfeature);
+    if (k->id == 0 || k->id >= MAX_IDS)
+        return fail(r, off, "kernel id %u out of range 1..%u", k->id, MAX_IDS - 1);
+    if (need > k->h.bytes)
+        return fail(r, off, "kernel %u: %u parameters and %u features need %llu bytes, record has %u",
+                    k->id, k->nparams, k->nfeatures, (unsigned long long)need, k->h.bytes);
+    if (k->param_bytes > 32764)
+        return fail(r, off, "kernel %u: parameter buffer of %u bytes (at most 32764)", k->id,
+                    k->param_bytes);
+    const struct maya_kparam *p = maya_kernel_params(k);
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if ((uint32_t)p[i].offset + p[i].bytes > k->param_bytes)
+            return fail(r, off, "kernel %u: parameter %u at %u+%u lies outside its %u-byte buffer",
+                        k->id, i, p[i].offset, p[i].bytes, k->param_bytes);
+    if (k->id >= r->nkernels) {
+        uint32_t n = MAYA_MAX(k->id + 1, r->nkernels * 2);
+        struct maya_rec_kernel **q = realloc(r->kernels, n * sizeof *q);
+        if (!q)
+            return fail(r, off, "out of memory");
+        memset(q + r->nkernels, 0, (n - r->nkernels) * sizeof *q);
+        r->kernels = q;
+        r->nkernels = n;
+    }
+    struct maya_rec_kernel *copy = malloc(k->h.bytes);
+    if (!copy)
+        return fail(r, off, "out of memory");
+    memcpy(copy, k, k->h.bytes);
+    free(r->kernels[k->id]);
+    r->kernels[k->id] = copy;
+    return 0;
+}
+
+/* Checks beyond the minimum size, for records with variable parts. */
+static int check_record(struct maya_trace_reader *r, const struct maya_rec_hdr *h, uint64_t off)
+{
+    switch (h->type) {
+    case MAYA_REC_STRING:
+        return define_string(r, (const struct maya_rec_string *)h, off);
+    case MAYA_REC_KERNEL:
+        return define_kernel(r, (const struct maya_rec_kernel *)h, off);
+    case MAYA_REC_LAUNCH: {
+        const struct maya_rec_launch *l = (const void *)h;
+        if (sizeof *l + (uint64_t)l->param_bytes > h->bytes)
+            return fail(r, off, "launch with %u parameter bytes in a record of %u", l->param_bytes,
+                        h->bytes);
+        if (!maya_trace_kernel(r, l->kernel))
+            return fail(r, off, "launch of kernel %u, which was never defined", l->kernel);
+        return 0;
+    }
+    case MAYA_REC_END: {
+        const struct maya_rec_end *e = (const void *)h;
+        if (sizeof *e + (uint64_t)e->ndevices * sizeof(struct maya_end_device) > h->bytes)
+            return fail(r, off, "end record lists %u devices in %u bytes", e->ndevices, h->bytes);
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+int maya_trace_next(struct maya_trace_reader *r, const struct maya_rec_hdr **rec)
+{
+    if (r->failed)
+        return -1;
+    if (r->ended)
+        return 0;
+    while (r->raw_pos >= r->raw_len) {
+        int rc = load_chunk(r);
+        if (rc <= 0)
+            return rc;
+    }
+    const struct maya_rec_hdr *h = (const void *)(r->raw + r->raw_pos);
+    uint32_t left = r->raw_len - r->raw_pos;
+    uint64_t off = r->chunk_offset;
+    if (left < sizeof *h || h->bytes < sizeof *h || h->bytes % 8 || h->bytes > left)
+        return fail(r, off, "record %llu (byte %u of the chunk): size %u does not fit the %u bytes left",
+                    (unsigned long long)r->records, r->raw_pos, left < sizeof *h ? 0 : h->bytes, left);
+    uint32_t min = maya_rec_min_bytes(h->type);
+    if (min && h->bytes < min)
+        return fail(r, off, "record %llu: %s record of %u bytes, expected at least %u",
+                    (unsigned long long)r->records, maya_rec_type_name(h->type), h->bytes, min);
+    if (check_record(r, h, off) < 0)
+        return -1;
+    r->raw_pos += h->bytes;
+    r->records++;
+    if (h->type == MAYA_REC_END) {
+        const struct maya_rec_end *e = (const void *)h;
+        if (e->records != r->records - 1)
+            return fail(r, off, "end record counts %llu records, the trace holds %llu",
+                        (unsigned long long)e->records, (unsigned long long)(r->records - 1));
+        if (r->raw_pos != r->raw_len)
+            return fail(r, off, "data after the end record");
+        r->ended = 1;
+        r->complete = 1;
+    }
+    *rec = h;
+    return 1;
+}
+
+const char *maya_trace_string(const struct maya_trace_reader *r, uint32_t id)
+{
+    if (id == 0)
+        return "";
+    if (id < r->nstrings && r->strings[id])
+        return r->strings[id];
+    return "?";
+}
+
+const struct maya_rec_kernel *maya_trace_kernel(const struct maya_trace_reader *r, uint32_t id)
+{
+    return id < r->nkernels ? r->kernels[id] : NULL;
+}
+
+const struct maya_kparam *maya_kernel_params(const struct maya_rec_kernel *k)
+{
+    return (const struct maya_kparam *)(k + 1);
+}
+
+const struct maya_kfeature *maya_kernel_features(const struct maya_rec_kernel *k)
+{
+    return (const struct maya_kfeature *)(maya_kernel_params(k) + k->nparams);
+}
+
+const char *maya_rec_type_name(uint16_t type)
+{
+    switch (type) {
+    case MAYA_REC_STRING: return "string";
+    case MAYA_REC_PROCESS: return "process";
+    case MAYA_REC_DEVICE: return "device";
+    case MAYA_REC_STREAM: return "stream";
+    case MAYA_REC_KERNEL: return "kernel";
+    case MAYA_REC_COMM: return "comm";
+    case MAYA_REC_CALL: return "call";
+    case MAYA_REC_LAUNCH: return "launch";
+    case MAYA_REC_MEMCPY: return "memcpy";
+    case MAYA_REC_MEMSET: return "memset";
+    case MAYA_REC_ALLOC: return "alloc";
+    case MAYA_REC_FREE: return "free";
+    case MAYA_REC_EVENT_RECORD: return "event_record";
+    case MAYA_REC_STREAM_WAIT: return "stream_wait";
+    case MAYA_REC_SYNC: return "sync";
+    case MAYA_REC_HOST_FUNC: return "host_func";
+    case MAYA_REC_GEMM: return "gemm";
+    case MAYA_REC_DNN: return "dnn";
+    case MAYA_REC_COLL: return "coll";
+    case MAYA_REC_GRAPH: return "graph";
+    case MAYA_REC_MARKER: return "marker";
+    case MAYA_REC_END: return "end";
+    default: return "unknown";
+    }
+}
+
+const char *maya_coll_op_name(uint32_t op)
+{
+    static const char *names[] = { "?", "allreduce", "broadcast", "reduce", "allgather",
+                                   "reducescatter", "send", "recv", "alltoall", "gather", "scatter" };
+    return op < MAYA_ARRAY_LEN(names) ? names[op] : "?";
+}
+
+const char *maya_copy_kind_name(uint32_t kind)
+{
+    static const char *names[] = { "?", "h2d", "d2h", "d2d", "h2h", "peer" };
+    return kind < MAYA_ARRAY_LEN(names) ? names[kind] : "?";
+}
+
+const char *maya_alloc_kind_name(uint32_t kind)
+{
+    static const char *names[] = { "?", "device", "async", "managed", "host", "host_register",
+                                   "vmm_physical", "vmm_reserve", "vmm_map" };
+    return kind < MAYA_ARRAY_LEN(names) ? names[kind] : "?";
+}
+
+const char *maya_dnn_op_name(uint32_t op)
+{
+    static const char *names[] = { "?", "conv_fwd", "conv_bwd_data", "conv_bwd_filter", "matmul",
+                                   "sdpa_fwd", "sdpa_bwd", "bn_fwd_train", "bn_fwd_infer", "bn_bwd",
+                                   "softmax_fwd", "softmax_bwd", "pointwise", "reduction", "norm",
+                                   "other" };
+    return op < MAYA_ARRAY_LEN(names) ? names[op] : "?";
+}

@@ -1,0 +1,11 @@
+# common/: helpers every stage links (errors, parsing, atomic files, hwspecs).
+COMMON_SRCS := common/util.c common/hwspec.c
+COMMON_OBJS := $(COMMON_SRCS:%.c=$(B)/obj/%.o)
+COMMON_LIB  := $(B)/obj/libmaya-common.a
+COMMON_LIBS := -lconfuse -ldl
+
+$(COMMON_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+
+$(COMMON_LIB): $(COMMON_OBJS)
+	@mkdir -p $(@D)
+	$(AR) rcs $@ $^

@@ -1,0 +1,390 @@
+/* The emulator core: what every stand-in library (cudart, driver, cuBLAS,
+ * cuDNN, NCCL) shares. It lives in libmaya-core.so so that there is one copy
+ * of the state in a process however many stand-ins are loaded.
+ *
+ * The core knows devices, contexts, memory, streams, events, kernels and the
+ * trace; it speaks in enum emu_err, which each library maps onto its own
+ * error codes (cudaError_t, CUresult, ...).
+ *
+ * Threading: every function here may be called from any thread. Shared state
+ * is guarded by small mutexes; the launch path takes one (the trace writer's).
+ */
+#ifndef MAYA_EMU_H
+#define MAYA_EMU_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "maya/hwspec.h"
+#include "maya/trace_format.h"
+
+#define EMU_API __attribute__((visibility("default")))
+
+enum emu_err {
+    EMU_OK = 0,
+    EMU_ERR_INVALID_VALUE,
+    EMU_ERR_OUT_OF_MEMORY,
+    EMU_ERR_INVALID_DEVICE,
+    EMU_ERR_NO_DEVICE,
+    EMU_ERR_INVALID_HANDLE,      /* stream, event, graph, module ... */
+    EMU_ERR_INVALID_CONTEXT,
+    EMU_ERR_NOT_READY,
+    EMU_ERR_NOT_SUPPORTED,
+    EMU_ERR_INIT,                /* the emulator could not start (config error) */
+    EMU_ERR_NOT_INITIALIZED,     /* forked child: CUDA cannot be used */
+    EMU_ERR_INVALID_DEVICE_PTR,
+    EMU_ERR_NOT_FOUND,           /* symbol / function not found */
+    EMU_ERR_CAPTURE_UNSUPPORTED, /* operation not permitted while capturing */
+    EMU_ERR_CAPTURE_INVALIDATED,
+    EMU_ERR_ILLEGAL_STATE,
+    EMU_ERR_ALREADY_MAPPED,
+    EMU_ERR_NOT_MAPPED,
+    EMU_ERR_INVALID_CONFIG,      /* launch configuration out of the device's limits */
+    EMU_ERR_INVALID_IMAGE,       /* module data is not a cubin/fatbin/PTX */
+    EMU_ERR_PEER_ACCESS_ALREADY_ENABLED,
+    EMU_ERR_PEER_ACCESS_NOT_ENABLED,
+};
+
+/* ---- start-up and configuration ---- */
+
+/* Environment the emulator reads (documented in man/maya.1, "ENVIRONMENT"):
+ *   MAYA_GPU            hwspec key or alias of the emulated GPU (default H100-SXM)
+ *   MAYA_GPUS_PER_NODE  GPUs on the emulated node (default 8); CUDA_VISIBLE_DEVICES
+ *                       then selects among them as on a real node
+ *   MAYA_NODE           index of the emulated node (default 0)
+ *   MAYA_TRACE_DIR      directory for the trace; none is written when unset
+ *   MAYA_RANK / RANK    names the trace file rank-<N>.mtrace (else pid-<pid>)
+ *   MAYA_COPY_THRESHOLD copies/memsets up to this many bytes are performed (64K)
+ *   MAYA_HWSPEC_DIR     where GPU descriptions are (default: the install's)
+ *   MAYA_QUIET          1: no notes on stderr (unsupported calls are still counted)
+ */
+struct emu_config {
+    const struct maya_gpu_spec *gpu;
+    int gpus_per_node;
+    int node;
+    int rank, world_size, local_rank;
+    uint64_t copy_threshold;
+    int quiet;
+    char trace_dir[4096];
+};
+
+/* Start the emulator if it has not started (idempotent, thread-safe, cheap
+ * after the first call). Returns EMU_OK, EMU_ERR_INIT (message printed) or
+ * EMU_ERR_NOT_INITIALIZED in a forked child. */
+EMU_API enum emu_err emu_init(void);
+extern EMU_API volatile int emu_started;
+static inline enum emu_err emu_enter(void)
+{
+    return __builtin_expect(emu_started == 1, 1) ? EMU_OK : emu_init();
+}
+
+EMU_API const struct emu_config *emu_config(void);
+
+/* ---- devices and contexts ---- */
+
+struct emu_stream;
+
+struct emu_device {
+    int ordinal;                 /* as this process numbers it */
+    int index_on_node;           /* before CUDA_VISIBLE_DEVICES */
+    int global_index;            /* node * gpus_per_node + index_on_node */
+    struct cudaDeviceProp prop;  /* from the hwspec, with this device's uuid and bus id */
+    const struct maya_gpu_spec *spec;
+    /* memory, guarded by mem_lock in memory.c */
+    uint64_t capacity;           /* bytes the program may allocate */
+    uint64_t used, peak;
+    /* primary context */
+    int primary_refs;
+    unsigned primary_flags;
+    int primary_active;
+    unsigned device_flags;       /* cudaSetDeviceFlags */
+    int defined;                 /* DEVICE record written */
+    struct emu_stream *legacy;   /* the legacy default stream */
+    uint64_t limits[16];         /* cudaLimit values */
+    int peer_enabled[64];
+};
+
+EMU_API int emu_device_count(void);
+/* NULL when ordinal is out of range. */
+EMU_API struct emu_device *emu_device(int ordinal);
+
+#define EMU_CTX_MAGIC 0x6374786du
+
+struct emu_ctx {
+    uint32_t magic;
+    int device;
+    unsigned flags;
+    int primary;                 /* the device's primary context */
+    int refs;
+    uint64_t id;
+};
+
+/* Per-thread state. */
+struct emu_thread {
+    uint32_t tid;                /* small index, 0 = first thread */
+    struct emu_ctx *ctx[32];     /* driver context stack; top is current */
+    int nctx;
+    int runtime_error;           /* cudart's last (non-sticky) error */
+    struct emu_stream *per_thread[64]; /* per-thread default stream per device */
+    /* launch configurations pushed by <<< >>> and popped by the stub */
+    struct {
+        unsigned grid[3], block[3];
+        size_t smem;
+        void *stream;
+    } launch_cfg[8];
+    int nlaunch_cfg;
+};
+
+EMU_API struct emu_thread *emu_thread(void);
+
+/* The thread's current device: the top context's device, else 0 (and the
+ * runtime's implicit primary context). */
+EMU_API int emu_current_device(void);
+EMU_API enum emu_err emu_set_device(int ordinal);
+
+/* The primary context of a device (created on first use). */
+EMU_API struct emu_ctx *emu_primary_ctx(int ordinal);
+EMU_API struct emu_ctx *emu_ctx_create(int ordinal, unsigned flags);
+EMU_API enum emu_err emu_ctx_destroy(struct emu_ctx *ctx);
+EMU_API int emu_ctx_valid(const struct emu_ctx *ctx);
+
+/* cudaDeviceAttr / CUdevice_attribute value (they share numbers). */
+EMU_API enum emu_err emu_device_attribute(int ordinal, int attr, int *value);
+
+/* Write the DEVICE record the first time a device is used. */
+EMU_API void emu_device_touch(struct emu_device *d);
+
+/* ---- host time ---- */
+
+/* Host time on the trace clock: ns since the trace began, not counting time
+ * the emulator spent waiting (emu_wait_begin .. emu_wait_end). */
+EMU_API uint64_t emu_now(void);
+EMU_API void emu_wait_begin(void);
+EMU_API void emu_wait_end(void);
+
+/* ---- trace ---- */
+
+/* Id of a string in this trace; the STRING record is written on first use. */
+EMU_API uint32_t emu_string(const char *s);
+
+/* The API name id for a call site, interned once: EMU_API_ID("cudaMalloc"). */
+#define EMU_API_ID(name) \
+    ({ static uint32_t emu_api_id_; \
+       if (__builtin_expect(!emu_api_id_, 0)) emu_api_id_ = emu_string(name); \
+       emu_api_id_; })
+
+/* Fill the common call part of a record (t_exit taken now). */
+EMU_API void emu_call_fill(struct maya_call *c, uint32_t api, uint64_t t_enter, int result,
+                           uint64_t stream);
+
+/* Append a record (starting with struct maya_rec_hdr; rec->bytes must be set
+ * and a multiple of 8). Call records get their seq here. Records are dropped
+ * when no trace is being written. */
+EMU_API void emu_trace_emit(void *rec);
+
+/* A record of type MAYA_REC_CALL for a call with nothing more to say. */
+EMU_API void emu_trace_call(uint32_t api, uint64_t t_enter, int result, uint64_t stream,
+                            uint16_t flags);
+
+EMU_API int emu_tracing(void);
+
+/* An exported function the emulator does not implement: note it once on
+ * stderr, count it, and trace it. The caller returns its library's
+ * not-supported code. */
+EMU_API void emu_unsupported(const char *name, int result);
+
+/* Note an OOM, so the trace's end record says so. */
+EMU_API void emu_note_oom(void);
+
+/* Finish the trace now (END record, rename into place). Also run at exit. */
+EMU_API void emu_trace_finish(void);
+
+/* ---- memory ---- */
+
+struct emu_alloc {
+    uint64_t base;
+    uint64_t bytes;              /* as requested */
+    uint64_t charged;            /* as counted against capacity (rounded) */
+    int device;                  /* -1 for host memory */
+    int kind;                    /* enum maya_alloc_kind */
+    unsigned flags;              /* API flags (cudaHostAlloc flags, ...) */
+    uint64_t pool;               /* memory pool id for async allocations */
+};
+
+/* Allocate device memory (DEVICE, ASYNC, MANAGED): reserved address space,
+ * no RAM until touched. EMU_ERR_OUT_OF_MEMORY past capacity. */
+EMU_API enum emu_err emu_mem_alloc(int device, uint64_t bytes, int kind, unsigned flags,
+                                   uint64_t *ptr);
+/* Page-locked host memory (HOST) or registration of existing memory. */
+EMU_API enum emu_err emu_mem_host_alloc(uint64_t bytes, unsigned flags, void **ptr);
+EMU_API enum emu_err emu_mem_host_register(void *ptr, uint64_t bytes, unsigned flags);
+/* Free by base address; out (if not NULL) receives what was freed. */
+EMU_API enum emu_err emu_mem_free(uint64_t ptr, int kind_mask, struct emu_alloc *out);
+/* The allocation containing ptr: 1 found, 0 not. */
+EMU_API int emu_mem_lookup(uint64_t ptr, struct emu_alloc *out);
+/* Charge / release capacity without an address (VMM physical handles). */
+EMU_API enum emu_err emu_mem_charge(int device, uint64_t bytes);
+EMU_API void emu_mem_release(int device, uint64_t bytes);
+/* Reserve / release address space (VMM): no capacity charged. */
+EMU_API enum emu_err emu_va_reserve(uint64_t bytes, uint64_t align, uint64_t hint, uint64_t *ptr);
+EMU_API enum emu_err emu_va_release(uint64_t ptr, uint64_t bytes);
+/* Add an entry to the allocation table (VMM mappings made by the driver). */
+EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a);
+EMU_API void emu_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes);
+/* Fill an ALLOC/FREE record's device usage fields. */
+EMU_API void emu_mem_usage(int device, uint64_t *used, uint64_t *peak);
+
+/* Where a pointer lives, for copies: device ordinal, or -1 for host (pinned
+ * says whether it is page-locked memory the emulator knows). */
+EMU_API int emu_ptr_device(uint64_t ptr, int *pinned);
+
+/* Perform a copy or memset if it is small enough (bytes <= copy_threshold)
+ * and both ends are addressable; returns 1 if bytes moved. */
+EMU_API int emu_copy_bytes(void *dst, const void *src, uint64_t bytes);
+EMU_API int emu_set_bytes(void *dst, int value, uint64_t bytes);
+
+/* ---- streams and events ---- */
+
+#define EMU_STREAM_MAGIC 0x7374726du
+#define EMU_EVENT_MAGIC 0x6576746du
+
+struct emu_graph;
+
+struct emu_stream {
+    uint32_t magic;
+    uint64_t id;
+    int device;
+    unsigned flags;              /* MAYA_STREAM_* plus cudaStreamNonBlocking */
+    int priority;
+    /* stream capture (cudaStreamBeginCapture) */
+    int capture_mode;            /* 0 = not capturing, else cudaStreamCaptureMode + 1 */
+    struct emu_graph *capture;   /* graph receiving captured work */
+    uint64_t capture_id;
+    void *capture_origin;        /* the stream that began the capture */
+    /* host functions run in stream order on a worker thread */
+    struct emu_hostfn_queue *hostfns;
+};
+
+struct emu_event {
+    uint32_t magic;
+    uint64_t id;
+    uint32_t version;            /* bumped by each record */
+    unsigned flags;              /* cudaEventDefault, DisableTiming, BlockingSync, Interprocess */
+    int device;
+    uint64_t stream;             /* stream of the last record */
+    uint64_t t_ns;               /* host time of the last record (for elapsed time) */
+};
+
+/* Create / destroy. */
+EMU_API enum emu_err emu_stream_create(int device, unsigned flags, int priority, struct emu_stream **out);
+EMU_API enum emu_err emu_stream_destroy(struct emu_stream *s);
+
+/* Resolve a cudaStream_t / CUstream handle: NULL (legacy default stream, or
+ * per-thread when per_thread_default is set), 0x1 legacy, 0x2 per-thread,
+ * or a stream this emulator made. NULL on a bad handle. */
+EMU_API struct emu_stream *emu_stream_resolve(const void *handle, int per_thread_default);
+
+EMU_API enum emu_err emu_event_create(unsigned flags, struct emu_event **out);
+EMU_API enum emu_err emu_event_destroy(struct emu_event *e);
+EMU_API struct emu_event *emu_event_resolve(const void *handle);
+
+/* Host functions (cudaLaunchHostFunc, cudaStreamAddCallback) run on a worker
+ * thread in the order they were enqueued per stream; stream and device
+ * synchronisation wait for them. */
+EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *), void *arg);
+/* Wait for a stream's (or, with s NULL, every stream's) host functions. */
+EMU_API void emu_hostfn_drain(struct emu_stream *s);
+
+/* ---- kernels ---- */
+
+struct emu_module;
+
+#define EMU_KERNEL_MAGIC 0x6b726e6cu
+
+struct emu_kernel {
+    uint32_t magic;              /* EMU_KERNEL_MAGIC: handles given out are checked */
+    uint32_t trace_id;           /* 0 until its KERNEL record is written */
+    const void *host_fun;        /* nvcc stub address, or NULL */
+    struct emu_module *module;
+    char *mangled;
+    char *name;                  /* demangled */
+    int source;                  /* enum maya_kernel_source */
+    int layout_known;            /* params below are valid */
+    uint32_t nparams;
+    uint32_t param_bytes;
+    struct maya_kparam *params;
+    uint32_t nfeatures;
+    struct maya_kfeature *features;
+    /* function attributes (cudaFuncGetAttributes / cuFuncGetAttribute) */
+    int num_regs;
+    int static_smem;
+    int max_threads_per_block;
+    int max_dynamic_smem;        /* cudaFuncAttributeMaxDynamicSharedMemorySize */
+    int preferred_carveout;
+    int const_bytes;
+    int local_bytes;
+    struct emu_kernel *next;     /* in its module */
+};
+
+/* A fat binary or module image: the bytes stay owned by the caller (nvcc's
+ * fatbin data is static), copies are made for cuModuleLoadData. */
+struct emu_module {
+    uint32_t magic;
+    const void *image;           /* fatbin wrapper data, fatbin, cubin or PTX */
+    size_t image_bytes;          /* 0 = unknown (read the header) */
+    int owns_image;
+    int source;                  /* enum maya_kernel_source */
+    struct emu_kernel *kernels;
+    struct emu_module *next;
+    /* __device__ / __constant__ variables: name -> device address */
+    struct emu_var *vars;
+};
+
+#define EMU_MODULE_MAGIC 0x6d6f646du
+
+EMU_API struct emu_module *emu_module_new(const void *image, size_t bytes, int copy, int source);
+EMU_API void emu_module_free(struct emu_module *m);
+
+/* Register a kernel of a module by mangled name (host_fun for nvcc stubs). */
+EMU_API struct emu_kernel *emu_kernel_add(struct emu_module *m, const char *mangled, const void *host_fun);
+/* Find by nvcc host stub address. */
+EMU_API struct emu_kernel *emu_kernel_by_host_fun(const void *host_fun);
+/* A cudaKernel_t / cudaFunction_t / CUfunction / CUkernel handle, or NULL. */
+static inline struct emu_kernel *emu_kernel_resolve(const void *handle)
+{
+    struct emu_kernel *k = (struct emu_kernel *)handle;
+    return k && k->magic == EMU_KERNEL_MAGIC ? k : NULL;
+}
+/* Find by name within a module. */
+EMU_API struct emu_kernel *emu_kernel_by_name(struct emu_module *m, const char *mangled);
+
+/* Decode the kernel's parameter layout from its module image (once), and
+ * write its KERNEL record (once). */
+EMU_API void emu_kernel_prepare(struct emu_kernel *k);
+
+struct emu_launch {
+    struct emu_kernel *kernel;
+    unsigned grid[3], block[3], cluster[3];
+    uint32_t smem_bytes;
+    struct emu_stream *stream;
+    uint32_t flags;              /* MAYA_LAUNCH_* */
+};
+
+/* Check a launch against the device's limits; EMU_ERR_INVALID_CONFIG if it
+ * exceeds them (as the real launch would). */
+EMU_API enum emu_err emu_launch_check(const struct emu_launch *l);
+
+/* Trace a launch. args: the runtime's array of pointers to each argument
+ * (void **), or extra_buf: one packed parameter buffer (driver's
+ * CU_LAUNCH_PARAM_BUFFER_POINTER). */
+EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l,
+                              void **args, const void *extra_buf, size_t extra_bytes, uint16_t flags);
+
+/* Fatbin and cubin reading (fatbin.c): find the parameter layout of a kernel
+ * in an image; returns 0 and fills k's params/features, or -1 if unknown. */
+int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, struct emu_kernel *k);
+/* Demangle an Itanium C++ name (malloc'd), or a copy of it if not mangled. */
+char *emu_demangle(const char *mangled);
+
+#endif

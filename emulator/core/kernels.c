@@ -1,0 +1,297 @@
+/* Kernels: modules (fat binaries, cubins, PTX), the kernels they hold, and
+ * tracing a launch with its parameter values.
+ *
+ * nvcc's host stubs are looked up by address in a hash table; the handle the
+ * runtime gives out (cudaKernel_t, CUfunction) is the struct emu_kernel
+ * itself, so the common launch paths need no lookup at all.
+ */
+#define _GNU_SOURCE
+#include "emu.h"
+#include "maya/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct emu_module *modules;
+static uint32_t next_kernel_id = 1;
+
+/* host stub address -> kernel, open addressing */
+static struct emu_kernel **by_stub;
+static size_t stub_cap, stub_count;
+
+EMU_API struct emu_module *emu_module_new(const void *image, size_t bytes, int copy, int source)
+{
+    struct emu_module *m = calloc(1, sizeof *m);
+    if (!m)
+        return NULL;
+    m->magic = EMU_MODULE_MAGIC;
+    m->source = source;
+    m->image_bytes = bytes;
+    if (copy && image && bytes) {
+        void *c = malloc(bytes);
+        if (!c) {
+            free(m);
+            return NULL;
+        }
+        memcpy(c, image, bytes);
+        m->image = c;
+        m->owns_image = 1;
+    } else {
+        m->image = image;
+    }
+    pthread_mutex_lock(&lock);
+    m->next = modules;
+    modules = m;
+    pthread_mutex_unlock(&lock);
+    return m;
+}
+
+static void stub_remove_locked(const struct emu_kernel *k);
+
+EMU_API void emu_module_free(struct emu_module *m)
+{
+    if (!m || m->magic != EMU_MODULE_MAGIC)
+        return;
+    pthread_mutex_lock(&lock);
+    for (struct emu_module **p = &modules; *p; p = &(*p)->next)
+        if (*p == m) {
+            *p = m->next;
+            break;
+        }
+    /* Kernels stay allocated (their ids live on in the trace, and a stale
+     * CUfunction must not crash); only the stub table forgets them. */
+    for (struct emu_kernel *k = m->kernels; k; k = k->next)
+        if (k->host_fun)
+            stub_remove_locked(k);
+    m->magic = 0;
+    pthread_mutex_unlock(&lock);
+    if (m->owns_image)
+        free((void *)m->image);
+    m->image = NULL;
+}
+
+static size_t stub_slot(const void *p, size_t cap)
+{
+    uintptr_t h = (uintptr_t)p;
+    h ^= h >> 17;
+    h *= 0xed5ad4bbu;
+    h ^= h >> 11;
+    return h & (cap - 1);
+}
+
+static int stub_insert_locked(struct emu_kernel *k)
+{
+    if ((stub_count + 1) * 2 > stub_cap) {
+        size_t ncap = stub_cap ? stub_cap * 2 : 1024;
+        struct emu_kernel **n = calloc(ncap, sizeof *n);
+        if (!n)
+            return -1;
+        for (size_t i = 0; i < stub_cap; i++) {
+            if (!by_stub[i])
+                continue;
+            size_t j = stub_slot(by_stub[i]->host_fun, ncap);
+            while (n[j])
+                j = (j + 1) & (ncap - 1);
+            n[j] = by_stub[i];
+        }
+        free(by_stub);
+        by_stub = n;
+        stub_cap = ncap;
+    }
+    size_t j = stub_slot(k->host_fun, stub_cap);
+    while (by_stub[j] && by_stub[j]->host_fun != k->host_fun)
+        j = (j + 1) & (stub_cap - 1);
+    if (!by_stub[j])
+        stub_count++;
+    by_stub[j] = k; /* a re-registered stub takes the newest kernel */
+    return 0;
+}
+
+static void stub_remove_locked(const struct emu_kernel *k)
+{
+    if (!stub_cap)
+        return;
+    size_t j = stub_slot(k->host_fun, stub_cap);
+    while (by_stub[j] && by_stub[j] != k)
+        j = (j + 1) & (stub_cap - 1);
+    if (!by_stub[j])
+        return;
+    /* Backward-shift deletion keeps probe chains intact. */
+    by_stub[j] = NULL;
+    stub_count--;
+    for (size_t i = (j + 1) & (stub_cap - 1); by_stub[i]; i = (i + 1) & (stub_cap - 1)) {
+        struct emu_kernel *moved = by_stub[i];
+        by_stub[i] = NULL;
+        size_t s = stub_slot(moved->host_fun, stub_cap);
+        while (by_stub[s])
+            s = (s + 1) & (stub_cap - 1);
+        by_stub[s] = moved;
+    }
+}
+
+EMU_API struct emu_kernel *emu_kernel_add(struct emu_module *m, const char *mangled, const void *host_fun)
+{
+    struct emu_kernel *k = calloc(1, sizeof *k);
+    if (!k)
+        return NULL;
+    k->magic = EMU_KERNEL_MAGIC;
+    k->mangled = strdup(mangled ? mangled : "?");
+    k->name = emu_demangle(k->mangled);
+    k->host_fun = host_fun;
+    k->module = m;
+    k->source = m ? m->source : MAYA_KSRC_UNKNOWN;
+    k->max_threads_per_block = 1024;
+    k->num_regs = 32;
+    k->preferred_carveout = -1;
+    if (!k->mangled || !k->name) {
+        free(k->mangled);
+        free(k->name);
+        free(k);
+        return NULL;
+    }
+    pthread_mutex_lock(&lock);
+    if (m) {
+        k->next = m->kernels;
+        m->kernels = k;
+    }
+    if (host_fun && stub_insert_locked(k) < 0)
+        k->host_fun = NULL;
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
+EMU_API struct emu_kernel *emu_kernel_by_host_fun(const void *host_fun)
+{
+    struct emu_kernel *k = NULL;
+    pthread_mutex_lock(&lock);
+    if (stub_cap) {
+        size_t j = stub_slot(host_fun, stub_cap);
+        while (by_stub[j] && by_stub[j]->host_fun != host_fun)
+            j = (j + 1) & (stub_cap - 1);
+        k = by_stub[j];
+    }
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
+EMU_API struct emu_kernel *emu_kernel_by_name(struct emu_module *m, const char *mangled)
+{
+    pthread_mutex_lock(&lock);
+    struct emu_kernel *k = m ? m->kernels : NULL;
+    while (k && strcmp(k->mangled, mangled) != 0)
+        k = k->next;
+    pthread_mutex_unlock(&lock);
+    return k;
+}
+
+EMU_API void emu_kernel_prepare(struct emu_kernel *k)
+{
+    if (__atomic_load_n(&k->trace_id, __ATOMIC_ACQUIRE))
+        return;
+    pthread_mutex_lock(&lock);
+    if (k->trace_id) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    if (!k->layout_known && k->module && k->module->image &&
+        emu_fatbin_kernel_layout(k->module->image, k->module->image_bytes, k) == 0)
+        k->layout_known = 1;
+    uint32_t id = next_kernel_id++;
+    pthread_mutex_unlock(&lock);
+
+    size_t bytes = sizeof(struct maya_rec_kernel) + k->nparams * sizeof(struct maya_kparam) +
+                   k->nfeatures * sizeof(struct maya_kfeature);
+    unsigned char *buf = calloc(1, MAYA_REC_ALIGN(bytes));
+    if (buf) {
+        struct maya_rec_kernel *r = (void *)buf;
+        r->h.type = MAYA_REC_KERNEL;
+        r->h.bytes = (uint32_t)MAYA_REC_ALIGN(bytes);
+        r->id = id;
+        r->mangled = emu_string(k->mangled);
+        r->name = emu_string(k->name);
+        r->source = (uint32_t)k->source;
+        r->nparams = k->layout_known ? k->nparams : 0;
+        r->param_bytes = k->layout_known ? k->param_bytes : 0;
+        r->nfeatures = k->nfeatures;
+        if (k->layout_known)
+            memcpy(buf + sizeof *r, k->params, k->nparams * sizeof *k->params);
+        struct maya_kfeature *f = (void *)(buf + sizeof *r + r->nparams * sizeof(struct maya_kparam));
+        memcpy(f, k->features, k->nfeatures * sizeof *f);
+        emu_trace_emit(r);
+        free(buf);
+    }
+    __atomic_store_n(&k->trace_id, id, __ATOMIC_RELEASE);
+}
+
+EMU_API enum emu_err emu_launch_check(const struct emu_launch *l)
+{
+    struct emu_device *d = emu_device(l->stream ? l->stream->device : emu_current_device());
+    if (!d)
+        return EMU_ERR_INVALID_DEVICE;
+    const struct cudaDeviceProp *p = &d->prop;
+    uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+    if (threads == 0 || l->grid[0] == 0 || l->grid[1] == 0 || l->grid[2] == 0)
+        return EMU_ERR_INVALID_CONFIG;
+    for (int i = 0; i < 3; i++)
+        if ((int64_t)l->block[i] > p->maxThreadsDim[i] || (int64_t)l->grid[i] > p->maxGridSize[i])
+            return EMU_ERR_INVALID_CONFIG;
+    int limit = l->kernel ? MAYA_MIN(l->kernel->max_threads_per_block, p->maxThreadsPerBlock)
+                          : p->maxThreadsPerBlock;
+    if (threads > (uint64_t)limit)
+        return EMU_ERR_INVALID_CONFIG;
+    uint64_t smem_limit = p->sharedMemPerBlock;
+    if (l->kernel && l->kernel->max_dynamic_smem > 0)
+        smem_limit = MAYA_MAX(smem_limit, (uint64_t)l->kernel->max_dynamic_smem);
+    if (l->smem_bytes + (uint64_t)(l->kernel ? l->kernel->static_smem : 0) >
+        MAYA_MAX(smem_limit, (uint64_t)p->sharedMemPerBlock))
+        return EMU_ERR_INVALID_CONFIG;
+    return EMU_OK;
+}
+
+static __thread unsigned char *launch_buf;
+static __thread size_t launch_cap;
+
+EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l,
+                              void **args, const void *extra_buf, size_t extra_bytes, uint16_t flags)
+{
+    if (!emu_tracing())
+        return;
+    struct emu_kernel *k = l->kernel;
+    emu_kernel_prepare(k);
+    uint32_t pbytes = 0;
+    if (extra_buf)
+        pbytes = (uint32_t)MAYA_MIN(extra_bytes, 32764u);
+    else if (args && k->layout_known)
+        pbytes = k->param_bytes;
+    size_t bytes = sizeof(struct maya_rec_launch) + MAYA_REC_ALIGN(pbytes);
+    if (bytes > launch_cap) {
+        unsigned char *n = realloc(launch_buf, bytes);
+        if (!n)
+            return;
+        launch_buf = n;
+        launch_cap = bytes;
+    }
+    struct maya_rec_launch *r = (void *)launch_buf;
+    memset(r, 0, bytes);
+    r->h.type = MAYA_REC_LAUNCH;
+    r->h.flags = flags;
+    r->h.bytes = (uint32_t)bytes;
+    emu_call_fill(&r->call, api, t_enter, result, l->stream ? l->stream->id : 0);
+    r->kernel = k->trace_id;
+    memcpy(r->grid, l->grid, sizeof r->grid);
+    memcpy(r->block, l->block, sizeof r->block);
+    memcpy(r->cluster, l->cluster, sizeof r->cluster);
+    r->smem_bytes = l->smem_bytes;
+    r->flags = l->flags;
+    r->param_bytes = pbytes;
+    unsigned char *params = launch_buf + sizeof *r;
+    if (extra_buf) {
+        memcpy(params, extra_buf, pbytes);
+    } else if (args && k->layout_known) {
+        for (uint32_t i = 0; i < k->nparams; i++)
+            if (args[i])
+                memcpy(params + k->params[i].offset, args[i], k->params[i].bytes);
+    }
+    emu_trace_emit(r);
+}

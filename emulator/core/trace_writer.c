@@ -1,0 +1,477 @@
+/* The per-process trace writer and the host clock it stamps records with.
+ *
+ * Records are appended to a chunk buffer under one mutex (the only lock on
+ * the launch path). A full chunk is handed to a background thread that
+ * deflates it (zlib level 1) and appends it to "<name>.tmp"; the program's
+ * thread only waits if two chunks are already in flight, and that wait is
+ * taken off the host clock. At exit the END record is written and the file
+ * renamed into place, so a trace that exists under its final name is whole.
+ *
+ * Cost per record: two clock reads by the caller, one lock, one memcpy.
+ */
+#define _GNU_SOURCE
+#include "emu.h"
+#include "maya/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define CHUNK_BYTES (4u << 20)
+
+/* ---- host clock ---- */
+
+static uint64_t clock_base;       /* CLOCK_MONOTONIC at trace start */
+static uint64_t excluded_ns;      /* emulator waiting, already finished */
+static uint64_t wait_start_ns;    /* when the current wait began */
+static int waiters;               /* threads inside emu_wait_begin..end */
+static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
+
+EMU_API uint64_t emu_now(void)
+{
+    uint64_t now = maya_mono_ns();
+    /* While any thread waits inside the emulator the clock stands still:
+     * programs here block in the emulator only where a GPU would not make
+     * them block (peer exchange) or where maya itself is slow (trace I/O). */
+    if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) > 0) {
+        pthread_mutex_lock(&wait_lock);
+        if (waiters > 0)
+            now = wait_start_ns;
+        uint64_t t = now - clock_base - excluded_ns;
+        pthread_mutex_unlock(&wait_lock);
+        return t;
+    }
+    return now - clock_base - __atomic_load_n(&excluded_ns, __ATOMIC_RELAXED);
+}
+
+EMU_API void emu_wait_begin(void)
+{
+    pthread_mutex_lock(&wait_lock);
+    if (waiters++ == 0)
+        wait_start_ns = maya_mono_ns();
+    pthread_mutex_unlock(&wait_lock);
+}
+
+EMU_API void emu_wait_end(void)
+{
+    pthread_mutex_lock(&wait_lock);
+    if (--waiters == 0)
+        __atomic_store_n(&excluded_ns, excluded_ns + (maya_mono_ns() - wait_start_ns), __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&wait_lock);
+}
+
+/* ---- writer ---- */
+
+struct chunk {
+    unsigned char *data;
+    uint32_t used;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
+static int tracing;               /* a trace file is open */
+static int finished;
+static int fd = -1;
+static char final_path[PATH_MAX];
+static char tmp_path[PATH_MAX + 16];
+static struct chunk cur;          /* being filled (under lock) */
+static struct chunk pending;      /* handed to the compressor */
+static int have_pending;
+static int compressor_running, compressor_quit;
+static pthread_t compressor;
+static int write_failed;
+static uint64_t next_seq, nrecords, unsupported_calls;
+static int oom_seen;
+
+/* strings: open-addressing hash of text -> id */
+struct str_slot {
+    char *text;
+    uint32_t id;
+    uint32_t hash;
+};
+static struct str_slot *strs;
+static uint32_t str_cap, str_count;
+
+static int write_all(const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+/* Deflate and append one chunk (called without the lock held). */
+static void write_chunk(const struct chunk *c)
+{
+    if (c->used == 0 || write_failed)
+        return;
+    uLongf zlen = compressBound(c->used);
+    unsigned char *z = malloc(sizeof(struct maya_trace_chunk) + zlen);
+    if (!z) {
+        write_failed = 1;
+        return;
+    }
+    if (compress2(z + sizeof(struct maya_trace_chunk), &zlen, c->data, c->used, 1) != Z_OK) {
+        free(z);
+        write_failed = 1;
+        return;
+    }
+    struct maya_trace_chunk h = {
+        .magic = MAYA_TRACE_CHUNK_MAGIC,
+        .raw_bytes = c->used,
+        .zbytes = (uint32_t)zlen,
+        .crc32 = (uint32_t)crc32(0, c->data, c->used),
+    };
+    memcpy(z, &h, sizeof h);
+    if (write_all(z, sizeof h + zlen) < 0) {
+        maya_warn("cannot write trace %s: %m", tmp_path);
+        write_failed = 1;
+    }
+    free(z);
+}
+
+static void *compressor_main(void *arg)
+{
+    pthread_mutex_lock(&lock);
+    for (;;) {
+        while (!have_pending && !compressor_quit)
+            pthread_cond_wait(&cond, &lock);
+        if (!have_pending && compressor_quit)
+            break;
+        struct chunk c = pending;
+        pthread_mutex_unlock(&lock);
+        write_chunk(&c);
+        pthread_mutex_lock(&lock);
+        have_pending = 0;
+        pthread_cond_broadcast(&cond);
+    }
+    pthread_mutex_unlock(&lock);
+    return NULL;
+}
+
+/* Hand the current chunk to the compressor (lock held). */
+static void flush_locked(void)
+{
+    if (cur.used == 0)
+        return;
+    if (!compressor_running) {
+        if (pthread_create(&compressor, NULL, compressor_main, NULL) == 0) {
+            compressor_running = 1;
+        } else {
+            write_chunk(&cur); /* no thread: do it here */
+            cur.used = 0;
+            return;
+        }
+    }
+    if (have_pending) {
+        emu_wait_begin();
+        while (have_pending)
+            pthread_cond_wait(&cond, &lock);
+        emu_wait_end();
+    }
+    struct chunk spare = pending;
+    pending = cur;
+    have_pending = 1;
+    cur = spare;
+    if (!cur.data)
+        cur.data = malloc(CHUNK_BYTES);
+    cur.used = 0;
+    if (!cur.data)
+        write_failed = 1;
+    pthread_cond_broadcast(&cond);
+}
+
+/* Room for bytes in the current chunk (lock held); NULL if tracing failed. */
+static unsigned char *reserve_locked(uint32_t bytes)
+{
+    if (cur.used + bytes > CHUNK_BYTES)
+        flush_locked();
+    if (!cur.data || bytes > CHUNK_BYTES)
+        return NULL;
+    unsigned char *p = cur.data + cur.used;
+    cur.used += bytes;
+    nrecords++;
+    return p;
+}
+
+static void emit_locked(void *rec)
+{
+    struct maya_rec_hdr *h = rec;
+    if (maya_rec_is_call(h->type))
+        ((struct maya_rec_call *)rec)->call.seq = next_seq++;
+    unsigned char *p = reserve_locked(h->bytes);
+    if (p)
+        memcpy(p, rec, h->bytes);
+}
+
+EMU_API void emu_trace_emit(void *rec)
+{
+    if (!tracing)
+        return;
+    pthread_mutex_lock(&lock);
+    if (!finished)
+        emit_locked(rec);
+    pthread_mutex_unlock(&lock);
+}
+
+EMU_API int emu_tracing(void)
+{
+    return tracing;
+}
+
+static uint32_t hash_str(const char *s)
+{
+    uint32_t h = 2166136261u; /* FNV-1a */
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+EMU_API uint32_t emu_string(const char *s)
+{
+    if (!s)
+        return 0;
+    uint32_t h = hash_str(s);
+    pthread_mutex_lock(&lock);
+    if (str_count * 2 >= str_cap) {
+        uint32_t ncap = str_cap ? str_cap * 2 : 1024;
+        struct str_slot *n = calloc(ncap, sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&lock);
+            return 0;
+        }
+        for (uint32_t i = 0; i < str_cap; i++) {
+            if (!strs[i].text)
+                continue;
+            uint32_t j = strs[i].hash & (ncap - 1);
+            while (n[j].text)
+                j = (j + 1) & (ncap - 1);
+            n[j] = strs[i];
+        }
+        free(strs);
+        strs = n;
+        str_cap = ncap;
+    }
+    uint32_t i = h & (str_cap - 1);
+    while (strs[i].text) {
+        if (strs[i].hash == h && strcmp(strs[i].text, s) == 0) {
+            uint32_t id = strs[i].id;
+            pthread_mutex_unlock(&lock);
+            return id;
+        }
+        i = (i + 1) & (str_cap - 1);
+    }
+    strs[i].text = strdup(s);
+    strs[i].hash = h;
+    strs[i].id = ++str_count;
+    uint32_t id = strs[i].id;
+    if (tracing && !finished) {
+        size_t len = strlen(s);
+        if (len > CHUNK_BYTES / 2)
+            len = CHUNK_BYTES / 2;
+        uint32_t bytes = MAYA_REC_ALIGN((uint32_t)(sizeof(struct maya_rec_string) + len));
+        unsigned char *p = reserve_locked(bytes);
+        if (p) {
+            struct maya_rec_string r = { .h = { MAYA_REC_STRING, 0, bytes }, .id = id, .len = (uint32_t)len };
+            memset(p, 0, bytes);
+            memcpy(p, &r, sizeof r);
+            memcpy(p + sizeof r, s, len);
+        }
+    }
+    pthread_mutex_unlock(&lock);
+    return id;
+}
+
+EMU_API void emu_call_fill(struct maya_call *c, uint32_t api, uint64_t t_enter, int result,
+                           uint64_t stream)
+{
+    struct emu_thread *t = emu_thread();
+    c->seq = 0;
+    c->t_enter_ns = t_enter;
+    c->t_exit_ns = emu_now();
+    c->stream = stream;
+    c->measured_ns = 0;
+    c->api = api;
+    c->tid = t->tid;
+    /* Without a context the runtime works on device 0 (its implicit primary). */
+    c->device = t->nctx > 0 ? t->ctx[t->nctx - 1]->device : (emu_device_count() ? 0 : -1);
+    c->result = result;
+}
+
+EMU_API void emu_trace_call(uint32_t api, uint64_t t_enter, int result, uint64_t stream,
+                            uint16_t flags)
+{
+    if (!tracing)
+        return;
+    struct maya_rec_call r;
+    r.h.type = MAYA_REC_CALL;
+    r.h.flags = flags;
+    r.h.bytes = sizeof r;
+    emu_call_fill(&r.call, api, t_enter, result, stream);
+    emu_trace_emit(&r);
+}
+
+/* Names already reported as unsupported (reported once each). */
+static pthread_mutex_t unsup_lock = PTHREAD_MUTEX_INITIALIZER;
+static const char *unsup_seen[512];
+static int unsup_nseen;
+
+EMU_API void emu_unsupported(const char *name, int result)
+{
+    uint64_t t0 = emu_now();
+    int first = 1;
+    pthread_mutex_lock(&unsup_lock);
+    for (int i = 0; i < unsup_nseen; i++)
+        if (unsup_seen[i] == name || strcmp(unsup_seen[i], name) == 0)
+            first = 0;
+    if (first && unsup_nseen < (int)MAYA_ARRAY_LEN(unsup_seen))
+        unsup_seen[unsup_nseen++] = name;
+    pthread_mutex_unlock(&unsup_lock);
+    __atomic_fetch_add(&unsupported_calls, 1, __ATOMIC_RELAXED);
+    if (first)
+        fprintf(stderr, "maya-emu: %s is not supported by the emulator; it returned %d "
+                "(counted in the trace)\n", name, result);
+    emu_trace_call(emu_string(name), t0, result, 0, MAYA_F_UNSUPPORTED);
+}
+
+EMU_API void emu_note_oom(void)
+{
+    oom_seen = 1;
+}
+
+static void trace_name(const struct emu_config *cfg, char *name, size_t size)
+{
+    if (cfg->rank >= 0)
+        snprintf(name, size, "rank-%d.mtrace", cfg->rank);
+    else
+        snprintf(name, size, "pid-%d.mtrace", (int)getpid());
+}
+
+int emu_trace_start(const struct emu_config *cfg)
+{
+    clock_base = maya_mono_ns();
+    if (!cfg->trace_dir[0])
+        return 0; /* emulate without writing a trace */
+    char name[64];
+    trace_name(cfg, name, sizeof name);
+    if (maya_snprintf(final_path, sizeof final_path, "%s/%s", cfg->trace_dir, name) < 0)
+        return -1;
+    snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return maya_error("cannot create trace %s: %m (MAYA_TRACE_DIR=%s)", tmp_path, cfg->trace_dir);
+
+    struct maya_trace_header h;
+    memset(&h, 0, sizeof h);
+    memcpy(h.magic, MAYA_TRACE_MAGIC, 8);
+    h.version = MAYA_TRACE_VERSION;
+    h.header_bytes = sizeof h;
+    h.kind = MAYA_TRACE_RANK;
+    h.rank = cfg->rank;
+    h.world_size = cfg->world_size;
+    h.local_rank = cfg->local_rank;
+    h.node = cfg->node;
+    h.gpus_per_node = cfg->gpus_per_node;
+    h.pid = (uint32_t)getpid();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    h.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    h.start_mono_ns = clock_base;
+    snprintf(h.gpu, sizeof h.gpu, "%s", cfg->gpu->key);
+    if (write_all(&h, sizeof h) < 0) {
+        close(fd);
+        unlink(tmp_path);
+        return maya_error("cannot write trace %s: %m", tmp_path);
+    }
+    cur.data = malloc(CHUNK_BYTES);
+    if (!cur.data) {
+        close(fd);
+        unlink(tmp_path);
+        return maya_error("out of memory for the trace buffer");
+    }
+    tracing = 1;
+
+    /* PROCESS record: who we are. */
+    char host[256] = "", cmd[4096] = "";
+    gethostname(host, sizeof host - 1);
+    int cfd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    if (cfd >= 0) {
+        ssize_t n = read(cfd, cmd, sizeof cmd - 1);
+        close(cfd);
+        for (ssize_t i = 0; i < n - 1; i++)
+            if (cmd[i] == 0)
+                cmd[i] = ' ';
+        cmd[n > 0 ? n : 0] = 0;
+    }
+    struct maya_rec_process p;
+    memset(&p, 0, sizeof p);
+    p.h.type = MAYA_REC_PROCESS;
+    p.h.bytes = sizeof p;
+    p.hostname = emu_string(host);
+    p.cmdline = emu_string(cmd);
+    p.mode = 1;
+    p.copy_threshold = (uint32_t)MAYA_MIN(cfg->copy_threshold, UINT32_MAX);
+    emu_trace_emit(&p);
+    return 0;
+}
+
+EMU_API void emu_trace_finish(void)
+{
+    if (!tracing)
+        return;
+    pthread_mutex_lock(&lock);
+    if (finished) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    int n = emu_device_count();
+    uint32_t bytes = (uint32_t)(sizeof(struct maya_rec_end) + (size_t)n * sizeof(struct maya_end_device));
+    unsigned char *buf = calloc(1, bytes);
+    if (buf) {
+        struct maya_rec_end *e = (void *)buf;
+        struct maya_end_device *d = (void *)(e + 1);
+        e->h.type = MAYA_REC_END;
+        e->h.bytes = bytes;
+        e->records = nrecords;
+        e->unsupported_calls = unsupported_calls;
+        e->oom = (uint32_t)oom_seen;
+        for (int i = 0; i < n; i++) {
+            struct emu_device *dev = emu_device(i);
+            if (!dev->defined)
+                continue;
+            d[e->ndevices].device = i;
+            emu_mem_usage(i, NULL, &d[e->ndevices].peak_bytes);
+            d[e->ndevices].total_bytes = dev->prop.totalGlobalMem;
+            e->ndevices++;
+        }
+        e->h.bytes = (uint32_t)(sizeof *e + e->ndevices * sizeof *d);
+        emit_locked(e);
+        free(buf);
+    }
+    finished = 1;
+    flush_locked();
+    compressor_quit = 1;
+    pthread_cond_broadcast(&cond);
+    pthread_mutex_unlock(&lock);
+    if (compressor_running)
+        pthread_join(compressor, NULL);
+    if (fsync(fd) != 0 || close(fd) != 0 || write_failed) {
+        maya_warn("trace %s is incomplete: %s", tmp_path, write_failed ? "a write failed" : strerror(errno));
+        return;
+    }
+    if (rename(tmp_path, final_path) != 0)
+        maya_warn("cannot rename %s to %s: %m", tmp_path, final_path);
+}

@@ -1,0 +1,242 @@
+/* Runtime device management: count, selection, properties, attributes,
+ * flags, limits, memory information, synchronisation. */
+#include "rt.h"
+
+#include <string.h>
+
+int rt_device(void)
+{
+    return emu_current_device();
+}
+
+cudaError_t cudaGetDeviceCount(int *count)
+{
+    RT_ENTER();
+    if (!count)
+        RT_RETURN(cudaErrorInvalidValue);
+    *count = emu_device_count();
+    RT_RETURN(*count ? cudaSuccess : cudaErrorNoDevice);
+}
+
+cudaError_t cudaGetDevice(int *device)
+{
+    RT_ENTER();
+    if (!device)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (emu_device_count() == 0)
+        RT_RETURN(cudaErrorNoDevice);
+    *device = emu_current_device();
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaSetDevice(int device)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_set_device(device)));
+}
+
+cudaError_t cudaInitDevice(int device, unsigned int deviceFlags, unsigned int flags)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(device);
+    if (!d)
+        RT_RETURN(cudaErrorInvalidDevice);
+    emu_primary_ctx(device);
+    d->primary_active = 1;
+    d->device_flags = deviceFlags;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaSetValidDevices(int *device_arr, int len)
+{
+    RT_ENTER();
+    if (len < 0 || (len > 0 && !device_arr))
+        RT_RETURN(cudaErrorInvalidValue);
+    for (int i = 0; i < len; i++)
+        if (!emu_device(device_arr[i]))
+            RT_RETURN(cudaErrorInvalidDevice);
+    RT_RETURN(len > 0 ? rt_error(emu_set_device(device_arr[0])) : cudaSuccess);
+}
+
+cudaError_t cudaGetDeviceProperties(struct cudaDeviceProp *prop, int device)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(device);
+    if (!prop)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!d)
+        RT_RETURN(cudaErrorInvalidDevice);
+    emu_device_touch(d);
+    *prop = d->prop;
+    RT_RETURN(cudaSuccess);
+}
+
+/* Older headers #define cudaGetDeviceProperties to this name. */
+cudaError_t cudaGetDeviceProperties_v2(struct cudaDeviceProp *prop, int device)
+{
+    return cudaGetDeviceProperties(prop, device);
+}
+
+cudaError_t cudaDeviceGetAttribute(int *value, enum cudaDeviceAttr attr, int device)
+{
+    RT_ENTER();
+    if (!value)
+        RT_RETURN(cudaErrorInvalidValue);
+    RT_RETURN(rt_error(emu_device_attribute(device, (int)attr, value)));
+}
+
+cudaError_t cudaChooseDevice(int *device, const struct cudaDeviceProp *prop)
+{
+    RT_ENTER();
+    if (!device || !prop)
+        RT_RETURN(cudaErrorInvalidValue);
+    /* Every emulated device is alike: the first one matches best. */
+    *device = 0;
+    RT_RETURN(emu_device_count() ? cudaSuccess : cudaErrorNoDevice);
+}
+
+cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(device);
+    if (!pciBusId || len <= 0)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!d)
+        RT_RETURN(cudaErrorInvalidDevice);
+    snprintf(pciBusId, (size_t)len, "%08X:%02X:%02X.0", d->prop.pciDomainID, d->prop.pciBusID,
+             d->prop.pciDeviceID);
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
+{
+    RT_ENTER();
+    unsigned dom = 0, bus = 0, dev = 0;
+    if (!device || !pciBusId)
+        RT_RETURN(cudaErrorInvalidValue);
+    int n = sscanf(pciBusId, "%x:%x:%x", &dom, &bus, &dev);
+    if (n < 3 && sscanf(pciBusId, "%x:%x", &bus, &dev) == 2)
+        n = 3;
+    if (n < 3)
+        RT_RETURN(cudaErrorInvalidValue);
+    for (int i = 0; i < emu_device_count(); i++) {
+        struct emu_device *d = emu_device(i);
+        if ((unsigned)d->prop.pciBusID == bus && (unsigned)d->prop.pciDomainID == dom) {
+            *device = i;
+            RT_RETURN(cudaSuccess);
+        }
+    }
+    RT_RETURN(cudaErrorInvalidDevice);
+}
+
+cudaError_t cudaSetDeviceFlags(unsigned int flags)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if (!d)
+        RT_RETURN(cudaErrorInvalidDevice);
+    d->device_flags = flags & ~(unsigned)cudaDeviceMapHost; /* MapHost is always on */
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaGetDeviceFlags(unsigned int *flags)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if (!flags)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!d)
+        RT_RETURN(cudaErrorInvalidDevice);
+    *flags = d->device_flags | cudaDeviceMapHost;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    RT_ENTER();
+    emu_hostfn_drain(NULL);
+    struct maya_rec_sync r;
+    memset(&r, 0, sizeof r);
+    r.h.type = MAYA_REC_SYNC;
+    r.h.bytes = sizeof r;
+    r.kind = MAYA_SYNC_DEVICE;
+    r.target = (uint64_t)rt_device();
+    emu_call_fill(&r.call, RT_API(), rt_t0, cudaSuccess, 0);
+    emu_trace_emit(&r);
+    return cudaSuccess;
+}
+
+cudaError_t cudaDeviceReset(void)
+{
+    RT_ENTER();
+    /* Memory and streams of the device stay valid here (a real reset
+     * destroys them); programs call this at exit, where it does not matter. */
+    emu_hostfn_drain(NULL);
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
+{
+    RT_ENTER();
+    if (!free || !total)
+        RT_RETURN(cudaErrorInvalidValue);
+    uint64_t f, t;
+    emu_primary_ctx(rt_device());
+    emu_mem_info(rt_device(), &f, &t);
+    *free = f;
+    *total = t;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if ((unsigned)limit >= 16)
+        RT_RETURN(cudaErrorUnsupportedLimit);
+    d->limits[limit] = value;
+    RT_RETURN(cudaSuccess);
+}
+
+static size_t default_limit(enum cudaLimit limit)
+{
+    switch (limit) {
+    case cudaLimitStackSize: return 1024;
+    case cudaLimitPrintfFifoSize: return 1 << 20;
+    case cudaLimitMallocHeapSize: return 8 << 20;
+    case cudaLimitDevRuntimeSyncDepth: return 2;
+    case cudaLimitDevRuntimePendingLaunchCount: return 2048;
+    case cudaLimitMaxL2FetchGranularity: return 64;
+    default: return 0;
+    }
+}
+
+cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if (!pValue)
+        RT_RETURN(cudaErrorInvalidValue);
+    if ((unsigned)limit >= 16)
+        RT_RETURN(cudaErrorUnsupportedLimit);
+    *pValue = d->limits[limit] ? d->limits[limit] : default_limit(limit);
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDriverGetVersion(int *driverVersion)
+{
+    RT_ENTER();
+    if (!driverVersion)
+        RT_RETURN(cudaErrorInvalidValue);
+    *driverVersion = CUDART_VERSION;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
+{
+    RT_ENTER();
+    if (!runtimeVersion)
+        RT_RETURN(cudaErrorInvalidValue);
+    *runtimeVersion = CUDART_VERSION;
+    RT_RETURN(cudaSuccess);
+}

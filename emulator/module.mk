@@ -1,0 +1,65 @@
+# emulator/: the core (libmaya-core.so) and the stand-in CUDA libraries.
+#
+# Every stand-in is built the same way (see STANDIN below): its sources, plus
+# weak "not supported" definitions of every symbol in its .symbols list, linked
+# with a version script made from the same list, against the core.
+
+EMU_LIBDIR := $(B)/lib/maya
+EMU_GEN    := $(B)/gen/emulator
+EMU_CFLAGS := -I$(CUDA_HOME)/include -Iemulator/core -I$(EMU_GEN)
+
+CORE_SRCS := $(wildcard emulator/core/*.c)
+CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
+CORE_LIB  := $(EMU_LIBDIR)/libmaya-core.so
+$(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
+
+$(CORE_LIB): $(CORE_OBJS) $(COMMON_LIB) emulator/core/core.map
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(CORE_OBJS) $(COMMON_LIB) $(LDFLAGS) \
+		-Wl,-soname,libmaya-core.so -Wl,--version-script,emulator/core/core.map \
+		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++
+
+# $(call STANDIN,name,soname,dir,version-node,error-code,extra-libs)
+define STANDIN
+$(1)_SRCS := $$(wildcard emulator/$(3)/*.c)
+$(1)_OBJS := $$($(1)_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/$(1)_stubs.o
+$$($(1)_SRCS:%.c=$(B)/obj/%.o): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/$(3)
+
+$(EMU_GEN)/$(1)_stubs.c $(EMU_GEN)/$(1).map: emulator/$(3)/$(1).symbols emulator/gen_stubs.sh
+	@mkdir -p $(EMU_GEN)
+	emulator/gen_stubs.sh emulator/$(3)/$(1).symbols "$(4)" "$(5)" $(EMU_GEN)/$(1)_stubs.c $(EMU_GEN)/$(1).map
+
+$(B)/obj/gen/$(1)_stubs.o: $(EMU_GEN)/$(1)_stubs.c | $(DEPS_STAMP)
+	@mkdir -p $$(@D)
+	$(CC) $(CFLAGS) $(EMU_CFLAGS) -w -c -o $$@ $$<
+
+$(EMU_LIBDIR)/$(2): $$($(1)_OBJS) $(EMU_GEN)/$(1).map $(CORE_LIB)
+	@mkdir -p $$(@D)
+	$(CC) -shared -o $$@ $$($(1)_OBJS) $(LDFLAGS) -Wl,-soname,$(2) \
+		-Wl,--version-script,$(EMU_GEN)/$(1).map -Wl,-z,defs \
+		-L$(EMU_LIBDIR) -lmaya-core -Wl,-rpath,'$$$$ORIGIN' $(6)
+
+ALL_TARGETS += $(EMU_LIBDIR)/$(2)
+endef
+
+$(eval $(call STANDIN,cudart,libcudart.so.13,cudart,libcudart.so.13,801,))
+$(eval $(call STANDIN,driver,libcuda.so.1,driver,,801,))
+
+# Unversioned names (libcuda.so, libcudart.so) for programs and tools that
+# link or dlopen without the version (e.g. Triton's launcher with -lcuda).
+$(EMU_LIBDIR)/libcuda.so: $(EMU_LIBDIR)/libcuda.so.1
+	ln -sf libcuda.so.1 $@
+$(EMU_LIBDIR)/libcudart.so: $(EMU_LIBDIR)/libcudart.so.13
+	ln -sf libcudart.so.13 $@
+
+ALL_TARGETS += $(CORE_LIB) $(EMU_LIBDIR)/libcuda.so $(EMU_LIBDIR)/libcudart.so
+
+# Error-name tables from the installed headers.
+$(EMU_GEN)/cudart_errors.inc: emulator/gen_enum_names.sh $(CUDA_HOME)/include/driver_types.h
+	@mkdir -p $(@D)
+	emulator/gen_enum_names.sh $(CUDA_HOME)/include/driver_types.h "enum __device_builtin__ cudaError" > $@.tmp && mv $@.tmp $@
+$(EMU_GEN)/driver_errors.inc: emulator/gen_enum_names.sh $(CUDA_HOME)/include/cuda.h
+	@mkdir -p $(@D)
+	emulator/gen_enum_names.sh $(CUDA_HOME)/include/cuda.h "typedef enum cudaError_enum" > $@.tmp && mv $@.tmp $@
+$(B)/obj/emulator/cudart/error.o: $(EMU_GEN)/cudart_errors.inc
+$(B)/obj/emulator/driver/device.o: $(EMU_GEN)/driver_errors.inc

@@ -1,0 +1,1 @@
+# estimator/: rules added with its first sources.

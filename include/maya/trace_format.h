@@ -1,0 +1,471 @@
+/* The maya trace format, version 1: the contract between the emulator (which
+ * writes one trace per process) and every later stage (which reads them).
+ * docs/trace-format.md describes the same thing field by field, for people.
+ *
+ * A file is a fixed header followed by compressed chunks:
+ *
+ *   struct maya_trace_header        128 bytes, not compressed
+ *   { struct maya_trace_chunk       16 bytes
+ *     zbytes of zlib (RFC 1950) data that inflate to raw_bytes bytes } ...
+ *
+ * The inflated chunks, concatenated, are a sequence of records. Every record
+ * starts with struct maya_rec_hdr, its size is a multiple of 8, and no record
+ * spans two chunks. All integers are little-endian; structs below have no
+ * implicit padding (checked by static asserts), so a record can be copied
+ * into its struct. A complete trace ends with a MAYA_REC_END record; a trace
+ * without one was cut short (the process crashed or was killed).
+ *
+ * Identifiers are per trace (per process): string ids, stream ids, event ids,
+ * kernel ids. Communicator ids are the same in every member's trace.
+ * Readers skip record types they do not know (their size says how far).
+ */
+#ifndef MAYA_TRACE_FORMAT_H
+#define MAYA_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#define MAYA_TRACE_MAGIC "MAYATRCE"
+#define MAYA_TRACE_VERSION 1
+#define MAYA_TRACE_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+#define MAYA_TRACE_MAX_CHUNK (64u << 20)   /* raw bytes in one chunk, at most */
+
+enum maya_trace_kind {
+    MAYA_TRACE_RANK = 1, /* one process, written by the emulator */
+    MAYA_TRACE_JOB = 2,  /* all ranks, written by the collator */
+};
+
+/* header.flags */
+#define MAYA_TRACE_F_PASSTHROUGH 0x1 /* recorded on a real GPU: measured_ns is set */
+
+struct maya_trace_header {
+    char magic[8];              /* "MAYATRCE" */
+    uint32_t version;           /* MAYA_TRACE_VERSION */
+    uint32_t header_bytes;      /* sizeof(struct maya_trace_header) = 128 */
+    uint32_t kind;              /* enum maya_trace_kind */
+    uint32_t flags;             /* MAYA_TRACE_F_* */
+    int32_t rank;               /* global rank of this process (RANK), -1 if unknown */
+    int32_t world_size;         /* WORLD_SIZE, -1 if unknown */
+    int32_t local_rank;         /* LOCAL_RANK, -1 if unknown */
+    int32_t node;               /* emulated node this process runs on */
+    int32_t gpus_per_node;      /* GPUs of the emulated node */
+    uint32_t pid;
+    uint64_t start_realtime_ns; /* CLOCK_REALTIME when the trace began */
+    uint64_t start_mono_ns;     /* CLOCK_MONOTONIC then; host times count from it */
+    char gpu[64];               /* hwspec key of the emulated GPU ("H100-SXM") */
+};
+
+struct maya_trace_chunk {
+    uint32_t magic;             /* MAYA_TRACE_CHUNK_MAGIC */
+    uint32_t raw_bytes;         /* inflated size, 8 .. MAYA_TRACE_MAX_CHUNK */
+    uint32_t zbytes;            /* compressed bytes that follow */
+    uint32_t crc32;             /* zlib crc32 of the inflated bytes */
+};
+
+enum maya_rec_type {
+    /* definitions: give meaning to ids used by later records */
+    MAYA_REC_STRING = 1,
+    MAYA_REC_PROCESS = 2,
+    MAYA_REC_DEVICE = 3,
+    MAYA_REC_STREAM = 4,
+    MAYA_REC_KERNEL = 5,
+    MAYA_REC_COMM = 6,
+    /* calls: one record per API call, all starting with struct maya_call */
+    MAYA_REC_CALL = 16,         /* a call with nothing more to say */
+    MAYA_REC_LAUNCH = 17,
+    MAYA_REC_MEMCPY = 18,
+    MAYA_REC_MEMSET = 19,
+    MAYA_REC_ALLOC = 20,
+    MAYA_REC_FREE = 21,
+    MAYA_REC_EVENT_RECORD = 22,
+    MAYA_REC_STREAM_WAIT = 23,
+    MAYA_REC_SYNC = 24,
+    MAYA_REC_HOST_FUNC = 25,
+    MAYA_REC_GEMM = 26,
+    MAYA_REC_DNN = 27,
+    MAYA_REC_COLL = 28,
+    MAYA_REC_GRAPH = 29,
+    MAYA_REC_MARKER = 30,
+    /* 64..127: job traces (collator); see collator/job_trace.h */
+    MAYA_REC_END = 255,
+};
+
+/* maya_rec_hdr.flags */
+#define MAYA_F_UNSUPPORTED 0x0001 /* exported but not implemented: returned not-supported */
+#define MAYA_F_HOST_WAITS  0x0002 /* the host waits until this op completes (sync memcpy) */
+#define MAYA_F_DEVICE_SYNC 0x0004 /* the host waits for all work of the device (cudaFree) */
+#define MAYA_F_FROM_GRAPH  0x0008 /* the op was replayed from a CUDA graph launch */
+#define MAYA_F_MEASURED    0x0010 /* call.measured_ns holds a measured device duration */
+#define MAYA_F_CAPTURING   0x0020 /* issued to a capturing stream: not executed, joins a graph */
+
+struct maya_rec_hdr {
+    uint16_t type;              /* enum maya_rec_type */
+    uint16_t flags;             /* MAYA_F_* */
+    uint32_t bytes;             /* whole record, header included; multiple of 8 */
+};
+
+/* ---- definitions ---- */
+
+struct maya_rec_string {        /* MAYA_REC_STRING: defines id before first use */
+    struct maya_rec_hdr h;
+    uint32_t id;                /* 1.. (0 means "no string") */
+    uint32_t len;               /* bytes of text, no NUL; text follows, padded to 8 */
+};
+
+struct maya_rec_process {       /* MAYA_REC_PROCESS: once, first record */
+    struct maya_rec_hdr h;
+    uint32_t hostname;          /* string ids */
+    uint32_t cmdline;           /* arguments joined by spaces */
+    uint32_t mode;              /* 1 emulate, 2 passthrough */
+    uint32_t copy_threshold;    /* copies/memsets up to this many bytes were performed */
+};
+
+struct maya_rec_device {        /* MAYA_REC_DEVICE: a device the process used */
+    struct maya_rec_hdr h;
+    int32_t ordinal;            /* CUDA device ordinal in this process */
+    int32_t global_index;       /* node * gpus_per_node + index on the node */
+    uint32_t gpu;               /* string id: hwspec key */
+    uint32_t reserved;
+    uint64_t total_mem_bytes;
+    uint8_t uuid[16];
+};
+
+/* maya_rec_stream.flags */
+#define MAYA_STREAM_NON_BLOCKING 0x0001 /* cudaStreamNonBlocking: no implicit sync with legacy stream */
+#define MAYA_STREAM_LEGACY       0x0100 /* the device's legacy default stream (NULL / cudaStreamLegacy) */
+#define MAYA_STREAM_PER_THREAD   0x0200 /* a thread's per-thread default stream */
+
+struct maya_rec_stream {        /* MAYA_REC_STREAM: before a stream's first use */
+    struct maya_rec_hdr h;
+    uint64_t stream;            /* stream id, 1.. */
+    int32_t device;             /* ordinal */
+    uint32_t flags;             /* MAYA_STREAM_* */
+    int32_t priority;
+    uint32_t reserved;
+};
+
+enum maya_kparam_kind {
+    MAYA_KP_BYTES = 0,          /* unknown type or aggregate: shown as hex */
+    MAYA_KP_I8, MAYA_KP_U8, MAYA_KP_I16, MAYA_KP_U16,
+    MAYA_KP_I32, MAYA_KP_U32, MAYA_KP_I64, MAYA_KP_U64,
+    MAYA_KP_F16, MAYA_KP_BF16, MAYA_KP_F32, MAYA_KP_F64,
+    MAYA_KP_PTR,                /* device (or host) address */
+    MAYA_KP_BOOL, MAYA_KP_CHAR,
+};
+
+struct maya_kparam {
+    uint16_t offset;            /* in the parameter buffer */
+    uint16_t bytes;
+    uint8_t kind;               /* enum maya_kparam_kind */
+    uint8_t reserved[3];
+};
+
+struct maya_kfeature {          /* a static fact about a kernel, for the estimator */
+    uint32_t name;              /* string id: "regs", "static_smem", "ir.dot", ... */
+    uint32_t value;
+};
+
+enum maya_kernel_source {
+    MAYA_KSRC_UNKNOWN = 0,
+    MAYA_KSRC_FATBIN = 1,       /* registered by nvcc's __cudaRegisterFunction */
+    MAYA_KSRC_MODULE = 2,       /* cuModuleLoadData / cuModuleGetFunction */
+    MAYA_KSRC_LIBRARY = 3,      /* cuLibraryLoadData / cudaLibraryGetKernel */
+};
+
+struct maya_rec_kernel {        /* MAYA_REC_KERNEL: before a kernel's first launch */
+    struct maya_rec_hdr h;
+    uint32_t id;                /* kernel id, 1.. */
+    uint32_t mangled;           /* string ids */
+    uint32_t name;              /* demangled (same as mangled for extern "C") */
+    uint32_t source;            /* enum maya_kernel_source */
+    uint32_t nparams;           /* 0 with param_bytes > 0: layout unknown */
+    uint32_t param_bytes;       /* size of the parameter buffer */
+    uint32_t nfeatures;
+    uint32_t reserved;
+    /* followed by struct maya_kparam[nparams], struct maya_kfeature[nfeatures] */
+};
+
+struct maya_rec_comm {          /* MAYA_REC_COMM: a communicator this process joined */
+    struct maya_rec_hdr h;
+    uint64_t comm;              /* communicator id, the same in every member's trace */
+    uint64_t parent;            /* comm it was split from, 0 if none */
+    int32_t rank;
+    int32_t nranks;
+    int32_t device;             /* ordinal in this process */
+    int32_t global_gpu;         /* node * gpus_per_node + device index on the node */
+    int32_t color;              /* ncclCommSplit color/key; -1 if not split */
+    int32_t key;
+};
+
+/* ---- calls ---- */
+
+/* Every call record starts with this. Host times are ns since
+ * header.start_mono_ns on a clock that stops while the emulator itself waits
+ * (for peers, for its trace writer), so the gap between one call's exit and
+ * the next call's entry is the program's own host work. */
+struct maya_call {
+    uint64_t seq;               /* order of completion in the process, from 0 */
+    uint64_t t_enter_ns;
+    uint64_t t_exit_ns;
+    uint64_t stream;            /* stream id the op went to; 0 for host-only calls */
+    uint64_t measured_ns;       /* device time measured in passthrough mode, else 0 */
+    uint32_t api;               /* string id of the API function name */
+    uint32_t tid;               /* thread index, 0 = first thread that called CUDA */
+    int32_t device;             /* the calling thread's current device, -1 if none */
+    int32_t result;             /* what the call returned (cudaError_t, CUresult, ...) */
+};
+
+struct maya_rec_call {          /* MAYA_REC_CALL */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+};
+
+/* maya_rec_launch.flags */
+#define MAYA_LAUNCH_DRIVER      0x1 /* cuLaunchKernel[Ex] */
+#define MAYA_LAUNCH_COOPERATIVE 0x2
+
+struct maya_rec_launch {        /* MAYA_REC_LAUNCH: param_bytes of parameters follow, padded to 8 */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint32_t kernel;            /* kernel id */
+    uint32_t grid[3];
+    uint32_t block[3];
+    uint32_t cluster[3];        /* 0 0 0 if no cluster dimensions */
+    uint32_t smem_bytes;        /* dynamic shared memory */
+    uint32_t flags;             /* MAYA_LAUNCH_* */
+    uint32_t param_bytes;
+    uint32_t reserved;
+};
+
+enum maya_copy_kind {
+    MAYA_COPY_H2D = 1, MAYA_COPY_D2H = 2, MAYA_COPY_D2D = 3, MAYA_COPY_H2H = 4,
+    MAYA_COPY_PEER = 5,         /* device to another device */
+};
+
+/* maya_rec_memcpy.flags and maya_rec_memset.flags */
+#define MAYA_COPY_ASYNC     0x1
+#define MAYA_COPY_PINNED    0x2 /* the host side is page-locked */
+#define MAYA_COPY_PERFORMED 0x4 /* the bytes were really moved (small copy) */
+
+struct maya_rec_memcpy {        /* MAYA_REC_MEMCPY */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t dst, src;
+    uint64_t bytes;             /* total bytes moved */
+    uint32_t kind;              /* enum maya_copy_kind, from where the pointers live */
+    int32_t src_device, dst_device; /* ordinals, -1 for host */
+    uint32_t flags;
+    uint64_t width, height, depth;  /* bytes per row, rows, slices (1 1 1 for linear) */
+};
+
+struct maya_rec_memset {        /* MAYA_REC_MEMSET */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t dst;
+    uint64_t bytes;
+    uint32_t value;
+    uint32_t elem_bytes;        /* 1, 2 or 4 (cuMemsetD16/D32) */
+    uint32_t flags;
+    uint32_t reserved;
+};
+
+enum maya_alloc_kind {
+    MAYA_ALLOC_DEVICE = 1,      /* cudaMalloc, cuMemAlloc, pitched */
+    MAYA_ALLOC_ASYNC = 2,       /* cudaMallocAsync, pools (stream-ordered) */
+    MAYA_ALLOC_MANAGED = 3,
+    MAYA_ALLOC_HOST = 4,        /* page-locked host memory */
+    MAYA_ALLOC_HOST_REGISTER = 5,
+    MAYA_ALLOC_VMM_PHYSICAL = 6,/* cuMemCreate: counts against capacity */
+    MAYA_ALLOC_VMM_RESERVE = 7, /* cuMemAddressReserve: address space only */
+    MAYA_ALLOC_VMM_MAP = 8,     /* cuMemMap: address range backed by a physical handle */
+};
+
+struct maya_rec_alloc {         /* MAYA_REC_ALLOC and MAYA_REC_FREE */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t ptr;               /* address (or physical handle for VMM_PHYSICAL) */
+    uint64_t bytes;             /* as requested (alloc) or as allocated (free) */
+    uint32_t kind;              /* enum maya_alloc_kind */
+    int32_t device;             /* ordinal, -1 for host memory */
+    uint64_t device_used_bytes; /* device memory in use after the call */
+    uint64_t device_peak_bytes; /* highest device_used_bytes so far */
+};
+
+struct maya_rec_event {         /* MAYA_REC_EVENT_RECORD and MAYA_REC_STREAM_WAIT */
+    struct maya_rec_hdr h;
+    struct maya_call call;      /* call.stream: the recording / waiting stream */
+    uint64_t event;             /* event id */
+    uint32_t version;           /* record: the new version; wait: the version waited for
+                                   (0 = never recorded: the wait is a no-op) */
+    uint32_t flags;             /* the event's creation flags */
+};
+
+enum maya_sync_kind {
+    MAYA_SYNC_DEVICE = 1,       /* cudaDeviceSynchronize, cuCtxSynchronize */
+    MAYA_SYNC_STREAM = 2,       /* target = stream id */
+    MAYA_SYNC_EVENT = 3,        /* target = event id, version = the version waited for */
+};
+
+struct maya_rec_sync {          /* MAYA_REC_SYNC: the host blocks until the target is done */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t target;
+    uint32_t kind;              /* enum maya_sync_kind */
+    uint32_t version;
+};
+
+struct maya_rec_host_func {     /* MAYA_REC_HOST_FUNC: a host function run in stream order */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t fn;
+    uint64_t user_data;
+};
+
+enum maya_gemm_lib { MAYA_GEMM_CUBLAS = 1, MAYA_GEMM_CUBLASLT = 2 };
+
+struct maya_rec_gemm {          /* MAYA_REC_GEMM: one cuBLAS/cuBLASLt matrix multiply */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint32_t lib;               /* enum maya_gemm_lib */
+    uint32_t flags;
+    int32_t transa, transb;     /* cublasOperation_t: 0 N, 1 T, 2 C */
+    int64_t m, n, k;
+    int64_t batch;              /* 1 for a single GEMM */
+    int64_t lda, ldb, ldc, ldd;
+    int64_t stride_a, stride_b, stride_c, stride_d; /* elements between batches; 0 if not strided */
+    int32_t atype, btype, ctype, dtype; /* cudaDataType_t */
+    int32_t compute_type;       /* cublasComputeType_t */
+    int32_t scale_type;         /* cudaDataType_t */
+    int32_t epilogue;           /* cublasLtEpilogue_t (1 = default) */
+    int32_t algo;               /* algorithm id, -1 default */
+    uint64_t a, b, c, d;
+    uint64_t workspace_bytes;
+};
+
+enum maya_dnn_op {
+    MAYA_DNN_CONV_FWD = 1, MAYA_DNN_CONV_BWD_DATA = 2, MAYA_DNN_CONV_BWD_FILTER = 3,
+    MAYA_DNN_MATMUL = 4,
+    MAYA_DNN_SDPA_FWD = 5, MAYA_DNN_SDPA_BWD = 6,
+    MAYA_DNN_BN_FWD_TRAIN = 7, MAYA_DNN_BN_FWD_INFER = 8, MAYA_DNN_BN_BWD = 9,
+    MAYA_DNN_SOFTMAX_FWD = 10, MAYA_DNN_SOFTMAX_BWD = 11,
+    MAYA_DNN_POINTWISE = 12, MAYA_DNN_REDUCTION = 13, MAYA_DNN_NORM = 14,
+    MAYA_DNN_OTHER = 15,
+};
+
+#define MAYA_TENSOR_MAX_DIMS 8
+
+struct maya_tensor {
+    int32_t dtype;              /* cudnnDataType_t */
+    int32_t ndims;              /* 0: tensor absent */
+    int64_t dims[MAYA_TENSOR_MAX_DIMS];
+    int64_t strides[MAYA_TENSOR_MAX_DIMS];
+};
+
+struct maya_rec_dnn {           /* MAYA_REC_DNN: one cuDNN operation (legacy or graph) */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint32_t op;                /* enum maya_dnn_op */
+    uint32_t ntensors;          /* tensors used below */
+    int32_t conv_nspatial;      /* 2 for 2-D convolution, 0 if not a convolution */
+    int32_t conv_mode;          /* cudnnConvolutionMode_t */
+    int32_t groups;
+    int32_t compute_type;       /* cudnnDataType_t */
+    int64_t pad_pre[3], pad_post[3], stride[3], dilation[3];
+    int32_t causal;             /* attention: causal mask (1/0) */
+    int32_t algo;               /* algorithm / engine id, -1 unknown */
+    float attn_scale;
+    float dropout;
+    uint64_t workspace_bytes;
+    uint32_t nops;              /* graph API: operations in the graph */
+    uint32_t reserved;
+    /* conv: x, w, y; matmul: a, b, c; sdpa: q, k, v, o; bn/softmax/norm: x, y */
+    struct maya_tensor t[4];
+};
+
+enum maya_coll_op {
+    MAYA_COLL_ALLREDUCE = 1, MAYA_COLL_BROADCAST = 2, MAYA_COLL_REDUCE = 3,
+    MAYA_COLL_ALLGATHER = 4, MAYA_COLL_REDUCESCATTER = 5,
+    MAYA_COLL_SEND = 6, MAYA_COLL_RECV = 7,
+    MAYA_COLL_ALLTOALL = 8, MAYA_COLL_GATHER = 9, MAYA_COLL_SCATTER = 10,
+};
+
+/* maya_rec_coll.flags */
+#define MAYA_COLL_DATA_MOVED 0x1 /* small op: the data really went between ranks */
+
+struct maya_rec_coll {          /* MAYA_REC_COLL: one NCCL collective or point-to-point op */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t comm;              /* communicator id */
+    uint64_t seq;               /* collectives: index among this comm's collectives (the same
+                                   on every member); send/recv: index among the ops from
+                                   sender to receiver on this comm (the same on both sides) */
+    uint64_t group;             /* nonzero: ops of one ncclGroupStart..End share it */
+    uint64_t count;             /* elements, as NCCL counts them (allgather: per rank sent,
+                                   reducescatter: per rank received) */
+    uint64_t bytes;             /* count * size of dtype */
+    uint64_t sendbuf, recvbuf;
+    uint32_t op;                /* enum maya_coll_op */
+    int32_t dtype;              /* ncclDataType_t */
+    int32_t redop;              /* ncclRedOp_t; custom ops >= ncclNumOps */
+    int32_t rank, nranks;
+    int32_t peer;               /* root (broadcast, reduce, gather, scatter) or peer
+                                   (send, recv); -1 otherwise */
+    uint32_t flags;             /* MAYA_COLL_* */
+    uint32_t reserved;
+};
+
+struct maya_rec_graph {         /* MAYA_REC_GRAPH: bounds of one graph launch's ops */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint64_t graph_exec;        /* executable graph id */
+    uint32_t phase;             /* 1 begin (before its ops), 2 end (after them) */
+    uint32_t nodes;
+};
+
+enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3 };
+
+struct maya_rec_marker {        /* MAYA_REC_MARKER: a named point or range (NVTX, profiler) */
+    struct maya_rec_hdr h;
+    struct maya_call call;
+    uint32_t name;              /* string id */
+    uint32_t kind;              /* enum maya_marker_kind */
+};
+
+struct maya_end_device {
+    int32_t device;
+    uint32_t reserved;
+    uint64_t peak_bytes;        /* highest device memory in use */
+    uint64_t total_bytes;       /* capacity */
+};
+
+struct maya_rec_end {           /* MAYA_REC_END: last record of a complete trace */
+    struct maya_rec_hdr h;
+    uint64_t records;           /* records before this one */
+    uint64_t unsupported_calls; /* calls that returned not-supported */
+    uint32_t ndevices;
+    uint32_t oom;               /* 1 if any allocation failed for lack of memory */
+    /* followed by struct maya_end_device[ndevices] */
+};
+
+#define MAYA_REC_ALIGN(n) (((n) + 7u) & ~7u)
+
+/* Does a record of this type start with struct maya_call (after its header)? */
+static inline int maya_rec_is_call(uint16_t type)
+{
+    return type >= MAYA_REC_CALL && type <= MAYA_REC_MARKER;
+}
+
+/* Layout checks: these sizes are the file format. */
+_Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
+_Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
+_Static_assert(sizeof(struct maya_call) == 56, "call size");
+_Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
+_Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");
+_Static_assert(sizeof(struct maya_rec_memcpy) == 128, "memcpy size");
+_Static_assert(sizeof(struct maya_rec_gemm) == 248, "gemm size");
+_Static_assert(sizeof(struct maya_rec_coll) == 152, "coll size");
+_Static_assert(sizeof(struct maya_rec_kernel) == 40, "kernel size");
+_Static_assert(sizeof(struct maya_tensor) == 136, "tensor size");
+_Static_assert(sizeof(struct maya_rec_dnn) == 760, "dnn size");
+_Static_assert(sizeof(struct maya_rec_alloc) == 104, "alloc size");
+
+#endif

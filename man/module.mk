@@ -1,0 +1,1 @@
+# man/: rules added with its first sources.

@@ -1,0 +1,1 @@
+# sim/: rules added with its first sources.

@@ -1,0 +1,1 @@
+# spank_plugin/: rules added with its first sources.

@@ -1,0 +1,41 @@
+/* maya trace dump [--partial] FILE... */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "maya/trace_dump.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp, "usage: maya trace dump [--partial] FILE...\n"
+                "  Print every record of each trace, one per line, with all decoded fields.\n"
+                "  --partial  accept a trace cut short (a rank that crashed)\n");
+}
+
+int cmd_trace(int argc, char **argv)
+{
+    if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
+        usage(stdout);
+        return 0;
+    }
+    if (argc < 3 || strcmp(argv[1], "dump") != 0) {
+        usage(stderr);
+        return 2;
+    }
+    int partial = 0, i = 2, rc = 0;
+    if (!strcmp(argv[i], "--partial")) {
+        partial = 1;
+        i++;
+    }
+    if (i >= argc) {
+        usage(stderr);
+        return 2;
+    }
+    for (; i < argc; i++) {
+        if (argc - i > 1 || partial)
+            printf("# %s\n", argv[i]);
+        if (maya_trace_dump(argv[i], stdout, partial) < 0)
+            rc = 1;
+    }
+    return rc;
+}

@@ -1,0 +1,18 @@
+/* The maya CLI's commands: one line each, one file each (src/cmd_<name>.c,
+ * defining int cmd_<name>(int argc, char **argv) with argv[0] = the name). */
+#ifndef MAYA_COMMANDS_H
+#define MAYA_COMMANDS_H
+
+#define MAYA_COMMANDS(X) \
+    X(hwspecs, "list GPU and cluster descriptions, or show one") \
+    X(trace,   "inspect traces (maya trace dump FILE)")
+
+#define MAYA_DECLARE_CMD(name, help) int cmd_##name(int argc, char **argv);
+MAYA_COMMANDS(MAYA_DECLARE_CMD)
+#undef MAYA_DECLARE_CMD
+
+/* Shared by commands: load hwspecs from the install (or MAYA_HWSPEC_DIR). */
+struct maya_hwspecs;
+int cli_load_hwspecs(struct maya_hwspecs *hw);
+
+#endif

@@ -1,0 +1,58 @@
+# Helpers for shell tests. Source it: . "$MAYA_TOP/tests/lib.sh"
+# Every helper fails the test with a message saying what was expected.
+set -u
+
+: "${MAYA_TOP:?run tests through tests/run}"
+: "${MAYA_BUILD:=$MAYA_TOP/build}"
+MAYA=$MAYA_BUILD/bin/maya
+MAYA_LIBS=$MAYA_BUILD/lib/maya
+WORKLOADS=$MAYA_BUILD/tests/workloads
+
+# A scratch directory removed when the test ends.
+TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/maya-test.XXXXXX")
+trap 'rm -rf "$TEST_TMP"' EXIT
+
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+# emu TRACE_DIR CMD...: run CMD under the emulator (LD_LIBRARY_PATH),
+# writing its trace into TRACE_DIR. Extra MAYA_* settings come from the
+# caller's environment.
+emu() {
+    local dir=$1
+    shift
+    mkdir -p "$dir"
+    LD_LIBRARY_PATH=$MAYA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} MAYA_TRACE_DIR=$dir "$@"
+}
+
+# dump FILE: maya trace dump, failing the test if the dump fails.
+dump() {
+    "$MAYA" trace dump "$1" || fail "maya trace dump $1 failed"
+}
+
+# expect_grep PATTERN FILE [WHAT]: FILE must contain a line matching PATTERN.
+expect_grep() {
+    grep -qE -- "$1" "$2" || { echo "--- $2:" >&2; head -50 "$2" >&2; fail "${3:-expected a line matching /$1/ in $2}"; }
+}
+
+# expect_no_grep PATTERN FILE [WHAT]
+expect_no_grep() {
+    if grep -qE -- "$1" "$2"; then
+        grep -E -- "$1" "$2" | head -5 >&2
+        fail "${3:-expected no line matching /$1/ in $2}"
+    fi
+}
+
+# expect_eq GOT WANT WHAT
+expect_eq() {
+    [ "$1" = "$2" ] || fail "$3: expected '$2', got '$1'"
+}
+
+# expect_count N PATTERN FILE: exactly N lines match.
+expect_count() {
+    local n
+    n=$(grep -cE -- "$2" "$3" || true)
+    [ "$n" = "$1" ] || fail "expected $1 lines matching /$2/ in $3, found $n"
+}
