@@ -1,0 +1,79 @@
+/* The estimator: a duration for every operation of a trace, on a target GPU
+ * and cluster. The simulator asks it about each op; models are chosen per op
+ * family (analytical, learned, oracle), so one family's model can be replaced
+ * without touching the others.
+ */
+#ifndef MAYA_ESTIMATOR_H
+#define MAYA_ESTIMATOR_H
+
+#include <stdint.h>
+
+#include "maya/hwspec.h"
+#include "maya/trace_format.h"
+
+enum est_family {
+    EST_GEMM,            /* cuBLAS / cuBLASLt GEMM, batch 1 */
+    EST_BATCHED_GEMM,    /* batched and strided-batched GEMM */
+    EST_ATTENTION,       /* cuDNN SDPA, attention kernels */
+    EST_CONV,            /* cuDNN convolutions */
+    EST_KERNEL,          /* other kernels: elementwise, normalisation, reduction, ... */
+    EST_COPY,            /* memcpy (all directions) */
+    EST_MEMSET,
+    EST_ALLREDUCE,
+    EST_ALLGATHER,
+    EST_REDUCESCATTER,
+    EST_BROADCAST,       /* broadcast and reduce */
+    EST_ALLTOALL,
+    EST_SENDRECV,
+    EST_HOST,            /* host cost of API calls */
+    EST_NFAMILIES
+};
+
+enum est_model { EST_ANALYTICAL = 0, EST_LEARNED = 1, EST_ORACLE = 2 };
+
+/* One operation. The record is as the trace holds it (a call record); the
+ * caller resolves what the record refers to by id. */
+struct est_op {
+    const struct maya_rec_hdr *rec;
+    const char *api;                      /* API function name */
+    const char *kernel_name;              /* LAUNCH: demangled kernel name */
+    const struct maya_rec_kernel *kernel; /* LAUNCH: kernel definition (params, features) */
+    int rank;                             /* global rank of the process */
+    /* COLL: where the communicator's members are */
+    int coll_nodes;                       /* nodes spanned */
+    int coll_ranks_per_node;              /* most members on any one node */
+};
+
+struct est_result {
+    uint64_t device_ns;   /* time on the device (0 for host-only calls) */
+    uint64_t host_ns;     /* host time the call itself costs on a real system */
+    enum est_family family;
+    enum est_model model; /* which model answered */
+    int extrapolated;     /* outside the learned model's data: analytical fallback */
+};
+
+struct est_config {
+    const struct maya_gpu_spec *gpu;
+    const struct maya_cluster_spec *cluster;
+    enum est_model model[EST_NFAMILIES]; /* per family; learned falls back to analytical */
+    const char *oracle_path;             /* durations file for EST_ORACLE */
+    const char *models_dir;              /* trained model files; NULL = installed default */
+};
+
+struct estimator;
+
+int est_create(const struct est_config *cfg, struct estimator **out);
+void est_destroy(struct estimator *e);
+
+/* Estimate one op. Returns 0, or -1 with a message (an op the estimator cannot
+ * place in any family gets the per-launch floor, not an error). */
+int est_estimate(struct estimator *e, const struct est_op *op, struct est_result *out);
+
+const char *est_family_name(enum est_family f);
+const char *est_model_name(enum est_model m);
+/* Parse "analytical", "learned", "oracle"; -1 if none. */
+int est_model_parse(const char *s);
+/* Parse a family name; -1 if none. */
+int est_family_parse(const char *s);
+
+#endif
