@@ -281,18 +281,23 @@ int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
         cfg_free(cfg);
         return maya_error("%s: expected gpu \"NAME\" { ... } or cluster \"NAME\" { ... }, found neither", path);
     }
-    struct maya_gpu_spec *gpus = realloc(out->gpus, (out->ngpus + ng) * sizeof *gpus);
-    if (!gpus) {
-        cfg_free(cfg);
-        return maya_error("out of memory");
+    /* Grow only what this file adds to: realloc(p, 0) would free p. */
+    if (ng) {
+        struct maya_gpu_spec *gpus = realloc(out->gpus, (out->ngpus + ng) * sizeof *gpus);
+        if (!gpus) {
+            cfg_free(cfg);
+            return maya_error("out of memory");
+        }
+        out->gpus = gpus;
     }
-    out->gpus = gpus;
-    struct maya_cluster_spec *cl = realloc(out->clusters, (out->nclusters + nc) * sizeof *cl);
-    if (!cl) {
-        cfg_free(cfg);
-        return maya_error("out of memory");
+    if (nc) {
+        struct maya_cluster_spec *cl = realloc(out->clusters, (out->nclusters + nc) * sizeof *cl);
+        if (!cl) {
+            cfg_free(cfg);
+            return maya_error("out of memory");
+        }
+        out->clusters = cl;
     }
-    out->clusters = cl;
 
     for (unsigned i = 0; i < ng; i++) {
         cfg_t *sec = cfg_getnsec(cfg, "gpu", i);

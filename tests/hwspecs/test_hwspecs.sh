@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# GPU descriptions: every shipped file parses and holds every cudaDeviceProp
+# field; a malformed file fails with file:line and what was expected.
+. "$MAYA_TOP/tests/lib.sh"
+
+for f in "$MAYA_TOP"/hwspecs/gpus/*.conf "$MAYA_TOP"/hwspecs/clusters/*.conf; do
+    [ -e "$f" ] || continue
+    "$MAYA" hwspecs check "$f" >/dev/null || fail "$f does not parse"
+done
+
+"$MAYA" hwspecs list > "$TEST_TMP/list"
+for g in V100-SXM2-32GB A100-SXM4-80GB A40 L40S H100-SXM H200 B200; do
+    expect_grep "^$g " "$TEST_TMP/list" "maya hwspecs list lacks $g"
+done
+
+# show prints every field of cudaDeviceProp from the CUDA 13 headers.
+"$MAYA" hwspecs show h100 > "$TEST_TMP/show"
+fields=$(awk '/^struct __device_builtin__ cudaDeviceProp/,/^};/' /usr/local/cuda/include/driver_types.h |
+         grep -oE '^\s+(int|unsigned int|size_t|char|cudaUUID_t)\s+[A-Za-z0-9_]+' | awk '{print $NF}' | grep -v '^reserved$')
+n=0
+for fld in $fields; do
+    expect_grep "^        $fld = " "$TEST_TMP/show" "maya hwspecs show h100 lacks cudaDeviceProp.$fld"
+    n=$((n + 1))
+done
+[ "$n" -gt 90 ] || fail "found only $n cudaDeviceProp fields in the CUDA headers"
+expect_grep 'name = "NVIDIA H100 80GB HBM3"' "$TEST_TMP/show"
+expect_grep "totalGlobalMem = 85017755648" "$TEST_TMP/show"
+
+# Malformed variants of a real file: each fails naming file:line and the problem.
+src=$MAYA_TOP/hwspecs/gpus/h100-sxm.conf
+bad() { # bad NAME SED-EXPRESSION EXPECTED-MESSAGE-REGEX
+    sed "$2" "$src" > "$TEST_TMP/$1.conf"
+    if "$MAYA" hwspecs check "$TEST_TMP/$1.conf" > "$TEST_TMP/$1.out" 2>&1; then
+        fail "$1: a malformed file was accepted"
+    fi
+    expect_grep "$3" "$TEST_TMP/$1.out" "$1: expected an error matching /$3/"
+}
+bad missing   '/maxSurface1D = /d'              "[a-z]+.conf:[0-9]+: .*props lacks maxSurface1D"
+bad shortlist 's/maxThreadsDim = .*/maxThreadsDim = {1024, 1024}/' "[a-z]+.conf:[0-9]+: .*maxThreadsDim needs 3 integers, found 2"
+bad unknown   's/warpSize = 32/warpSize = 32\n        wrapSize = 32/' "[a-z]+.conf:[0-9]+: .*wrapSize"
+bad type      's/warpSize = 32/warpSize = thirty-two/' "[a-z]+.conf:[0-9]+: "
+bad noperf    '/^    perf {/,/^    }/d'          "[a-z]+.conf:[0-9]+: .*expected a perf"
+bad negative  's/hbm_gbps = .*/hbm_gbps = -5/'   "[a-z]+.conf:[0-9]+: .*hbm_gbps must not be negative"
+bad uuid      's/uuid = .*/uuid = "GPU-xyz"/'     "uuid \"GPU-xyz\" is not GPU-"
+printf 'gpu "X" {\n  props {\n' > "$TEST_TMP/trunc.conf"
+"$MAYA" hwspecs check "$TEST_TMP/trunc.conf" > "$TEST_TMP/trunc.out" 2>&1 && fail "a truncated file was accepted"
+expect_grep "trunc.conf:[0-9]+: " "$TEST_TMP/trunc.out"
+"$MAYA" hwspecs check "$TEST_TMP/absent.conf" > "$TEST_TMP/absent.out" 2>&1 && fail "an absent file was accepted"
+expect_grep "cannot read .*absent.conf" "$TEST_TMP/absent.out"
+
+# Unknown names get the list of known ones.
+"$MAYA" hwspecs show h900 > "$TEST_TMP/h900" 2>&1 && fail "unknown GPU accepted"
+expect_grep 'no GPU or cluster named "h900".*H100-SXM' "$TEST_TMP/h900"
+exit 0
