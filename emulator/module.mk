@@ -63,3 +63,14 @@ $(EMU_GEN)/driver_errors.inc: emulator/gen_enum_names.sh $(CUDA_HOME)/include/cu
 	emulator/gen_enum_names.sh $(CUDA_HOME)/include/cuda.h "typedef enum cudaError_enum" > $@.tmp && mv $@.tmp $@
 $(B)/obj/emulator/cudart/error.o: $(EMU_GEN)/cudart_errors.inc
 $(B)/obj/emulator/driver/device.o: $(EMU_GEN)/driver_errors.inc
+
+# The driver's cuGetProcAddress table: from its symbol list and the toolkit's
+# versioned function typedefs.
+$(EMU_GEN)/driver_procaddr.c: emulator/driver/gen_procaddr.sh emulator/driver/driver.symbols
+	@mkdir -p $(@D)
+	emulator/driver/gen_procaddr.sh emulator/driver/driver.symbols $@ $(wildcard $(CUDA_HOME)/include/*Typedefs.h)
+$(B)/obj/gen/driver_procaddr.o: $(EMU_GEN)/driver_procaddr.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -Iemulator/driver -c -o $@ $<
+driver_OBJS += $(B)/obj/gen/driver_procaddr.o
+$(EMU_LIBDIR)/libcuda.so.1: $(B)/obj/gen/driver_procaddr.o

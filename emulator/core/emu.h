@@ -243,6 +243,8 @@ EMU_API int emu_ptr_device(uint64_t ptr, int *pinned);
  * and both ends are addressable; returns 1 if bytes moved. */
 EMU_API int emu_copy_bytes(void *dst, const void *src, uint64_t bytes);
 EMU_API int emu_set_bytes(void *dst, int value, uint64_t bytes);
+/* Fill count elements of elem_bytes (1, 2 or 4) with *pattern, likewise. */
+EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, uint64_t count);
 
 /* ---- streams and events ---- */
 
@@ -295,6 +297,64 @@ EMU_API struct emu_event *emu_event_resolve(const void *handle);
 EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *), void *arg);
 /* Wait for a stream's (or, with s NULL, every stream's) host functions. */
 EMU_API void emu_hostfn_drain(struct emu_stream *s);
+
+/* ---- tracing operations (trace_ops.c), shared by the runtime and driver ----
+ * Each library checks its arguments and maps errors; these write the record
+ * (nothing when no trace is written) with result = the library's own code. */
+
+/* MAYA_REC_ALLOC / MAYA_REC_FREE, with the device's usage after the call. */
+EMU_API void emu_trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int result, uint64_t ptr,
+                             uint64_t bytes, int kind, int device, uint64_t stream, uint16_t flags);
+/* MAYA_REC_SYNC (kind: enum maya_sync_kind). */
+EMU_API void emu_trace_sync(uint32_t api, uint64_t t0, int result, uint32_t kind, uint64_t target,
+                            uint32_t version, uint64_t stream);
+/* MAYA_REC_EVENT_RECORD / MAYA_REC_STREAM_WAIT. */
+EMU_API void emu_trace_event(uint16_t type, uint32_t api, uint64_t t0, int result,
+                             const struct emu_event *e, uint32_t version, uint64_t stream);
+/* Record an event on a stream: a new version, its stream and host time. */
+EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s);
+/* MAYA_REC_HOST_FUNC. */
+EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
+                                 uint64_t stream);
+
+/* A copy of width bytes x height rows x depth slices (height, depth 0 = 1). */
+struct emu_copy {
+    void *dst;
+    const void *src;
+    uint64_t width, height, depth;
+    uint64_t dpitch, spitch;     /* bytes between rows */
+    uint64_t dslice, sslice;     /* bytes between slices */
+    struct emu_stream *stream;
+    int async;
+    /* set by emu_copy_classify, from where the pointers live */
+    uint32_t kind;               /* enum maya_copy_kind */
+    int src_device, dst_device;  /* ordinals, -1 host */
+    int pinned;                  /* the host side is page-locked */
+};
+EMU_API void emu_copy_classify(struct emu_copy *c);
+/* Move the bytes when result == 0 and the copy is small, then write the
+ * MAYA_REC_MEMCPY record (call emu_copy_classify first). */
+EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c);
+/* Likewise for a memset of width_elems elements of elem_bytes (1, 2, 4) per
+ * row, height rows pitch bytes apart (height 0 = 1). */
+EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
+                               unsigned elem_bytes, uint64_t width_elems, uint64_t height, uint64_t pitch,
+                               struct emu_stream *stream, int async);
+
+/* ---- driver entry points (procaddr.c) ----
+ * The driver's cuGetProcAddress table, for cudaGetDriverEntryPoint[ByVersion]:
+ * the emulator's libcuda.so.1 is loaded (from the directory libmaya-core.so
+ * is in) if the program has not loaded it. version: CUDA version the caller
+ * was built for (e.g. 12030); flags: CU_GET_PROC_ADDRESS_* (the same values
+ * as cudaEnable*). Returns EMU_OK with *fn set, or EMU_ERR_NOT_FOUND with
+ * *status = 1 (no such symbol) or 2 (version too old for it); status 0 on
+ * success. EMU_ERR_INVALID_VALUE for NULL name/fn. */
+EMU_API enum emu_err emu_proc_address(const char *name, int version, uint64_t flags, void **fn,
+                                      int *status);
+typedef enum emu_err (*emu_proc_resolver)(const char *name, int version, uint64_t flags, void **fn,
+                                          int *status);
+/* libcuda.so.1 registers its resolver when it is loaded. */
+EMU_API void emu_proc_address_register(emu_proc_resolver r);
 
 /* ---- kernels ---- */
 

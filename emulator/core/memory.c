@@ -482,6 +482,20 @@ EMU_API int emu_set_bytes(void *dst, int value, uint64_t bytes)
     return 1;
 }
 
+EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, uint64_t count)
+{
+    uint64_t bytes = count * elem_bytes;
+    if (bytes == 0 || bytes > emu_config()->copy_threshold || !dst || !pattern ||
+        (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4))
+        return 0;
+    if (!touchable((uint64_t)(uintptr_t)dst, bytes))
+        return 0;
+    unsigned char *d = dst;
+    for (uint64_t i = 0; i < count; i++)
+        memcpy(d + i * elem_bytes, pattern, elem_bytes);
+    return 1;
+}
+
 /* Add a VMM mapping or physical handle to the table (used by the driver's
  * cuMemCreate/cuMemMap). Declared in driver code via emu.h extensions. */
 EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a)

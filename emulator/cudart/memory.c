@@ -8,26 +8,6 @@
 #define DEVICE_KINDS ((1 << MAYA_ALLOC_DEVICE) | (1 << MAYA_ALLOC_MANAGED) | (1 << MAYA_ALLOC_ASYNC))
 #define HOST_KINDS (1 << MAYA_ALLOC_HOST)
 
-static void trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int result, uint64_t ptr,
-                        uint64_t bytes, int kind, int device, uint64_t stream, uint16_t flags)
-{
-    if (!emu_tracing())
-        return;
-    struct maya_rec_alloc r;
-    memset(&r, 0, sizeof r);
-    r.h.type = type;
-    r.h.flags = flags;
-    r.h.bytes = sizeof r;
-    r.ptr = ptr;
-    r.bytes = bytes;
-    r.kind = (uint32_t)kind;
-    r.device = device;
-    if (device >= 0)
-        emu_mem_usage(device, &r.device_used_bytes, &r.device_peak_bytes);
-    emu_call_fill(&r.call, api, t0, result, stream);
-    emu_trace_emit(&r);
-}
-
 static cudaError_t alloc_device(uint32_t api, uint64_t t0, void **devPtr, size_t size, int kind,
                                 unsigned flags, struct emu_stream *stream)
 {
@@ -41,7 +21,7 @@ static cudaError_t alloc_device(uint32_t api, uint64_t t0, void **devPtr, size_t
         *devPtr = NULL;
     else if ((e = rt_error(emu_mem_alloc(dev, size, kind, flags, &p))) == cudaSuccess)
         *devPtr = (void *)(uintptr_t)p;
-    trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, kind, dev, stream ? stream->id : 0, 0);
+    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, kind, dev, stream ? stream->id : 0, 0);
     return rt_note(e);
 }
 
@@ -93,7 +73,7 @@ static cudaError_t free_memory(uint32_t api, uint64_t t0, void *ptr, int kinds, 
         emu_trace_call(api, t0, e, 0, flags);
         return rt_note(e);
     }
-    trace_alloc(MAYA_REC_FREE, api, t0, cudaSuccess, a.base, a.bytes, a.kind, a.device,
+    emu_trace_alloc(MAYA_REC_FREE, api, t0, cudaSuccess, a.base, a.bytes, a.kind, a.device,
                 stream ? stream->id : 0, flags);
     return cudaSuccess;
 }
@@ -124,7 +104,7 @@ cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
     cudaError_t e = rt_error(emu_mem_host_alloc(size, flags, &p));
     if (e == cudaSuccess)
         *pHost = p;
-    trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)p, size, MAYA_ALLOC_HOST, -1, 0, 0);
+    emu_trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)p, size, MAYA_ALLOC_HOST, -1, 0, 0);
     return rt_note(e);
 }
 
@@ -143,7 +123,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
     RT_ENTER();
     cudaError_t e = rt_error(emu_mem_host_register(ptr, size, flags));
-    trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)ptr, size,
+    emu_trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)ptr, size,
                 MAYA_ALLOC_HOST_REGISTER, -1, 0, 0);
     return rt_note(e);
 }
@@ -154,7 +134,7 @@ cudaError_t cudaHostUnregister(void *ptr)
     struct emu_alloc a;
     if (emu_mem_free((uint64_t)(uintptr_t)ptr, 1 << MAYA_ALLOC_HOST_REGISTER, &a) != EMU_OK)
         RT_RETURN(cudaErrorHostMemoryNotRegistered);
-    trace_alloc(MAYA_REC_FREE, RT_API(), rt_t0, cudaSuccess, a.base, a.bytes, a.kind, -1, 0, 0);
+    emu_trace_alloc(MAYA_REC_FREE, RT_API(), rt_t0, cudaSuccess, a.base, a.bytes, a.kind, -1, 0, 0);
     return cudaSuccess;
 }
 
@@ -182,28 +162,6 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
 
 /* ---- copies ---- */
 
-/* Where the two ends of a copy live, and the copy's direction. */
-static uint32_t classify(const void *dst, const void *src, int *dst_dev, int *src_dev, int *pinned)
-{
-    int pin_d = 0, pin_s = 0;
-    *dst_dev = emu_ptr_device((uint64_t)(uintptr_t)dst, &pin_d);
-    *src_dev = emu_ptr_device((uint64_t)(uintptr_t)src, &pin_s);
-    if (*dst_dev >= 0 && *src_dev >= 0) {
-        *pinned = 0;
-        return *dst_dev == *src_dev ? MAYA_COPY_D2D : MAYA_COPY_PEER;
-    }
-    if (*dst_dev >= 0) {
-        *pinned = pin_s;
-        return MAYA_COPY_H2D;
-    }
-    if (*src_dev >= 0) {
-        *pinned = pin_d;
-        return MAYA_COPY_D2H;
-    }
-    *pinned = pin_s && pin_d;
-    return MAYA_COPY_H2H;
-}
-
 /* Does the copy kind the caller named agree with where the pointers are? */
 static int kind_matches(enum cudaMemcpyKind kind, uint32_t actual)
 {
@@ -222,46 +180,18 @@ cudaError_t rt_copy(uint32_t api, uint64_t t0, void *dst, const void *src, size_
                     size_t height, size_t dpitch, size_t spitch, enum cudaMemcpyKind kind,
                     struct emu_stream *stream, int async)
 {
-    int dst_dev, src_dev, pinned;
+    struct emu_copy c = { .dst = dst, .src = src, .width = width, .height = height, .depth = 1,
+                          .dpitch = dpitch, .spitch = spitch, .stream = stream, .async = async };
     size_t bytes = width * height;
-    uint32_t actual = classify(dst, src, &dst_dev, &src_dev, &pinned);
+    emu_copy_classify(&c);
     cudaError_t e = cudaSuccess;
     if ((int)kind < 0 || kind > cudaMemcpyDefault)
         e = cudaErrorInvalidMemcpyDirection;
     else if (bytes && (!dst || !src))
         e = cudaErrorInvalidValue;
-    else if (bytes && !kind_matches(kind, actual))
+    else if (bytes && !kind_matches(kind, c.kind))
         e = cudaErrorInvalidValue;
-    uint32_t flags = 0;
-    if (e == cudaSuccess && bytes) {
-        int moved = 1;
-        for (size_t row = 0; row < height && moved; row++)
-            moved = emu_copy_bytes((char *)dst + row * dpitch, (const char *)src + row * spitch, width);
-        if (moved)
-            flags |= MAYA_COPY_PERFORMED;
-    }
-    if (emu_tracing()) {
-        struct maya_rec_memcpy r;
-        memset(&r, 0, sizeof r);
-        r.h.type = MAYA_REC_MEMCPY;
-        r.h.bytes = sizeof r;
-        /* A synchronous copy returns when it is done; an async one from or to
-         * pageable host memory is staged, so the host waits for it too. */
-        if (!async || (!pinned && (actual == MAYA_COPY_D2H || actual == MAYA_COPY_H2D)))
-            r.h.flags = MAYA_F_HOST_WAITS;
-        r.dst = (uint64_t)(uintptr_t)dst;
-        r.src = (uint64_t)(uintptr_t)src;
-        r.bytes = bytes;
-        r.kind = actual;
-        r.src_device = src_dev;
-        r.dst_device = dst_dev;
-        r.flags = flags | (async ? MAYA_COPY_ASYNC : 0) | (pinned ? MAYA_COPY_PINNED : 0);
-        r.width = width;
-        r.height = height;
-        r.depth = 1;
-        emu_call_fill(&r.call, api, t0, e, stream ? stream->id : 0);
-        emu_trace_emit(&r);
-    }
+    emu_copy_finish(api, t0, e, &c);
     return rt_note(e);
 }
 
@@ -335,27 +265,7 @@ cudaError_t rt_memset(uint32_t api, uint64_t t0, void *dst, int value, size_t wi
     cudaError_t e = cudaSuccess;
     if (bytes && (!dst || dev < 0))
         e = cudaErrorInvalidValue;
-    uint32_t flags = async ? MAYA_COPY_ASYNC : 0;
-    if (e == cudaSuccess && bytes) {
-        int done = 1;
-        for (size_t row = 0; row < height && done; row++)
-            done = emu_set_bytes((char *)dst + row * pitch, value, width);
-        if (done)
-            flags |= MAYA_COPY_PERFORMED;
-    }
-    if (emu_tracing()) {
-        struct maya_rec_memset r;
-        memset(&r, 0, sizeof r);
-        r.h.type = MAYA_REC_MEMSET;
-        r.h.bytes = sizeof r;
-        r.dst = (uint64_t)(uintptr_t)dst;
-        r.bytes = bytes;
-        r.value = (uint32_t)(value & 0xff);
-        r.elem_bytes = 1;
-        r.flags = flags;
-        emu_call_fill(&r.call, api, t0, e, stream ? stream->id : 0);
-        emu_trace_emit(&r);
-    }
+    emu_memset_finish(api, t0, e, dst, (uint32_t)value, 1, width, height, pitch, stream, async);
     return rt_note(e);
 }
 

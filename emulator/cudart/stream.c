@@ -4,38 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static void trace_sync(uint32_t api, uint64_t t0, int result, uint32_t kind, uint64_t target,
-                       uint32_t version, uint64_t stream)
-{
-    if (!emu_tracing())
-        return;
-    struct maya_rec_sync r;
-    memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_SYNC;
-    r.h.bytes = sizeof r;
-    r.kind = kind;
-    r.target = target;
-    r.version = version;
-    emu_call_fill(&r.call, api, t0, result, stream);
-    emu_trace_emit(&r);
-}
-
-static void trace_event(uint16_t type, uint32_t api, uint64_t t0, int result, const struct emu_event *e,
-                        uint32_t version, uint64_t stream)
-{
-    if (!emu_tracing())
-        return;
-    struct maya_rec_event r;
-    memset(&r, 0, sizeof r);
-    r.h.type = type;
-    r.h.bytes = sizeof r;
-    r.event = e->id;
-    r.version = version;
-    r.flags = e->flags;
-    emu_call_fill(&r.call, api, t0, result, stream);
-    emu_trace_emit(&r);
-}
-
 /* ---- streams ---- */
 
 cudaError_t cudaStreamCreateWithPriority(cudaStream_t *pStream, unsigned int flags, int priority)
@@ -129,7 +97,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t stream)
     if (!s)
         RT_RETURN(cudaErrorInvalidResourceHandle);
     emu_hostfn_drain(s);
-    trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
+    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
     return cudaSuccess;
 }
 
@@ -163,16 +131,7 @@ static cudaError_t enqueue_host_func(uint32_t api, uint64_t t0, struct emu_strea
                                      void *arg, uint64_t user_fn, void *user_data)
 {
     cudaError_t e = rt_error(emu_hostfn_enqueue(s, fn, arg));
-    if (emu_tracing()) {
-        struct maya_rec_host_func r;
-        memset(&r, 0, sizeof r);
-        r.h.type = MAYA_REC_HOST_FUNC;
-        r.h.bytes = sizeof r;
-        r.fn = user_fn;
-        r.user_data = (uint64_t)(uintptr_t)user_data;
-        emu_call_fill(&r.call, api, t0, e, s->id);
-        emu_trace_emit(&r);
-    }
+    emu_trace_host_func(api, t0, e, user_fn, (uint64_t)(uintptr_t)user_data, s->id);
     return rt_note(e);
 }
 
@@ -238,11 +197,8 @@ static cudaError_t event_record(uint32_t api, uint64_t t0, cudaEvent_t event, cu
         emu_trace_call(api, t0, cudaErrorInvalidResourceHandle, 0, 0);
         return rt_note(cudaErrorInvalidResourceHandle);
     }
-    e->version++;
-    e->stream = s->id;
-    e->device = s->device;
-    e->t_ns = emu_now();
-    trace_event(MAYA_REC_EVENT_RECORD, api, t0, cudaSuccess, e, e->version, s->id);
+    emu_event_record(e, s);
+    emu_trace_event(MAYA_REC_EVENT_RECORD, api, t0, cudaSuccess, e, e->version, s->id);
     return cudaSuccess;
 }
 
@@ -267,7 +223,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned
     struct emu_stream *s = rt_stream(stream, 0);
     if (!e || !s)
         RT_RETURN(cudaErrorInvalidResourceHandle);
-    trace_event(MAYA_REC_STREAM_WAIT, RT_API(), rt_t0, cudaSuccess, e, e->version, s->id);
+    emu_trace_event(MAYA_REC_STREAM_WAIT, RT_API(), rt_t0, cudaSuccess, e, e->version, s->id);
     return cudaSuccess;
 }
 
@@ -277,7 +233,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     struct emu_event *e = emu_event_resolve(event);
     if (!e)
         RT_RETURN(cudaErrorInvalidResourceHandle);
-    trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
+    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
     return cudaSuccess;
 }
 

@@ -1,0 +1,181 @@
+/* Tracing the operations every stand-in issues the same way whatever its API
+ * (runtime or driver): allocations, copies, memsets, event records and waits,
+ * synchronisations and host functions. Each library validates its own
+ * arguments and maps its own error codes; what the trace says about the
+ * operation, and whether small copies move bytes, is decided here once. */
+#define _GNU_SOURCE
+#include "emu.h"
+#include "maya/common.h"
+
+#include <string.h>
+
+EMU_API void emu_trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int result, uint64_t ptr,
+                             uint64_t bytes, int kind, int device, uint64_t stream, uint16_t flags)
+{
+    if (!emu_tracing())
+        return;
+    struct maya_rec_alloc r;
+    memset(&r, 0, sizeof r);
+    r.h.type = type;
+    r.h.flags = flags;
+    r.h.bytes = sizeof r;
+    r.ptr = ptr;
+    r.bytes = bytes;
+    r.kind = (uint32_t)kind;
+    r.device = device;
+    if (device >= 0)
+        emu_mem_usage(device, &r.device_used_bytes, &r.device_peak_bytes);
+    emu_call_fill(&r.call, api, t0, result, stream);
+    emu_trace_emit(&r);
+}
+
+EMU_API void emu_trace_sync(uint32_t api, uint64_t t0, int result, uint32_t kind, uint64_t target,
+                            uint32_t version, uint64_t stream)
+{
+    if (!emu_tracing())
+        return;
+    struct maya_rec_sync r;
+    memset(&r, 0, sizeof r);
+    r.h.type = MAYA_REC_SYNC;
+    r.h.bytes = sizeof r;
+    r.kind = kind;
+    r.target = target;
+    r.version = version;
+    emu_call_fill(&r.call, api, t0, result, stream);
+    emu_trace_emit(&r);
+}
+
+EMU_API void emu_trace_event(uint16_t type, uint32_t api, uint64_t t0, int result,
+                             const struct emu_event *e, uint32_t version, uint64_t stream)
+{
+    if (!emu_tracing())
+        return;
+    struct maya_rec_event r;
+    memset(&r, 0, sizeof r);
+    r.h.type = type;
+    r.h.bytes = sizeof r;
+    r.event = e->id;
+    r.version = version;
+    r.flags = e->flags;
+    emu_call_fill(&r.call, api, t0, result, stream);
+    emu_trace_emit(&r);
+}
+
+EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s)
+{
+    e->version++;
+    e->stream = s->id;
+    e->device = s->device;
+    e->t_ns = emu_now();
+}
+
+EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
+                                 uint64_t stream)
+{
+    if (!emu_tracing())
+        return;
+    struct maya_rec_host_func r;
+    memset(&r, 0, sizeof r);
+    r.h.type = MAYA_REC_HOST_FUNC;
+    r.h.bytes = sizeof r;
+    r.fn = fn;
+    r.user_data = user_data;
+    emu_call_fill(&r.call, api, t0, result, stream);
+    emu_trace_emit(&r);
+}
+
+/* ---- copies ---- */
+
+EMU_API void emu_copy_classify(struct emu_copy *c)
+{
+    int pin_d = 0, pin_s = 0;
+    c->dst_device = emu_ptr_device((uint64_t)(uintptr_t)c->dst, &pin_d);
+    c->src_device = emu_ptr_device((uint64_t)(uintptr_t)c->src, &pin_s);
+    if (c->dst_device >= 0 && c->src_device >= 0) {
+        c->pinned = 0;
+        c->kind = c->dst_device == c->src_device ? MAYA_COPY_D2D : MAYA_COPY_PEER;
+    } else if (c->dst_device >= 0) {
+        c->pinned = pin_s;
+        c->kind = MAYA_COPY_H2D;
+    } else if (c->src_device >= 0) {
+        c->pinned = pin_d;
+        c->kind = MAYA_COPY_D2H;
+    } else {
+        c->pinned = pin_s && pin_d;
+        c->kind = MAYA_COPY_H2H;
+    }
+}
+
+static uint64_t copy_bytes(const struct emu_copy *c)
+{
+    return c->width * MAYA_MAX(c->height, 1) * MAYA_MAX(c->depth, 1);
+}
+
+EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c)
+{
+    uint64_t bytes = copy_bytes(c);
+    uint64_t height = MAYA_MAX(c->height, 1), depth = MAYA_MAX(c->depth, 1);
+    uint32_t flags = 0;
+    if (result == 0 && bytes && bytes <= emu_config()->copy_threshold) {
+        int moved = 1;
+        for (uint64_t z = 0; z < depth && moved; z++)
+            for (uint64_t y = 0; y < height && moved; y++)
+                moved = emu_copy_bytes((char *)c->dst + z * c->dslice + y * c->dpitch,
+                                       (const char *)c->src + z * c->sslice + y * c->spitch, c->width);
+        if (moved)
+            flags |= MAYA_COPY_PERFORMED;
+    }
+    if (!emu_tracing())
+        return;
+    struct maya_rec_memcpy r;
+    memset(&r, 0, sizeof r);
+    r.h.type = MAYA_REC_MEMCPY;
+    r.h.bytes = sizeof r;
+    /* A synchronous copy returns when it is done; an async one from or to
+     * pageable host memory is staged, so the host waits for it too. */
+    if (!c->async || (!c->pinned && (c->kind == MAYA_COPY_D2H || c->kind == MAYA_COPY_H2D)))
+        r.h.flags = MAYA_F_HOST_WAITS;
+    r.dst = (uint64_t)(uintptr_t)c->dst;
+    r.src = (uint64_t)(uintptr_t)c->src;
+    r.bytes = bytes;
+    r.kind = c->kind;
+    r.src_device = c->src_device;
+    r.dst_device = c->dst_device;
+    r.flags = flags | (c->async ? MAYA_COPY_ASYNC : 0) | (c->pinned ? MAYA_COPY_PINNED : 0);
+    r.width = c->width;
+    r.height = height;
+    r.depth = depth;
+    emu_call_fill(&r.call, api, t0, result, c->stream ? c->stream->id : 0);
+    emu_trace_emit(&r);
+}
+
+/* ---- memsets ---- */
+
+EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
+                               unsigned elem_bytes, uint64_t width_elems, uint64_t height, uint64_t pitch,
+                               struct emu_stream *stream, int async)
+{
+    height = MAYA_MAX(height, 1);
+    uint64_t row_bytes = width_elems * elem_bytes, bytes = row_bytes * height;
+    uint32_t flags = async ? MAYA_COPY_ASYNC : 0;
+    if (result == 0 && bytes && bytes <= emu_config()->copy_threshold) {
+        int done = 1;
+        for (uint64_t y = 0; y < height && done; y++)
+            done = emu_fill_bytes((char *)dst + y * pitch, &value, elem_bytes, width_elems);
+        if (done)
+            flags |= MAYA_COPY_PERFORMED;
+    }
+    if (!emu_tracing())
+        return;
+    struct maya_rec_memset r;
+    memset(&r, 0, sizeof r);
+    r.h.type = MAYA_REC_MEMSET;
+    r.h.bytes = sizeof r;
+    r.dst = (uint64_t)(uintptr_t)dst;
+    r.bytes = bytes;
+    r.value = elem_bytes == 4 ? value : elem_bytes == 2 ? (value & 0xffff) : (value & 0xff);
+    r.elem_bytes = elem_bytes;
+    r.flags = flags;
+    emu_call_fill(&r.call, api, t0, result, stream ? stream->id : 0);
+    emu_trace_emit(&r);
+}
