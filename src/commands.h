@@ -5,7 +5,8 @@
 
 #define MAYA_COMMANDS(X) \
     X(hwspecs, "list GPU and cluster descriptions, or show one") \
-    X(trace,   "inspect traces (maya trace dump FILE)")
+    X(trace,   "inspect traces (maya trace dump FILE)") \
+    X(run,     "run a workload on emulated GPUs and report what it would cost")
 
 #define MAYA_DECLARE_CMD(name, help) int cmd_##name(int argc, char **argv);
 MAYA_COMMANDS(MAYA_DECLARE_CMD)

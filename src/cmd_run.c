@@ -1,0 +1,554 @@
+/* maya run [-g GPUxCOUNT] [-n NPROC] [-o DIR] [--cluster FILE] ... -- CMD [ARGS...]
+ *
+ * Starts NPROC processes of CMD under the emulator, each with the identity a
+ * torchrun/Slurm rank expects, waits for them (stopping the rest when one
+ * fails, as torchrun does), records how each ended in DIR/run.conf, then runs
+ * the report pipeline on DIR (the same as `maya report DIR`).
+ * docs/run-dir.md describes DIR and the variables each process gets.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "pipeline.h"
+#include "maya/common.h"
+#include "maya/hwspec.h"
+#include "maya/run_desc.h"
+
+#define KILL_GRACE_S 10.0
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: maya run [OPTIONS] [--] CMD [ARGS...]\n"
+        "  Run CMD as the ranks of a job on emulated GPUs; keep their traces, output and\n"
+        "  exit statuses in DIR (docs/run-dir.md).\n"
+        "  -g, --gpus GPUxCOUNT     emulated GPUs, e.g. h100x16 (default: h100x1, or the\n"
+        "                           --cluster's GPU and size); maya hwspecs list names them\n"
+        "  -n, --nproc N            processes to start (default: one per GPU); with 1, the one\n"
+        "                           process sees every GPU of its node (torchrun inside, or\n"
+        "                           several devices per process)\n"
+        "  -o, --output DIR         run directory (default: maya-run-YYYYmmdd-HHMMSS)\n"
+        "  --cluster FILE|NAME      cluster description (default: 8 GPUs per node)\n"
+        "%s"
+        "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
+        "  -q, --quiet              no progress line and no summary\n"
+        "Exit status: 0 the workload succeeded and left traces; 1 the workload failed (the\n"
+        "failing rank is named); 3 no trace was left; 2 bad usage.\n",
+        PIPELINE_OPTIONS_HELP);
+}
+
+struct run {
+    struct maya_run_desc desc;
+    struct pipeline_opts popts;
+    const struct maya_gpu_spec *gpu;
+    struct maya_cluster_spec cluster;
+    int count;                  /* GPUs */
+    int per_node;               /* processes per node */
+    char dir[PATH_MAX];
+    char libdir[PATH_MAX];
+    char **cmd;
+    int port;
+    double timeout_s;
+    int quiet, progress;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_signal(int sig)
+{
+    interrupted = sig;
+}
+
+static double now_s(void)
+{
+    return maya_mono_ns() / 1e9;
+}
+
+/* A TCP port nobody listens on now (the kernel picks it). */
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return maya_error("cannot create a socket to find a free port: %m");
+    struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+    socklen_t len = sizeof a;
+    int port = -1;
+    if (bind(fd, (struct sockaddr *)&a, sizeof a) == 0 && getsockname(fd, (struct sockaddr *)&a, &len) == 0)
+        port = ntohs(a.sin_port);
+    else
+        maya_error("cannot find a free port: %m");
+    close(fd);
+    return port;
+}
+
+static int mkdir_p(const char *path)
+{
+    char buf[PATH_MAX];
+    if (maya_snprintf(buf, sizeof buf, "%s", path) < 0)
+        return -1;
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = 0;
+        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+            return maya_error("cannot create directory %s: %m", buf);
+        *p = '/';
+    }
+    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
+        return maya_error("cannot create directory %s: %m", buf);
+    return 0;
+}
+
+/* The cluster: a file, a known cluster name, or the GPU's default. */
+static int pick_cluster(struct run *r, struct maya_hwspecs *hw, const char *cluster_arg, const char *gpus_arg)
+{
+    struct stat st;
+    if (cluster_arg && stat(cluster_arg, &st) == 0) {
+        struct maya_hwspecs own = { 0 };
+        if (maya_hwspecs_load_file(cluster_arg, &own) < 0)
+            return -1;
+        if (own.nclusters != 1) {
+            maya_hwspecs_free(&own);
+            return maya_error("--cluster %s: expected a file with one cluster \"NAME\" { ... }, found %zu",
+                              cluster_arg, own.nclusters);
+        }
+        r->cluster = own.clusters[0];
+        maya_hwspecs_free(&own);
+    } else if (cluster_arg) {
+        const struct maya_cluster_spec *c = maya_hwspecs_find_cluster(hw, cluster_arg);
+        if (!c) {
+            char names[2048] = "";
+            for (size_t i = 0; i < hw->nclusters; i++)
+                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                         hw->clusters[i].key);
+            return maya_error("--cluster \"%s\": no such file and no known cluster of that name; "
+                              "known clusters: %s", cluster_arg, names[0] ? names : "(none installed)");
+        }
+        r->cluster = *c;
+    }
+    if (gpus_arg) {
+        if (maya_parse_gpu_count(hw, gpus_arg, &r->gpu, &r->count) < 0)
+            return -1;
+    } else if (cluster_arg) {
+        r->gpu = maya_hwspecs_find_gpu(hw, r->cluster.gpu);
+        if (!r->gpu)
+            return maya_error("--cluster %s names GPU \"%s\", which is not known (maya hwspecs list)",
+                              cluster_arg, r->cluster.gpu);
+        r->count = r->cluster.gpus_per_node * MAYA_MAX(r->cluster.nodes, 1);
+    } else if (maya_parse_gpu_count(hw, "h100x1", &r->gpu, &r->count) < 0) {
+        return -1;
+    }
+    if (!cluster_arg)
+        return maya_default_cluster(hw, r->gpu, r->count, &r->cluster);
+    snprintf(r->cluster.gpu, sizeof r->cluster.gpu, "%s", r->gpu->key);
+    int gpn = r->cluster.gpus_per_node;
+    if (r->count < gpn)
+        r->cluster.gpus_per_node = r->count;
+    else if (r->count % gpn)
+        return maya_error("%d GPUs on nodes of %d (cluster %s): expected a multiple of %d", r->count, gpn,
+                          r->cluster.key, gpn);
+    r->cluster.nodes = (r->count + r->cluster.gpus_per_node - 1) / r->cluster.gpus_per_node;
+    return 0;
+}
+
+static int check_nprocs(struct run *r, int nproc)
+{
+    int nodes = r->cluster.nodes, gpn = r->cluster.gpus_per_node;
+    if (nproc < 1 || nproc > (1 << 20))
+        return maya_error("-n %d: expected 1 or more processes", nproc);
+    if (nproc % nodes)
+        return maya_error("-n %d: %d GPUs span %d nodes of %d; expected a multiple of %d processes "
+                          "(they are spread evenly over the nodes)", nproc, r->count, nodes, gpn, nodes);
+    r->per_node = nproc / nodes;
+    if (r->per_node > gpn || gpn % r->per_node)
+        return maya_error("-n %d: %d processes per node cannot share %d GPUs evenly; expected a "
+                          "divisor of %d per node", nproc, r->per_node, gpn, gpn);
+    return 0;
+}
+
+static void set_env_int(const char *name, long v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%ld", v);
+    setenv(name, buf, 1);
+}
+
+/* In the child: identity, emulator settings, logs; then exec. Never returns. */
+static void exec_rank(const struct run *r, int rank)
+{
+    int nproc = r->desc.nprocs, node = rank / r->per_node, local = rank % r->per_node;
+    char path[PATH_MAX + 64];
+    setpgid(0, 0);
+    snprintf(path, sizeof path, "%s/logs/rank-%d.out", r->dir, rank);
+    int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    snprintf(path, sizeof path, "%s/logs/rank-%d.err", r->dir, rank);
+    int err = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int in = nproc == 1 ? 0 : open("/dev/null", O_RDONLY);
+    if (out < 0 || err < 0 || in < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(in, 0) < 0)
+        _exit(127);
+    set_env_int("RANK", rank);
+    set_env_int("WORLD_SIZE", nproc);
+    set_env_int("LOCAL_RANK", local);
+    set_env_int("LOCAL_WORLD_SIZE", r->per_node);
+    set_env_int("NODE_RANK", node);
+    set_env_int("GROUP_RANK", node);
+    setenv("MASTER_ADDR", "127.0.0.1", 1);
+    set_env_int("MASTER_PORT", r->port);
+    if (nproc > 1)
+        setenv("OMP_NUM_THREADS", "1", 0);
+    setenv("MAYA_GPU", r->gpu->key, 1);
+    set_env_int("MAYA_GPUS_PER_NODE", r->cluster.gpus_per_node);
+    set_env_int("MAYA_NODE", node);
+    if (nproc > 1)
+        set_env_int("MAYA_RANK", rank);
+    else
+        unsetenv("MAYA_RANK");
+    snprintf(path, sizeof path, "%s/traces", r->dir);
+    setenv("MAYA_TRACE_DIR", path, 1);
+    int gpus_each = r->cluster.gpus_per_node / r->per_node;
+    if (gpus_each > 1 && r->per_node > 1) {
+        char vis[1024] = "";
+        for (int i = 0; i < gpus_each; i++)
+            snprintf(vis + strlen(vis), sizeof vis - strlen(vis), "%s%d", i ? "," : "", local * gpus_each + i);
+        setenv("CUDA_VISIBLE_DEVICES", vis, 1);
+    }
+    const char *old = getenv("LD_LIBRARY_PATH");
+    char ld[PATH_MAX * 4];
+    snprintf(ld, sizeof ld, "%s%s%s", r->libdir, old && *old ? ":" : "", old && *old ? old : "");
+    setenv("LD_LIBRARY_PATH", ld, 1);
+    signal(SIGINT, SIG_DFL);
+    signal(SIGTERM, SIG_DFL);
+    execvp(r->cmd[0], r->cmd);
+    fprintf(stderr, "maya run: cannot execute %s: %s\n", r->cmd[0], strerror(errno));
+    _exit(127);
+}
+
+static int find_proc(const struct run *r, pid_t pid)
+{
+    for (int i = 0; i < r->desc.nprocs; i++)
+        if (r->desc.procs[i].pid == pid && r->desc.procs[i].end == MAYA_RUN_UNKNOWN)
+            return i;
+    return -1;
+}
+
+/* Stop every process still running (its whole process group). */
+static void stop_all(struct run *r, int sig, const char *why)
+{
+    for (int i = 0; i < r->desc.nprocs; i++) {
+        struct maya_run_proc *p = &r->desc.procs[i];
+        if (p->end != MAYA_RUN_UNKNOWN || p->pid <= 0)
+            continue;
+        if (why && !p->note[0])
+            snprintf(p->note, sizeof p->note, "%s", why);
+        kill(-(pid_t)p->pid, sig);
+    }
+}
+
+static void show_progress(const struct run *r, int done, int failed, double t0, int final)
+{
+    if (!r->progress)
+        return;
+    int n = r->desc.nprocs;
+    fprintf(stderr, "\rmaya run: %d/%d ranks done, %d running, %d failed  %.1fs   %s", done, n,
+            n - done, failed, now_s() - t0, final ? "\n" : "");
+    fflush(stderr);
+}
+
+/* Wait for every process; stop the others when one fails or time runs out. */
+static void wait_all(struct run *r)
+{
+    int n = r->desc.nprocs, done = 0, failed = 0;
+    double t0 = now_s(), last_shown = 0, stop_at = 0;
+    int stopping = 0, killed = 0;
+    while (done < n) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid > 0) {
+            int i = find_proc(r, pid);
+            if (i < 0)
+                continue;
+            struct maya_run_proc *p = &r->desc.procs[i];
+            if (WIFEXITED(st)) {
+                p->end = MAYA_RUN_EXITED;
+                p->code = WEXITSTATUS(st);
+            } else {
+                p->end = MAYA_RUN_SIGNALED;
+                p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
+            }
+            done++;
+            if (!maya_run_proc_ok(p) && !p->note[0]) {
+                failed++;
+                if (!stopping) {
+                    char why[128];
+                    snprintf(why, sizeof why, "terminated: rank %d failed", i);
+                    stop_all(r, SIGTERM, why);
+                    stopping = 1;
+                    stop_at = now_s() + KILL_GRACE_S;
+                }
+            }
+            continue;
+        }
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (interrupted && !stopping) {
+            stop_all(r, SIGTERM, "terminated: maya run was interrupted");
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+        }
+        if (r->timeout_s > 0 && !stopping && now_s() - t0 > r->timeout_s) {
+            char why[128];
+            snprintf(why, sizeof why, "terminated: --timeout %g s reached", r->timeout_s);
+            stop_all(r, SIGTERM, why);
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+        }
+        if (stopping && !killed && now_s() > stop_at) {
+            stop_all(r, SIGKILL, NULL);
+            killed = 1;
+        }
+        if (now_s() - last_shown > 0.25) {
+            show_progress(r, done, failed, t0, 0);
+            last_shown = now_s();
+        }
+        struct timespec ts = { 0, 10 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+    show_progress(r, done, failed, t0, 1);
+}
+
+static int start_all(struct run *r)
+{
+    for (int i = 0; i < r->desc.nprocs; i++) {
+        struct maya_run_proc *p = &r->desc.procs[i];
+        p->node = i / r->per_node;
+        p->local_rank = i % r->per_node;
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0) {
+            maya_error("cannot start rank %d: %m", i);
+            stop_all(r, SIGKILL, "terminated: maya could not start every rank");
+            return -1;
+        }
+        if (pid == 0)
+            exec_rank(r, i);
+        setpgid(pid, pid); /* also in the child: whichever runs first */
+        p->pid = pid;
+    }
+    return 0;
+}
+
+static void join_cmd(char **cmd, char *buf, size_t size)
+{
+    buf[0] = 0;
+    for (int i = 0; cmd[i]; i++)
+        snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", i ? " " : "", cmd[i]);
+}
+
+static int prepare_dir(struct run *r, const char *out)
+{
+    char def[64];
+    if (!out) {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        strftime(def, sizeof def, "maya-run-%Y%m%d-%H%M%S", &tm);
+        out = def;
+    }
+    char path[PATH_MAX + 32];
+    snprintf(path, sizeof path, "%s/%s", out, MAYA_RUN_DESC_FILE);
+    if (access(path, F_OK) == 0)
+        return maya_error("-o %s: the directory already holds a run (%s); choose another directory, "
+                          "or run `maya report %s` to redo its report", out, MAYA_RUN_DESC_FILE, out);
+    if (mkdir_p(out) < 0 || !realpath(out, r->dir))
+        return maya_error("cannot use %s as the run directory: %m", out);
+    snprintf(path, sizeof path, "%s/traces", r->dir);
+    if (mkdir_p(path) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/logs", r->dir);
+    return mkdir_p(path);
+}
+
+static int find_libdir(struct run *r)
+{
+    char bin[PATH_MAX], probe[PATH_MAX + 64];
+    if (maya_self_dir((const void *)find_libdir, bin, sizeof bin) < 0)
+        return -1;
+    snprintf(probe, sizeof probe, "%s/../lib/maya/libcudart.so.13", bin);
+    if (access(probe, R_OK) != 0)
+        return maya_error("the emulator's libraries are not where maya expects them (%s): %m", probe);
+    snprintf(probe, sizeof probe, "%s/../lib/maya", bin);
+    if (!realpath(probe, r->libdir))
+        return maya_error("cannot resolve %s: %m", probe);
+    return 0;
+}
+
+/* Copy the --cluster file into DIR so the run directory stands alone. */
+static int keep_cluster_file(struct run *r, const char *arg)
+{
+    struct stat st;
+    if (!arg) {
+        r->desc.cluster[0] = 0;
+        return 0;
+    }
+    if (stat(arg, &st) != 0) {
+        snprintf(r->desc.cluster, sizeof r->desc.cluster, "%s", arg);
+        return 0;
+    }
+    char *data;
+    size_t len;
+    char dst[PATH_MAX + 32];
+    snprintf(dst, sizeof dst, "%s/cluster.conf", r->dir);
+    if (maya_read_file(arg, &data, &len) < 0)
+        return -1;
+    int rc = maya_write_file_atomic(dst, data, len);
+    free(data);
+    snprintf(r->desc.cluster, sizeof r->desc.cluster, "cluster.conf");
+    return rc;
+}
+
+static int parse_double_opt(const char *name, const char *v, double *out)
+{
+    if (maya_parse_double(v, out) < 0 || *out <= 0)
+        return maya_error("%s \"%s\": expected a number of seconds above 0", name, v);
+    return 0;
+}
+
+int cmd_run(int argc, char **argv)
+{
+    struct run r;
+    memset(&r, 0, sizeof r);
+    maya_run_desc_init(&r.desc);
+    const char *gpus = NULL, *out = NULL, *cluster = NULL;
+    int nproc = 0, i;
+    for (i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int took = 1;
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-')
+            break;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            r.quiet = 1;
+            took = 0;
+        } else if (!v) {
+            maya_error("%s: expected a value after it", a);
+            usage(stderr);
+            return 2;
+        } else if (!strcmp(a, "-g") || !strcmp(a, "--gpus")) {
+            gpus = v;
+        } else if (!strcmp(a, "-n") || !strcmp(a, "--nproc")) {
+            int64_t n;
+            if (maya_parse_i64(v, &n) < 0 || n < 1 || n > (1 << 20)) {
+                maya_error("-n \"%s\": expected a number of processes from 1 to %d", v, 1 << 20);
+                return 2;
+            }
+            nproc = (int)n;
+        } else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
+            out = v;
+        } else if (!strcmp(a, "--cluster")) {
+            cluster = v;
+        } else if (!strcmp(a, "--timeout")) {
+            if (parse_double_opt(a, v, &r.timeout_s) < 0)
+                return 2;
+        } else {
+            int rc = pipeline_parse_option(&r.popts, a, v);
+            if (rc < 0)
+                return 2;
+            if (rc == 0) {
+                maya_error("unknown option \"%s\" (maya run --help lists them)", a);
+                return 2;
+            }
+        }
+        i += took;
+    }
+    if (i >= argc) {
+        maya_error("no command to run: expected maya run [OPTIONS] -- CMD [ARGS...]");
+        return 2;
+    }
+    r.cmd = argv + i;
+
+    struct maya_hwspecs hw;
+    if (cli_load_hwspecs(&hw) < 0)
+        return 1;
+    int rc = pick_cluster(&r, &hw, cluster, gpus);
+    if (rc == 0)
+        rc = check_nprocs(&r, nproc ? nproc : r.count);
+    maya_hwspecs_free(&hw);
+    if (rc < 0)
+        return 2;
+    if (pipeline_check_options(&r.popts) < 0)
+        return 2;
+    if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0)
+        return 1;
+    if ((r.port = free_port()) < 0)
+        return 1;
+
+    struct maya_run_desc *d = &r.desc;
+    snprintf(d->launcher, sizeof d->launcher, "maya-run");
+    snprintf(d->gpu, sizeof d->gpu, "%s", r.gpu->key);
+    d->gpu_count = r.count;
+    d->gpus_per_node = r.cluster.gpus_per_node;
+    d->nodes = r.cluster.nodes;
+    join_cmd(r.cmd, d->command, sizeof d->command);
+    if (!getcwd(d->workdir, sizeof d->workdir))
+        d->workdir[0] = 0;
+    pipeline_opts_to_desc(&r.popts, d);
+    if (maya_run_desc_set_nprocs(d, nproc ? nproc : r.count) < 0)
+        return 1;
+    r.progress = !r.quiet && isatty(2);
+
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    maya_utc_now(d->start_time, sizeof d->start_time);
+    double t0 = now_s();
+    if (!r.quiet)
+        fprintf(stderr, "maya run: %d rank%s on %d emulated %s (%d node%s of %d) -> %s\n", d->nprocs,
+                d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
+                d->gpus_per_node, r.dir);
+    int started = start_all(&r);
+    wait_all(&r);
+    d->wall_s = now_s() - t0;
+    maya_utc_now(d->end_time, sizeof d->end_time);
+    char desc_path[PATH_MAX + 32];
+    snprintf(desc_path, sizeof desc_path, "%s/%s", r.dir, MAYA_RUN_DESC_FILE);
+    if (maya_run_desc_write(desc_path, d) < 0) {
+        maya_run_desc_free(d);
+        return 3;
+    }
+    int workload_ok = started == 0 && !interrupted;
+    for (int k = 0; k < d->nprocs; k++)
+        workload_ok &= maya_run_proc_ok(&d->procs[k]);
+    if (interrupted) {
+        maya_error("interrupted; what the ranks left is in %s", r.dir);
+        maya_run_desc_free(d);
+        return 130;
+    }
+    r.popts.quiet = r.quiet;
+    int prc = pipeline_run(r.dir, &r.popts);
+    maya_run_desc_free(d);
+    if (!workload_ok)
+        return 1;
+    return prc < 0 ? 3 : 0;
+}

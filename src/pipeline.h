@@ -1,0 +1,34 @@
+/* The report pipeline shared by `maya run` and `maya report`: collate the
+ * traces of a run directory, estimate, simulate and write the report
+ * (docs/run-dir.md). */
+#ifndef MAYA_CLI_PIPELINE_H
+#define MAYA_CLI_PIPELINE_H
+
+#include "maya/run_desc.h"
+
+struct pipeline_opts {
+    const char *iteration_marker; /* NULL: as run.conf says */
+    const char *estimator;        /* NULL: as run.conf says */
+    const char *oracle;           /* NULL: as run.conf says */
+    int quiet;
+};
+
+#define PIPELINE_OPTIONS_HELP \
+    "  --iteration-marker NAME  an op, kernel, API or NVTX name that starts each iteration\n" \
+    "                           (default: found from the repeating sequence of ops)\n" \
+    "  --estimator SPEC         estimator models: MODEL for all families, or\n" \
+    "                           FAMILY=MODEL,... (models: analytical, learned, oracle)\n" \
+    "  --oracle FILE            measured durations for the oracle model\n"
+
+/* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
+int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);
+/* Check the values given (files exist, models parse); 0 or -1 with a message. */
+int pipeline_check_options(const struct pipeline_opts *o);
+/* Record the options in a run description. */
+void pipeline_opts_to_desc(const struct pipeline_opts *o, struct maya_run_desc *d);
+
+/* Collate, estimate, simulate and report on dir. 0, or -1 (message printed)
+ * when the pipeline could not produce a report. */
+int pipeline_run(const char *dir, const struct pipeline_opts *o);
+
+#endif

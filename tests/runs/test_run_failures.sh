@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# A failing rank: maya run stops the others (as torchrun does), records how
+# each process ended, names the failing rank with its stderr, and exits 1.
+# Bad option values are refused with a message naming what is allowed.
+. "$MAYA_TOP/tests/lib.sh"
+
+d=$TEST_TMP/fail
+start=$(date +%s)
+"$MAYA" run -q -g h100x3 -o "$d" -- sh -c '
+    if [ "$RANK" = 1 ]; then echo "rank one gives up" >&2; exit 7; fi
+    exec sleep 60' > "$TEST_TMP/out" 2>&1
+rc=$?
+expect_eq "$rc" 1 "exit status of maya run when a rank fails"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "the other ranks were not stopped after rank 1 failed"
+expect_grep "^rank\.1\.exit=7$" "$d/run.conf"
+expect_grep "^rank\.0\.signal=15$" "$d/run.conf"
+expect_grep "^rank\.0\.note=terminated: rank 1 failed$" "$d/run.conf"
+expect_grep "^rank\.2\.signal=15$" "$d/run.conf"
+expect_grep "rank 1 failed \(exit 7\)" "$TEST_TMP/out"
+expect_grep "rank one gives up" "$TEST_TMP/out"
+
+# A command that does not exist: the rank exits 127 with the reason in its log.
+d=$TEST_TMP/noexec
+"$MAYA" run -q -o "$d" -- /nonexistent/program > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status when the command cannot start"
+expect_grep "^rank\.0\.exit=127$" "$d/run.conf"
+expect_grep "cannot execute /nonexistent/program" "$d/logs/rank-0.err"
+
+# Bad usage: exit 2 and a message saying what is allowed.
+bad() {
+    local want=$1
+    shift
+    "$MAYA" run "$@" > "$TEST_TMP/out" 2>&1
+    expect_eq "$?" 2 "exit status of maya run $*"
+    expect_grep "$want" "$TEST_TMP/out"
+}
+bad 'unknown GPU "nosuch"; known: .*H100-SXM' -g nosuchx8 -- true
+bad 'expected <gpu>x<count>' -g h100 -- true
+bad 'count "0" is not a number' -g h100x0 -- true
+bad 'expected a multiple of 2 processes' -g h100x16 -n 3 -- true
+bad 'expected a multiple of 2 processes' -g h100x16 -n 1 -- true
+bad 'cannot share 8 GPUs evenly' -g h100x8 -n 3 -- true
+bad 'expected a number of processes' -g h100x8 -n zero -- true
+bad 'no such file and no known cluster' --cluster /nonexistent.conf -- true
+bad 'unknown option "--bogus"' --bogus 1 -- true
+bad 'no command to run' -g h100x1
+bad 'expected a value after it' -g
+bad 'expected a number of seconds' --timeout -1 -- true
+bad 'cannot read it' --oracle /nonexistent -- true
+
+# An existing run is not overwritten.
+mkdir -p "$TEST_TMP/old" && echo "nprocs=0" > "$TEST_TMP/old/run.conf"
+"$MAYA" run -q -o "$TEST_TMP/old" -- true > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status when DIR holds a run"
+expect_grep "already holds a run" "$TEST_TMP/out"
+
+# --timeout stops a workload that hangs.
+d=$TEST_TMP/hang
+"$MAYA" run -q --timeout 1 -o "$d" -- sleep 60 > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status after --timeout"
+expect_grep "^rank\.0\.note=terminated: --timeout 1 s reached$" "$d/run.conf"
+exit 0
