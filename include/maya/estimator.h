@@ -39,7 +39,8 @@ struct est_op {
     const char *kernel_name;              /* LAUNCH: demangled kernel name */
     const struct maya_rec_kernel *kernel; /* LAUNCH: kernel definition (params, features) */
     int rank;                             /* global rank of the process */
-    /* COLL: where the communicator's members are */
+    /* COLL: where the communicator's members are. Send/recv: the pair's
+     * placement (coll_nodes 1 = peer on the same node, 2 = on another). */
     int coll_nodes;                       /* nodes spanned */
     int coll_ranks_per_node;              /* most members on any one node */
 };
@@ -75,5 +76,17 @@ const char *est_model_name(enum est_model m);
 int est_model_parse(const char *s);
 /* Parse a family name; -1 if none. */
 int est_family_parse(const char *s);
+
+/* Parse a model choice for every family, as the CLI's --estimator takes it:
+ * "learned" (all families), "gemm=learned,allreduce=analytical" (the named
+ * families; the others keep what model[] holds), or both
+ * ("analytical,gemm=learned"). Returns 0, or -1 with a message naming the
+ * allowed models and families. */
+int est_models_parse(const char *spec, enum est_model model[EST_NFAMILIES]);
+
+/* Durations with a unit, as oracle files and the CLI write them: "14ms",
+ * "2.5 us", "100ns", "1s". Returns 0, or -1 (no message) when the text is not
+ * a non-negative number followed by ns, us, ms or s. */
+int est_parse_duration(const char *s, uint64_t *ns);
 
 #endif

@@ -1,0 +1,284 @@
+/* The analytical model: durations from the hwspec figures (peaks, bandwidths,
+ * latencies) and the physics of each op. It answers for every GPU, and is
+ * what the learned models fall back to outside their data.
+ *
+ * The constants marked "calibrated" were fitted by `maya-est-train
+ * --calibrate` (estimator/train.c) on the committed tables in
+ * estimator/data/ (see estimator/data/SOURCE.md for where they come from);
+ * rerun it after changing this file and paste what it prints.
+ */
+#include <math.h>
+
+#include "est_internal.h"
+
+/* ---- calibrated constants ---- */
+/* GEMM: efficiency = GEMM_EFF_MAX * wave quantisation * k/(k + GEMM_K_HALF),
+ * plus a fixed GEMM_OVERHEAD_NS (prologue, epilogue, launch gap). Fitted on
+ * the XLA sm_90 b=1 grid (H100) and the vidur GEMMs (A100, H100, A40). */
+#define GEMM_EFF_MAX     0.86
+#define GEMM_K_HALF      96.0
+#define GEMM_OVERHEAD_NS 2500.0
+/* Memory-bound kernels reach this fraction of the measured copy bandwidth. */
+#define MEM_EFF          0.85
+/* NCCL: fixed cost of one collective (kernel start, handshake) and the
+ * protocol cost of one ring step on top of the link's own latency. */
+#define COLL_BASE_US     8.0
+#define COLL_STEP_US     1.5
+/* Ring busbw reached on each kind of link, as a fraction of line rate:
+ * NVLink 0.82 (H100: ~370 of 450 GB/s, sjeaugey in NVIDIA/nccl-tests #212),
+ * NIC 0.92 (NDR 400 Gb/s: 46 of 50 GB/s, nccl-tests #290), PCIe 0.80. NVLS
+ * all-reduce reaches 1.065 x line rate in busbw terms (480 of 450 GB/s,
+ * same source), because the switch does the reduction. */
+#define RING_EFF_NVLINK  0.82
+#define RING_EFF_NIC     0.92
+#define RING_EFF_PCIE    0.80
+#define NVLS_FACTOR      1.065
+/* Pageable host memory is staged through a pinned buffer by the driver;
+ * measured pageable copies run at roughly half the pinned rate. */
+#define PAGEABLE_FACTOR  0.5
+/* Host-to-host memcpy, one thread. */
+#define HOST_MEMCPY_GBPS 10.0
+
+double est_peak_flops(const struct maya_gpu_spec *g, enum est_prec p)
+{
+    const struct maya_gpu_perf *f = &g->perf;
+    double tf = f->fp32_tflops;
+    switch (p) {
+    case EST_P_FP64: tf = f->fp64_tensor_tflops > 0 ? f->fp64_tensor_tflops : f->fp64_tflops; break;
+    case EST_P_FP32: tf = f->fp32_tflops; break;
+    case EST_P_TF32: tf = f->tf32_tflops > 0 ? f->tf32_tflops : f->fp32_tflops; break;
+    case EST_P_FP16: tf = f->fp16_tflops > 0 ? f->fp16_tflops : f->fp32_tflops; break;
+    case EST_P_BF16: tf = f->bf16_tflops > 0 ? f->bf16_tflops : f->fp32_tflops; break;
+    case EST_P_FP8:  /* no FP8 units (A100, V100): runs as FP16 */
+        tf = f->fp8_tflops > 0 ? f->fp8_tflops : f->fp16_tflops > 0 ? f->fp16_tflops : f->fp32_tflops;
+        break;
+    case EST_P_INT8: tf = f->int8_tops > 0 ? f->int8_tops : f->fp32_tflops; break;
+    default: break;
+    }
+    if (tf <= 0)
+        tf = 1; /* a GPU file without figures: answer something finite */
+    return tf * 1e12;
+}
+
+static double mem_bw(const struct maya_gpu_spec *g)
+{
+    double gbps = g->perf.hbm_measured_gbps > 0 ? g->perf.hbm_measured_gbps : g->perf.hbm_gbps;
+    return (gbps > 0 ? gbps : 100) * 1e9;
+}
+
+static double floor_ns(const struct maya_gpu_spec *g)
+{
+    return g->perf.kernel_floor_ns > 0 ? g->perf.kernel_floor_ns : 2000;
+}
+
+static int tensor_core(const struct maya_gpu_spec *g, enum est_prec p)
+{
+    return p != EST_P_FP32 && !(p == EST_P_FP64 && g->perf.fp64_tensor_tflops <= 0);
+}
+
+/* Share of the GPU a GEMM keeps busy: output tiles spread over the SMs in
+ * waves, the last wave partly empty; short k leaves the pipeline filling. */
+double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d)
+{
+    double sms = g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1;
+    /* Tile shapes cuBLAS picks for large problems: 128x128 (Ampere and
+     * older, CUDA cores), 128x256 on Hopper and later tensor cores. */
+    double tm = 128, tn = (g->prop.major >= 9 && tensor_core(g, d->prec)) ? 256 : 128;
+    double m = d->m > 1 ? d->m : 1, n = d->n > 1 ? d->n : 1, k = d->k > 1 ? d->k : 1;
+    double b = d->batch > 1 ? d->batch : 1;
+    double tiles = ceil(m / tm) * ceil(n / tn) * b;
+    double waves = ceil(tiles / sms);
+    double wave_eff = (m * n * b) / (waves * sms * tm * tn);
+    /* Small problems do better than whole tiles suggest: cuBLAS switches to
+     * smaller tiles and split-k. Never count less than one full SM's tile. */
+    if (wave_eff < 1.0 / sms)
+        wave_eff = 1.0 / sms;
+    double k_eff = k / (k + GEMM_K_HALF);
+    return GEMM_EFF_MAX * wave_eff * k_eff;
+}
+
+static double gemm_ns(const struct maya_gpu_spec *g, const struct est_desc *d)
+{
+    if (d->flops <= 0)
+        return floor_ns(g);
+    double t_c = d->flops / (est_peak_flops(g, d->prec) * est_gemm_efficiency(g, d));
+    double t_m = d->bytes / (mem_bw(g) * MEM_EFF);
+    return fmax(t_c, t_m) * 1e9 + GEMM_OVERHEAD_NS;
+}
+
+/* Fused attention reaches about half the tensor-core peak (FlashAttention-2
+ * on A100: 50-70% forward, lower backward; cuDNN SDPA on H100 ~ 50-60%). */
+static double attention_ns(const struct maya_gpu_spec *g, const struct est_desc *d)
+{
+    double eff = d->backward ? 0.40 : 0.50;
+    double t_c = d->flops / (est_peak_flops(g, d->prec) * eff);
+    double t_m = d->bytes / (mem_bw(g) * MEM_EFF);
+    return fmax(t_c, t_m) * 1e9 + GEMM_OVERHEAD_NS;
+}
+
+static double mem_ns(const struct maya_gpu_spec *g, double bytes)
+{
+    return floor_ns(g) + bytes / (mem_bw(g) * MEM_EFF) * 1e9;
+}
+
+void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                   struct est_links *l)
+{
+    double pcie = g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16;
+    double nvlink = c && c->nvlink_gbps > 0 ? c->nvlink_gbps : g->perf.nvlink_gbps;
+    l->intra = c ? c->intra : MAYA_LINK_NVSWITCH;
+    if (nvlink <= 0)
+        l->intra = MAYA_LINK_PCIE;
+    l->intra_gbps = l->intra == MAYA_LINK_PCIE ? pcie : nvlink;
+    l->intra_lat_us = c && c->intra_latency_us > 0 ? c->intra_latency_us : 1;
+    int nics = c && c->nics_per_node > 0 ? c->nics_per_node : 8;
+    double nic = c && c->nic_gbps > 0 ? c->nic_gbps : 50;
+    int gpn = c && c->gpus_per_node > 0 ? c->gpus_per_node : 8;
+    /* Each GPU has its share of the node's NICs (a rail each on DGX). */
+    l->inter_gbps = nic * nics / gpn;
+    if (l->inter_gbps > nic * nics)
+        l->inter_gbps = nic * nics;
+    l->inter_lat_us = c && c->nic_latency_us > 0 ? c->nic_latency_us : 5;
+    l->nvls = c ? c->nvls : 0;
+}
+
+/* Bus bandwidth (bytes/s) a ring reaches over a node's GPUs, and the step
+ * latency (us), for r ranks on the node. Pairwise NVLink joins only pairs:
+ * a ring over more than two GPUs crosses PCIe. */
+static void intra_ring(const struct maya_gpu_spec *g, const struct est_links *l, int r,
+                       double *busbw, double *lat_us)
+{
+    double pcie = g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16;
+    if (l->intra == MAYA_LINK_PCIE || (l->intra == MAYA_LINK_PAIRWISE && r > 2))
+        *busbw = pcie * RING_EFF_PCIE * 1e9;
+    else
+        *busbw = l->intra_gbps * RING_EFF_NVLINK * 1e9;
+    *lat_us = l->intra_lat_us + COLL_STEP_US;
+}
+
+static double coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                      const struct est_desc *d)
+{
+    struct est_links l;
+    est_links_get(g, c, &l);
+    double S = d->bytes, n = d->nranks > 1 ? d->nranks : 1;
+    int N = d->nodes > 1 ? d->nodes : 1, r = d->ranks_per_node > 0 ? d->ranks_per_node : 1;
+    if (n <= 1 && d->family != EST_SENDRECV)
+        return floor_ns(g); /* a one-rank communicator copies locally, if at all */
+    double busbw, lat;
+    intra_ring(g, &l, r, &busbw, &lat);
+    double inter_bw = l.inter_gbps * RING_EFF_NIC * 1e9, inter_lat = l.inter_lat_us + COLL_STEP_US;
+    if (N > 1) {
+        busbw = r > 1 ? fmin(busbw, inter_bw) : inter_bw;
+        lat = inter_lat; /* a ring step waits for its slowest hop */
+    }
+    double base = COLL_BASE_US;
+    double t_us;
+    switch (d->family) {
+    case EST_ALLREDUCE: {
+        double ring = base + 2 * (n - 1) * lat + 2 * (n - 1) / n * S / busbw * 1e6;
+        t_us = ring;
+        if (N > 1) {
+            /* NCCL's tree: latency grows with log2(nodes) and the chain
+             * inside a node, bandwidth a little below the ring's. */
+            double tree = base + 2 * (ceil(log2(N)) * inter_lat + (r - 1) * (l.intra_lat_us + COLL_STEP_US)) +
+                          2 * S / (busbw * 0.9) * 1e6;
+            t_us = fmin(ring, tree);
+        }
+        if (l.nvls && l.intra == MAYA_LINK_NVSWITCH && r > 1) {
+            /* NVLink SHARP: the switch reduces; inter-node traffic (NVLS
+             * tree) still goes through the NICs. */
+            double nvbw = l.intra_gbps * NVLS_FACTOR * 1e9;
+            if (N > 1)
+                nvbw = fmin(nvbw, inter_bw);
+            double nvls = base + 2 * lat + 2 * (n - 1) / n * S / nvbw * 1e6;
+            t_us = fmin(t_us, nvls);
+        }
+        break;
+    }
+    case EST_ALLGATHER: case EST_REDUCESCATTER:
+        /* bytes are per rank: the whole buffer is n times that */
+        t_us = base + (n - 1) * lat + (n - 1) / n * (S * n) / busbw * 1e6;
+        break;
+    case EST_BROADCAST:
+        t_us = base + (n - 1) * lat + S / busbw * 1e6;
+        break;
+    case EST_ALLTOALL: {
+        /* everyone sends (n-1)/n of its buffer: inside the node over
+         * NVLink, the rest over the NICs, both at once */
+        double intra_part = S * (r - 1) / n / (busbw > 0 ? busbw : 1);
+        double inter_part = N > 1 ? S * (n - r) / n / inter_bw : 0;
+        t_us = base + lat + fmax(intra_part, inter_part) * 1e6;
+        break;
+    }
+    default: { /* send/recv */
+        double bw, hop;
+        if (N > 1) {
+            bw = l.inter_gbps * RING_EFF_NIC * 1e9;
+            hop = inter_lat;
+        } else {
+            /* a pair: over NVLink when there is any (pairwise: assume the
+             * peer is the bridged partner), else PCIe */
+            intra_ring(g, &l, 2, &bw, &hop);
+        }
+        t_us = base + hop + S / bw * 1e6;
+        break;
+    }
+    }
+    return t_us * 1e3;
+}
+
+static double copy_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                      const struct est_desc *d)
+{
+    const struct maya_gpu_perf *f = &g->perf;
+    double S = d->bytes, gbps;
+    switch (d->copy_kind) {
+    case MAYA_COPY_H2D:
+        gbps = f->pcie_h2d_gbps > 0 ? f->pcie_h2d_gbps : f->pcie_gbps * 0.8;
+        if (!d->pinned)
+            gbps *= PAGEABLE_FACTOR;
+        break;
+    case MAYA_COPY_D2H:
+        gbps = f->pcie_d2h_gbps > 0 ? f->pcie_d2h_gbps : f->pcie_gbps * 0.8;
+        if (!d->pinned)
+            gbps *= PAGEABLE_FACTOR;
+        break;
+    case MAYA_COPY_D2D: /* read and write the same memory */
+        return floor_ns(g) + 2 * S / mem_bw(g) * 1e9;
+    case MAYA_COPY_PEER: {
+        struct est_links l;
+        est_links_get(g, c, &l);
+        gbps = l.intra == MAYA_LINK_PCIE ? (f->pcie_gbps > 0 ? f->pcie_gbps : 16) * RING_EFF_PCIE
+                                         : l.intra_gbps * RING_EFF_NVLINK;
+        return floor_ns(g) + l.intra_lat_us * 1e3 + S / (gbps * 1e9) * 1e9;
+    }
+    default: /* host to host */
+        return 1000 + S / (HOST_MEMCPY_GBPS * 1e9) * 1e9;
+    }
+    if (gbps <= 0)
+        gbps = 10;
+    return floor_ns(g) + S / (gbps * 1e9) * 1e9;
+}
+
+double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                         const struct est_desc *d)
+{
+    switch (d->family) {
+    case EST_GEMM: case EST_BATCHED_GEMM: case EST_CONV:
+        return gemm_ns(g, d);
+    case EST_ATTENTION:
+        return attention_ns(g, d);
+    case EST_KERNEL: /* bytes from the parameters, else from the launch's threads */
+        return mem_ns(g, d->bytes);
+    case EST_MEMSET:
+        return mem_ns(g, d->bytes);
+    case EST_COPY:
+        return copy_ns(g, c, d);
+    case EST_ALLREDUCE: case EST_ALLGATHER: case EST_REDUCESCATTER: case EST_BROADCAST:
+    case EST_ALLTOALL: case EST_SENDRECV:
+        return coll_ns(g, c, d);
+    default:
+        return 0;
+    }
+}

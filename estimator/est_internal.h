@@ -1,0 +1,102 @@
+/* Inside the estimator: what every model works from.
+ *
+ * An op is first described (describe.c): its family and the physics of it
+ * (FLOPs, bytes, shapes, precision, participants, links). The analytical
+ * model (analytical.c), the learned models (learned.c, features.c) and the
+ * training tool all start from this description, so a model trained on
+ * measured data sees exactly the numbers it is later asked about.
+ */
+#ifndef EST_INTERNAL_H
+#define EST_INTERNAL_H
+
+#include <stdint.h>
+
+#include "maya/estimator.h"
+#include "maya/hwspec.h"
+
+/* Arithmetic a GEMM or convolution runs in: selects the peak. */
+enum est_prec {
+    EST_P_FP64, EST_P_FP32, EST_P_TF32, EST_P_FP16, EST_P_BF16, EST_P_FP8, EST_P_INT8,
+    EST_NPREC
+};
+
+struct est_desc {
+    enum est_family family;
+    /* compute: GEMM (m n k batch), convolution as its implicit GEMM, attention */
+    enum est_prec prec;
+    int elem_bytes;          /* size of one input element */
+    double m, n, k, batch;
+    double flops;
+    double bytes;            /* bytes moved to and from device memory, at least */
+    int bytes_known;         /* KERNEL: 0 when the parameters did not tell */
+    double threads;          /* KERNEL: grid x block */
+    /* attention */
+    double heads, seq_q, seq_kv, head_dim;
+    int causal, backward;
+    /* copies */
+    int copy_kind;           /* enum maya_copy_kind */
+    int pinned;
+    /* collectives */
+    int coll_op;             /* enum maya_coll_op */
+    int nranks, nodes, ranks_per_node;
+};
+
+/* The links a collective or peer copy uses (from cluster and GPU). */
+struct est_links {
+    double intra_gbps;       /* per GPU per direction inside a node, at the link's rate */
+    double intra_lat_us;
+    enum maya_intra_link intra;
+    double inter_gbps;       /* per GPU per direction across nodes */
+    double inter_lat_us;
+    int nvls;
+};
+
+struct est_oracle;
+struct est_learned;
+
+struct estimator {
+    struct maya_gpu_spec gpu;
+    struct maya_cluster_spec cluster;
+    enum est_model model[EST_NFAMILIES];
+    struct est_oracle *oracle;
+    struct est_learned *learned;
+};
+
+/* describe.c: place an op in a family and work out its physics. */
+int est_describe(const struct est_op *op, struct est_desc *d);
+enum est_prec est_prec_from_cuda(int atype, int compute_type);
+enum est_prec est_prec_from_cudnn(int dtype, int compute_type);
+int est_prec_parse(const char *s);          /* "bf16", "fp32", ...; -1 if none */
+const char *est_prec_name(enum est_prec p);
+int est_prec_bytes(enum est_prec p);
+/* Fill the derived fields (flops, bytes) of a GEMM description from m n k batch. */
+void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batch, enum est_prec p);
+
+/* analytical.c */
+double est_peak_flops(const struct maya_gpu_spec *g, enum est_prec p);
+void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                   struct est_links *l);
+double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d);
+double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
+                         const struct est_desc *d);
+
+/* host.c: host time an API call costs on a real system. */
+double est_host_ns(const struct maya_gpu_spec *g, const struct est_op *op);
+
+/* oracle.c */
+int est_oracle_load(const char *path, struct est_oracle **out);
+void est_oracle_free(struct est_oracle *o);
+/* 1 when a rule matched (then *dev_ns / *host_ns are set or left at -1 when
+ * the rule did not give them), 0 when none did, -1 on error (unmatched=error). */
+int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *dev_ns,
+                      int64_t *host_ns);
+
+/* learned.c */
+int est_learned_load(const char *dir, const struct maya_gpu_spec *g, struct est_learned **out);
+void est_learned_free(struct est_learned *l);
+/* 1 with *ns set, 0 when no model covers the op (no data for this GPU or
+ * family, or the op lies outside what the model was trained on). */
+int est_learned_predict(struct est_learned *l, const struct maya_gpu_spec *g,
+                        const struct maya_cluster_spec *c, const struct est_desc *d, double *ns);
+
+#endif

@@ -1,0 +1,190 @@
+/* The estimator's API: per-family model choice over one op description. */
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "est_internal.h"
+#include "maya/common.h"
+
+static const char *const family_names[EST_NFAMILIES] = {
+    [EST_GEMM] = "gemm", [EST_BATCHED_GEMM] = "batched_gemm", [EST_ATTENTION] = "attention",
+    [EST_CONV] = "conv", [EST_KERNEL] = "kernel", [EST_COPY] = "copy", [EST_MEMSET] = "memset",
+    [EST_ALLREDUCE] = "allreduce", [EST_ALLGATHER] = "allgather",
+    [EST_REDUCESCATTER] = "reducescatter", [EST_BROADCAST] = "broadcast",
+    [EST_ALLTOALL] = "alltoall", [EST_SENDRECV] = "sendrecv", [EST_HOST] = "host",
+};
+
+static const char *const model_names[] = {
+    [EST_ANALYTICAL] = "analytical", [EST_LEARNED] = "learned", [EST_ORACLE] = "oracle",
+};
+
+const char *est_family_name(enum est_family f)
+{
+    return (unsigned)f < EST_NFAMILIES ? family_names[f] : "?";
+}
+
+const char *est_model_name(enum est_model m)
+{
+    return (unsigned)m < MAYA_ARRAY_LEN(model_names) ? model_names[m] : "?";
+}
+
+int est_model_parse(const char *s)
+{
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(model_names); i++)
+        if (s && !strcasecmp(s, model_names[i]))
+            return (int)i;
+    return -1;
+}
+
+int est_family_parse(const char *s)
+{
+    for (int i = 0; i < EST_NFAMILIES; i++)
+        if (s && !strcasecmp(s, family_names[i]))
+            return i;
+    return -1;
+}
+
+int est_models_parse(const char *spec, enum est_model model[EST_NFAMILIES])
+{
+    char buf[512];
+    if (!spec || !*spec)
+        return maya_error("empty estimator choice; expected analytical, learned, oracle or "
+                          "FAMILY=MODEL,...");
+    if (maya_snprintf(buf, sizeof buf, "%s", spec) < 0)
+        return -1;
+    enum est_model out[EST_NFAMILIES];
+    memcpy(out, model, sizeof out);
+    char *save = NULL;
+    for (char *item = strtok_r(buf, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        const char *mname = eq ? eq + 1 : item;
+        int m = est_model_parse(mname);
+        if (m < 0)
+            return maya_error("unknown estimator model \"%s\" in \"%s\"; expected analytical, "
+                              "learned or oracle", mname, spec);
+        if (!eq) {
+            for (int f = 0; f < EST_NFAMILIES; f++)
+                out[f] = (enum est_model)m;
+            continue;
+        }
+        *eq = '\0';
+        int f = est_family_parse(item);
+        if (f < 0) {
+            char names[256] = "";
+            for (int i = 0; i < EST_NFAMILIES; i++) {
+                strcat(names, i ? ", " : "");
+                strcat(names, family_names[i]);
+            }
+            return maya_error("unknown op family \"%s\" in \"%s\"; expected one of %s",
+                              item, spec, names);
+        }
+        out[f] = (enum est_model)m;
+    }
+    memcpy(model, out, sizeof out);
+    return 0;
+}
+
+int est_create(const struct est_config *cfg, struct estimator **out)
+{
+    if (!cfg || !cfg->gpu)
+        return maya_error("estimator: no GPU given");
+    struct estimator *e = calloc(1, sizeof *e);
+    if (!e)
+        return maya_error("out of memory");
+    e->gpu = *cfg->gpu;
+    if (cfg->cluster)
+        e->cluster = *cfg->cluster;
+    else
+        maya_default_cluster(&(struct maya_hwspecs){ .gpus = &e->gpu, .ngpus = 1 }, &e->gpu, 8,
+                             &e->cluster);
+    int need_oracle = 0, need_learned = 0;
+    for (int f = 0; f < EST_NFAMILIES; f++) {
+        if ((unsigned)cfg->model[f] > EST_ORACLE) {
+            free(e);
+            return maya_error("estimator: family %s has model %d; expected analytical, learned "
+                              "or oracle", family_names[f], (int)cfg->model[f]);
+        }
+        e->model[f] = cfg->model[f];
+        need_oracle |= e->model[f] == EST_ORACLE;
+        need_learned |= e->model[f] == EST_LEARNED;
+    }
+    if (need_oracle) {
+        if (!cfg->oracle_path) {
+            free(e);
+            return maya_error("estimator: oracle mode needs a durations file (--oracle FILE)");
+        }
+        if (est_oracle_load(cfg->oracle_path, &e->oracle) < 0) {
+            free(e);
+            return -1;
+        }
+    }
+    if (need_learned && est_learned_load(cfg->models_dir, &e->gpu, &e->learned) < 0) {
+        est_destroy(e);
+        return -1;
+    }
+    *out = e;
+    return 0;
+}
+
+void est_destroy(struct estimator *e)
+{
+    if (!e)
+        return;
+    est_oracle_free(e->oracle);
+    est_learned_free(e->learned);
+    free(e);
+}
+
+static uint64_t to_ns(double ns)
+{
+    if (!(ns > 0))
+        return 0;
+    if (ns > 1.8e19)
+        return UINT64_MAX;
+    return (uint64_t)(ns + 0.5);
+}
+
+int est_estimate(struct estimator *e, const struct est_op *op, struct est_result *out)
+{
+    memset(out, 0, sizeof *out);
+    if (!e || !op)
+        return maya_error("estimator: no op");
+    struct est_desc d;
+    est_describe(op, &d);
+    out->family = d.family;
+    enum est_model want = e->model[d.family];
+    double dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    double host = est_host_ns(&e->gpu, op);
+    out->model = EST_ANALYTICAL;
+
+    if (want == EST_LEARNED && d.family != EST_HOST) {
+        double ns;
+        if (est_learned_predict(e->learned, &e->gpu, &e->cluster, &d, &ns) == 1) {
+            dev = ns;
+            out->model = EST_LEARNED;
+        } else {
+            out->extrapolated = 1;
+        }
+    }
+    /* The oracle answers for device time when the op's family is in oracle
+     * mode, and for host time when the host family is. */
+    int dev_oracle = want == EST_ORACLE, host_oracle = e->model[EST_HOST] == EST_ORACLE;
+    if ((dev_oracle || host_oracle) && e->oracle) {
+        int64_t odev, ohost;
+        int got = est_oracle_lookup(e->oracle, op, &odev, &ohost);
+        if (got < 0)
+            return -1;
+        if (got && dev_oracle && odev >= 0) {
+            dev = (double)odev;
+            out->model = EST_ORACLE;
+        }
+        if (got && host_oracle && ohost >= 0) {
+            host = (double)ohost;
+            if (d.family == EST_HOST)
+                out->model = EST_ORACLE;
+        }
+    }
+    out->device_ns = to_ns(dev);
+    out->host_ns = to_ns(host);
+    return 0;
+}
