@@ -230,8 +230,13 @@ static void exec_rank(const struct run *r, int rank)
     char ld[PATH_MAX * 4];
     snprintf(ld, sizeof ld, "%s%s%s", r->libdir, old && *old ? ":" : "", old && *old ? old : "");
     setenv("LD_LIBRARY_PATH", ld, 1);
+    /* maya's handlers were inherited with the signals blocked (start_all):
+     * restore the defaults first, so a stop sent now still ends the child. */
     signal(SIGINT, SIG_DFL);
     signal(SIGTERM, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     execvp(r->cmd[0], r->cmd);
     fprintf(stderr, "maya run: cannot execute %s: %s\n", r->cmd[0], strerror(errno));
     _exit(127);
@@ -332,7 +337,15 @@ static void wait_all(struct run *r)
 
 static int start_all(struct run *r)
 {
-    for (int i = 0; i < r->desc.nprocs; i++) {
+    /* Block maya's stop signals while forking: a child must not run maya's
+     * handler (which only sets a flag) between fork and exec. */
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, SIGINT);
+    sigaddset(&stop, SIGTERM);
+    sigprocmask(SIG_BLOCK, &stop, &old);
+    int rc = 0;
+    for (int i = 0; i < r->desc.nprocs && rc == 0; i++) {
         struct maya_run_proc *p = &r->desc.procs[i];
         p->node = i / r->per_node;
         p->local_rank = i % r->per_node;
@@ -341,14 +354,16 @@ static int start_all(struct run *r)
         if (pid < 0) {
             maya_error("cannot start rank %d: %m", i);
             stop_all(r, SIGKILL, "terminated: maya could not start every rank");
-            return -1;
+            rc = -1;
+            break;
         }
         if (pid == 0)
             exec_rank(r, i);
         setpgid(pid, pid); /* also in the child: whichever runs first */
         p->pid = pid;
     }
-    return 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
 }
 
 static void join_cmd(char **cmd, char *buf, size_t size)
