@@ -359,6 +359,7 @@ EMU_API void emu_proc_address_register(emu_proc_resolver r);
 /* ---- kernels ---- */
 
 struct emu_module;
+struct emu_image_index;
 
 #define EMU_KERNEL_MAGIC 0x6b726e6cu
 
@@ -399,6 +400,7 @@ struct emu_module {
     struct emu_module *next;
     /* __device__ / __constant__ variables: name -> device address */
     struct emu_var *vars;
+    struct emu_image_index *index; /* fatbin.c: the image's entries, parsed on first use */
 };
 
 #define EMU_MODULE_MAGIC 0x6d6f646du
@@ -441,9 +443,33 @@ EMU_API enum emu_err emu_launch_check(const struct emu_launch *l);
 EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l,
                               void **args, const void *extra_buf, size_t extra_bytes, uint16_t flags);
 
-/* Fatbin and cubin reading (fatbin.c): find the parameter layout of a kernel
- * in an image; returns 0 and fills k's params/features, or -1 if unknown. */
-int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, struct emu_kernel *k);
+/* ---- module images (fatbin.c) ----
+ * Fat binaries (LZ4, Zstd or uncompressed entries), bare cubins and PTX
+ * text; everything is bounds-checked: a damaged image reads as unknown. */
+
+enum emu_image_kind { EMU_IMAGE_UNKNOWN = 0, EMU_IMAGE_FATBIN, EMU_IMAGE_CUBIN, EMU_IMAGE_PTX };
+
+/* What an image is and how many bytes it spans. bytes = 0 when the caller
+ * does not know (nvcc's registered fatbins, cuModuleLoadData): then the
+ * fatbin or ELF header, or the PTX text's NUL, says. */
+EMU_API int emu_image_probe(const void *image, size_t bytes, size_t *size_out);
+
+/* Find the parameter layout of a kernel in an image (by k->mangled); returns
+ * 0 and fills k's params, param_bytes, features and function attributes
+ * (registers, static shared memory, local memory, launch bounds), or -1 if
+ * unknown. Uses k->module's cached index when image is the module's. */
+EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, struct emu_kernel *k);
+/* The kernels a module's image defines (entry symbols of the cubin it would
+ * run, else PTX .entry names): fn (may be NULL) is called for each; returns
+ * how many, or -1 if the image is unreadable. */
+EMU_API int emu_image_kernels(struct emu_module *m, void (*fn)(const char *name, void *arg), void *arg);
+/* Size of a __device__ / __constant__ variable of the image: 0, or -1 if
+ * it has none by that name. */
+EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *bytes);
+/* Can the image run on a GPU of this SM version (e.g. 90): a cubin of the
+ * same major and not newer minor, or PTX not newer? 1 yes, 0 no. */
+EMU_API int emu_image_runnable(struct emu_module *m, int sm);
+EMU_API void emu_image_index_free(struct emu_image_index *x);
 /* Demangle an Itanium C++ name (malloc'd), or a copy of it if not mangled. */
 char *emu_demangle(const char *mangled);
 

@@ -69,6 +69,8 @@ EMU_API void emu_module_free(struct emu_module *m)
     if (m->owns_image)
         free((void *)m->image);
     m->image = NULL;
+    emu_image_index_free(m->index);
+    m->index = NULL;
 }
 
 static size_t stub_slot(const void *p, size_t cap)
