@@ -468,6 +468,10 @@ int maya_default_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_sp
     char key[MAYA_NAME_MAX + 16];
     snprintf(key, sizeof key, "default-%s", gpu->key);
     const struct maya_cluster_spec *c = maya_hwspecs_find_cluster(hw, key);
+    /* else the first cluster file built around this GPU (dgx-h100 for H100) */
+    for (size_t i = 0; !c && i < hw->nclusters; i++)
+        if (strcasecmp(hw->clusters[i].gpu, gpu->key) == 0)
+            c = &hw->clusters[i];
     if (c) {
         *out = *c;
     } else {

@@ -86,10 +86,13 @@ double est_host_ns(const struct maya_gpu_spec *g, const struct est_op *op);
 /* oracle.c */
 int est_oracle_load(const char *path, struct est_oracle **out);
 void est_oracle_free(struct est_oracle *o);
-/* 1 when a rule matched (then *dev_ns / *host_ns are set or left at -1 when
- * the rule did not give them), 0 when none did, -1 on error (unmatched=error). */
+/* Set *dev_ns and *host_ns from the most specific rules giving each, or
+ * to -1 where no rule does. Returns 0, or -1 on error. */
 int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *dev_ns,
                       int64_t *host_ns);
+/* 1 when the file says unmatched=error. */
+int est_oracle_strict(const struct est_oracle *o);
+const char *est_oracle_path(const struct est_oracle *o);
 
 /* learned.c */
 int est_learned_load(const char *dir, const struct maya_gpu_spec *g, struct est_learned **out);

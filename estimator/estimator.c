@@ -171,14 +171,23 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     int dev_oracle = want == EST_ORACLE, host_oracle = e->model[EST_HOST] == EST_ORACLE;
     if ((dev_oracle || host_oracle) && e->oracle) {
         int64_t odev, ohost;
-        int got = est_oracle_lookup(e->oracle, op, &odev, &ohost);
-        if (got < 0)
+        if (est_oracle_lookup(e->oracle, op, &odev, &ohost) < 0)
             return -1;
-        if (got && dev_oracle && odev >= 0) {
+        int need_dev = dev_oracle && d.family != EST_HOST;
+        if (est_oracle_strict(e->oracle) && ((need_dev && odev < 0) || (host_oracle && ohost < 0))) {
+            const struct maya_rec_call *c = (const struct maya_rec_call *)op->rec;
+            return maya_error("%s: no rule gives the %s duration of rank %d seq %llu (%s%s%s), and "
+                              "the file says unmatched=error", est_oracle_path(e->oracle),
+                              need_dev && odev < 0 ? "device" : "host", op->rank,
+                              op->rec && maya_rec_is_call(op->rec->type) ? (unsigned long long)c->call.seq : 0ull,
+                              op->api ? op->api : "?", op->kernel_name ? " " : "",
+                              op->kernel_name ? op->kernel_name : "");
+        }
+        if (need_dev && odev >= 0) {
             dev = (double)odev;
             out->model = EST_ORACLE;
         }
-        if (got && host_oracle && ohost >= 0) {
+        if (host_oracle && ohost >= 0) {
             host = (double)ohost;
             if (d.family == EST_HOST)
                 out->model = EST_ORACLE;

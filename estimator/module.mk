@@ -12,3 +12,11 @@ $(EST_LIB): $(EST_OBJS)
 
 CLI_LIBS += $(EST_LIB)
 CLI_LDLIBS += $(EST_LDLIBS)
+
+# Unit tests of the estimator (tests/run runs build/tests/unit/test_*).
+EST_UNIT := $(B)/tests/unit/test_estimator
+$(B)/obj/tests/estimator/unit_estimator.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+$(EST_UNIT): $(B)/obj/tests/estimator/unit_estimator.o $(EST_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
+ALL_TARGETS += $(EST_UNIT)

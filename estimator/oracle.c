@@ -2,7 +2,8 @@
  *
  * One rule per line, `key=value` words: matchers (rank, seq, nth, name) and
  * durations (device, host) with units. The most specific matching rule wins
- * (seq > nth > rank > exact name > name pattern; ties: the earlier line).
+ * (seq > nth > rank > exact name > name pattern; ties: the earlier line),
+ * separately for the device and the host duration.
  * Rules with a seq are found through a hash on (rank, seq); the others are
  * scanned, so a lookup costs O(1) + O(rules without seq).
  */
@@ -384,21 +385,40 @@ static int specificity(const struct rule *r)
            (r->has_name ? (r->name_glob ? 1 : 2) : 0);
 }
 
+int est_oracle_strict(const struct est_oracle *o)
+{
+    return o->unmatched_error;
+}
+
+const char *est_oracle_path(const struct est_oracle *o)
+{
+    return o->path;
+}
+
+/* Keep r as the best rule so far for one duration if it is more specific
+ * (equal: the earlier line). */
+static void consider(const struct rule *r, int64_t val, const struct rule **best)
+{
+    if (val < 0)
+        return;
+    if (!*best || specificity(r) > specificity(*best) ||
+        (specificity(r) == specificity(*best) && r->line < (*best)->line))
+        *best = r;
+}
+
 int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *dev_ns, int64_t *host_ns)
 {
     *dev_ns = *host_ns = -1;
     int has_seq = op->rec && maya_rec_is_call(op->rec->type);
     uint64_t seq = has_seq ? ((const struct maya_rec_call *)op->rec)->call.seq : 0;
-    const struct rule *best = NULL;
-    int best_score = -1;
+    const struct rule *bdev = NULL, *bhost = NULL;
     if (has_seq && o->seq_hash) {
         size_t h = hash_key(op->rank, seq) & (o->hash_size - 1);
         for (; o->seq_hash[h]; h = (h + 1) & (o->hash_size - 1)) {
             const struct rule *r = &o->rules[o->seq_hash[h] - 1];
-            if (r->rank == op->rank && r->seq == seq && name_matches(r, op) &&
-                (!best || r->line < best->line)) {
-                best = r;
-                best_score = specificity(r);
+            if (r->rank == op->rank && r->seq == seq && name_matches(r, op)) {
+                consider(r, r->device_ns, &bdev);
+                consider(r, r->host_ns, &bhost);
             }
         }
     }
@@ -415,26 +435,15 @@ int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *de
             if (pos != r->nth)
                 continue;
         }
-        int s = specificity(r);
-        if (s > best_score) {
-            best = r;
-            best_score = s;
-        }
+        consider(r, r->device_ns, &bdev);
+        consider(r, r->host_ns, &bhost);
     }
-    if (best) {
-        *dev_ns = best->device_ns;
-        *host_ns = best->host_ns;
-        return 1;
-    }
-    /* A trace recorded in passthrough mode carries measured durations. */
-    if (has_seq && (op->rec->flags & MAYA_F_MEASURED)) {
+    if (bdev)
+        *dev_ns = bdev->device_ns;
+    else if (has_seq && (op->rec->flags & MAYA_F_MEASURED))
+        /* a trace recorded in passthrough mode carries measured durations */
         *dev_ns = (int64_t)((const struct maya_rec_call *)op->rec)->call.measured_ns;
-        return 1;
-    }
-    if (o->unmatched_error)
-        return maya_error("%s: no rule matches rank %d seq %llu (%s%s%s), and the file says "
-                          "unmatched=error", o->path, op->rank, (unsigned long long)seq,
-                          op->api ? op->api : "?", op->kernel_name ? " " : "",
-                          op->kernel_name ? op->kernel_name : "");
+    if (bhost)
+        *host_ns = bhost->host_ns;
     return 0;
 }

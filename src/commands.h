@@ -5,6 +5,7 @@
 
 #define MAYA_COMMANDS(X) \
     X(hwspecs, "list GPU and cluster descriptions, or show one") \
+    X(estimate, "predict the duration of one op on a GPU (maya estimate --help)") \
     X(trace,   "inspect traces (maya trace dump FILE)") \
     X(run,     "run a workload on emulated GPUs and report what it would cost")
 

@@ -210,8 +210,9 @@ int maya_parse_gpu_count(const struct maya_hwspecs *hw, const char *s,
                          const struct maya_gpu_spec **gpu, int *count);
 
 /* The cluster to use for count GPUs of one kind when no cluster file is given:
- * the built-in default node of that GPU (hwspecs/clusters/default-<key>.conf
- * if present, else 8 GPUs per node, NVSwitch, 8 NICs of 50 GB/s). */
+ * the built-in default node of that GPU (a cluster named default-<key> if
+ * present, else the first cluster whose gpu is this GPU, e.g. dgx-h100 for
+ * H100-SXM, else 8 GPUs per node, NVSwitch, 8 NICs of 50 GB/s). */
 int maya_default_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *gpu,
                          int count, struct maya_cluster_spec *out);
 

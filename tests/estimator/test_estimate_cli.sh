@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# maya estimate: hand-computed analytical values, the model that answered,
+# and strict argument checking with clear errors.
+. "$MAYA_TOP/tests/lib.sh"
+
+est() { "$MAYA" estimate "$@"; }
+field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" | head -1; }
+# near GOT WANT REL WHAT: |GOT - WANT| <= REL * WANT
+near() {
+    awk -v g="$1" -v w="$2" -v r="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= r * w) }' ||
+        fail "$4: expected $2 (within $3), got $1"
+}
+
+# Copies: perf.kernel_floor_ns + bytes / bandwidth.
+# H100 H2D pinned: 1500 ns + 2^30 B / 51 GB/s = 21055.261 us.
+out=$(est copy bytes=1G kind=h2d pinned=1 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 21055.261 "h2d pinned 1 GiB on H100"
+echo "$out" | grep -q '^family=copy gpu=H100-SXM model=analytical ' || fail "copy line: $out"
+# pageable runs at half the pinned rate: 1500 ns + 2^30 / 25.5 GB/s = 42109.023 us
+out=$(est copy bytes=1G kind=h2d pinned=0 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 42109.023 "h2d pageable 1 GiB on H100"
+# A100 D2H pinned: 2000 ns + 2^28 / 25 GB/s = 10739.418 us
+out=$(est copy bytes=256M kind=d2h gpu=a100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 10739.418 "d2h 256 MiB on A100"
+
+# A big GEMM runs near the calibrated peak share: 8192^3 bf16 on H100 at
+# 989.4 TFLOP/s dense is 1.111 ms at 100%; expect 75-90% of peak.
+out=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100 model=analytical)
+tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
+awk -v t="$tf" 'BEGIN { exit !(t > 742 && t < 890) }' || fail "8192^3 bf16 on H100: $tf TFLOP/s, expected 742..890"
+# fp32 without tensor cores is bounded by 67 TFLOP/s
+out=$(est gemm m=8192 n=8192 k=8192 dtype=fp32 gpu=h100 model=analytical)
+tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
+awk -v t="$tf" 'BEGIN { exit !(t > 40 && t < 67) }' || fail "8192^3 fp32 on H100: $tf TFLOP/s, expected 40..67"
+
+# Host costs: a cuBLAS call costs a launch (perf.launch_ns = 2100 on H100) + 1.5 us.
+out=$(est gemm m=64 n=64 k=64 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*host_us=\([^ ]*\).*/\1/p')" 3.600 "cuBLAS host cost on H100"
+
+# Every op family answers.
+for args in "gemm m=1 n=1 k=1" "batched_gemm m=128 n=128 k=64 batch=32" \
+            "conv n=32 c=64 h=56 w=56 k=64 r=3 s=3 pad=1" "attention batch=4 heads=16 seq=2048 head_dim=128 causal=1" \
+            "kernel bytes=64M" "memset bytes=1M" "copy bytes=1M kind=peer" \
+            "allreduce bytes=256M ranks=16 nodes=2" "allgather bytes=1M ranks=8" "reducescatter bytes=1M ranks=8" \
+            "broadcast bytes=1M ranks=4" "alltoall bytes=1G ranks=16" "sendrecv bytes=1M nodes=2"; do
+    # shellcheck disable=SC2086
+    out=$(est $args model=analytical) || fail "maya estimate $args failed"
+    us=$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')
+    awk -v u="$us" 'BEGIN { exit !(u > 0) }' || fail "maya estimate $args: device_us=$us"
+done
+
+# Strict arguments: each error names what was expected.
+bad() { # bad REGEX ARGS...
+    local want=$1
+    shift
+    if est "$@" > "$TEST_TMP/out" 2>&1; then fail "accepted: maya estimate $*"; fi
+    expect_grep "$want" "$TEST_TMP/out" "maya estimate $*: expected an error matching /$want/"
+}
+bad 'unknown op "gemmm"; expected gemm' gemmm m=1
+bad 'm=\.\.\. is required' gemm n=4 k=4
+bad 'unknown key "q"; gemm takes m n k dtype' gemm m=4 n=4 k=4 q=1
+bad 'dtype is "fp12"; expected fp32, tf32' gemm m=4 n=4 k=4 dtype=fp12
+bad 'm is "4x"; expected an integer >= 1' gemm m=4x n=4 k=4
+bad 'unknown GPU "h1000"; known: ' gemm m=4 n=4 k=4 gpu=h1000
+bad 'model is "neural"; expected analytical, learned or oracle' gemm m=4 n=4 k=4 model=neural
+bad 'kind is "x2y"; expected h2d, d2h, d2d, h2h or peer' copy bytes=1 kind=x2y
+bad '3 nodes for 2 ranks' allreduce bytes=1M ranks=2 nodes=3
+bad 'expected KEY=VALUE, found "m"' gemm m
+bad 'm is given twice' gemm m=1 m=2 n=1 k=1
+bad 'oracle mode needs a durations file' gemm m=4 n=4 k=4 model=oracle
+est --help | grep -q 'usage: maya estimate OP' || fail "--help lacks usage"
+
+# Oracle mode from the command line: by-name rules with units.
+cat > "$TEST_TMP/o.txt" <<'EOT'
+name=cublasGemmEx device=14ms host=5us   # every GEMM
+name=ncclAllReduce device=20ms
+EOT
+out=$(est gemm m=4 n=4 k=4 model=oracle oracle="$TEST_TMP/o.txt")
+echo "$out" | grep -q 'model=oracle device_us=14000.000 host_us=5.000 ' || fail "oracle gemm: $out"
+out=$(est allreduce bytes=1M model=oracle oracle="$TEST_TMP/o.txt")
+echo "$out" | grep -q 'model=oracle device_us=20000.000 ' || fail "oracle allreduce: $out"
+printf 'name=x device=14\n' > "$TEST_TMP/bad.txt"
+bad 'bad.txt:1: device duration is "14"; expected a number >= 0 with a unit' gemm m=4 n=4 k=4 model=oracle oracle="$TEST_TMP/bad.txt"
+echo ok

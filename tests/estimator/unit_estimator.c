@@ -1,0 +1,265 @@
+/* Unit tests of the estimator API: model-choice parsing, durations, oracle
+ * matching by rank/seq/nth/name, strict oracle files, family placement.
+ * Built as build/tests/unit/test_estimator; tests/run runs it. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maya/common.h"
+#include "maya/estimator.h"
+#include "maya/hwspec.h"
+
+static int failures;
+
+#define CHECK(cond, ...) do { \
+    if (!(cond)) { \
+        failures++; \
+        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+        fprintf(stderr, __VA_ARGS__); \
+        fputc('\n', stderr); \
+    } \
+} while (0)
+
+static char tmpdir[] = "/tmp/maya-est-unit.XXXXXX";
+
+static const char *write_tmp(const char *name, const char *text)
+{
+    static char path[256];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    FILE *fp = fopen(path, "w");
+    if (!fp) {
+        perror(path);
+        exit(2);
+    }
+    fputs(text, fp);
+    fclose(fp);
+    return path;
+}
+
+static void test_parse(void)
+{
+    uint64_t ns = 0;
+    CHECK(est_parse_duration("14ms", &ns) == 0 && ns == 14000000, "14ms -> %llu", (unsigned long long)ns);
+    CHECK(est_parse_duration("2.5us", &ns) == 0 && ns == 2500, "2.5us -> %llu", (unsigned long long)ns);
+    CHECK(est_parse_duration("1s", &ns) == 0 && ns == 1000000000ull, "1s");
+    CHECK(est_parse_duration("100ns", &ns) == 0 && ns == 100, "100ns");
+    CHECK(est_parse_duration("14", &ns) < 0, "a number without unit must fail");
+    CHECK(est_parse_duration("-1ms", &ns) < 0, "negative must fail");
+    CHECK(est_parse_duration("1msec", &ns) < 0, "unknown unit must fail");
+    CHECK(est_parse_duration("", &ns) < 0, "empty must fail");
+
+    enum est_model m[EST_NFAMILIES] = { 0 };
+    CHECK(est_models_parse("learned", m) == 0 && m[EST_GEMM] == EST_LEARNED && m[EST_HOST] == EST_LEARNED,
+          "learned for all");
+    CHECK(est_models_parse("analytical,gemm=learned,allreduce=oracle", m) == 0 && m[EST_GEMM] == EST_LEARNED &&
+          m[EST_ALLREDUCE] == EST_ORACLE && m[EST_CONV] == EST_ANALYTICAL, "mixed spec");
+    CHECK(est_models_parse("gemm=fancy", m) < 0 && strstr(maya_last_error(), "analytical, learned or oracle"),
+          "bad model: %s", maya_last_error());
+    CHECK(est_models_parse("gemmm=learned", m) < 0 && strstr(maya_last_error(), "batched_gemm"),
+          "bad family: %s", maya_last_error());
+    CHECK(m[EST_GEMM] == EST_LEARNED, "a failed parse leaves the choice alone");
+    CHECK(est_family_parse("sendrecv") == EST_SENDRECV && est_family_parse("nope") == -1, "family parse");
+    CHECK(!strcmp(est_family_name(EST_REDUCESCATTER), "reducescatter"), "family name");
+}
+
+/* A call record of a given type with a sequence number. */
+static struct maya_rec_gemm gemm_rec(uint64_t seq, int64_t m)
+{
+    struct maya_rec_gemm g;
+    memset(&g, 0, sizeof g);
+    g.h = (struct maya_rec_hdr){ MAYA_REC_GEMM, 0, sizeof g };
+    g.call.seq = seq;
+    g.m = g.n = g.k = m;
+    g.batch = 1;
+    g.atype = g.btype = g.ctype = g.dtype = 0;
+    g.compute_type = 68;
+    return g;
+}
+
+static void test_oracle(const struct maya_gpu_spec *gpu)
+{
+    const char *path = write_tmp("ref.txt",
+        "# the DESIGN.md reference case\n"
+        "name=cublasSgemm_v2 nth=1 device=14ms\n"
+        "name=cublasSgemm_v2 nth=2 device=10ms   # second one\n"
+        "name=ncclAllReduce device=20ms host=7us\n"
+        "rank=1 seq=5 device=3ms\n"
+        "name=\"void k<float>(int)\" device=42us\n"
+        "name=* host=5us\n");
+    struct est_config cfg = { .gpu = gpu, .oracle_path = path };
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        cfg.model[f] = EST_ORACLE;
+    struct estimator *e;
+    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    if (!e)
+        return;
+    struct est_result r;
+    struct maya_rec_gemm g1 = gemm_rec(3, 64), g2 = gemm_rec(9, 64);
+    struct est_op op = { .rec = &g1.h, .api = "cublasSgemm_v2", .rank = 0 };
+    CHECK(est_estimate(e, &op, &r) == 0 && r.device_ns == 14000000 && r.model == EST_ORACLE &&
+          r.host_ns == 5000 && r.family == EST_GEMM, "first Sgemm: %llu ns host %llu",
+          (unsigned long long)r.device_ns, (unsigned long long)r.host_ns);
+    CHECK(est_estimate(e, &op, &r) == 0 && r.device_ns == 14000000, "asking twice keeps nth");
+    op.rec = &g2.h;
+    CHECK(est_estimate(e, &op, &r) == 0 && r.device_ns == 10000000, "second Sgemm: %llu",
+          (unsigned long long)r.device_ns);
+    /* rank 1 counts its own Sgemms; seq 5 there has a rank/seq rule */
+    struct maya_rec_gemm g3 = gemm_rec(5, 64);
+    op.rec = &g3.h;
+    op.rank = 1;
+    CHECK(est_estimate(e, &op, &r) == 0 && r.device_ns == 3000000, "rank 1 seq 5: %llu",
+          (unsigned long long)r.device_ns);
+    /* a third Sgemm on rank 0 matches no device rule: analytical */
+    struct maya_rec_gemm g4 = gemm_rec(20, 64);
+    op.rec = &g4.h;
+    op.rank = 0;
+    CHECK(est_estimate(e, &op, &r) == 0 && r.model == EST_ANALYTICAL && r.device_ns > 0 &&
+          r.device_ns < 1000000 && r.host_ns == 5000, "unmatched falls back: %llu %s",
+          (unsigned long long)r.device_ns, est_model_name(r.model));
+
+    struct maya_rec_coll c;
+    memset(&c, 0, sizeof c);
+    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    c.op = MAYA_COLL_ALLREDUCE;
+    c.bytes = 1 << 20;
+    c.nranks = 8;
+    struct est_op cop = { .rec = &c.h, .api = "ncclAllReduce", .coll_nodes = 1, .coll_ranks_per_node = 8 };
+    CHECK(est_estimate(e, &cop, &r) == 0 && r.device_ns == 20000000 && r.host_ns == 7000 &&
+          r.family == EST_ALLREDUCE, "allreduce by name");
+
+    struct maya_rec_call call;
+    memset(&call, 0, sizeof call);
+    call.h = (struct maya_rec_hdr){ MAYA_REC_CALL, 0, sizeof call };
+    struct est_op hop = { .rec = &call.h, .api = "cudaGetDevice" };
+    CHECK(est_estimate(e, &hop, &r) == 0 && r.device_ns == 0 && r.host_ns == 5000 && r.family == EST_HOST &&
+          r.model == EST_ORACLE, "host call by pattern");
+
+    struct {
+        struct maya_rec_launch l;
+        uint64_t p;
+    } launch;
+    memset(&launch, 0, sizeof launch);
+    launch.l.h = (struct maya_rec_hdr){ MAYA_REC_LAUNCH, 0, sizeof launch };
+    launch.l.grid[0] = launch.l.grid[1] = launch.l.grid[2] = 1;
+    launch.l.block[0] = launch.l.block[1] = launch.l.block[2] = 1;
+    struct est_op kop = { .rec = &launch.l.h, .api = "cudaLaunchKernel", .kernel_name = "void k<float>(int)" };
+    CHECK(est_estimate(e, &kop, &r) == 0 && r.device_ns == 42000 && r.family == EST_KERNEL,
+          "kernel by quoted name: %llu", (unsigned long long)r.device_ns);
+    est_destroy(e);
+
+    /* unmatched=error */
+    cfg.oracle_path = write_tmp("strict.txt", "unmatched=error\nname=cublasSgemm_v2 device=1ms host=1us\n");
+    CHECK(est_create(&cfg, &e) == 0, "strict create: %s", maya_last_error());
+    if (e) {
+        op.rec = &g1.h;
+        CHECK(est_estimate(e, &op, &r) == 0 && r.device_ns == 1000000, "strict match");
+        CHECK(est_estimate(e, &cop, &r) < 0 && strstr(maya_last_error(), "unmatched=error") &&
+              strstr(maya_last_error(), "ncclAllReduce"), "strict miss: %s", maya_last_error());
+        est_destroy(e);
+    }
+
+    /* parse errors name file:line and what was expected */
+    static const struct { const char *text, *want; } bad[] = {
+        { "name=x device=14\n", "bad.txt:1: device duration is \"14\"; expected a number >= 0 with a unit" },
+        { "\n# c\nname=x dev=1ms\n", "bad.txt:3: unknown key \"dev\"" },
+        { "seq=4 device=1ms\n", "bad.txt:1: seq counts calls within one process: give rank= too" },
+        { "name=x\n", "bad.txt:1: a rule needs a duration" },
+        { "device=1ms\n", "bad.txt:1: a rule needs something to match" },
+        { "nth=2 device=1ms rank=0\n", "bad.txt:1: nth counts ops of one name" },
+        { "name=x device=1ms device=2ms\n", "bad.txt:1: device is given twice" },
+        { "name=\"x device=1ms\n", "bad.txt:1: unterminated" },
+        { "rank=-1 name=x device=1ms\n", "bad.txt:1: rank is \"-1\"" },
+        { "unmatched=maybe\n", "bad.txt:1: unmatched is \"maybe\"; expected error or analytical" },
+        { "name=x host=1 ms\n", "bad.txt:1: host duration is \"1\"" },
+        { "name x device=1ms\n", "bad.txt:1: expected key=value, found \"name\"" },
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        cfg.oracle_path = write_tmp("bad.txt", bad[i].text);
+        e = NULL;
+        int rc = est_create(&cfg, &e);
+        CHECK(rc < 0 && strstr(maya_last_error(), bad[i].want), "bad file %zu: got \"%s\", want \"%s\"", i,
+              rc < 0 ? maya_last_error() : "(accepted)", bad[i].want);
+        est_destroy(e);
+    }
+    cfg.oracle_path = NULL;
+    CHECK(est_create(&cfg, &e) < 0 && strstr(maya_last_error(), "oracle mode needs"), "oracle without file");
+}
+
+/* Every record type lands in its family with a finite, positive estimate. */
+static void test_families(const struct maya_gpu_spec *gpu)
+{
+    struct est_config cfg = { .gpu = gpu };
+    struct estimator *e;
+    CHECK(est_create(&cfg, &e) == 0, "analytical create");
+    struct est_result r;
+    struct maya_rec_gemm g = gemm_rec(0, 1024);
+    g.batch = 8;
+    struct est_op op = { .rec = &g.h, .api = "cublasSgemmStridedBatched" };
+    CHECK(est_estimate(e, &op, &r) == 0 && r.family == EST_BATCHED_GEMM && r.device_ns > 0, "batched");
+    struct maya_rec_memset ms;
+    memset(&ms, 0, sizeof ms);
+    ms.h = (struct maya_rec_hdr){ MAYA_REC_MEMSET, 0, sizeof ms };
+    ms.bytes = 1 << 30;
+    op = (struct est_op){ .rec = &ms.h, .api = "cudaMemsetAsync" };
+    CHECK(est_estimate(e, &op, &r) == 0 && r.family == EST_MEMSET && r.device_ns > 100000, "memset");
+    struct maya_rec_coll c;
+    memset(&c, 0, sizeof c);
+    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    static const struct { int op; enum est_family f; } colls[] = {
+        { MAYA_COLL_ALLREDUCE, EST_ALLREDUCE }, { MAYA_COLL_ALLGATHER, EST_ALLGATHER },
+        { MAYA_COLL_REDUCESCATTER, EST_REDUCESCATTER }, { MAYA_COLL_BROADCAST, EST_BROADCAST },
+        { MAYA_COLL_REDUCE, EST_BROADCAST }, { MAYA_COLL_ALLTOALL, EST_ALLTOALL },
+        { MAYA_COLL_SEND, EST_SENDRECV }, { MAYA_COLL_RECV, EST_SENDRECV },
+    };
+    for (size_t i = 0; i < sizeof colls / sizeof colls[0]; i++) {
+        c.op = (uint32_t)colls[i].op;
+        c.bytes = 64 << 20;
+        c.nranks = 16;
+        op = (struct est_op){ .rec = &c.h, .api = "nccl", .coll_nodes = 2, .coll_ranks_per_node = 8 };
+        CHECK(est_estimate(e, &op, &r) == 0 && r.family == colls[i].f && r.device_ns > 1000 &&
+              r.host_ns > 0, "coll %d", colls[i].op);
+    }
+    /* more nodes never make an all-reduce faster at a fixed per-node share */
+    c.op = MAYA_COLL_ALLREDUCE;
+    c.nranks = 8;
+    op = (struct est_op){ .rec = &c.h, .coll_nodes = 1, .coll_ranks_per_node = 8 };
+    est_estimate(e, &op, &r);
+    uint64_t one = r.device_ns;
+    c.nranks = 16;
+    op.coll_nodes = 2;
+    est_estimate(e, &op, &r);
+    CHECK(r.device_ns > one, "2 nodes (%llu) slower than 1 (%llu)", (unsigned long long)r.device_ns,
+          (unsigned long long)one);
+    est_destroy(e);
+}
+
+int main(void)
+{
+    maya_set_error_prefix("test");
+    if (!mkdtemp(tmpdir)) {
+        perror("mkdtemp");
+        return 2;
+    }
+    struct maya_hwspecs hw = { 0 };
+    const char *top = getenv("MAYA_TOP");
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/hwspecs", top ? top : ".");
+    if (maya_hwspecs_load_dir(dir, &hw) < 0)
+        return 2;
+    const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(&hw, "h100");
+    if (!gpu) {
+        fprintf(stderr, "no h100 in %s\n", dir);
+        return 2;
+    }
+    test_parse();
+    test_oracle(gpu);
+    test_families(gpu);
+    maya_hwspecs_free(&hw);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "could not remove %s\n", tmpdir);
+    printf("%s\n", failures ? "FAILED" : "all estimator unit checks passed");
+    return failures ? 1 : 0;
+}
