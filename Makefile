@@ -44,7 +44,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy
+.PHONY: all test bench demo install clean deps accuracy venv
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -74,7 +74,12 @@ include bench/module.mk
 
 all: $(ALL_TARGETS)
 
-test: all
+# The PyTorch tests run with .venv (torch + triton from PyPI; scripts/venv.sh
+# is idempotent and returns at once when the venv is already right).
+venv:
+	scripts/venv.sh
+
+test: all venv
 	tests/run
 
 bench: all

@@ -44,6 +44,18 @@ endef
 
 $(eval $(call STANDIN,cudart,libcudart.so.13,cudart,libcudart.so.13,801,))
 $(eval $(call STANDIN,driver,libcuda.so.1,driver,,801,))
+# Libraries PyTorch links that maya does not model (FFT, sparse, solvers,
+# run-time compilation, profiling, GPUDirect Storage, NVSHMEM): version
+# queries and handles are real, the rest return the library's not-supported
+# code (CUFFT_NOT_SUPPORTED, CUSPARSE_STATUS_NOT_SUPPORTED, ...).
+$(eval $(call STANDIN,cufft,libcufft.so.12,cufft,libcufft.so.12,16,))
+$(eval $(call STANDIN,cusparse,libcusparse.so.12,cusparse,libcusparse.so.12,10,))
+$(eval $(call STANDIN,cusolver,libcusolver.so.12,cusolver,libcusolver.so.12,9,))
+$(eval $(call STANDIN,nvrtc,libnvrtc.so.13,nvrtc,libnvrtc.so.13,11,))
+$(eval $(call STANDIN,cupti,libcupti.so.13,cupti,libcupti.so.13,27,))
+$(eval $(call STANDIN,cufile,libcufile.so.0,cufile,,5007,))
+$(eval $(call STANDIN,cusparselt,libcusparseLt.so.0,cusparselt,,10,))
+$(eval $(call STANDIN,nvshmem,libnvshmem_host.so.3,nvshmem,NVSHMEM,3,))
 
 # Unversioned names (libcuda.so, libcudart.so) for programs and tools that
 # link or dlopen without the version (e.g. Triton's launcher with -lcuda).
