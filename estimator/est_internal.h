@@ -72,7 +72,14 @@ int est_prec_bytes(enum est_prec p);
 /* Fill the derived fields (flops, bytes) of a GEMM description from m n k batch. */
 void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batch, enum est_prec p);
 
-/* analytical.c */
+/* analytical.c: calibrated constants (see analytical.c for their sources;
+ * maya-est-train --calibrate refits them). */
+struct est_calib {
+    double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_mem_eff, mem_eff;
+    double coll_base_us, coll_step_us, ring_eff_nvlink, ring_eff_nic, ring_eff_pcie, nvls_factor;
+};
+extern struct est_calib est_calib;
+
 double est_peak_flops(const struct maya_gpu_spec *g, enum est_prec p);
 void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                    struct est_links *l);

@@ -2,7 +2,7 @@
 EST_SRCS := $(wildcard estimator/*.c)
 EST_OBJS := $(EST_SRCS:%.c=$(B)/obj/%.o)
 EST_LIB  := $(B)/obj/libmaya-estimator.a
-EST_LDLIBS := -lm
+EST_LDLIBS := -lxgboost -lm
 
 $(EST_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include
 
@@ -20,3 +20,25 @@ $(EST_UNIT): $(B)/obj/tests/estimator/unit_estimator.o $(EST_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
 ALL_TARGETS += $(EST_UNIT)
+
+# The training tool and the trained models. Models are fitted on the tables
+# committed in estimator/data/ (regenerated from the shared data by
+# estimator/data/extract.py), so a clean clone builds them without it.
+EST_TRAIN := $(B)/bin/maya-est-train
+EST_DATA  := $(wildcard estimator/data/*.csv)
+EST_MODELS_STAMP := $(B)/share/maya/models/.trained
+$(B)/obj/estimator/train/maya_est_train.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+$(EST_TRAIN): $(B)/obj/estimator/train/maya_est_train.o $(EST_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
+
+$(EST_MODELS_STAMP): $(EST_TRAIN) $(EST_DATA) $(HWSPEC_FILES)
+	@mkdir -p $(@D)
+	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --out $(@D) > $(B)/share/maya/models/.train.log
+	@touch $@
+
+ALL_TARGETS += $(EST_TRAIN) $(EST_MODELS_STAMP)
+
+# Held-out accuracy of every model (see the header it prints).
+accuracy: $(EST_TRAIN)
+	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --accuracy

@@ -81,4 +81,26 @@ out=$(est allreduce bytes=1M model=oracle oracle="$TEST_TMP/o.txt")
 echo "$out" | grep -q 'model=oracle device_us=20000.000 ' || fail "oracle allreduce: $out"
 printf 'name=x device=14\n' > "$TEST_TMP/bad.txt"
 bad 'bad.txt:1: device duration is "14"; expected a number >= 0 with a unit' gemm m=4 n=4 k=4 model=oracle oracle="$TEST_TMP/bad.txt"
+
+# Learned models (built into build/share/maya/models): they answer where
+# they have data, and the analytical model answers, marked extrapolated,
+# for a GPU or a setup they never saw.
+out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h100)
+echo "$out" | grep -q '^family=gemm gpu=H100-SXM model=learned .* extrapolated=0$' || fail "learned gemm: $out"
+# XLA measured 783 TFLOP/s for 4096^3 bf16 on H100; the model must be within 10%
+tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
+near "$tf" 783 0.10 "learned 4096^3 bf16 on H100"
+out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h200)
+echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "H200 has no GEMM data: $out"
+out=$(est allreduce bytes=64M ranks=8 gpu=a100)
+echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "learned allreduce: $out"
+# nccl-tests: 8 x A100 reach 167 GB/s busbw at 64 MiB = 0.703 ms
+us=$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')
+near "$us" 703 0.15 "learned 64 MiB all-reduce on 8 x A100"
+out=$(est allreduce bytes=64M ranks=64 nodes=8 gpu=a100)
+echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "64 ranks are outside the data: $out"
+bad 'models directory .*/nomodels: ' gemm m=4 n=4 k=4 models="$TEST_TMP/nomodels"
+mkdir -p "$TEST_TMP/badmodels"
+echo 'not json' > "$TEST_TMP/badmodels/gemm-H100-SXM.json"
+bad 'gemm-H100-SXM.json: not a model XGBoost can read' gemm m=4 n=4 k=4 models="$TEST_TMP/badmodels"
 echo ok
