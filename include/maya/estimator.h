@@ -63,6 +63,9 @@ struct est_config {
 
 struct estimator;
 
+/* An estimator is not thread-safe (it memoises learned predictions and
+ * counts oracle nth rules): one per thread. Ops of a rank should be
+ * estimated in trace order (oracle nth rules count them). */
 int est_create(const struct est_config *cfg, struct estimator **out);
 void est_destroy(struct estimator *e);
 
