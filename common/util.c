@@ -15,10 +15,16 @@
 
 static char error_prefix[64] = "maya";
 static __thread char last_error[1024];
+static void (*error_handler)(const char *kind, const char *msg);
 
 void maya_set_error_prefix(const char *prefix)
 {
     snprintf(error_prefix, sizeof error_prefix, "%s", prefix);
+}
+
+void maya_set_error_handler(void (*handler)(const char *kind, const char *msg))
+{
+    error_handler = handler;
 }
 
 const char *maya_last_error(void)
@@ -30,7 +36,10 @@ static void vreport(const char *kind, const char *fmt, va_list ap)
 {
     /* vsnprintf expands %m itself (glibc), with the errno of the caller. */
     vsnprintf(last_error, sizeof last_error, fmt, ap);
-    fprintf(stderr, "%s: %s%s\n", error_prefix, kind, last_error);
+    if (error_handler)
+        error_handler(kind, last_error);
+    else
+        fprintf(stderr, "%s: %s%s\n", error_prefix, kind, last_error);
 }
 
 int maya_error(const char *fmt, ...)

@@ -21,6 +21,11 @@
  * The default is stderr with prefix "maya". */
 void maya_set_error_prefix(const char *prefix);
 
+/* Send messages to handler instead of stderr (kind is "" or "warning: "):
+ * a program with its own log, e.g. the Slurm plugin inside slurmd, routes
+ * them there. NULL restores stderr. */
+void maya_set_error_handler(void (*handler)(const char *kind, const char *msg));
+
 /* Print "prefix: message" on stderr; %m expands to strerror(errno).
  * Always returns -1 so it can end a failing function. */
 int maya_error(const char *fmt, ...) MAYA_PRINTF(1, 2);

@@ -1,0 +1,354 @@
+/* maya-launch: what a Slurm task of a --maya-emulate step becomes.
+ *
+ * The plugin's task_init makes slurmstepd execute this program instead of the
+ * task's own (see spank_task.c). It starts the task's share of emulated
+ * ranks, each a process of the real program with its rank identity, pinned to
+ * its cores; forwards signals to them; copies each rank's standard error to
+ * the job's and to logs/rank-N.err (the report shows its tail when a rank
+ * fails); stops the others when one fails (as torchrun does); and records how
+ * each ended in slurm/task-<T>.conf of the run directory, which the
+ * post-processing merges into run.conf. Its exit status is the first failing
+ * rank's (a rank killed by a signal kills the launcher with it), so Slurm
+ * reports the task as it would report the program.
+ *
+ * Environment (set by the plugin; removed before the program starts):
+ *   MAYA_LAUNCH_EXE    the program (the task's argv[0]); our argv[1..] are its arguments
+ *   MAYA_LAUNCH_RANKS  FIRST:COUNT, the ranks of this task
+ *   MAYA_LAUNCH_TASK   the task's global id (names its status file)
+ *   MAYA_LAUNCH_LOCAL  LOCAL:NLOCAL, the task's index among the node's tasks
+ *   MAYA_LAUNCH_DIR    the step's run directory
+ *   MAYA_LAUNCH_PIN    1: pin each rank to its share of the task's cores
+ * and WORLD_SIZE, MAYA_GPUS_PER_NODE, which the ranks keep.
+ */
+#define _GNU_SOURCE
+#include "kvfile.h"
+#include "pin.h"
+#include "maya/common.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KILL_GRACE_S 10
+
+struct rank {
+    int rank;
+    pid_t pid;
+    int err_pipe;               /* read end of its stderr, -1 when closed */
+    int err_log;                /* logs/rank-N.err, -1 if none */
+    int status;                 /* from waitpid */
+    int done;
+    char note[128];
+    char cpus[128];
+};
+
+static int sig_pipe[2] = { -1, -1 };
+
+static void on_signal(int sig)
+{
+    int saved = errno;
+    unsigned char b = (unsigned char)sig;
+    if (write(sig_pipe[1], &b, 1) < 0) {
+        /* the pipe is full: the main loop is already awake */
+    }
+    errno = saved;
+}
+
+static int env_int(const char *name, int lo, int hi, int *out)
+{
+    const char *s = getenv(name);
+    int64_t v;
+    if (!s || maya_parse_i64(s, &v) < 0 || v < lo || v > hi)
+        return maya_error("%s=\"%s\": expected a whole number from %d to %d", name, s ? s : "", lo, hi);
+    *out = (int)v;
+    return 0;
+}
+
+static int env_pair(const char *name, int *a, int *b)
+{
+    const char *s = getenv(name);
+    char buf[64];
+    int64_t x, y;
+    char *colon;
+    if (!s || snprintf(buf, sizeof buf, "%s", s) >= (int)sizeof buf || !(colon = strchr(buf, ':')))
+        return maya_error("%s=\"%s\": expected A:B", name, s ? s : "");
+    *colon = 0;
+    if (maya_parse_i64(buf, &x) < 0 || maya_parse_i64(colon + 1, &y) < 0 || x < 0 || y < 0 ||
+        x > (1 << 24) || y > (1 << 24))
+        return maya_error("%s=\"%s\": expected two whole numbers A:B", name, s);
+    *a = (int)x;
+    *b = (int)y;
+    return 0;
+}
+
+static void utc_now(char *buf, size_t size)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    gmtime_r(&t, &tm);
+    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void setenv_int(const char *name, int v)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%d", v);
+    setenv(name, buf, 1);
+}
+
+/* In the child: become rank r and run the program. Never returns. */
+static void run_rank(const struct rank *r, int gpus_per_node, const char *exe, char **argv, int err_fd,
+                     const struct pin_plan *plan, hwloc_const_bitmap_t cpus)
+{
+    if (err_fd >= 0 && dup2(err_fd, 2) < 0)
+        _exit(127);
+    setenv_int("RANK", r->rank);
+    setenv_int("MAYA_RANK", r->rank);
+    setenv_int("LOCAL_RANK", r->rank % gpus_per_node);
+    setenv_int("NODE_RANK", r->rank / gpus_per_node);
+    setenv_int("GROUP_RANK", r->rank / gpus_per_node);
+    setenv_int("MAYA_NODE", r->rank / gpus_per_node);
+    const char *world = getenv("WORLD_SIZE");
+    int w = world ? atoi(world) : 1;
+    setenv_int("LOCAL_WORLD_SIZE", w < gpus_per_node ? w : gpus_per_node);
+    static const char *ours[] = { "MAYA_LAUNCH_EXE", "MAYA_LAUNCH_RANKS", "MAYA_LAUNCH_TASK",
+                                  "MAYA_LAUNCH_LOCAL", "MAYA_LAUNCH_DIR", "MAYA_LAUNCH_PIN" };
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(ours); i++)
+        unsetenv(ours[i]);
+    if (cpus && pin_apply(plan, cpus) < 0)
+        _exit(127);
+    signal(SIGPIPE, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    argv[0] = (char *)exe;
+    execvp(exe, argv); /* a bare name is looked up in PATH, as srun would */
+    fprintf(stderr, "maya-launch: cannot run %s: %s\n", exe, strerror(errno));
+    _exit(127);
+}
+
+static int write_status(const char *dir, int task, const char *start, const char *end, double wall_s,
+                        const struct rank *ranks, int n, int gpus_per_node)
+{
+    char path[PATH_MAX];
+    struct maya_atomic_file af;
+    if (maya_snprintf(path, sizeof path, "%s/slurm/task-%d.conf", dir, task) < 0 ||
+        maya_atomic_open(&af, path) < 0)
+        return -1;
+    fprintf(af.fp, "# maya-launch, Slurm task %d: how its ranks ended\n", task);
+    kv_write(af.fp, "start_time", start);
+    if (end) {
+        kv_write(af.fp, "end_time", end);
+        kv_writef(af.fp, "wall_s", "%.3f", wall_s);
+    }
+    for (int i = 0; i < n; i++) {
+        const struct rank *r = &ranks[i];
+        char key[64];
+        snprintf(key, sizeof key, "rank.%d.node", r->rank);
+        kv_writef(af.fp, key, "%d", r->rank / gpus_per_node);
+        snprintf(key, sizeof key, "rank.%d.local_rank", r->rank);
+        kv_writef(af.fp, key, "%d", r->rank % gpus_per_node);
+        snprintf(key, sizeof key, "rank.%d.pid", r->rank);
+        kv_writef(af.fp, key, "%ld", (long)r->pid);
+        if (r->done && WIFEXITED(r->status)) {
+            snprintf(key, sizeof key, "rank.%d.exit", r->rank);
+            kv_writef(af.fp, key, "%d", WEXITSTATUS(r->status));
+        } else if (r->done && WIFSIGNALED(r->status)) {
+            snprintf(key, sizeof key, "rank.%d.signal", r->rank);
+            kv_writef(af.fp, key, "%d", WTERMSIG(r->status));
+        }
+        if (r->note[0]) {
+            snprintf(key, sizeof key, "rank.%d.note", r->rank);
+            kv_write(af.fp, key, r->note);
+        }
+    }
+    return maya_atomic_commit(&af);
+}
+
+static void copy_out(struct rank *r)
+{
+    char buf[65536];
+    ssize_t n = read(r->err_pipe, buf, sizeof buf);
+    if (n > 0) {
+        /* The job's stderr first: that is where the user looks. */
+        for (ssize_t off = 0; off < n;) {
+            ssize_t w = write(2, buf + off, (size_t)(n - off));
+            if (w <= 0)
+                break;
+            off += w;
+        }
+        if (r->err_log >= 0 && write(r->err_log, buf, (size_t)n) != n) {
+            close(r->err_log);
+            r->err_log = -1;
+        }
+    } else if (n == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close(r->err_pipe);
+        r->err_pipe = -1;
+    }
+}
+
+static int failed(const struct rank *r)
+{
+    return r->done && !(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
+}
+
+int main(int argc, char **argv)
+{
+    maya_set_error_prefix("maya-launch");
+    const char *exe = getenv("MAYA_LAUNCH_EXE"), *dir = getenv("MAYA_LAUNCH_DIR");
+    int first, count, task, local, nlocal, gpn, world;
+    if (!exe || !*exe || !dir || !*dir) {
+        fprintf(stderr, "maya-launch: started without MAYA_LAUNCH_EXE and MAYA_LAUNCH_DIR; it is run by "
+                        "the maya Slurm plugin (srun --maya-emulate, maya-srun(1))\n");
+        return 127;
+    }
+    if (env_pair("MAYA_LAUNCH_RANKS", &first, &count) < 0 || env_int("MAYA_LAUNCH_TASK", 0, 1 << 24, &task) < 0 ||
+        env_pair("MAYA_LAUNCH_LOCAL", &local, &nlocal) < 0 ||
+        env_int("MAYA_GPUS_PER_NODE", 1, 1024, &gpn) < 0 || env_int("WORLD_SIZE", 1, 1 << 24, &world) < 0)
+        return 127;
+    if (count < 1 || first + count > world)
+        return maya_error("MAYA_LAUNCH_RANKS=%d:%d does not fit WORLD_SIZE=%d", first, count, world), 127;
+    const char *pin_env = getenv("MAYA_LAUNCH_PIN");
+    int pin = pin_env && !strcmp(pin_env, "1");
+
+    struct pin_plan plan;
+    if (pin && pin_plan_init(&plan, local, nlocal) < 0)
+        return 127;
+    struct rank *ranks = calloc((size_t)count, sizeof *ranks);
+    hwloc_bitmap_t *cpus = calloc((size_t)count, sizeof *cpus);
+    if (!ranks || !cpus)
+        return maya_error("out of memory"), 127;
+
+    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
+        return maya_error("pipe: %m"), 127;
+    static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD };
+    struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
+    sigemptyset(&sa.sa_mask);
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(forwarded); i++)
+        sigaction(forwarded[i], &sa, NULL);
+    signal(SIGPIPE, SIG_IGN);
+
+    char start[32], end[32];
+    utc_now(start, sizeof start);
+    uint64_t t0 = maya_mono_ns();
+    int tee = !isatty(2);
+    for (int i = 0; i < count; i++) {
+        struct rank *r = &ranks[i];
+        r->rank = first + i;
+        r->err_pipe = r->err_log = -1;
+        int fds[2] = { -1, -1 };
+        if (tee) {
+            char log[PATH_MAX];
+            if (pipe2(fds, O_CLOEXEC) < 0)
+                return maya_error("pipe: %m"), 127;
+            snprintf(log, sizeof log, "%s/logs/rank-%d.err", dir, r->rank);
+            r->err_log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+            r->err_pipe = fds[0];
+        }
+        if (pin) {
+            cpus[i] = pin_plan_share(&plan, i, count);
+            if (!cpus[i])
+                return maya_error("out of memory"), 127;
+            pin_format(cpus[i], r->cpus, sizeof r->cpus);
+        }
+        r->pid = fork();
+        if (r->pid < 0)
+            return maya_error("fork: %m"), 127;
+        if (r->pid == 0)
+            run_rank(r, gpn, exe, argv, fds[1], &plan, pin ? cpus[i] : NULL);
+        if (fds[1] >= 0)
+            close(fds[1]);
+    }
+    write_status(dir, task, start, NULL, 0, ranks, count, gpn);
+
+    int alive = count, first_failed = -1;
+    uint64_t kill_at = 0;
+    for (;;) {
+        int open_pipes = 0;
+        for (int i = 0; i < count; i++)
+            open_pipes += ranks[i].err_pipe >= 0;
+        if (alive == 0 && open_pipes == 0)
+            break;
+        struct pollfd pfd[1 + 1024];
+        int np = 0;
+        pfd[np++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+        int idx[1024];
+        for (int i = 0; i < count && np < (int)MAYA_ARRAY_LEN(pfd); i++)
+            if (ranks[i].err_pipe >= 0) {
+                idx[np - 1] = i;
+                pfd[np++] = (struct pollfd){ .fd = ranks[i].err_pipe, .events = POLLIN };
+            }
+        int timeout_ms = kill_at ? 200 : -1;
+        if (poll(pfd, (nfds_t)np, timeout_ms) < 0 && errno != EINTR)
+            return maya_error("poll: %m"), 127;
+        for (int k = 1; k < np; k++)
+            if (pfd[k].revents)
+                copy_out(&ranks[idx[k - 1]]);
+        if (pfd[0].revents) {
+            unsigned char sigs[64];
+            ssize_t n = read(sig_pipe[0], sigs, sizeof sigs);
+            for (ssize_t s = 0; s < n; s++) {
+                if (sigs[s] == SIGCHLD)
+                    continue;
+                for (int i = 0; i < count; i++)
+                    if (!ranks[i].done)
+                        kill(ranks[i].pid, sigs[s]);
+            }
+        }
+        int status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+            for (int i = 0; i < count; i++) {
+                if (ranks[i].pid != pid || ranks[i].done)
+                    continue;
+                ranks[i].done = 1;
+                ranks[i].status = status;
+                alive--;
+                if (failed(&ranks[i]) && first_failed < 0) {
+                    first_failed = i;
+                    /* The others would wait for it in their next collective. */
+                    for (int j = 0; j < count; j++) {
+                        if (ranks[j].done)
+                            continue;
+                        snprintf(ranks[j].note, sizeof ranks[j].note, "terminated: rank %d failed",
+                                 ranks[i].rank);
+                        kill(ranks[j].pid, SIGTERM);
+                    }
+                    kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
+                }
+            }
+        }
+        if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
+            for (int j = 0; j < count; j++)
+                if (!ranks[j].done)
+                    kill(ranks[j].pid, SIGKILL);
+            kill_at = 0;
+        }
+    }
+    utc_now(end, sizeof end);
+    write_status(dir, task, start, end, (double)(maya_mono_ns() - t0) / 1e9, ranks, count, gpn);
+
+    if (first_failed < 0)
+        return 0;
+    int st = ranks[first_failed].status;
+    if (WIFEXITED(st))
+        return WEXITSTATUS(st);
+    /* Die as the rank died, without a core file of our own. */
+    struct rlimit none = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &none);
+    signal(WTERMSIG(st), SIG_DFL);
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    raise(WTERMSIG(st));
+    return 128 + WTERMSIG(st);
+}

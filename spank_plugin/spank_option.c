@@ -1,0 +1,141 @@
+/* The --maya-emulate value: <gpu>x<count>[,key=value...].
+ *
+ * Checked against the installed hwspecs wherever Slurm hands it to the plugin
+ * (srun, sbatch and salloc at submission, slurmstepd at launch), so that a
+ * bad value fails before the job is queued, with a message saying what is
+ * allowed.
+ */
+#define _GNU_SOURCE
+#include "spank_maya.h"
+#include "maya/common.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define KEYS "cluster=NAME|FILE, report=PATH"
+
+static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const char *base_dir,
+                        struct spank_emulate *e, struct maya_cluster_spec *out)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    int looks_like_file = strchr(arg, '/') || strstr(arg, ".conf");
+    if (arg[0] == '/' || !base_dir)
+        snprintf(path, sizeof path, "%s", arg);
+    else if (maya_snprintf(path, sizeof path, "%s/%s", base_dir, arg) < 0)
+        return -1;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+        struct maya_hwspecs own = { 0 };
+        spank_log_quiet++;
+        int rc = maya_hwspecs_load_file(path, &own);
+        spank_log_quiet--;
+        if (rc < 0) {
+            char why[1024];
+            snprintf(why, sizeof why, "%s", maya_last_error());
+            return maya_error("--maya-emulate: cluster=%s: %s", arg, why);
+        }
+        if (own.nclusters != 1 || own.ngpus != 0) {
+            maya_hwspecs_free(&own);
+            return maya_error("--maya-emulate: cluster=%s: expected a file with one cluster \"NAME\" { ... } "
+                              "and nothing else", arg);
+        }
+        *out = own.clusters[0];
+        maya_hwspecs_free(&own);
+        e->cluster_is_file = 1;
+        char real[PATH_MAX];
+        if (!realpath(path, real))
+            return maya_error("--maya-emulate: cluster=%s: %m", arg);
+        return maya_snprintf(e->cluster, sizeof e->cluster, "%s", real);
+    }
+    const struct maya_cluster_spec *c = looks_like_file ? NULL : maya_hwspecs_find_cluster(hw, arg);
+    if (!c) {
+        char names[2048] = "";
+        size_t used = 0;
+        for (size_t i = 0; i < hw->nclusters && used < sizeof names; i++) {
+            int n = snprintf(names + used, sizeof names - used, "%s%s", i ? ", " : "", hw->clusters[i].key);
+            if (n < 0)
+                break;
+            used += (size_t)n;
+        }
+        return maya_error("--maya-emulate: cluster=%s: no such file and no known cluster of that name; "
+                          "known clusters: %s", arg, names[0] ? names : "(none installed)");
+    }
+    *out = *c;
+    return maya_snprintf(e->cluster, sizeof e->cluster, "%s", c->key);
+}
+
+int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const char *base_dir,
+                        struct spank_emulate *e)
+{
+    char buf[4096];
+    memset(e, 0, sizeof *e);
+    if (!value || !*value)
+        return maya_error("--maya-emulate needs a value: <gpu>x<count>[," KEYS "], e.g. h100x8");
+    if (strlen(value) >= sizeof buf)
+        return maya_error("--maya-emulate: value too long (%zu characters)", strlen(value));
+    strcpy(buf, value);
+
+    char *save = NULL;
+    char *first = strtok_r(buf, ",", &save);
+    const struct maya_gpu_spec *gpu;
+    char why[2048] = "nothing before the first comma";
+    if (first) {
+        spank_log_quiet++; /* its message is repeated below, with the option's name */
+        int rc = maya_parse_gpu_count(hw, first, &gpu, &e->count);
+        spank_log_quiet--;
+        if (rc == 0)
+            why[0] = 0;
+        else
+            snprintf(why, sizeof why, "%s", maya_last_error());
+    }
+    if (why[0])
+        return maya_error("--maya-emulate=%s: %s; the value is <gpu>x<count>[," KEYS "]", value, why);
+    snprintf(e->gpu, sizeof e->gpu, "%s", gpu->key);
+
+    const char *cluster_arg = NULL;
+    for (char *kv = strtok_r(NULL, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(kv, '=');
+        if (!eq || !eq[1])
+            return maya_error("--maya-emulate=%s: \"%s\" is not key=value; allowed keys: " KEYS, value, kv);
+        *eq = 0;
+        const char *val = eq + 1;
+        if (!strcmp(kv, "cluster")) {
+            cluster_arg = val;
+        } else if (!strcmp(kv, "report")) {
+            if (maya_snprintf(e->report, sizeof e->report, "%s", val) < 0)
+                return -1;
+        } else {
+            return maya_error("--maya-emulate=%s: unknown key \"%s\"; allowed keys: " KEYS, value, kv);
+        }
+    }
+
+    struct maya_cluster_spec c;
+    if (cluster_arg) {
+        if (pick_cluster(hw, cluster_arg, base_dir, e, &c) < 0)
+            return -1;
+        int gpn = c.gpus_per_node < e->count ? c.gpus_per_node : e->count;
+        e->gpus_per_node = gpn;
+        e->nodes = (e->count + gpn - 1) / gpn;
+        if (c.nodes > 0 && e->nodes > c.nodes)
+            return maya_error("--maya-emulate=%s: %d GPUs need %d nodes of %d GPUs; cluster %s has %d",
+                              value, e->count, e->nodes, c.gpus_per_node, c.key, c.nodes);
+    } else {
+        if (maya_default_cluster(hw, gpu, e->count, &c) < 0)
+            return -1;
+        e->gpus_per_node = c.gpus_per_node;
+        e->nodes = c.nodes;
+    }
+    return 0;
+}
+
+int spank_emulate_load(const struct spank_conf *conf, const char *value, const char *base_dir,
+                       struct spank_emulate *e)
+{
+    struct maya_hwspecs hw;
+    if (maya_hwspecs_load_dir(conf->hwspecs, &hw) < 0)
+        return maya_error("cannot check --maya-emulate: no GPU descriptions in %s", conf->hwspecs);
+    int rc = spank_emulate_parse(&hw, value, base_dir, e);
+    maya_hwspecs_free(&hw);
+    return rc;
+}
