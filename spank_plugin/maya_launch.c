@@ -21,9 +21,9 @@
  * and WORLD_SIZE, MAYA_GPUS_PER_NODE, which the ranks keep.
  */
 #define _GNU_SOURCE
-#include "kvfile.h"
 #include "pin.h"
 #include "maya/common.h"
+#include "maya/run_desc.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -90,14 +90,6 @@ static int env_pair(const char *name, int *a, int *b)
     return 0;
 }
 
-static void utc_now(char *buf, size_t size)
-{
-    time_t t = time(NULL);
-    struct tm tm;
-    gmtime_r(&t, &tm);
-    strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 static void setenv_int(const char *name, int v)
 {
     char buf[32];
@@ -136,42 +128,45 @@ static void run_rank(const struct rank *r, int gpus_per_node, const char *exe, c
     _exit(127);
 }
 
+/* slurm/task-<T>.conf: a run description of the step as this task saw it
+ * (its own ranks' states; the others unknown), merged after the job. */
 static int write_status(const char *dir, int task, const char *start, const char *end, double wall_s,
-                        const struct rank *ranks, int n, int gpus_per_node)
+                        const struct rank *ranks, int n, int gpus_per_node, int world)
 {
     char path[PATH_MAX];
-    struct maya_atomic_file af;
-    if (maya_snprintf(path, sizeof path, "%s/slurm/task-%d.conf", dir, task) < 0 ||
-        maya_atomic_open(&af, path) < 0)
-        return -1;
-    fprintf(af.fp, "# maya-launch, Slurm task %d: how its ranks ended\n", task);
-    kv_write(af.fp, "start_time", start);
+    const char *gpu = getenv("MAYA_GPU");
+    struct maya_run_desc d;
+    maya_run_desc_init(&d);
+    snprintf(d.launcher, sizeof d.launcher, "slurm");
+    snprintf(d.gpu, sizeof d.gpu, "%s", gpu && *gpu ? gpu : "unknown");
+    d.gpu_count = world;
+    d.gpus_per_node = gpus_per_node;
+    d.nodes = (world + gpus_per_node - 1) / gpus_per_node;
+    snprintf(d.start_time, sizeof d.start_time, "%s", start);
     if (end) {
-        kv_write(af.fp, "end_time", end);
-        kv_writef(af.fp, "wall_s", "%.3f", wall_s);
+        snprintf(d.end_time, sizeof d.end_time, "%s", end);
+        d.wall_s = wall_s;
     }
-    for (int i = 0; i < n; i++) {
+    int rc = maya_run_desc_set_nprocs(&d, world);
+    for (int i = 0; rc == 0 && i < n; i++) {
         const struct rank *r = &ranks[i];
-        char key[64];
-        snprintf(key, sizeof key, "rank.%d.node", r->rank);
-        kv_writef(af.fp, key, "%d", r->rank / gpus_per_node);
-        snprintf(key, sizeof key, "rank.%d.local_rank", r->rank);
-        kv_writef(af.fp, key, "%d", r->rank % gpus_per_node);
-        snprintf(key, sizeof key, "rank.%d.pid", r->rank);
-        kv_writef(af.fp, key, "%ld", (long)r->pid);
+        struct maya_run_proc *p = &d.procs[r->rank];
+        p->node = r->rank / gpus_per_node;
+        p->local_rank = r->rank % gpus_per_node;
+        p->pid = r->pid;
         if (r->done && WIFEXITED(r->status)) {
-            snprintf(key, sizeof key, "rank.%d.exit", r->rank);
-            kv_writef(af.fp, key, "%d", WEXITSTATUS(r->status));
+            p->end = MAYA_RUN_EXITED;
+            p->code = WEXITSTATUS(r->status);
         } else if (r->done && WIFSIGNALED(r->status)) {
-            snprintf(key, sizeof key, "rank.%d.signal", r->rank);
-            kv_writef(af.fp, key, "%d", WTERMSIG(r->status));
+            p->end = MAYA_RUN_SIGNALED;
+            p->code = WTERMSIG(r->status);
         }
-        if (r->note[0]) {
-            snprintf(key, sizeof key, "rank.%d.note", r->rank);
-            kv_write(af.fp, key, r->note);
-        }
+        snprintf(p->note, sizeof p->note, "%s", r->note);
     }
-    return maya_atomic_commit(&af);
+    if (rc == 0 && maya_snprintf(path, sizeof path, "%s/slurm/task-%d.conf", dir, task) == 0)
+        rc = maya_run_desc_write(path, &d);
+    maya_run_desc_free(&d);
+    return rc;
 }
 
 static void copy_out(struct rank *r)
@@ -194,6 +189,12 @@ static void copy_out(struct rank *r)
         close(r->err_pipe);
         r->err_pipe = -1;
     }
+}
+
+static void signal_rank(const struct rank *r, int sig, int own_group)
+{
+    if (!own_group || kill(-r->pid, sig) < 0)
+        kill(r->pid, sig);
 }
 
 static int failed(const struct rank *r)
@@ -238,9 +239,13 @@ int main(int argc, char **argv)
     signal(SIGPIPE, SIG_IGN);
 
     char start[32], end[32];
-    utc_now(start, sizeof start);
+    maya_utc_now(start, sizeof start);
     uint64_t t0 = maya_mono_ns();
-    int tee = !isatty(2);
+    /* On a terminal (srun --pty) ranks stay in its foreground process group
+     * and write to it directly; otherwise each rank is a process group of its
+     * own, so that stopping a rank stops what it started, and its stderr is
+     * copied to its log. */
+    int tee = !isatty(2) && count <= 1000, own_group = !isatty(0);
     for (int i = 0; i < count; i++) {
         struct rank *r = &ranks[i];
         r->rank = first + i;
@@ -263,21 +268,26 @@ int main(int argc, char **argv)
         r->pid = fork();
         if (r->pid < 0)
             return maya_error("fork: %m"), 127;
-        if (r->pid == 0)
+        if (r->pid == 0) {
+            if (own_group)
+                setpgid(0, 0);
             run_rank(r, gpn, exe, argv, fds[1], &plan, pin ? cpus[i] : NULL);
+        }
+        if (own_group)
+            setpgid(r->pid, r->pid); /* also here: no signal may find it unset */
         if (fds[1] >= 0)
             close(fds[1]);
     }
-    write_status(dir, task, start, NULL, 0, ranks, count, gpn);
+    write_status(dir, task, start, NULL, 0, ranks, count, gpn, world);
 
     int alive = count, first_failed = -1;
-    uint64_t kill_at = 0;
+    uint64_t kill_at = 0, drain_until = 0;
     for (;;) {
         int open_pipes = 0;
         for (int i = 0; i < count; i++)
             open_pipes += ranks[i].err_pipe >= 0;
-        if (alive == 0 && open_pipes == 0)
-            break;
+        if (alive == 0 && (open_pipes == 0 || maya_mono_ns() >= drain_until))
+            break; /* a process a rank left behind may hold its stderr: not for long */
         struct pollfd pfd[1 + 1024];
         int np = 0;
         pfd[np++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
@@ -287,7 +297,7 @@ int main(int argc, char **argv)
                 idx[np - 1] = i;
                 pfd[np++] = (struct pollfd){ .fd = ranks[i].err_pipe, .events = POLLIN };
             }
-        int timeout_ms = kill_at ? 200 : -1;
+        int timeout_ms = kill_at || alive == 0 ? 200 : -1;
         if (poll(pfd, (nfds_t)np, timeout_ms) < 0 && errno != EINTR)
             return maya_error("poll: %m"), 127;
         for (int k = 1; k < np; k++)
@@ -301,7 +311,7 @@ int main(int argc, char **argv)
                     continue;
                 for (int i = 0; i < count; i++)
                     if (!ranks[i].done)
-                        kill(ranks[i].pid, sigs[s]);
+                        signal_rank(&ranks[i], sigs[s], own_group);
             }
         }
         int status;
@@ -312,7 +322,8 @@ int main(int argc, char **argv)
                     continue;
                 ranks[i].done = 1;
                 ranks[i].status = status;
-                alive--;
+                if (--alive == 0)
+                    drain_until = maya_mono_ns() + 2000000000ull;
                 if (failed(&ranks[i]) && first_failed < 0) {
                     first_failed = i;
                     /* The others would wait for it in their next collective. */
@@ -321,7 +332,7 @@ int main(int argc, char **argv)
                             continue;
                         snprintf(ranks[j].note, sizeof ranks[j].note, "terminated: rank %d failed",
                                  ranks[i].rank);
-                        kill(ranks[j].pid, SIGTERM);
+                        signal_rank(&ranks[j], SIGTERM, own_group);
                     }
                     kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
                 }
@@ -330,12 +341,12 @@ int main(int argc, char **argv)
         if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
             for (int j = 0; j < count; j++)
                 if (!ranks[j].done)
-                    kill(ranks[j].pid, SIGKILL);
+                    signal_rank(&ranks[j], SIGKILL, own_group);
             kill_at = 0;
         }
     }
-    utc_now(end, sizeof end);
-    write_status(dir, task, start, end, (double)(maya_mono_ns() - t0) / 1e9, ranks, count, gpn);
+    maya_utc_now(end, sizeof end);
+    write_status(dir, task, start, end, (double)(maya_mono_ns() - t0) / 1e9, ranks, count, gpn, world);
 
     if (first_failed < 0)
         return 0;

@@ -11,7 +11,7 @@ SPANK_SO     := $(B)/lib/slurm/spank_maya.so
 SPANK_LAUNCH := $(EMU_LIBDIR)/maya-launch
 SPANK_SRCS   := $(filter-out spank_plugin/maya_launch.c spank_plugin/pin.c,$(wildcard spank_plugin/*.c))
 SPANK_OBJS   := $(SPANK_SRCS:%.c=$(B)/obj/%.o)
-LAUNCH_SRCS  := spank_plugin/maya_launch.c spank_plugin/pin.c spank_plugin/kvfile.c
+LAUNCH_SRCS  := spank_plugin/maya_launch.c spank_plugin/pin.c
 LAUNCH_OBJS  := $(LAUNCH_SRCS:%.c=$(B)/obj/%.o)
 
 $(SPANK_OBJS) $(LAUNCH_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include $(LIB_CFLAGS)

@@ -86,9 +86,9 @@ static int report_job(const struct spank_conf *conf, const char *value, const sl
     post.batch_status = (int)j->exit_code;
     /* Only report= matters here; a value that no longer parses (hwspecs
      * changed since submission) still gets its report next to the output. */
-    spank_log_quiet++;
+    spank_capture_begin();
     int parsed = spank_emulate_load(conf, value, j->work_dir, &em) == 0;
-    spank_log_quiet--;
+    spank_capture_end();
     if (spank_report_paths(&post, parsed ? em.report : NULL, output) < 0)
         return -1;
     if (spank_postprocess(conf, &post, why, sizeof why) < 0)

@@ -22,7 +22,8 @@
 
 SPANK_PLUGIN(maya, 1);
 
-int spank_log_quiet;
+static int capturing;
+static char captured[4096];
 
 static struct spank_conf conf;
 static int conf_ok;
@@ -33,12 +34,28 @@ static char *option_value;  /* as given to the callback */
  * the nodes. */
 static void log_to_slurm(const char *kind, const char *msg)
 {
-    if (spank_log_quiet)
+    if (capturing) {
+        size_t used = strlen(captured);
+        if (!kind[0])
+            snprintf(captured + used, sizeof captured - used, "%s%s", used ? "; " : "", msg);
         return;
+    }
     if (kind[0])
         slurm_info("maya: %s%s", kind, msg);
     else
         slurm_error("maya: %s", msg);
+}
+
+void spank_capture_begin(void)
+{
+    capturing = 1;
+    captured[0] = 0;
+}
+
+const char *spank_capture_end(void)
+{
+    capturing = 0;
+    return captured;
 }
 
 static int load_conf(int argc, char **argv)

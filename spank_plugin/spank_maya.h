@@ -21,9 +21,11 @@
 
 #include "maya/hwspec.h"
 
-/* While non-zero, maya_error() messages are kept (maya_last_error) but not
- * logged: a caller that repeats them with more context sets it. */
-extern int spank_log_quiet;
+/* Between these, maya_error() messages are collected rather than logged,
+ * for a caller that repeats them with more context. end returns them joined
+ * with "; " (valid until the next begin). */
+void spank_capture_begin(void);
+const char *spank_capture_end(void);
 
 /* ---- plugstack.conf arguments (spank_config.c) ---- */
 

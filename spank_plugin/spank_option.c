@@ -27,14 +27,11 @@ static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const ch
         return -1;
     if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
         struct maya_hwspecs own = { 0 };
-        spank_log_quiet++;
+        spank_capture_begin();
         int rc = maya_hwspecs_load_file(path, &own);
-        spank_log_quiet--;
-        if (rc < 0) {
-            char why[1024];
-            snprintf(why, sizeof why, "%s", maya_last_error());
+        const char *why = spank_capture_end();
+        if (rc < 0)
             return maya_error("--maya-emulate: cluster=%s: %s", arg, why);
-        }
         if (own.nclusters != 1 || own.ngpus != 0) {
             maya_hwspecs_free(&own);
             return maya_error("--maya-emulate: cluster=%s: expected a file with one cluster \"NAME\" { ... } "
@@ -81,13 +78,10 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
     const struct maya_gpu_spec *gpu;
     char why[2048] = "nothing before the first comma";
     if (first) {
-        spank_log_quiet++; /* its message is repeated below, with the option's name */
+        spank_capture_begin(); /* its message is repeated below, with the option's name */
         int rc = maya_parse_gpu_count(hw, first, &gpu, &e->count);
-        spank_log_quiet--;
-        if (rc == 0)
-            why[0] = 0;
-        else
-            snprintf(why, sizeof why, "%s", maya_last_error());
+        const char *msg = spank_capture_end();
+        snprintf(why, sizeof why, "%s", rc == 0 ? "" : msg);
     }
     if (why[0])
         return maya_error("--maya-emulate=%s: %s; the value is <gpu>x<count>[," KEYS "]", value, why);

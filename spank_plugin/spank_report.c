@@ -11,8 +11,8 @@
  */
 #define _GNU_SOURCE
 #include "spank_maya.h"
-#include "kvfile.h"
 #include "maya/common.h"
+#include "maya/run_desc.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -114,93 +114,59 @@ static int pick_step(const char *job_dir, char *out, size_t size)
 
 /* ---- run.conf from the launch records ---- */
 
-struct merge {
-    FILE *fp;
-    char start[32], end[32];
-    double wall_s;
-    int nfrag;
-};
-
-static int merge_step(void *ctx, const char *key, const char *value, int line)
+/* Take what one launcher knew (its ranks' states, its times) into d. */
+static void merge_task(struct maya_run_desc *d, const struct maya_run_desc *t)
 {
-    struct merge *m = ctx;
-    if (!strcmp(key, "slurm_tasks"))
-        return 0; /* the plugin's own note */
-    kv_write(m->fp, key, value);
-    return 0;
-}
-
-static int merge_task(void *ctx, const char *key, const char *value, int line)
-{
-    struct merge *m = ctx;
-    if (!strcmp(key, "start_time")) {
-        if (!m->start[0] || strcmp(value, m->start) < 0) /* ISO 8601 sorts as text */
-            snprintf(m->start, sizeof m->start, "%s", value);
-    } else if (!strcmp(key, "end_time")) {
-        if (strcmp(value, m->end) > 0)
-            snprintf(m->end, sizeof m->end, "%s", value);
-    } else if (!strcmp(key, "wall_s")) {
-        double w;
-        if (maya_parse_double(value, &w) == 0 && w > m->wall_s)
-            m->wall_s = w;
-    } else {
-        kv_write(m->fp, key, value);
+    for (int i = 0; i < t->nprocs && i < d->nprocs; i++) {
+        const struct maya_run_proc *p = &t->procs[i];
+        if (p->pid > 0 || p->end != MAYA_RUN_UNKNOWN)
+            d->procs[i] = *p;
     }
-    return 0;
+    /* ISO 8601 UTC times sort as text. */
+    if (t->start_time[0] && (!d->start_time[0] || strcmp(t->start_time, d->start_time) < 0))
+        snprintf(d->start_time, sizeof d->start_time, "%s", t->start_time);
+    if (strcmp(t->end_time, d->end_time) > 0)
+        snprintf(d->end_time, sizeof d->end_time, "%s", t->end_time);
+    if (t->wall_s > d->wall_s)
+        d->wall_s = t->wall_s;
 }
 
+/* run.conf = slurm/step.conf (written at launch) + every slurm/task-N.conf. */
 static int write_run_conf(const char *run_dir, int batch_status)
 {
-    char path[PATH_MAX], step_conf[PATH_MAX];
-    struct maya_atomic_file af;
-    struct merge m = { 0 };
-    if (maya_snprintf(step_conf, sizeof step_conf, "%s/slurm/step.conf", run_dir) < 0 ||
-        maya_snprintf(path, sizeof path, "%s/run.conf", run_dir) < 0)
+    char path[PATH_MAX], dir[PATH_MAX + 8];
+    struct maya_run_desc d;
+    if (maya_snprintf(path, sizeof path, "%s/slurm/step.conf", run_dir) < 0 ||
+        maya_run_desc_read(path, &d) < 0)
         return -1;
-    if (access(step_conf, R_OK) < 0)
-        return maya_error("%s: the step's launch record is missing: %m", step_conf);
-    if (maya_atomic_open(&af, path) < 0)
-        return -1;
-    m.fp = af.fp;
-    fprintf(af.fp, "# maya run description (docs/run-dir.md), from the Slurm plugin's launch records\n");
-    kv_write(af.fp, "version", "1");
-    kv_write(af.fp, "launcher", "slurm");
-    if (kv_read(step_conf, merge_step, &m) < 0) {
-        maya_atomic_abort(&af);
-        return -1;
-    }
-    char dir[PATH_MAX + 8];
     snprintf(dir, sizeof dir, "%s/slurm", run_dir);
-    DIR *d = opendir(dir);
+    DIR *dp = opendir(dir);
     struct dirent *e;
-    while (d && (e = readdir(d))) {
+    int ntasks = 0, rc = 0;
+    while (rc == 0 && dp && (e = readdir(dp))) {
         size_t len = strlen(e->d_name);
-        char frag[PATH_MAX];
+        struct maya_run_desc t;
         if (strncmp(e->d_name, "task-", 5) != 0 || len < 6 || strcmp(e->d_name + len - 5, ".conf") != 0)
             continue;
-        if (maya_snprintf(frag, sizeof frag, "%s/%s", dir, e->d_name) < 0 || kv_read(frag, merge_task, &m) < 0) {
-            closedir(d);
-            maya_atomic_abort(&af);
-            return -1;
+        if (maya_snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < 0 || maya_run_desc_read(path, &t) < 0) {
+            rc = -1;
+            break;
         }
-        m.nfrag++;
+        merge_task(&d, &t);
+        maya_run_desc_free(&t);
+        ntasks++;
     }
-    if (d)
-        closedir(d);
-    if (batch_status >= 0 && m.nfrag == 0) {
+    if (dp)
+        closedir(dp);
+    if (rc == 0 && batch_status >= 0 && ntasks == 0 && d.nprocs == 1) {
         /* The batch script: one process, ended as Slurm saw it end. */
-        if (WIFSIGNALED(batch_status))
-            kv_writef(af.fp, "rank.0.signal", "%d", WTERMSIG(batch_status));
-        else
-            kv_writef(af.fp, "rank.0.exit", "%d", WEXITSTATUS(batch_status));
+        d.procs[0].end = WIFSIGNALED(batch_status) ? MAYA_RUN_SIGNALED : MAYA_RUN_EXITED;
+        d.procs[0].code = WIFSIGNALED(batch_status) ? WTERMSIG(batch_status) : WEXITSTATUS(batch_status);
     }
-    if (m.start[0])
-        kv_write(af.fp, "start_time", m.start);
-    if (m.end[0]) {
-        kv_write(af.fp, "end_time", m.end);
-        kv_writef(af.fp, "wall_s", "%.3f", m.wall_s);
-    }
-    return maya_atomic_commit(&af);
+    if (rc == 0 && maya_snprintf(path, sizeof path, "%s/run.conf", run_dir) == 0)
+        rc = maya_run_desc_write(path, &d);
+    maya_run_desc_free(&d);
+    return rc;
 }
 
 /* ---- running as the user ---- */
@@ -264,10 +230,7 @@ static void tail_of(const char *path, char *buf, size_t size, int lines)
     char *data;
     size_t len;
     buf[0] = 0;
-    spank_log_quiet++;
-    int rc = maya_read_file(path, &data, &len);
-    spank_log_quiet--;
-    if (rc < 0)
+    if (access(path, R_OK) < 0 || maya_read_file(path, &data, &len) < 0)
         return;
     size_t start = len;
     if (start && data[start - 1] == '\n')

@@ -21,7 +21,7 @@
  */
 #define _GNU_SOURCE
 #include "spank_maya.h"
-#include "kvfile.h"
+#include "maya/run_desc.h"
 #include "maya/common.h"
 
 #include <errno.h>
@@ -94,32 +94,32 @@ static void join_argv(spank_t sp, char *buf, size_t size)
     }
 }
 
-/* slurm/step.conf: the run's description as launch time knows it (run.conf
- * keys); the post-processing adds how each process ended. */
+/* slurm/step.conf: the run's description as launch time knows it (a run.conf
+ * without process states); the post-processing adds how each process ended,
+ * from the launchers' slurm/task-N.conf. */
 static int write_step_conf(spank_t sp, uint32_t step)
 {
-    char path[PATH_MAX], cmd[8192], cwd[PATH_MAX];
-    struct maya_atomic_file af;
-    if (maya_snprintf(path, sizeof path, "%s/slurm/step.conf", run_dir) < 0 ||
-        maya_atomic_open(&af, path) < 0)
-        return -1;
-    join_argv(sp, cmd, sizeof cmd);
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = 0;
-    uint32_t ntasks = 1;
-    spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks);
-    fprintf(af.fp, "# written by spank_maya at launch; merged into run.conf after the job\n");
-    kv_write(af.fp, "gpu", em.gpu);
-    kv_writef(af.fp, "gpu_count", "%d", em.count);
-    kv_write(af.fp, "cluster", em.cluster_is_file ? "cluster.conf" : em.cluster);
-    kv_writef(af.fp, "gpus_per_node", "%d", em.gpus_per_node);
-    kv_writef(af.fp, "nodes", "%d", em.nodes);
+    char path[PATH_MAX];
+    struct maya_run_desc d;
+    maya_run_desc_init(&d);
+    snprintf(d.launcher, sizeof d.launcher, "slurm");
+    snprintf(d.gpu, sizeof d.gpu, "%s", em.gpu);
+    d.gpu_count = em.count;
+    snprintf(d.cluster, sizeof d.cluster, "%s", em.cluster_is_file ? "cluster.conf" : em.cluster);
+    d.gpus_per_node = em.gpus_per_node;
+    d.nodes = em.nodes;
+    join_argv(sp, d.command, sizeof d.command);
+    if (!getcwd(d.workdir, sizeof d.workdir))
+        d.workdir[0] = 0;
+    maya_utc_now(d.start_time, sizeof d.start_time);
     /* The batch script is one process standing for whatever it starts. */
-    kv_writef(af.fp, "nprocs", "%d", step == SPANK_STEP_BATCH ? 1 : em.count);
-    kv_write(af.fp, "command", cmd);
-    kv_write(af.fp, "workdir", cwd);
-    kv_writef(af.fp, "slurm_tasks", "%u", ntasks);
-    return maya_atomic_commit(&af);
+    int rc = maya_run_desc_set_nprocs(&d, step == SPANK_STEP_BATCH ? 1 : em.count);
+    if (rc == 0 && maya_snprintf(path, sizeof path, "%s/slurm/step.conf", run_dir) == 0)
+        rc = maya_run_desc_write(path, &d);
+    else
+        rc = -1;
+    maya_run_desc_free(&d);
+    return rc;
 }
 
 static int copy_cluster_file(void)

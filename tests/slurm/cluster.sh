@@ -78,8 +78,8 @@ cluster_start() {
     chmod 755 "$TEST_TMP"
     mkdir -p "$SLURM_DIR"/{log,state,spool,munge} "$TRACE_ROOT"
     chmod 1777 "$JOBS_DIR" 2>/dev/null || { mkdir -p "$JOBS_DIR"; chmod 1777 "$JOBS_DIR"; }
-    # The plugin keeps per-user folders under the trace root, made by root.
-    chmod 755 "$TRACE_ROOT"
+    # Users make their own folders under the trace root (maya-srun(1)).
+    chmod 1777 "$TRACE_ROOT"
 
     # munge: its own key and socket, run as the munge user.
     dd if=/dev/urandom of="$SLURM_DIR/munge/munge.key" bs=1024 count=1 status=none

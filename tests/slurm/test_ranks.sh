@@ -1,0 +1,118 @@
+#!/usr/bin/env bash
+# The tasks of a --maya-emulate step become emulated ranks: with one task per
+# GPU or fewer tasks than GPUs (each runs its share), on one node or two; each
+# rank has its identity (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MAYA_*),
+# the emulator on LD_LIBRARY_PATH, and its own core inside the task's binding;
+# the CUDA workload writes one trace per rank saying which emulated node and
+# GPU it stood for. Programs that are not ranks (the batch shell) are
+# untouched. A failing rank stops the task's other ranks, and how each ended is
+# recorded for the report.
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/slurm/cluster.sh"
+cluster_start 2
+cd "$JOBS_DIR"
+
+show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} launch=${MAYA_LAUNCH_EXE-none}"'
+
+# field NAME LINE: the value of NAME=... in a line printed by $show.
+field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# One task, two cores, four ranks.
+srun -n1 -c2 --maya-emulate=h100x4 sh -c "$show" > one.out 2> one.err || fail "srun -n1 failed: $(cat one.err)"
+expect_count 4 '^rank=' one.out
+for r in 0 1 2 3; do
+    line=$(grep "^rank=$r " one.out) || fail "no rank $r in: $(cat one.out)"
+    expect_eq "$(field world "$line")" 4 "WORLD_SIZE of rank $r"
+    expect_eq "$(field local "$line")" $r "LOCAL_RANK of rank $r"
+    expect_eq "$(field lws "$line")" 4 "LOCAL_WORLD_SIZE of rank $r"
+    expect_eq "$(field node "$line")" 0 "MAYA_NODE of rank $r"
+    expect_eq "$(field maya_rank "$line")" $r "MAYA_RANK of rank $r"
+    expect_eq "$(field gpu "$line")" H100-SXM "MAYA_GPU of rank $r"
+    expect_eq "$(field gpn "$line")" 4 "MAYA_GPUS_PER_NODE of rank $r"
+    expect_eq "$(field master "$line")" "127.0.0.1:20032" "MASTER_ADDR:MASTER_PORT of rank $r (job 1, step 0)"
+    expect_eq "$(field trace "$line")" "$TRACE_ROOT/root/job-1/step-0/traces" "MAYA_TRACE_DIR of rank $r"
+    expect_eq "$(field lib "$line")" "$MAYA_BUILD/lib/maya" "first LD_LIBRARY_PATH entry of rank $r"
+    expect_eq "$(field launch "$line")" none "launcher variables left in rank $r"
+done
+# Four ranks on the task's two cores: one core each, ranks 0 and 1 apart.
+c0=$(field cpus "$(grep '^rank=0 ' one.out)")
+c1=$(field cpus "$(grep '^rank=1 ' one.out)")
+[[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ && $c0 != "$c1" ]] || fail "ranks 0 and 1 pinned to '$c0' and '$c1'"
+
+# Two nodes, one task each, sixteen ranks: emulated nodes of 8 GPUs.
+srun -N2 -n2 --maya-emulate=h100x16 sh -c "$show" > two.out 2> two.err || fail "srun -N2 failed: $(cat two.err)"
+expect_count 16 '^rank=' two.out
+for r in $(seq 0 15); do
+    line=$(grep "^rank=$r " two.out) || fail "no rank $r"
+    expect_eq "$(field node "$line")" $((r / 8)) "MAYA_NODE of rank $r"
+    expect_eq "$(field local "$line")" $((r % 8)) "LOCAL_RANK of rank $r"
+    expect_eq "$(field host "$line")" "n$((r / 8 + 1))" "Slurm node running rank $r"
+    expect_eq "$(field task "$line")" $((r / 8)) "Slurm task running rank $r"
+    expect_eq "$(field master "$line")" "127.0.0.1:20064" "MASTER_ADDR:MASTER_PORT of rank $r (job 2, step 0)"
+done
+
+# Uneven: three tasks for eight GPUs get contiguous blocks of 2, 3 and 3.
+srun -N2 -n3 --maya-emulate=h100x8 sh -c "$show" > three.out 2> three.err || fail "srun -n3 failed: $(cat three.err)"
+for r in $(seq 0 7); do
+    want=0
+    [ $r -ge 2 ] && want=1
+    [ $r -ge 5 ] && want=2
+    expect_eq "$(field task "$(grep "^rank=$r " three.out)")" $want "Slurm task running rank $r of 8 over 3 tasks"
+done
+
+# The CUDA workload on two nodes: one trace per rank, each saying who it was.
+srun -N2 -n2 --maya-emulate=h100x4 "$WORKLOADS/vector_add" 1024 > va.out 2>&1 || fail "vector_add failed: $(cat va.out)"
+expect_count 4 'vector_add n=1024 blocks=4 threads=256: ok' va.out
+traces=$TRACE_ROOT/root/job-4/step-0/traces
+for r in 0 1 2 3; do
+    [ -f "$traces/rank-$r.mtrace" ] || fail "no trace for rank $r in $traces: $(ls "$traces")"
+    dump "$traces/rank-$r.mtrace" | head -1 > "$TEST_TMP/hdr"
+    expect_grep "^header .* kind=rank rank=$r world_size=4 local_rank=$r node=0 gpus_per_node=4 .* gpu=H100-SXM" "$TEST_TMP/hdr"
+done
+# How each rank ended, for the report (merged into run.conf after the step).
+expect_grep '^launcher=slurm$' "$TRACE_ROOT/root/job-4/step-0/run.conf"
+for r in 0 1 2 3; do
+    expect_grep "^rank.$r.exit=0$" "$TRACE_ROOT/root/job-4/step-0/run.conf"
+done
+
+# A batch job: the shell is no rank and loads nothing of the emulator; the
+# srun inside it inherits --maya-emulate and its tasks are the ranks.
+cat > batch.sh <<EOF
+#!/bin/sh
+echo "shell rank=\${RANK-unset} world=\${WORLD_SIZE-unset} gpu=\$MAYA_GPU"
+grep -c libmaya /proc/\$\$/maps
+srun sh -c '$show'
+EOF
+job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x2 batch.sh) || fail "sbatch failed"
+cluster_wait_job "$job"
+expect_grep '^shell rank=unset world=unset gpu=H100-SXM$' "slurm-$job.out"
+expect_grep '^0$' "slurm-$job.out" "the batch shell mapped none of the emulator's libraries"
+expect_count 2 '^rank=' "slurm-$job.out"
+expect_grep '^rank=1 world=2 .* task=1 host=n2 ' "slurm-$job.out"
+[ -z "$(ls "$TRACE_ROOT/root/job-$job/step-batch/traces")" ] || fail "the batch shell wrote a trace"
+
+# A failing rank ends its task with its status and stops the task's other
+# ranks (which would otherwise wait for it); run.conf records both.
+start=$(date +%s)
+rc=0
+srun -n1 --maya-emulate=h100x2 sh -c '[ "$RANK" = 1 ] && exit 7; sleep 60' > fail.out 2>&1 || rc=$?
+[ $rc = 7 ] || fail "srun exited $rc; expected rank 1's exit status 7: $(cat fail.out)"
+[ $(( $(date +%s) - start )) -lt 30 ] || fail "rank 0 was not stopped when rank 1 failed"
+conf=$TRACE_ROOT/root/job-6/step-0/run.conf
+expect_grep '^rank.1.exit=7$' "$conf"
+expect_grep '^rank.0.signal=15$' "$conf"
+expect_grep '^rank.0.note=terminated: rank 1 failed$' "$conf"
+
+# A rank killed by a signal: Slurm sees the task die of it.
+rc=0
+srun -n1 --maya-emulate=h100x1 sh -c 'kill -SEGV $$' > segv.out 2>&1 || rc=$?
+expect_grep 'task 0: Segmentation fault' segv.out
+expect_grep '^rank.0.signal=11$' "$TRACE_ROOT/root/job-7/step-0/run.conf"
+
+# A program that does not exist: each rank says so, the task exits 127.
+rc=0
+srun -n1 --maya-emulate=h100x2 ./no-such-program > missing.out 2>&1 || rc=$?
+[ $rc = 127 ] || fail "a missing program gave exit $rc, expected 127"
+expect_count 2 'maya-launch: cannot run ./no-such-program: No such file or directory' missing.out
+
+cluster_wait_idle
