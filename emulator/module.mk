@@ -86,3 +86,12 @@ $(B)/obj/gen/driver_procaddr.o: $(EMU_GEN)/driver_procaddr.c | $(DEPS_STAMP)
 	$(CC) $(CFLAGS) -Iemulator/driver -c -o $@ $<
 driver_OBJS += $(B)/obj/gen/driver_procaddr.o
 $(EMU_LIBDIR)/libcuda.so.1: $(B)/obj/gen/driver_procaddr.o
+
+# Unit test of the PTX instruction-class counts (core/ptx_ops.c), built from
+# the source since the core hides its internals.
+PTX_UNIT := $(B)/tests/unit/test_ptx_ops
+$(B)/obj/tests/torch/unit_ptx_ops.o: EXTRA_CFLAGS := -Iemulator/core
+$(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS)
+ALL_TARGETS += $(PTX_UNIT)
