@@ -44,6 +44,7 @@ endef
 
 $(eval $(call STANDIN,cudart,libcudart.so.13,cudart,libcudart.so.13,801,))
 $(eval $(call STANDIN,driver,libcuda.so.1,driver,,801,))
+$(eval $(call STANDIN,nccl,libnccl.so.2,nccl,,5,-lm))
 # Libraries PyTorch links that maya does not model (FFT, sparse, solvers,
 # run-time compilation, profiling, GPUDirect Storage, NVSHMEM): version
 # queries and handles are real, the rest return the library's not-supported
@@ -64,7 +65,10 @@ $(EMU_LIBDIR)/libcuda.so: $(EMU_LIBDIR)/libcuda.so.1
 $(EMU_LIBDIR)/libcudart.so: $(EMU_LIBDIR)/libcudart.so.13
 	ln -sf libcudart.so.13 $@
 
-ALL_TARGETS += $(CORE_LIB) $(EMU_LIBDIR)/libcuda.so $(EMU_LIBDIR)/libcudart.so
+$(EMU_LIBDIR)/libnccl.so: $(EMU_LIBDIR)/libnccl.so.2
+	ln -sf libnccl.so.2 $@
+
+ALL_TARGETS += $(CORE_LIB) $(EMU_LIBDIR)/libcuda.so $(EMU_LIBDIR)/libcudart.so $(EMU_LIBDIR)/libnccl.so
 
 # Error-name tables from the installed headers.
 $(EMU_GEN)/cudart_errors.inc: emulator/gen_enum_names.sh $(CUDA_HOME)/include/driver_types.h

@@ -10,3 +10,9 @@ $(WORKLOAD_DIR)/%: tests/workloads/%.cu | $(DEPS_STAMP)
 	$(NVCC) $(NVCC_FLAGS) -o $@ $< $(WORKLOAD_LIBS_$*)
 
 ALL_TARGETS += $(WORKLOADS)
+
+# NCCL workloads (tests/nccl/): linked against the toolkit's libnccl, run
+# against maya's.
+NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch
+$(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
+$(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
