@@ -108,18 +108,16 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
     if (cluster_arg) {
         if (pick_cluster(hw, cluster_arg, base_dir, e, &c) < 0)
             return -1;
-        int gpn = c.gpus_per_node < e->count ? c.gpus_per_node : e->count;
-        e->gpus_per_node = gpn;
-        e->nodes = (e->count + gpn - 1) / gpn;
-        if (c.nodes > 0 && e->nodes > c.nodes)
-            return maya_error("--maya-emulate=%s: %d GPUs need %d nodes of %d GPUs; cluster %s has %d",
-                              value, e->count, e->nodes, c.gpus_per_node, c.key, c.nodes);
-    } else {
-        if (maya_default_cluster(hw, gpu, e->count, &c) < 0)
-            return -1;
-        e->gpus_per_node = c.gpus_per_node;
-        e->nodes = c.nodes;
+    } else if (maya_default_cluster(hw, gpu, e->count, &c) < 0) {
+        return -1;
     }
+    /* As maya run: whole nodes, or part of one. */
+    int gpn = c.gpus_per_node;
+    if (e->count > gpn && e->count % gpn)
+        return maya_error("--maya-emulate=%s: %d GPUs on nodes of %d (cluster %s): expected a multiple of %d, "
+                          "or at most %d", value, e->count, gpn, c.key, gpn, gpn);
+    e->gpus_per_node = e->count < gpn ? e->count : gpn;
+    e->nodes = (e->count + e->gpus_per_node - 1) / e->gpus_per_node;
     return 0;
 }
 

@@ -115,4 +115,13 @@ srun -n1 --maya-emulate=h100x2 ./no-such-program > missing.out 2>&1 || rc=$?
 [ $rc = 127 ] || fail "a missing program gave exit $rc, expected 127"
 expect_count 2 'maya-launch: cannot run ./no-such-program: No such file or directory' missing.out
 
+
+
+# pin=no (slurmstepd reads plugstack.conf for each step): ranks keep the
+# task's binding, both cores.
+sed -i 's/$/ pin=no/' "$SLURM_DIR/plugstack.conf"
+srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > nopin.out 2>&1 || fail "srun with pin=no failed: $(cat nopin.out)"
+for r in 0 1; do
+    expect_eq "$(field cpus "$(grep "^rank=$r " nopin.out)")" "0-1" "CPUs of rank $r with pin=no"
+done
 cluster_wait_idle

@@ -31,6 +31,8 @@ refused "unknown GPU \"foo\"; $gpus" salloc --maya-emulate=foox8 true
 refused 'expected <gpu>x<count>, e.g. h100x8' srun --maya-emulate=h100 true
 refused 'count "0" is not a number from 1 to 1000000' sbatch --maya-emulate=h100x0 --wrap true
 refused 'count "eight" is not a number' srun --maya-emulate=h100xeight true
+refused '12 GPUs on nodes of 8 \(cluster [a-z0-9-]+\): expected a multiple of 8, or at most 8' \
+    sbatch --maya-emulate=h100x12 --wrap true
 refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, report=PATH' \
     srun --maya-emulate=h100x8,iterations=3 true
 refused '"oops" is not key=value; allowed keys: cluster=' sbatch --maya-emulate=h100x8,oops --wrap true
