@@ -13,35 +13,42 @@
 
 /* ---- calibrated constants ---- */
 struct est_calib est_calib = {
-    /* GEMM: efficiency = gemm_eff_max * wave quantisation * k/(k + gemm_k_half),
-     * plus a fixed gemm_overhead_ns, at least perf.kernel_floor_ns. Fitted on
+    /* GEMM: efficiency = gemm_eff_max * SM fill * small-tile penalty *
+     * k/(k + gemm_k_half) (est_gemm_efficiency), plus a fixed
+     * gemm_overhead_ns, at least perf.kernel_floor_ns. Fitted on
      * the XLA sm_90 b=1 grid (H100) and the vidur GEMMs (A100, H100, A40). The
      * overhead comes out ~0: vidur times are kernel durations from the
      * profiler, with no launch gaps, and the floor covers tiny GEMMs. */
-    .gemm_eff_max = 0.8108,
-    .gemm_k_half = 109.9,
+    .gemm_eff_max = 0.8027,
+    .gemm_k_half = 150,
     .gemm_overhead_ns = 0,
+    .gemm_small_tile_exp = 0.8109,
     /* skinny GEMMs (few tokens) stream the weights: share of the measured
      * copy bandwidth they reach */
-    .gemm_mem_eff = 0.8659,
+    .gemm_mem_eff = 0.8164,
     /* Memory-bound kernels reach this fraction of the measured copy bandwidth
      * (fitted on the vidur normalisation/activation/add kernels, which are
      * small enough that launch tails matter). */
     .mem_eff = 0.6593,
-    /* NCCL, fitted on single-node vidur all-reduce and send/recv (2..8 GPUs,
-     * 2 KiB..512 MiB) and nccl-tests all-reduce (8 GPUs, to 8 GiB): fixed cost
-     * of one collective, protocol cost of one ring step on top of the link's
+    /* NCCL all-reduce, fitted on single-node vidur all-reduce (2..8 GPUs,
+     * 2 KiB..512 MiB) and nccl-tests (8 GPUs, to 8 GiB): fixed cost of one
+     * collective, protocol cost of one ring step on top of the link's
      * latency, busbw reached on NVLink and PCIe as a fraction of line rate.
-     * Published figures for comparison: NVLink ring ~0.82 (H100 ~370 of 450
-     * GB/s, sjeaugey in NVIDIA/nccl-tests #212); the torch-level timings of
-     * vidur include more per-call overhead and favour lower values. NVLS
-     * reaches 1.065 x line rate at 8 GiB (480 of 450 GB/s, same source) but
-     * far less at the sizes most data has. */
-    .coll_base_us = 5.619,
-    .coll_step_us = 7.064,
-    .ring_eff_nvlink = 0.6297,
+     * Published for comparison: NVLink ring ~0.82 at large sizes (H100 ~370
+     * of 450 GB/s, sjeaugey in NVIDIA/nccl-tests #212); most of the data is
+     * below 64 MiB, where rings do not reach it. NVLS reaches 1.065 x line
+     * rate at 8 GiB (480 of 450 GB/s, same source), much less below. */
+    .coll_base_us = 21.77,
+    .coll_step_us = 2.901,
+    .ring_eff_nvlink = 0.6109,
     .ring_eff_pcie = 0.7543,
-    .nvls_factor = 0.7124,
+    .nvls_factor = 0.7775,
+    /* send/recv: fixed cost and the share of NVLink line rate one transfer
+     * reaches (fitted on single-node vidur send/recv: 2 KiB..64 MiB; its
+     * A40 pair moves 4 GB/s, through the host, which no NVLink figure
+     * explains: the learned model takes that machine as it comes). */
+    .p2p_base_us = 6.705,
+    .p2p_eff_nvlink = 0.8004,
     /* Not fitted (the one multi-node set disagrees with the hardware by 3x,
      * see maya_est_train.c): NDR 400 Gb/s reaches 46 of 50 GB/s in
      * nccl-tests (#290). */
@@ -100,25 +107,37 @@ static int tensor_core(const struct maya_gpu_spec *g, enum est_prec p)
     return p != EST_P_FP32 && !(p == EST_P_FP64 && g->perf.fp64_tensor_tflops <= 0);
 }
 
-/* Share of the GPU a GEMM keeps busy: output tiles spread over the SMs in
- * waves, the last wave partly empty; short k leaves the pipeline filling. */
+static double pow2ceil(double x)
+{
+    double p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+/* Share of the GPU's peak a GEMM reaches. Output tiles spread over the SMs
+ * in waves, the last wave partly empty. cuBLAS's tiles: 128 x 128 (Ampere
+ * and older, CUDA cores) or 128 x 256 (Hopper and later tensor cores) for
+ * large problems, smaller ones (down to 16) for skinny problems, which run
+ * less efficiently per SM (gemm_small_tile_exp); when the tiles do not fill
+ * the SMs, split-k over chunks of at least 128 fills more. Short k leaves
+ * the pipeline filling (k/(k + gemm_k_half) per split). */
 double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d)
 {
     double sms = g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1;
-    /* Tile shapes cuBLAS picks for large problems: 128x128 (Ampere and
-     * older, CUDA cores), 128x256 on Hopper and later tensor cores. */
-    double tm = 128, tn = (g->prop.major >= 9 && tensor_core(g, d->prec)) ? 256 : 128;
+    double tm_max = 128, tn_max = (g->prop.major >= 9 && tensor_core(g, d->prec)) ? 256 : 128;
     double m = d->m > 1 ? d->m : 1, n = d->n > 1 ? d->n : 1, k = d->k > 1 ? d->k : 1;
     double b = d->batch > 1 ? d->batch : 1;
+    double tm = fmin(tm_max, fmax(16, pow2ceil(m))), tn = fmin(tn_max, fmax(16, pow2ceil(n)));
     double tiles = ceil(m / tm) * ceil(n / tn) * b;
-    double waves = ceil(tiles / sms);
-    double wave_eff = (m * n * b) / (waves * sms * tm * tn);
-    /* Small problems do better than whole tiles suggest: cuBLAS switches to
-     * smaller tiles and split-k. Never count less than one full SM's tile. */
-    if (wave_eff < 1.0 / sms)
-        wave_eff = 1.0 / sms;
-    double k_eff = k / (k + GEMM_K_HALF);
-    return GEMM_EFF_MAX * wave_eff * k_eff;
+    double split = 1;
+    if (tiles < sms)
+        split = fmax(1, fmin(floor(sms / tiles), floor(k / 128)));
+    double units = tiles * split, waves = ceil(units / sms);
+    double fill = (m * n * b) / (tiles * tm * tn) * units / (waves * sms);
+    double tile_eff = pow(tm * tn / (tm_max * tn_max), est_calib.gemm_small_tile_exp);
+    double kk = k / split;
+    return GEMM_EFF_MAX * fill * tile_eff * kk / (kk + GEMM_K_HALF);
 }
 
 static double gemm_ns(const struct maya_gpu_spec *g, const struct est_desc *d)
@@ -235,17 +254,20 @@ static double coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_s
         t_us = base + lat + fmax(intra_part, inter_part) * 1e6;
         break;
     }
-    default: { /* send/recv */
+    default: { /* send/recv: one transfer, no ring steps */
         double bw, hop;
         if (N > 1) {
             bw = l.inter_gbps * RING_EFF_NIC * 1e9;
-            hop = inter_lat;
+            hop = l.inter_lat_us;
         } else {
             /* a pair: over NVLink when there is any (pairwise: assume the
              * peer is the bridged partner), else PCIe */
-            intra_ring(g, &l, 2, &bw, &hop);
+            int pcie = l.intra == MAYA_LINK_PCIE;
+            bw = (pcie ? (g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16) : l.intra_gbps) *
+                 (pcie ? RING_EFF_PCIE : est_calib.p2p_eff_nvlink) * 1e9;
+            hop = l.intra_lat_us;
         }
-        t_us = base + hop + S / bw * 1e6;
+        t_us = est_calib.p2p_base_us + hop + S / bw * 1e6;
         break;
     }
     }

@@ -144,36 +144,39 @@ static void describe_conv(const struct maya_rec_dnn *r, struct est_desc *d)
     d->bytes = (tensor_elems(x) + tensor_elems(w) + tensor_elems(y)) * d->elem_bytes;
 }
 
+void est_desc_attention(struct est_desc *d, double b, double heads, double kv_heads, double sq,
+                        double skv, double hd, int causal, int backward, enum est_prec p)
+{
+    d->family = EST_ATTENTION;
+    d->prec = p == EST_P_TF32 ? EST_P_FP32 : p; /* attention kernels run fp32 on CUDA cores */
+    d->elem_bytes = est_prec_bytes(d->prec);
+    d->batch = b, d->heads = heads, d->seq_q = sq, d->seq_kv = skv, d->head_dim = hd;
+    d->causal = causal, d->backward = backward;
+    /* as a batch of GEMMs (for the features): [sq x hd] x [hd x skv] per head */
+    d->m = sq, d->n = skv, d->k = hd;
+    /* Query/key pairs computed: all of them, or under a causal mask aligned
+     * to the end of the keys (a chunk attends to the cache and to itself). */
+    double pairs = sq * skv;
+    if (causal && sq <= skv)
+        pairs = sq * (skv - sq) + sq * (sq + 1) / 2;
+    d->flops = 4.0 * b * heads * pairs * hd * (backward ? 2.5 : 1);
+    double io = b * hd * (2 * heads * sq + 2 * (kv_heads > 0 ? kv_heads : heads) * skv); /* q, o, k, v */
+    d->bytes = io * d->elem_bytes * (backward ? 2 : 1);
+}
+
 /* SDPA: q [b, h, s_q, d], k/v [b, h_kv, s_kv, d]. Forward: two GEMMs of
- * 2*s_q*s_kv*d FLOPs per head (half of it under a causal mask); backward
+ * 2*s_q*s_kv*d FLOPs per head (about half under a causal mask); backward
  * does 2.5 times the forward's work (FlashAttention-2 paper's count). */
 static void describe_sdpa(const struct maya_rec_dnn *r, struct est_desc *d)
 {
     const struct maya_tensor *q = &r->t[0], *k = &r->t[1];
-    d->family = EST_ATTENTION;
-    d->prec = est_prec_from_cudnn(q->dtype, r->compute_type);
-    if (d->prec == EST_P_TF32)
-        d->prec = EST_P_FP32; /* attention kernels run fp32 on CUDA cores */
-    d->elem_bytes = est_prec_bytes(d->prec);
-    if (q->ndims == 4 && k->ndims == 4) {
-        d->batch = (double)q->dims[0];
-        d->heads = (double)q->dims[1];
-        d->seq_q = (double)q->dims[2];
-        d->head_dim = (double)q->dims[3];
-        d->seq_kv = (double)k->dims[2];
-    }
-    d->causal = r->causal != 0;
-    d->backward = r->op == MAYA_DNN_SDPA_BWD;
-    double f = 4.0 * d->batch * d->heads * d->seq_q * d->seq_kv * d->head_dim;
-    if (d->causal)
-        f *= 0.5;
-    if (d->backward)
-        f *= 2.5;
-    d->flops = f;
-    double io = 0;
-    for (int i = 0; i < 4; i++)
-        io += tensor_elems(&r->t[i]);
-    d->bytes = io * d->elem_bytes * (d->backward ? 2 : 1);
+    enum est_prec p = est_prec_from_cudnn(q->dtype, r->compute_type);
+    if (q->ndims == 4 && k->ndims == 4)
+        est_desc_attention(d, (double)q->dims[0], (double)q->dims[1], (double)k->dims[1],
+                           (double)q->dims[2], (double)k->dims[2], (double)q->dims[3], r->causal != 0,
+                           r->op == MAYA_DNN_SDPA_BWD, p);
+    else
+        est_desc_attention(d, 0, 0, 0, 0, 0, 0, 0, 0, p);
 }
 
 static void describe_dnn(const struct maya_rec_dnn *r, struct est_desc *d)

@@ -69,14 +69,18 @@ enum est_prec est_prec_from_cudnn(int dtype, int compute_type);
 int est_prec_parse(const char *s);          /* "bf16", "fp32", ...; -1 if none */
 const char *est_prec_name(enum est_prec p);
 int est_prec_bytes(enum est_prec p);
+/* Attention: batch, query heads, KV heads, query and key lengths, head dim. */
+void est_desc_attention(struct est_desc *d, double b, double heads, double kv_heads, double sq,
+                        double skv, double hd, int causal, int backward, enum est_prec p);
 /* Fill the derived fields (flops, bytes) of a GEMM description from m n k batch. */
 void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batch, enum est_prec p);
 
 /* analytical.c: calibrated constants (see analytical.c for their sources;
  * maya-est-train --calibrate refits them). */
 struct est_calib {
-    double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_mem_eff, mem_eff;
+    double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_small_tile_exp, gemm_mem_eff, mem_eff;
     double coll_base_us, coll_step_us, ring_eff_nvlink, ring_eff_nic, ring_eff_pcie, nvls_factor;
+    double p2p_base_us, p2p_eff_nvlink;
 };
 extern struct est_calib est_calib;
 

@@ -133,7 +133,12 @@ def vidur_network(data, coll):
                     continue
                 nodes = (n + dpn - 1) // dpn
                 size = int(r["size"])
-                rows.append([gpu, "vidur:" + node, setup, "b%d" % size, n, nodes, min(dpn, n), size, "%.3f" % t])
+                # vidur's a100_dgx between nodes moves ~7.8 GB/s per GPU (send/recv
+                # and all-reduce alike): a third of its HDR NICs, what one 100 Gb/s
+                # link per GPU gives. Described as such, so that these rows do not
+                # contradict the 20.8 GB/s of p2p_inter_node (full HDR).
+                st = "dgx-100g" if nodes > 1 and sku == "a100" and setup == "dgx" else setup
+                rows.append([gpu, "vidur:" + node, st, "b%d" % size, n, nodes, min(dpn, n), size, "%.3f" % t])
     return rows
 
 
@@ -153,6 +158,55 @@ def nccl_tests(data):
             t_us = size / (busbw * 1e9 * 8 / 14) * 1e6
             rows.append([gpu, "nccl-tests", "dgx", "b%d" % size, 8, 1, 8, size, "%.3f" % t_us])
     return rows
+
+
+HIST = "vidur-profiling/history"
+
+
+def vidur_attention(data):
+    """Flash-attention prefill (causal, chunked: the chunk attends to the KV
+    cache and to itself) and paged decode on A100, Llama-2-70B shapes at TP2
+    (64 query / 8 KV heads -> 32 / 4 per GPU, head dim 128), fp16."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(data, HIST, "*/a100/attention.csv"))):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                tp = int(r["num_tensor_parallel_workers"])
+                h = int(r["n_q_head"]) // tp
+                kvh = max(1, int(r["n_kv_head"]) // tp)
+                hd = int(r["n_embd"]) // int(r["n_q_head"])
+                kv = int(r["kv_cache_size"])
+                if r["is_prefill"] == "True":
+                    chunk = int(r["prefill_chunk_size"])
+                    t = med_us(r, "attn_prefill")
+                    if chunk < 1 or not t:
+                        continue
+                    rows.append(["A100-SXM4-80GB", "vidur", "p%d" % chunk, 1, h, kvh, chunk, chunk + kv, hd, 1, t])
+                else:
+                    b = int(r["batch_size"])
+                    t = med_us(r, "attn_decode")
+                    if b < 1 or kv < 1 or not t:
+                        continue
+                    rows.append(["A100-SXM4-80GB", "vidur", "d%d" % kv, b, h, kvh, 1, kv, hd, 0, t])
+    return dedup(rows)
+
+
+def vidur_p2p_inter_node(data):
+    """Pipeline-parallel activations sent between two DGX A100 nodes: a
+    message is n_embd * tokens fp16 elements split over the TP ranks
+    (consistent with ~20.8 GB/s, one HDR NIC, at every TP degree)."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(data, HIST, "*/a100/p2p_inter_node.csv"))):
+        with open(path) as f:
+            for r in csv.DictReader(f):
+                T = int(r["num_tokens"])
+                if T < 1 or (T > 64 and (T // 8) % 3):
+                    continue
+                size = int(r["n_embd"]) * T * 2 // int(r["num_tensor_parallel_workers"])
+                t = med_us(r, "send_recv")
+                if t:
+                    rows.append(["A100-SXM4-80GB", "vidur:p2p_inter_node", "dgx", "b%d" % size, 2, 2, 1, size, t])
+    return dedup(rows)
 
 
 def write(name, header, rows):
@@ -180,7 +234,9 @@ def main():
     write("kernel.csv", ["gpu", "source", "group", "op", "bytes", "time_us"], kern)
     hdr = ["gpu", "source", "setup", "group", "ranks", "nodes", "ranks_per_node", "bytes", "time_us"]
     write("allreduce.csv", hdr, vidur_network(data, "all_reduce") + nccl_tests(data))
-    write("sendrecv.csv", hdr, vidur_network(data, "send_recv"))
+    write("sendrecv.csv", hdr, vidur_network(data, "send_recv") + vidur_p2p_inter_node(data))
+    write("attention.csv", ["gpu", "source", "group", "batch", "heads", "kv_heads", "seq_q", "seq_kv",
+                            "head_dim", "causal", "time_us"], vidur_attention(data))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
  *
  * Tables (estimator/data/SOURCE.md describes them; a user's own profile in the
  * same format can be added with another --data): gemm.csv, kernel.csv,
- * allreduce.csv, sendrecv.csv. Every row becomes the same est_desc the
+ * attention.csv, allreduce.csv, sendrecv.csv. Every row becomes the same est_desc the
  * estimator builds from a trace record, so features and the analytical
  * baseline are computed by the estimator's own code.
  *
@@ -44,8 +44,9 @@ static struct row *rows;
 static size_t nrows, caprows;
 
 /* The node a table's `setup` names for a GPU: "dgx" = the GPU's own node
- * file (dgx-a100, dgx-h100, hgx-h200); "pairwise" = that node with NVLink
- * bridges between pairs only, 4 GPUs (vidur's Azure VMs) or 8 (A40). */
+ * file (dgx-a100, dgx-h100, hgx-h200); "dgx-100g" = that node with one
+ * 100 Gb/s link per GPU between nodes; "pairwise" = NVLink bridges between
+ * pairs only, 4 GPUs (vidur's Azure VMs) or 8 (A40). */
 static int cluster_for(int gpu, const char *setup)
 {
     char id[64];
@@ -61,8 +62,11 @@ static int cluster_for(int gpu, const char *setup)
         c->intra = MAYA_LINK_PAIRWISE;
         c->gpus_per_node = strcmp(hw.gpus[gpu].key, "A40") ? 4 : 8;
         c->nvls = 0;
+    } else if (!strcmp(setup, "dgx-100g")) {
+        c->nics_per_node = c->gpus_per_node;
+        c->nic_gbps = 12.5;
     } else if (strcmp(setup, "dgx")) {
-        return maya_error("setup \"%s\"; expected dgx or pairwise", setup);
+        return maya_error("setup \"%s\"; expected dgx, dgx-100g or pairwise", setup);
     }
     snprintf(cluster_ids[nclusters], sizeof cluster_ids[0], "%s", id);
     return nclusters++;
@@ -137,9 +141,15 @@ static int read_table(const char *dir, const char *name)
         fclose(fp);
         return -1;
     }
-    int is_gemm = !strcmp(name, "gemm"), is_kernel = !strcmp(name, "kernel");
+    int is_gemm = !strcmp(name, "gemm"), is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
+    static const char *const attn_cols[] = { "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal" };
+    int ia[7];
     int im = -1, in = -1, ik = -1, iprec = -1, ibytes = -1, isetup = -1, iranks = -1, inodes = -1, irpn = -1;
-    if (is_gemm) {
+    if (is_attn) {
+        for (int i = 0; i < 7; i++)
+            if ((ia[i] = col_index(hdr, nh, attn_cols[i], path)) < 0)
+                rc = -1;
+    } else if (is_gemm) {
         im = col_index(hdr, nh, "m", path), in = col_index(hdr, nh, "n", path);
         ik = col_index(hdr, nh, "k", path), iprec = col_index(hdr, nh, "prec", path);
         if (im < 0 || in < 0 || ik < 0 || iprec < 0)
@@ -181,7 +191,14 @@ static int read_table(const char *dir, const char *name)
         r->d.batch = 1;
         r->d.nranks = r->d.nodes = r->d.ranks_per_node = 1;
         r->cluster = cluster_for(r->gpu, "dgx");
-        if (is_gemm) {
+        if (is_attn) {
+            double v[7];
+            for (int i = 0; i < 7 && rc == 0; i++)
+                rc = num(path, lineno, attn_cols[i], c[ia[i]], &v[i]);
+            if (rc < 0)
+                break;
+            est_desc_attention(&r->d, v[0], v[1], v[2], v[3], v[4], v[5], v[6] != 0, 0, EST_P_FP16);
+        } else if (is_gemm) {
             double m, n, k;
             int p = est_prec_parse(c[iprec]);
             if (num(path, lineno, "m", c[im], &m) < 0 || num(path, lineno, "n", c[in], &n) < 0 ||
@@ -398,7 +415,8 @@ static int accuracy(void)
            "# group sorted by name: transformer architectures for GEMMs and kernels, GEMM shapes for the\n"
            "# XLA grid, message sizes for collectives); models are fitted on the rest. mape_pct is the\n"
            "# mean absolute percentage error on the held-out rows; the learned model falls back to the\n"
-           "# analytical one for rows outside its trained domain, as the estimator does.\n");
+           "# analytical one for rows outside its trained domain, as the estimator does. The analytical\n"
+           "# model's few constants (est_calib, maya-est-train --calibrate) were fitted on all rows.\n");
     int rc = 0;
     for (int f = 0; f < EST_NFAMILIES && rc == 0; f++) {
         for (size_t g = 0; g < hw.ngpus && rc == 0; g++) {
@@ -491,33 +509,36 @@ static void descend(double **knobs, const char *const *names, int nk, const enum
 
 static void calibrate(void)
 {
-    static const enum est_family gemm[] = { EST_GEMM }, mem[] = { EST_KERNEL },
-                                 coll[] = { EST_ALLREDUCE, EST_SENDRECV };
+    static const enum est_family gemm[] = { EST_GEMM }, mem[] = { EST_KERNEL }, ar[] = { EST_ALLREDUCE },
+                                 p2p[] = { EST_SENDRECV };
     printf("# GEMM (mean |log error| before: %.4f)\n", log_error(gemm, 1));
-    double *gk[] = { &est_calib.gemm_eff_max, &est_calib.gemm_k_half, &est_calib.gemm_overhead_ns,
+    double *gk[] = { &est_calib.gemm_eff_max, &est_calib.gemm_k_half, &est_calib.gemm_small_tile_exp,
                      &est_calib.gemm_mem_eff };
-    static const char *const gn[] = { "gemm_eff_max", "gemm_k_half", "gemm_overhead_ns", "gemm_mem_eff" };
+    static const char *const gn[] = { "gemm_eff_max", "gemm_k_half", "gemm_small_tile_exp", "gemm_mem_eff" };
     descend(gk, gn, 4, gemm, 1);
     printf("# memory-bound kernels (before: %.4f)\n", log_error(mem, 1));
     double *mk[] = { &est_calib.mem_eff };
     static const char *const mn[] = { "mem_eff" };
     descend(mk, mn, 1, mem, 1);
-    /* Inside a node only: the one multi-node set (vidur a100_dgx, 2 nodes)
-     * runs at a third of the NICs' published rate, which says more about
-     * that machine than about InfiniBand; NIC figures stay as published and
-     * the learned models take such machines as they come. */
-    printf("# collectives within a node (before: %.4f)\n", log_error(coll, 2));
+    /* Inside a node only: NIC figures stay as published (see analytical.c)
+     * and the learned models take measured machines as they come. */
+    printf("# all-reduce within a node (before: %.4f)\n", log_error(ar, 1));
     double *ck[] = { &est_calib.coll_base_us, &est_calib.coll_step_us, &est_calib.ring_eff_nvlink,
                      &est_calib.ring_eff_pcie, &est_calib.nvls_factor };
     static const char *const cn[] = { "coll_base_us", "coll_step_us", "ring_eff_nvlink", "ring_eff_pcie",
                                       "nvls_factor" };
-    descend(ck, cn, 5, coll, 2);
+    descend(ck, cn, 5, ar, 1);
+    printf("# send/recv within a node (before: %.4f)\n", log_error(p2p, 1));
+    double *pk[] = { &est_calib.p2p_base_us, &est_calib.p2p_eff_nvlink };
+    static const char *const pn[] = { "p2p_base_us", "p2p_eff_nvlink" };
+    descend(pk, pn, 2, p2p, 1);
 }
 
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: maya-est-train [--data DIR]... [--hwspecs DIR] (--out DIR | --accuracy | --calibrate)\n"
-                "  --data DIR     tables gemm.csv kernel.csv allreduce.csv sendrecv.csv (default estimator/data)\n"
+                "  --data DIR     tables gemm.csv kernel.csv attention.csv allreduce.csv sendrecv.csv\n"
+                "                 (default estimator/data; give it again to add a profile of your own)\n"
                 "  --hwspecs DIR  GPU and cluster files (default hwspecs)\n"
                 "  --out DIR      fit on every row, write <family>-<gpu>.json models there\n"
                 "  --accuracy     fit on part of the data, print MAPE on the held-out rest\n"
@@ -560,7 +581,7 @@ int main(int argc, char **argv)
     if (maya_hwspecs_load_dir(hwdir, &hw) < 0)
         return 1;
     XGBSetGlobalConfig("{\"verbosity\": 0}");
-    static const char *const tables[] = { "gemm", "kernel", "allreduce", "sendrecv" };
+    static const char *const tables[] = { "gemm", "kernel", "attention", "allreduce", "sendrecv" };
     for (int d = 0; d < ndata; d++)
         for (size_t t = 0; t < MAYA_ARRAY_LEN(tables); t++)
             if (read_table(data[d], tables[t]) < 0)
