@@ -3,8 +3,8 @@
 # GPU or fewer tasks than GPUs (each runs its share), on one node or two; each
 # rank has its identity (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MAYA_*),
 # the emulator on LD_LIBRARY_PATH, and its own core inside the task's binding;
-# the CUDA workload writes one trace per rank saying which emulated node and
-# GPU it stood for. Programs that are not ranks (the batch shell) are
+# a multi-rank CUDA workload runs across tasks and nodes and writes one trace
+# per rank saying which emulated node and GPU it stood for. Programs that are not ranks (the batch shell) are
 # untouched. A failing rank stops the task's other ranks, and how each ended is
 # recorded for the report.
 . "$MAYA_TOP/tests/lib.sh"
@@ -13,6 +13,13 @@ cluster_start 2
 cd "$JOBS_DIR"
 
 show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} launch=${MAYA_LAUNCH_EXE-none}"'
+
+# The run directory of the last step of the newest job of root.
+last_run() {
+    local job
+    job=$(ls "$TRACE_ROOT/root" | sed -n 's/^job-//p' | sort -n | tail -1)
+    ls -d "$TRACE_ROOT/root/job-$job"/step-[0-9]* | sort -t- -k3 -n | tail -1
+}
 
 # field NAME LINE: the value of NAME=... in a line printed by $show.
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
@@ -60,19 +67,28 @@ for r in $(seq 0 7); do
     expect_eq "$(field task "$(grep "^rank=$r " three.out)")" $want "Slurm task running rank $r of 8 over 3 tasks"
 done
 
-# The CUDA workload on two nodes: one trace per rank, each saying who it was.
-srun -N2 -n2 --maya-emulate=h100x4 "$WORKLOADS/vector_add" 1024 > va.out 2>&1 || fail "vector_add failed: $(cat va.out)"
-expect_count 4 'vector_add n=1024 blocks=4 threads=256: ok' va.out
-traces=$TRACE_ROOT/root/job-4/step-0/traces
-for r in 0 1 2 3; do
-    [ -f "$traces/rank-$r.mtrace" ] || fail "no trace for rank $r in $traces: $(ls "$traces")"
-    dump "$traces/rank-$r.mtrace" | head -1 > "$TEST_TMP/hdr"
-    expect_grep "^header .* kind=rank rank=$r world_size=4 local_rank=$r node=0 gpus_per_node=4 .* gpu=H100-SXM" "$TEST_TMP/hdr"
-done
-# How each rank ended, for the report (merged into run.conf after the step).
-expect_grep '^launcher=slurm$' "$TRACE_ROOT/root/job-4/step-0/run.conf"
-for r in 0 1 2 3; do
-    expect_grep "^rank.$r.exit=0$" "$TRACE_ROOT/root/job-4/step-0/run.conf"
+# A multi-rank CUDA workload (NCCL collectives whose small results are
+# checked across ranks), on two nodes of one task each and as one task: one
+# trace per rank, each saying which rank, emulated node and GPU it was.
+for layout in "-N2 -n2" "-n1"; do
+    # shellcheck disable=SC2086
+    srun $layout --maya-emulate=h100x4 "$WORKLOADS/nccl_colls" > nccl.out 2>&1 ||
+        fail "nccl_colls ($layout) failed: $(cat nccl.out)"
+    for r in 0 1 2 3; do
+        expect_grep "^nccl_colls rank $r/4: [0-9]+ checks, 0 failed" nccl.out
+    done
+    run=$(last_run)
+    for r in 0 1 2 3; do
+        [ -f "$run/traces/rank-$r.mtrace" ] || fail "no trace for rank $r in $run/traces: $(ls "$run/traces")"
+        dump "$run/traces/rank-$r.mtrace" > "$TEST_TMP/dump"
+        head -1 "$TEST_TMP/dump" > "$TEST_TMP/hdr"
+        expect_grep "^header .* kind=rank rank=$r world_size=4 local_rank=$r node=0 gpus_per_node=4 .* gpu=H100-SXM" "$TEST_TMP/hdr"
+    done
+    # How each rank ended, for the report (merged into run.conf after the step).
+    expect_grep '^launcher=slurm$' "$run/run.conf"
+    for r in 0 1 2 3; do
+        expect_grep "^rank.$r.exit=0$" "$run/run.conf"
+    done
 done
 
 # A batch job: the shell is no rank and loads nothing of the emulator; the
@@ -90,6 +106,7 @@ expect_grep '^0$' "slurm-$job.out" "the batch shell mapped none of the emulator'
 expect_count 2 '^rank=' "slurm-$job.out"
 expect_grep '^rank=1 world=2 .* task=1 host=n2 ' "slurm-$job.out"
 [ -z "$(ls "$TRACE_ROOT/root/job-$job/step-batch/traces")" ] || fail "the batch shell wrote a trace"
+[ -z "$(ls "$TRACE_ROOT/root/job-$job/step-0/traces")" ] || fail "sh, which never calls CUDA, wrote a trace"
 
 # A failing rank ends its task with its status and stops the task's other
 # ranks (which would otherwise wait for it); run.conf records both.
@@ -98,7 +115,7 @@ rc=0
 srun -n1 --maya-emulate=h100x2 sh -c '[ "$RANK" = 1 ] && exit 7; sleep 60' > fail.out 2>&1 || rc=$?
 [ $rc = 7 ] || fail "srun exited $rc; expected rank 1's exit status 7: $(cat fail.out)"
 [ $(( $(date +%s) - start )) -lt 30 ] || fail "rank 0 was not stopped when rank 1 failed"
-conf=$TRACE_ROOT/root/job-6/step-0/run.conf
+conf=$(last_run)/run.conf
 expect_grep '^rank.1.exit=7$' "$conf"
 expect_grep '^rank.0.signal=15$' "$conf"
 expect_grep '^rank.0.note=terminated: rank 1 failed$' "$conf"
@@ -107,7 +124,7 @@ expect_grep '^rank.0.note=terminated: rank 1 failed$' "$conf"
 rc=0
 srun -n1 --maya-emulate=h100x1 sh -c 'kill -SEGV $$' > segv.out 2>&1 || rc=$?
 expect_grep 'task 0: Segmentation fault' segv.out
-expect_grep '^rank.0.signal=11$' "$TRACE_ROOT/root/job-7/step-0/run.conf"
+expect_grep '^rank.0.signal=11$' "$(last_run)/run.conf"
 
 # A program that does not exist: each rank says so, the task exits 127.
 rc=0
