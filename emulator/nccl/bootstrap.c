@@ -243,7 +243,7 @@ ncclResult_t nc_init_finish(struct nc_task *t)
     nc_boot_root_peer(&t->uid, &root);
     struct nc_msg *m = NULL;
     char why[256], as[80];
-    enum nc_wait_status st = nc_mb_wait(t->uid.id, t->peer, -1, NC_CH_BOOT, &root, &m, why, sizeof why);
+    enum nc_wait_status st = nc_mb_wait(t->uid.id, t->peer, -1, NC_CH_BOOT, &root, 1, &m, why, sizeof why);
     ncclResult_t r = ncclSuccess;
     if (st != NC_WAIT_OK) {
         r = nc_fail(st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,

@@ -311,7 +311,7 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
     uint32_t kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op;
     nc_op_str(kind, t->count, t->dtype, t->redop, t->peer, op, sizeof op);
     for (int r = 0; r < n && code == ncclSuccess; r++) {
-        enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], &in[r], why, sizeof why);
+        enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], 1, &in[r], why, sizeof why);
         if (st != NC_WAIT_OK) {
             code = st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError;
             snprintf(text, sizeof text, "rank %d (pid %d on %s) did not take part in %s #%llu: %s%s", r,
@@ -386,7 +386,10 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
     uint32_t kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op;
     nc_op_str(kind, t->count, t->dtype, t->redop, t->peer, op, sizeof op);
     ncclResult_t r = ncclSuccess;
-    enum nc_wait_status st = nc_mb_wait(c->id, c->rank, 0, NC_CH_RESULT, &c->peers[0], &m, why, sizeof why);
+    /* Rank 0 waits for each rank at most the timeout: wait longer for its
+     * answer, which then says who did not come. */
+    enum nc_wait_status st = nc_mb_wait(c->id, c->rank, 0, NC_CH_RESULT, &c->peers[0], c->rank ? 2 : 1, &m, why,
+                                        sizeof why);
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu: no answer from rank 0 (pid %d on %s): %s", op, (unsigned long long)t->seq,
@@ -423,7 +426,7 @@ ncclResult_t nc_p2p_finish(struct nc_task *t)
     char why[512], mine[128], theirs[128];
     nc_op_str(MAYA_COLL_RECV, t->count, t->dtype, 0, -1, mine, sizeof mine);
     ncclResult_t r = ncclSuccess;
-    enum nc_wait_status st = nc_mb_wait(c->id, c->rank, t->peer, NC_CH_P2P, &c->peers[t->peer], &m, why,
+    enum nc_wait_status st = nc_mb_wait(c->id, c->rank, t->peer, NC_CH_P2P, &c->peers[t->peer], 1, &m, why,
                                         sizeof why);
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,

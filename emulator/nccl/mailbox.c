@@ -33,7 +33,6 @@ struct closed {                 /* a rank that left its communicator */
     uint64_t final_seq;         /* collectives it issued */
     int nranks;
     struct nc_peer *peers;      /* rank 0 only: to answer late contributions */
-    char desc[160];
     struct closed *next;
 };
 
@@ -105,14 +104,13 @@ static struct closed *closed_locked(uint64_t comm, int rank)
 }
 
 /* Answer a contribution that reached a rank 0 after it left. */
-static void answer_late(const struct nc_msg_hdr *in, const char *desc, uint64_t final_seq,
-                        const struct nc_peer *to)
+static void answer_late(const struct nc_msg_hdr *in, uint64_t final_seq, const struct nc_peer *to)
 {
     char text[512], op[128];
     snprintf(text, sizeof text,
-             "%s: rank 0 left the communicator (destroyed, finalized or aborted it) after %llu "
-             "collectives, but rank %d issued %s as collective #%llu; it has no partner there",
-             desc, (unsigned long long)final_seq, in->src,
+             "rank 0 left the communicator (destroyed, finalized or aborted it) after %llu collectives, "
+             "but rank %d issued %s as collective #%llu; it has no partner there",
+             (unsigned long long)final_seq, in->src,
              nc_op_str(in->kind, in->count, in->dtype, in->redop, in->root, op, sizeof op),
              (unsigned long long)in->seq);
     struct nc_msg_hdr h = { .type = NC_ERROR, .chan = NC_CH_RESULT, .comm = in->comm, .src = 0,
@@ -132,7 +130,6 @@ void nc_mb_deliver(struct nc_msg *m)
         return;
     }
     struct nc_peer to;
-    char desc[160];
     uint64_t final_seq = 0;
     int answer = 0;
     pthread_mutex_lock(&lock);
@@ -141,7 +138,6 @@ void nc_mb_deliver(struct nc_msg *m)
         if (m->h.type == NC_CONTRIB && c->peers && m->h.src >= 0 && m->h.src < c->nranks) {
             answer = 1;
             to = c->peers[m->h.src];
-            snprintf(desc, sizeof desc, "%s", c->desc);
             final_seq = c->final_seq;
         }
     } else if (m->h.type == NC_BYE) {
@@ -159,7 +155,7 @@ void nc_mb_deliver(struct nc_msg *m)
     pthread_cond_broadcast(&cond);
     pthread_mutex_unlock(&lock);
     if (answer)
-        answer_late(&m->h, desc, final_seq, &to);
+        answer_late(&m->h, final_seq, &to);
     free(m);
 }
 
@@ -196,14 +192,14 @@ struct nc_msg *nc_mb_poll(uint64_t comm, int dst, int src, int chan)
 }
 
 enum nc_wait_status nc_mb_wait(uint64_t comm, int dst, int src, int chan, const struct nc_peer *from,
-                               struct nc_msg **out, char *why, size_t n)
+                               double patience, struct nc_msg **out, char *why, size_t n)
 {
     pthread_once(&once, init_cond);
     if (from)
         nc_net_watch(from);
     struct timespec now, deadline;
     clock_gettime(CLOCK_MONOTONIC, &deadline);
-    double t = nc_timeout_s();
+    double t = nc_timeout_s() * patience;
     deadline.tv_sec += (time_t)t;
     deadline.tv_nsec += (long)((t - (double)(time_t)t) * 1e9);
     if (deadline.tv_nsec >= 1000000000L) {
@@ -225,7 +221,7 @@ enum nc_wait_status nc_mb_wait(uint64_t comm, int dst, int src, int chan, const 
         }
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec > deadline.tv_sec || (now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec)) {
-            snprintf(why, n, "nothing came in %g s (MAYA_NCCL_TIMEOUT)", t);
+            snprintf(why, n, "nothing came in %g s (MAYA_NCCL_TIMEOUT=%g)", t, nc_timeout_s());
             st = NC_WAIT_TIMEOUT;
             break;
         }
@@ -251,7 +247,6 @@ void nc_mb_close(const struct ncclComm *c)
         k->rank = c->rank;
         k->final_seq = c->coll_seq;
         k->nranks = c->nranks;
-        nc_comm_str(c, k->desc, sizeof k->desc);
         if (c->rank == 0 && c->peers) {
             k->peers = malloc((size_t)c->nranks * sizeof *k->peers);
             if (k->peers)
@@ -290,7 +285,7 @@ void nc_mb_close(const struct ncclComm *c)
         struct nc_msg *m = unserved;
         unserved = m->next;
         if (k && k->peers && m->h.src >= 0 && m->h.src < c->nranks)
-            answer_late(&m->h, k->desc, k->final_seq, &k->peers[m->h.src]);
+            answer_late(&m->h, k->final_seq, &k->peers[m->h.src]);
         free(m);
     }
 }

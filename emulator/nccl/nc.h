@@ -158,10 +158,10 @@ void nc_mb_peer_dead(uint64_t ep, const char *why);
 
 enum nc_wait_status { NC_WAIT_OK = 0, NC_WAIT_DEAD = 1, NC_WAIT_TIMEOUT = 2 };
 /* Wait for the next message from src to dst on comm's channel chan, from
- * the process of peer from (NULL: not watched). why receives the reason of
- * a failure. */
+ * the process of peer from (NULL: not watched), at most patience times
+ * MAYA_NCCL_TIMEOUT. why receives the reason of a failure. */
 enum nc_wait_status nc_mb_wait(uint64_t comm, int dst, int src, int chan, const struct nc_peer *from,
-                               struct nc_msg **out, char *why, size_t n);
+                               double patience, struct nc_msg **out, char *why, size_t n);
 /* The next message without waiting, or NULL. */
 struct nc_msg *nc_mb_poll(uint64_t comm, int dst, int src, int chan);
 /* Rank c->rank of c leaves this process: its queues are dropped, and so
