@@ -8,6 +8,7 @@
 #include "maya/trace_reader.h"
 
 #include <inttypes.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,6 +70,24 @@ static const char *kparam_kind_name(unsigned k)
     return k < MAYA_ARRAY_LEN(names) ? names[k] : "?";
 }
 
+/* IEEE half and bfloat16 values of kernel parameters, for printing. */
+static float half_to_float(uint16_t h)
+{
+    int exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    float v = exp == 0 ? ldexpf((float)mant, -24)
+              : exp == 31 ? (mant ? NAN : INFINITY)
+                          : ldexpf((float)(mant | 0x400), exp - 25);
+    return (h & 0x8000) ? -v : v;
+}
+
+static float bf16_to_float(uint16_t b)
+{
+    uint32_t bits = (uint32_t)b << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
 static void print_param(struct dump *d, const struct maya_kparam *p, const unsigned char *v)
 {
     union {
@@ -87,6 +106,8 @@ static void print_param(struct dump *d, const struct maya_kparam *p, const unsig
     case MAYA_KP_U32: fprintf(o, "%u", x.u32); break;
     case MAYA_KP_I64: fprintf(o, "%" PRId64, x.i64); break;
     case MAYA_KP_U64: fprintf(o, "%" PRIu64, x.u64); break;
+    case MAYA_KP_F16: fprintf(o, "%.5g", half_to_float(x.u16)); break;
+    case MAYA_KP_BF16: fprintf(o, "%.4g", bf16_to_float(x.u16)); break;
     case MAYA_KP_F32: fprintf(o, "%.9g", x.f32); break;
     case MAYA_KP_F64: fprintf(o, "%.17g", x.f64); break;
     case MAYA_KP_BOOL: fprintf(o, "%s", x.u8 ? "true" : "false"); break;
@@ -205,6 +226,10 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 l->block[0], l->block[1], l->block[2], l->smem_bytes);
         if (l->cluster[0])
             fprintf(o, " cluster=%u,%u,%u", l->cluster[0], l->cluster[1], l->cluster[2]);
+        if (l->flags & MAYA_LAUNCH_DRIVER)
+            fprintf(o, " driver");
+        if (l->flags & MAYA_LAUNCH_COOPERATIVE)
+            fprintf(o, " cooperative");
         const unsigned char *pv = (const unsigned char *)(l + 1);
         if (k && k->nparams && l->param_bytes >= k->param_bytes) {
             const struct maya_kparam *p = maya_kernel_params(k);

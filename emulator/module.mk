@@ -43,7 +43,7 @@ ALL_TARGETS += $(EMU_LIBDIR)/$(2)
 endef
 
 $(eval $(call STANDIN,cudart,libcudart.so.13,cudart,libcudart.so.13,801,))
-$(eval $(call STANDIN,driver,libcuda.so.1,driver,,801,))
+$(eval $(call STANDIN,driver,libcuda.so.1,driver,,801,$(COMMON_LIB) -ldl))
 $(eval $(call STANDIN,nccl,libnccl.so.2,nccl,,5,-lm))
 # Libraries PyTorch links that maya does not model (FFT, sparse, solvers,
 # run-time compilation, profiling, GPUDirect Storage, NVSHMEM): version

@@ -16,3 +16,41 @@ ALL_TARGETS += $(WORKLOADS)
 NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch
 $(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
 $(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
+
+# Workloads built again with compressed fat binaries (every entry Zstd, or
+# LZ4 with -compress-mode=speed), for the kernel-parameter decoder.
+COMPRESSED_WORKLOADS := kernel_params
+$(WORKLOAD_DIR)/%_zstd: tests/workloads/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -Xfatbin -compress-all -o $@ $< $(WORKLOAD_LIBS_$*)
+$(WORKLOAD_DIR)/%_lz4: tests/workloads/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -Xfatbin -compress-all -Xfatbin -compress-mode=speed -o $@ $< $(WORKLOAD_LIBS_$*)
+ALL_TARGETS += $(foreach w,$(COMPRESSED_WORKLOADS),$(WORKLOAD_DIR)/$(w)_zstd $(WORKLOAD_DIR)/$(w)_lz4)
+
+# Device code that driver-API workloads load at run time
+# (tests/workloads/modules/*.cu): a cubin, PTX, and fat binaries with nvcc's
+# default compression, with every entry Zstd, and with every entry LZ4.
+MODULE_ARCH := -arch=sm_90
+MODULE_NAMES := $(notdir $(basename $(wildcard tests/workloads/modules/*.cu)))
+$(WORKLOAD_DIR)/%.cubin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -cubin -o $@ $<
+$(WORKLOAD_DIR)/%.ptx: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -ptx -o $@ $<
+$(WORKLOAD_DIR)/%.fatbin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -fatbin -o $@ $<
+$(WORKLOAD_DIR)/%.zstd.fatbin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -fatbin -Xfatbin -compress-all -o $@ $<
+$(WORKLOAD_DIR)/%.lz4.fatbin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -fatbin -Xfatbin -compress-all -Xfatbin -compress-mode=speed -o $@ $<
+ALL_TARGETS += $(foreach m,$(MODULE_NAMES),$(addprefix $(WORKLOAD_DIR)/$(m),.cubin .ptx .fatbin .zstd.fatbin .lz4.fatbin))
+
+# Driver-API workloads link libcuda (the toolkit's stub at build time; the
+# emulator's libcuda.so.1 at run time).
+DRIVER_LINK := -L$(CUDA_HOME)/lib64/stubs -lcuda
+WORKLOAD_LIBS_drv_modules := $(DRIVER_LINK)

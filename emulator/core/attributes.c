@@ -1,10 +1,14 @@
-/* Device attributes by number: cudaDeviceAttr and CUdevice_attribute share
- * their numbering, so one table answers both cudaDeviceGetAttribute and
- * cuDeviceGetAttribute. Values come from the device's cudaDeviceProp (from
- * the hwspec) or, for attributes the struct lacks, from its perf figures. */
+/* Device facts both APIs report the same way: attributes by number
+ * (cudaDeviceAttr and CUdevice_attribute share their numbering, so one table
+ * answers cudaDeviceGetAttribute and cuDeviceGetAttribute), limits, PCI bus
+ * ids and occupancy. Values come from the device's cudaDeviceProp (from the
+ * hwspec) or, for attributes the struct lacks, from its perf figures. */
+#define _GNU_SOURCE
 #include "emu.h"
+#include "maya/common.h"
 
 #include <cuda.h>
+#include <stdio.h>
 
 EMU_API enum emu_err emu_device_attribute(int ordinal, int attr, int *value)
 {
@@ -132,11 +136,12 @@ EMU_API enum emu_err emu_device_attribute(int ordinal, int attr, int *value)
     case 119: v = (int)p->memoryPoolSupportedHandleTypes; break;
     case 120: v = p->clusterLaunch; break;
     case 121: v = p->deferredMappingCudaArraySupported; break;
-    case 122: case 123: v = 0; break;                        /* 64-bit stream mem ops / wait-value nor */
+    case 122: case 123: v = 1; break;                        /* 64-bit stream mem ops / wait-value nor */
     case 124: v = 1; break;                                  /* DMA-BUF (driver) */
     case 125: v = p->ipcEventSupported; break;
     case 126: v = p->major >= 9 ? 4 : 1; break;              /* memory sync domains */
-    case 127: case 128: case 129: v = 0; break;              /* tensor-map / unified fn ptrs (driver) */
+    case 127: v = p->major >= 9; break;                      /* tensor maps (TMA): Hopper and later */
+    case 128: case 129: v = 0; break;                        /* fabric handles / unified fn ptrs */
     case 130: v = p->deviceNumaConfig; break;
     case 131: v = p->deviceNumaId; break;
     case 132: v = 0; break;                                  /* multicast (driver) */
@@ -155,4 +160,196 @@ EMU_API enum emu_err emu_device_attribute(int ordinal, int attr, int *value)
     }
     *value = v;
     return EMU_OK;
+}
+
+/* ---- limits (cudaLimit and CUlimit share their numbering) ---- */
+
+static uint64_t default_limit(int limit)
+{
+    switch (limit) {
+    case 0: return 1024;        /* stack size per thread */
+    case 1: return 1 << 20;     /* printf FIFO */
+    case 2: return 8 << 20;     /* malloc heap */
+    case 3: return 2;           /* device runtime sync depth */
+    case 4: return 2048;        /* device runtime pending launches */
+    case 5: return 64;          /* max L2 fetch granularity */
+    default: return 0;          /* persisting L2, CIG limits */
+    }
+}
+
+EMU_API enum emu_err emu_limit_get(int device, int limit, uint64_t *value)
+{
+    struct emu_device *d = emu_device(device);
+    if (!d)
+        return EMU_ERR_INVALID_DEVICE;
+    if (limit < 0 || limit > 9)
+        return EMU_ERR_NOT_SUPPORTED;
+    *value = d->limits[limit] ? d->limits[limit] : default_limit(limit);
+    if (limit == 7) /* shared memory of a CIG context: the whole block's */
+        *value = d->prop.sharedMemPerBlockOptin;
+    return EMU_OK;
+}
+
+EMU_API enum emu_err emu_limit_set(int device, int limit, uint64_t value)
+{
+    struct emu_device *d = emu_device(device);
+    if (!d)
+        return EMU_ERR_INVALID_DEVICE;
+    if (limit < 0 || limit > 9 || limit == 7 || limit == 8)
+        return EMU_ERR_NOT_SUPPORTED; /* unknown, or query-only */
+    if (limit == 5 && value > 128)
+        return EMU_ERR_INVALID_VALUE;
+    if (limit == 6 && value > (uint64_t)d->prop.persistingL2CacheMaxSize)
+        value = (uint64_t)d->prop.persistingL2CacheMaxSize; /* clamped, as CUDA does */
+    d->limits[limit] = value ? value : default_limit(limit);
+    return EMU_OK;
+}
+
+/* ---- PCI bus ids ---- */
+
+EMU_API void emu_pci_bus_id(const struct emu_device *d, char *buf, size_t len)
+{
+    snprintf(buf, len, "%08X:%02X:%02X.0", d->prop.pciDomainID, d->prop.pciBusID, d->prop.pciDeviceID);
+}
+
+EMU_API int emu_device_by_pci_bus_id(const char *id)
+{
+    unsigned dom = 0, bus = 0, dev = 0;
+    if (!id)
+        return -1;
+    /* domain:bus:device.function or bus:device.function, hex */
+    if (sscanf(id, "%x:%x:%x", &dom, &bus, &dev) != 3) {
+        dom = 0;
+        if (sscanf(id, "%x:%x", &bus, &dev) != 2)
+            return -1;
+    }
+    for (int i = 0; i < emu_device_count(); i++) {
+        const struct emu_device *d = emu_device(i);
+        if ((unsigned)d->prop.pciBusID == bus && (unsigned)d->prop.pciDomainID == dom &&
+            (unsigned)d->prop.pciDeviceID == dev)
+            return i;
+    }
+    return -1;
+}
+
+/* ---- occupancy ----
+ * The CUDA occupancy calculator's rules: resident blocks per SM are limited
+ * by warps, by the block count, by registers (allocated per warp in units of
+ * 256) and by shared memory (static + dynamic + the driver's reserve, in
+ * units of 128 bytes). */
+
+EMU_API int emu_occupancy_blocks(const struct emu_kernel *k, int device, int block_threads, uint64_t dyn_smem)
+{
+    const struct emu_device *d = emu_device(device);
+    if (!d || block_threads <= 0)
+        return 0;
+    const struct cudaDeviceProp *p = &d->prop;
+    int max_threads = k ? MAYA_MIN(k->max_threads_per_block, p->maxThreadsPerBlock) : p->maxThreadsPerBlock;
+    if (block_threads > max_threads)
+        return 0;
+    int warp = p->warpSize > 0 ? p->warpSize : 32;
+    int warps = (block_threads + warp - 1) / warp;
+    int blocks = MAYA_MIN(p->maxBlocksPerMultiProcessor, p->maxThreadsPerMultiProcessor / warp / warps);
+    int regs = k && k->num_regs > 0 ? k->num_regs : 0;
+    if (regs) {
+        int per_warp = (regs * warp + 255) / 256 * 256;
+        int warps_by_regs = p->regsPerMultiprocessor / per_warp;
+        blocks = MAYA_MIN(blocks, warps_by_regs / warps);
+    }
+    uint64_t smem = dyn_smem + (uint64_t)(k ? MAYA_MAX(k->static_smem, 0) : 0);
+    if (smem > p->sharedMemPerBlockOptin)
+        return 0;
+    uint64_t per_block = (smem + p->reservedSharedMemPerBlock + 127) / 128 * 128;
+    if (per_block)
+        blocks = MAYA_MIN(blocks, (int)(p->sharedMemPerMultiprocessor / per_block));
+    return MAYA_MAX(blocks, 0);
+}
+
+/* ---- function attributes (CUfunction_attribute numbers) ---- */
+
+EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int attr, int *value)
+{
+    const struct emu_device *d = emu_device(device);
+    if (!k)
+        return EMU_ERR_INVALID_HANDLE;
+    if (!d)
+        return EMU_ERR_INVALID_DEVICE;
+    emu_kernel_prepare(k);
+    const struct cudaDeviceProp *p = &d->prop;
+    int sm = k->binary_sm ? k->binary_sm : p->major * 10 + p->minor;
+    int v;
+    switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK: {
+        /* launch bounds, else what the registers allow (256-register units per warp) */
+        v = MAYA_MIN(k->max_threads_per_block, p->maxThreadsPerBlock);
+        if (k->num_regs > 0) {
+            int per_warp = (k->num_regs * p->warpSize + 255) / 256 * 256;
+            v = MAYA_MIN(v, p->regsPerBlock / per_warp * p->warpSize);
+        }
+        break;
+    }
+    case CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES: v = k->static_smem; break;
+    case CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES: v = k->const_bytes; break;
+    case CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES: v = k->local_bytes; break;
+    case CU_FUNC_ATTRIBUTE_NUM_REGS: v = k->num_regs; break;
+    case CU_FUNC_ATTRIBUTE_PTX_VERSION: v = sm; break;
+    case CU_FUNC_ATTRIBUTE_BINARY_VERSION: v = sm; break;
+    case CU_FUNC_ATTRIBUTE_CACHE_MODE_CA: v = 0; break;
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        v = k->max_dynamic_smem > 0 ? k->max_dynamic_smem
+                                    : (int)p->sharedMemPerBlock - MAYA_MAX(k->static_smem, 0);
+        break;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT: v = k->preferred_carveout; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET: v = k->cluster_dims[0] > 0; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH: v = k->cluster_dims[0]; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT: v = k->cluster_dims[1]; break;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH: v = k->cluster_dims[2]; break;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED: v = k->non_portable_cluster; break;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE: v = k->cluster_policy; break;
+    default: return EMU_ERR_INVALID_VALUE;
+    }
+    *value = v;
+    return EMU_OK;
+}
+
+EMU_API enum emu_err emu_kernel_set_attribute(struct emu_kernel *k, int device, int attr, int value)
+{
+    const struct emu_device *d = emu_device(device);
+    if (!k)
+        return EMU_ERR_INVALID_HANDLE;
+    if (!d)
+        return EMU_ERR_INVALID_DEVICE;
+    emu_kernel_prepare(k);
+    const struct cudaDeviceProp *p = &d->prop;
+    switch (attr) {
+    case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        if (value < 0 || (uint64_t)value + (uint64_t)MAYA_MAX(k->static_smem, 0) > p->sharedMemPerBlockOptin)
+            return EMU_ERR_INVALID_VALUE;
+        k->max_dynamic_smem = value;
+        return EMU_OK;
+    case CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT:
+        if (value < -1 || value > 100)
+            return EMU_ERR_INVALID_VALUE;
+        k->preferred_carveout = value;
+        return EMU_OK;
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT:
+    case CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH:
+        if (value < 0 || value > 16 || p->major < 9)
+            return EMU_ERR_INVALID_VALUE;
+        k->cluster_dims[attr - CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH] = value;
+        return EMU_OK;
+    case CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED:
+        if (value != 0 && value != 1)
+            return EMU_ERR_INVALID_VALUE;
+        k->non_portable_cluster = value;
+        return EMU_OK;
+    case CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE:
+        if (value < 0 || value > 2)
+            return EMU_ERR_INVALID_VALUE;
+        k->cluster_policy = value;
+        return EMU_OK;
+    default:
+        return EMU_ERR_INVALID_VALUE; /* the others are read-only */
+    }
 }

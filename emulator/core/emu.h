@@ -81,6 +81,11 @@ static inline enum emu_err emu_enter(void)
 
 EMU_API const struct emu_config *emu_config(void);
 
+/* The driver API has been initialised: by cuInit, or by the runtime (which
+ * initialises the driver before it makes a context or hands out driver
+ * entry points, so driver calls then work without the program's cuInit). */
+extern EMU_API volatile int emu_driver_initialized;
+
 /* ---- devices and contexts ---- */
 
 struct emu_stream;
@@ -151,6 +156,16 @@ EMU_API int emu_ctx_valid(const struct emu_ctx *ctx);
 
 /* cudaDeviceAttr / CUdevice_attribute value (they share numbers). */
 EMU_API enum emu_err emu_device_attribute(int ordinal, int attr, int *value);
+
+/* Limits (cudaLimit / CUlimit values): EMU_ERR_NOT_SUPPORTED for a limit
+ * that does not exist or cannot be set. */
+EMU_API enum emu_err emu_limit_get(int device, int limit, uint64_t *value);
+EMU_API enum emu_err emu_limit_set(int device, int limit, uint64_t value);
+
+/* "0000:1B:00.0"-style PCI bus id of a device, and the ordinal of one
+ * (-1 when no device has it). */
+EMU_API void emu_pci_bus_id(const struct emu_device *d, char *buf, size_t len);
+EMU_API int emu_device_by_pci_bus_id(const char *id);
 
 /* Write the DEVICE record the first time a device is used. */
 EMU_API void emu_device_touch(struct emu_device *d);
@@ -385,6 +400,10 @@ struct emu_kernel {
     int preferred_carveout;
     int const_bytes;
     int local_bytes;
+    int binary_sm;               /* SM version of the code it runs from (90), 0 unknown */
+    int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
+    int non_portable_cluster;    /* cluster sizes past 8 allowed */
+    int cluster_policy;          /* CUclusterSchedulingPolicy preference */
     struct emu_kernel *next;     /* in its module */
 };
 
@@ -433,6 +452,17 @@ struct emu_launch {
     uint32_t flags;              /* MAYA_LAUNCH_* */
 };
 
+/* Function attributes by CUfunction_attribute number (cudaFuncAttribute
+ * shares the numbers of the settable ones, 8..15): the kernel's layout is
+ * read first (emu_kernel_prepare). Setting validates against the device
+ * (e.g. dynamic shared memory up to the opt-in maximum). */
+EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int attr, int *value);
+EMU_API enum emu_err emu_kernel_set_attribute(struct emu_kernel *k, int device, int attr, int value);
+
+/* Resident blocks per SM of a kernel (k may be NULL) with this block size
+ * and dynamic shared memory, by the occupancy calculator's rules. */
+EMU_API int emu_occupancy_blocks(const struct emu_kernel *k, int device, int block_threads, uint64_t dyn_smem);
+
 /* Check a launch against the device's limits; EMU_ERR_INVALID_CONFIG if it
  * exceeds them (as the real launch would). */
 EMU_API enum emu_err emu_launch_check(const struct emu_launch *l);
@@ -467,7 +497,8 @@ EMU_API int emu_image_kernels(struct emu_module *m, void (*fn)(const char *name,
  * it has none by that name. */
 EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *bytes);
 /* Can the image run on a GPU of this SM version (e.g. 90): a cubin of the
- * same major and not newer minor, or PTX not newer? 1 yes, 0 no. */
+ * same major and not newer minor, or PTX not newer? 1 yes, 0 no (only code
+ * for other GPUs), -1 no readable code at all. */
 EMU_API int emu_image_runnable(struct emu_module *m, int sm);
 EMU_API void emu_image_index_free(struct emu_image_index *x);
 /* Demangle an Itanium C++ name (malloc'd), or a copy of it if not mangled. */

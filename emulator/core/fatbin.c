@@ -40,6 +40,7 @@
 #define MAX_IMAGE_BYTES (1ull << 31)   /* no code image is this large */
 #define MAX_PARAM_BYTES 32764u         /* CUDA's limit on a kernel's parameters */
 #define MAX_PARAMS 4096u
+#define RESERVED_SMEM 1024             /* shared memory the driver keeps per block (sm_90+) */
 
 #define EIATTR_MAX_THREADS 0x05
 #define EIATTR_FRAME_SIZE 0x11
@@ -514,6 +515,7 @@ struct layout {
     struct maya_kparam *params;  /* malloc'd */
     int from_cubin;
     int regs, static_smem, local_bytes, max_threads, const_bytes;
+    int sm;                      /* of the cubin or PTX it came from */
 };
 
 static int cubin_layout(const struct blob *b, const char *mangled, struct layout *out)
@@ -552,6 +554,11 @@ static int cubin_layout(const struct blob *b, const char *mangled, struct layout
         out->regs = ki->regs;
         out->local_bytes = ki->frame;
         out->static_smem = elf_find(&e, ".nv.shared.", mangled, &s) >= 0 && s.size < (1u << 24) ? (int)s.size : 0;
+        /* Cubins for sm_90 and later place a kernel's shared variables after
+         * the 1 KiB the driver reserves per block, and count it in the
+         * section; the kernel's own share (what ptxas reports) is the rest. */
+        if (out->static_smem >= RESERVED_SMEM && elf_find(&e, ".nv.shared.reserved.0", NULL, &s) >= 0)
+            out->static_smem -= RESERVED_SMEM;
         out->const_bytes = elf_find(&e, ".nv.constant3", NULL, &s) >= 0 && s.size < (1u << 24) ? (int)s.size : 0;
     }
     free(ki);
@@ -713,6 +720,76 @@ bad:
     return -1;
 }
 
+/* The size of a ".shared [.align N] .type name[count]" declaration whose
+ * ".shared" token was just read; 0 if it is not one (e.g. ld.shared). */
+static uint64_t ptx_shared_decl(struct ptx_cursor *c, unsigned *align)
+{
+    const char *t;
+    size_t n;
+    unsigned elem = 0;
+    uint8_t kind;
+    uint64_t count = 1;
+    *align = 0;
+    while ((n = ptx_token(c, &t)) > 0 && t[0] == '.') {
+        if (tok_is(t, n, ".align")) {
+            n = ptx_token(c, &t);
+            *align = (unsigned)tok_num(t, n);
+        } else if (ptx_type(t, n, &elem, &kind) < 0) {
+            return 0;
+        }
+    }
+    if (!elem || n == 0)
+        return 0;
+    n = ptx_token(c, &t);
+    if (tok_is(t, n, "[")) {
+        n = ptx_token(c, &t);
+        count = tok_num(t, n);
+    }
+    if (!*align)
+        *align = elem;
+    return count <= (1u << 24) ? elem * count : 0;
+}
+
+/* After an entry's parameters: launch bounds (.maxntid / .reqntid) before
+ * its body, and the static shared memory its body declares. */
+static void ptx_directives(struct ptx_cursor *c, struct layout *out)
+{
+    const char *t;
+    size_t n;
+    while ((n = ptx_token(c, &t)) > 0 && !tok_is(t, n, "{") && !tok_is(t, n, ";")) {
+        if (tok_is(t, n, ".maxntid") || tok_is(t, n, ".reqntid")) {
+            uint64_t threads = 1;
+            for (int i = 0; i < 3; i++) {
+                n = ptx_token(c, &t);
+                threads *= tok_num(t, n);
+                const char *save = c->p;
+                n = ptx_token(c, &t);
+                if (!tok_is(t, n, ",")) {
+                    c->p = save;
+                    break;
+                }
+            }
+            out->max_threads = threads > 0 && threads <= 1024 ? (int)threads : 0;
+        }
+    }
+    if (!tok_is(t, n, "{"))
+        return;
+    uint64_t smem = 0;
+    for (int depth = 1; depth > 0 && (n = ptx_token(c, &t)) > 0;) {
+        if (tok_is(t, n, "{"))
+            depth++;
+        else if (tok_is(t, n, "}"))
+            depth--;
+        else if (tok_is(t, n, ".shared")) {
+            unsigned align;
+            uint64_t bytes = ptx_shared_decl(c, &align);
+            if (bytes && align && !(align & (align - 1)))
+                smem = (smem + align - 1) / align * align + bytes;
+        }
+    }
+    out->static_smem = smem < (1u << 24) ? (int)smem : 0;
+}
+
 static int ptx_layout(const struct blob *b, const char *mangled, struct layout *out)
 {
     struct ptx_cursor c = { (const char *)b->p, (const char *)b->p + b->n };
@@ -726,8 +803,12 @@ static int ptx_layout(const struct blob *b, const char *mangled, struct layout *
             continue;
         const char *t;
         size_t n = ptx_token(&c, &t);
-        if (n == mlen && memcmp(t, mangled, n) == 0)
-            return ptx_params(&c, out);
+        if (n == mlen && memcmp(t, mangled, n) == 0) {
+            if (ptx_params(&c, out) < 0)
+                return -1;
+            ptx_directives(&c, out);
+            return 0;
+        }
     }
     return -1;
 }
@@ -880,12 +961,16 @@ static int find_layout(struct emu_image_index *x, const char *mangled, struct la
 {
     int order[64], n = cubins_by_rank(x, order);
     for (int i = 0; i < n; i++)
-        if (cubin_layout(&x->codes[order[i]].data, mangled, l) == 0)
+        if (cubin_layout(&x->codes[order[i]].data, mangled, l) == 0) {
+            l->sm = x->codes[order[i]].sm;
             return 0;
+        }
     for (int i = 0; i < x->ncodes; i++)
         if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1 &&
-            ptx_layout(&x->codes[i].data, mangled, l) == 0)
+            ptx_layout(&x->codes[i].data, mangled, l) == 0) {
+            l->sm = x->codes[i].sm;
             return 0;
+        }
     return -1;
 }
 
@@ -937,7 +1022,14 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
         return -1;
     }
     uint32_t nf = 0;
-    if (l.from_cubin) {
+    if (!l.from_cubin) {
+        /* PTX knows launch bounds and shared memory, not registers. */
+        add_feature(f, &nf, "static_smem", l.static_smem);
+        add_feature(f, &nf, "launch_bounds", l.max_threads ? l.max_threads : -1);
+        k->static_smem = l.static_smem;
+        if (l.max_threads)
+            k->max_threads_per_block = MAYA_MIN(k->max_threads_per_block, l.max_threads);
+    } else {
         add_feature(f, &nf, "regs", l.regs);
         add_feature(f, &nf, "static_smem", l.static_smem);
         add_feature(f, &nf, "local_bytes", l.local_bytes);
@@ -950,6 +1042,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
         if (l.max_threads)
             k->max_threads_per_block = MAYA_MIN(k->max_threads_per_block, l.max_threads);
     }
+    k->binary_sm = l.sm;
     free(k->params);
     free(k->features);
     k->params = l.params;
@@ -1124,14 +1217,15 @@ EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *b
 EMU_API int emu_image_runnable(struct emu_module *m, int sm)
 {
     if (!m || !m->image)
-        return 0;
-    int temp, ok = 0;
+        return -1;
+    int temp, ok = 0, usable = 0;
     pthread_mutex_lock(&index_lock);
     struct emu_image_index *x = module_index(m, m->image, m->image_bytes, &temp);
     for (int i = 0; x && i < x->ncodes && !ok; i++) {
         struct code *c = &x->codes[i];
         if (code_ready(c) != 1)
             continue;
+        usable = 1;
         /* A cubin runs on its major architecture at the same or a newer
          * minor; PTX is compiled for any GPU at least as new as its target. */
         if (c->kind == ENTRY_ELF)
@@ -1142,5 +1236,5 @@ EMU_API int emu_image_runnable(struct emu_module *m, int sm)
     if (temp)
         emu_image_index_free(x);
     pthread_mutex_unlock(&index_lock);
-    return ok;
+    return ok ? 1 : usable ? 0 : -1;
 }

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 EMU_API volatile int emu_started; /* 0 not yet, 1 running, -1 failed, -2 forked child */
+EMU_API volatile int emu_driver_initialized;
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_config config;
@@ -245,8 +246,10 @@ EMU_API struct emu_ctx *emu_primary_ctx(int ordinal)
         }
     }
     pthread_mutex_unlock(&ctx_lock);
-    if (c)
+    if (c) {
+        emu_driver_initialized = 1;
         emu_device_touch(d);
+    }
     return c;
 }
 

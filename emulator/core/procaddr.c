@@ -33,6 +33,8 @@ EMU_API enum emu_err emu_proc_address(const char *name, int version, uint64_t fl
                                       int *status)
 {
     emu_proc_resolver r = __atomic_load_n(&resolver, __ATOMIC_ACQUIRE);
+    /* The runtime initialises the driver before it hands out its functions. */
+    emu_driver_initialized = 1;
     if (!r) {
         pthread_mutex_lock(&load_lock);
         if (!resolver)

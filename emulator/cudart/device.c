@@ -103,30 +103,20 @@ cudaError_t cudaDeviceGetPCIBusId(char *pciBusId, int len, int device)
         RT_RETURN(cudaErrorInvalidValue);
     if (!d)
         RT_RETURN(cudaErrorInvalidDevice);
-    snprintf(pciBusId, (size_t)len, "%08X:%02X:%02X.0", d->prop.pciDomainID, d->prop.pciBusID,
-             d->prop.pciDeviceID);
+    emu_pci_bus_id(d, pciBusId, (size_t)len);
     RT_RETURN(cudaSuccess);
 }
 
 cudaError_t cudaDeviceGetByPCIBusId(int *device, const char *pciBusId)
 {
     RT_ENTER();
-    unsigned dom = 0, bus = 0, dev = 0;
     if (!device || !pciBusId)
         RT_RETURN(cudaErrorInvalidValue);
-    int n = sscanf(pciBusId, "%x:%x:%x", &dom, &bus, &dev);
-    if (n < 3 && sscanf(pciBusId, "%x:%x", &bus, &dev) == 2)
-        n = 3;
-    if (n < 3)
-        RT_RETURN(cudaErrorInvalidValue);
-    for (int i = 0; i < emu_device_count(); i++) {
-        struct emu_device *d = emu_device(i);
-        if ((unsigned)d->prop.pciBusID == bus && (unsigned)d->prop.pciDomainID == dom) {
-            *device = i;
-            RT_RETURN(cudaSuccess);
-        }
-    }
-    RT_RETURN(cudaErrorInvalidDevice);
+    int d = emu_device_by_pci_bus_id(pciBusId);
+    if (d < 0)
+        RT_RETURN(cudaErrorInvalidDevice);
+    *device = d;
+    RT_RETURN(cudaSuccess);
 }
 
 cudaError_t cudaSetDeviceFlags(unsigned int flags)
@@ -191,36 +181,20 @@ cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 cudaError_t cudaDeviceSetLimit(enum cudaLimit limit, size_t value)
 {
     RT_ENTER();
-    struct emu_device *d = emu_device(rt_device());
-    if ((unsigned)limit >= 16)
-        RT_RETURN(cudaErrorUnsupportedLimit);
-    d->limits[limit] = value;
-    RT_RETURN(cudaSuccess);
-}
-
-static size_t default_limit(enum cudaLimit limit)
-{
-    switch (limit) {
-    case cudaLimitStackSize: return 1024;
-    case cudaLimitPrintfFifoSize: return 1 << 20;
-    case cudaLimitMallocHeapSize: return 8 << 20;
-    case cudaLimitDevRuntimeSyncDepth: return 2;
-    case cudaLimitDevRuntimePendingLaunchCount: return 2048;
-    case cudaLimitMaxL2FetchGranularity: return 64;
-    default: return 0;
-    }
+    enum emu_err e = emu_limit_set(rt_device(), (int)limit, value);
+    RT_RETURN(e == EMU_ERR_NOT_SUPPORTED ? cudaErrorUnsupportedLimit : rt_error(e));
 }
 
 cudaError_t cudaDeviceGetLimit(size_t *pValue, enum cudaLimit limit)
 {
     RT_ENTER();
-    struct emu_device *d = emu_device(rt_device());
+    uint64_t v = 0;
     if (!pValue)
         RT_RETURN(cudaErrorInvalidValue);
-    if ((unsigned)limit >= 16)
-        RT_RETURN(cudaErrorUnsupportedLimit);
-    *pValue = d->limits[limit] ? d->limits[limit] : default_limit(limit);
-    RT_RETURN(cudaSuccess);
+    enum emu_err e = emu_limit_get(rt_device(), (int)limit, &v);
+    if (e == EMU_OK)
+        *pValue = v;
+    RT_RETURN(e == EMU_ERR_NOT_SUPPORTED ? cudaErrorUnsupportedLimit : rt_error(e));
 }
 
 cudaError_t cudaDriverGetVersion(int *driverVersion)

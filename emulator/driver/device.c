@@ -1,9 +1,8 @@
 /* Driver initialisation, versions, devices and errors. */
 #include "drv.h"
 
+#include <stdio.h>
 #include <string.h>
-
-int drv_initialized;
 
 struct err_name {
     const char *name;
@@ -14,6 +13,21 @@ struct err_name {
 static const struct err_name names[] = {
 #include "driver_errors.inc"
 };
+
+uint32_t drv_api_id(const char *func)
+{
+    char name[128];
+    snprintf(name, sizeof name, "%s", func);
+    size_t n = strlen(name);
+    if (n > 5 && (strcmp(name + n - 5, "_ptsz") == 0 || strcmp(name + n - 5, "_ptds") == 0))
+        name[n -= 5] = 0;
+    size_t v = n;
+    while (v > 0 && name[v - 1] >= '0' && name[v - 1] <= '9')
+        v--;
+    if (v < n && v >= 2 && name[v - 1] == 'v' && name[v - 2] == '_')
+        name[v - 2] = 0;
+    return emu_string(name);
+}
 
 CUresult drv_error(enum emu_err e)
 {
@@ -75,10 +89,11 @@ CUresult cuInit(unsigned int Flags)
     DRV_ENTER_NOINIT();
     if (Flags != 0)
         DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
-    drv_initialized = 1;
+    emu_driver_initialized = 1;
     DRV_RETURN(emu_device_count() ? CUDA_SUCCESS : CUDA_ERROR_NO_DEVICE);
 }
 
+/* Works before cuInit, as on the real driver. */
 CUresult cuDriverGetVersion(int *driverVersion)
 {
     if (!driverVersion)
@@ -127,8 +142,7 @@ CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
     DRV_RETURN(drv_error(emu_device_attribute(dev, (int)attrib, pi)));
 }
 
-/* cuda.h maps cuDeviceTotalMem to this _v2 name. */
-CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
+CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
     DRV_ENTER();
     struct emu_device *d = emu_device(dev);
@@ -137,5 +151,148 @@ CUresult cuDeviceTotalMem(size_t *bytes, CUdevice dev)
     if (!d)
         DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
     *bytes = d->prop.totalGlobalMem;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+/* The 32-bit original: sizes past 4 GiB do not fit, as on the real driver. */
+CUresult cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
+{
+    size_t b = 0;
+    CUresult e = cuDeviceTotalMem_v2(bytes ? &b : NULL, dev);
+    if (e == CUDA_SUCCESS)
+        *bytes = b > UINT32_MAX ? UINT32_MAX : (unsigned int)b;
+    return e;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    DRV_ENTER();
+    struct emu_device *d = emu_device(dev);
+    if (!uuid)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!d)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    memcpy(uuid->bytes, d->prop.uuid.bytes, sizeof uuid->bytes);
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+/* The first version differed only for MIG instances, which are not emulated. */
+CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+    return cuDeviceGetUuid_v2(uuid, dev);
+}
+
+CUresult cuDeviceGetLuid(char *luid, unsigned int *deviceNodeMask, CUdevice dev)
+{
+    DRV_ENTER();
+    struct emu_device *d = emu_device(dev);
+    if (!luid || !deviceNodeMask)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!d)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    /* What the device properties say (zeros off Windows). */
+    memcpy(luid, d->prop.luid, sizeof d->prop.luid);
+    *deviceNodeMask = d->prop.luidDeviceNodeMask;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceGetPCIBusId(char *pciBusId, int len, CUdevice dev)
+{
+    DRV_ENTER();
+    struct emu_device *d = emu_device(dev);
+    if (!pciBusId || len <= 0)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!d)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    emu_pci_bus_id(d, pciBusId, (size_t)len);
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceGetByPCIBusId(CUdevice *dev, const char *pciBusId)
+{
+    DRV_ENTER();
+    if (!dev || !pciBusId)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    int d = emu_device_by_pci_bus_id(pciBusId);
+    if (d < 0)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    *dev = d;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceGetProperties(CUdevprop *prop, CUdevice dev)
+{
+    DRV_ENTER();
+    struct emu_device *d = emu_device(dev);
+    if (!prop)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!d)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    const struct cudaDeviceProp *p = &d->prop;
+    prop->maxThreadsPerBlock = p->maxThreadsPerBlock;
+    memcpy(prop->maxThreadsDim, p->maxThreadsDim, sizeof prop->maxThreadsDim);
+    memcpy(prop->maxGridSize, p->maxGridSize, sizeof prop->maxGridSize);
+    prop->sharedMemPerBlock = (int)p->sharedMemPerBlock;
+    prop->totalConstantMemory = (int)p->totalConstMem;
+    prop->SIMDWidth = p->warpSize;
+    prop->memPitch = (int)(p->memPitch > INT32_MAX ? INT32_MAX : p->memPitch);
+    prop->regsPerBlock = p->regsPerBlock;
+    emu_device_attribute(dev, CU_DEVICE_ATTRIBUTE_CLOCK_RATE, &prop->clockRate);
+    prop->textureAlign = (int)p->textureAlignment;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceComputeCapability(int *major, int *minor, CUdevice dev)
+{
+    DRV_ENTER();
+    struct emu_device *d = emu_device(dev);
+    if (!major || !minor)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!d)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    *major = d->prop.major;
+    *minor = d->prop.minor;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+/* Every pair of emulated GPUs on a node can reach each other (NVLink or
+ * PCIe, as the hwspec's node describes). */
+CUresult cuDeviceCanAccessPeer(int *canAccessPeer, CUdevice dev, CUdevice peerDev)
+{
+    DRV_ENTER();
+    if (!canAccessPeer)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!emu_device(dev) || !emu_device(peerDev))
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    *canAccessPeer = dev != peerDev;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceGetP2PAttribute(int *value, CUdevice_P2PAttribute attrib, CUdevice srcDevice, CUdevice dstDevice)
+{
+    DRV_ENTER();
+    if (!value)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!emu_device(srcDevice) || !emu_device(dstDevice) || srcDevice == dstDevice)
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    switch (attrib) {
+    case CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK: *value = 0; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ACCESS_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_NATIVE_ATOMIC_SUPPORTED:
+    case CU_DEVICE_P2P_ATTRIBUTE_CUDA_ARRAY_ACCESS_SUPPORTED: *value = 1; break;
+    case CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED: *value = 0; break;
+    default: DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    }
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuDeviceGetExecAffinitySupport(int *pi, CUexecAffinityType type, CUdevice dev)
+{
+    DRV_ENTER();
+    if (!pi || (unsigned)type >= CU_EXEC_AFFINITY_TYPE_MAX)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    if (!emu_device(dev))
+        DRV_RETURN(CUDA_ERROR_INVALID_DEVICE);
+    *pi = 0; /* SM partitioning needs MPS, which is not emulated */
     DRV_RETURN(CUDA_SUCCESS);
 }

@@ -1,15 +1,22 @@
-/* What the driver API's files share: CUresult mapping and call entry/exit. */
+/* What the driver API's files share: CUresult mapping, call entry/exit, the
+ * current context, streams and kernel handles. */
 #ifndef MAYA_DRV_H
 #define MAYA_DRV_H
 
+/* As the real driver is built: cuda.h then declares every exported function
+ * under its own name (cuMemAlloc is the legacy 32-bit one, cuMemAlloc_v2 the
+ * current one, cuMemcpyHtoD_v2_ptds the per-thread-stream one) instead of
+ * #defining the unversioned names to the newest versions. */
+#define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
 #include "emu.h"
+#include "maya/common.h"
 
 CUresult drv_error(enum emu_err e);
 
-/* Driver calls fail with CUDA_ERROR_NOT_INITIALIZED until cuInit. */
-extern int drv_initialized;
+/* Driver calls fail with CUDA_ERROR_NOT_INITIALIZED until cuInit (or until
+ * the runtime has initialised the driver: emu_driver_initialized). */
 
 #define DRV_ENTER_NOINIT() \
     enum emu_err drv_init_ = emu_enter(); \
@@ -19,10 +26,18 @@ extern int drv_initialized;
 
 #define DRV_ENTER() \
     DRV_ENTER_NOINIT(); \
-    if (!drv_initialized) \
+    if (!emu_driver_initialized) \
         DRV_RETURN(CUDA_ERROR_NOT_INITIALIZED)
 
-#define DRV_API() EMU_API_ID(__func__)
+/* The string id of an entry point's API name: the function's name without
+ * its ABI suffixes (_v2, _ptsz, _ptds), so that cuMemAlloc_v2 and
+ * cuMemcpyHtoD_v2_ptds are traced as cuMemAlloc and cuMemcpyHtoD. Interned
+ * once per call site. */
+uint32_t drv_api_id(const char *func);
+#define DRV_API() \
+    ({ static uint32_t drv_api_id_; \
+       if (__builtin_expect(!drv_api_id_, 0)) drv_api_id_ = drv_api_id(__func__); \
+       drv_api_id_; })
 
 #define DRV_RETURN_STREAM(err, stream_id) \
     do { \
@@ -32,5 +47,39 @@ extern int drv_initialized;
     } while (0)
 
 #define DRV_RETURN(err) DRV_RETURN_STREAM(err, 0)
+
+/* The device of the calling thread's current context, -1 if it has none. */
+static inline int drv_ctx_device(void)
+{
+    struct emu_thread *t = emu_thread();
+    return t->nctx > 0 ? t->ctx[t->nctx - 1]->device : -1;
+}
+
+/* Declare `dev`, the current context's device; CUDA_ERROR_INVALID_CONTEXT
+ * without one (most driver calls need a current context). */
+#define DRV_NEED_CTX(dev) \
+    int dev = drv_ctx_device(); \
+    if (dev < 0) \
+        DRV_RETURN(CUDA_ERROR_INVALID_CONTEXT)
+
+/* A CUstream: NULL is the legacy default stream, or the per-thread one for
+ * the _ptsz/_ptds entry points (per_thread = 1); NULL on a bad handle. */
+static inline struct emu_stream *drv_stream(CUstream s, int per_thread)
+{
+    return emu_stream_resolve(s, per_thread);
+}
+
+/* A CUfunction / CUkernel: the struct emu_kernel itself. */
+static inline struct emu_kernel *drv_kernel(const void *f)
+{
+    return emu_kernel_resolve(f);
+}
+
+/* A CUmodule / CUlibrary: the struct emu_module itself. */
+static inline struct emu_module *drv_module(const void *m)
+{
+    struct emu_module *mod = (struct emu_module *)m;
+    return mod && mod->magic == EMU_MODULE_MAGIC ? mod : NULL;
+}
 
 #endif

@@ -1,0 +1,363 @@
+/* Kernel launches (cuLaunchKernel with kernelParams or a packed parameter
+ * buffer, cuLaunchKernelEx with its attributes, cooperative launches) and
+ * the occupancy calculator. A launch is checked as the driver checks it and
+ * traced as MAYA_REC_LAUNCH with MAYA_LAUNCH_DRIVER; nothing runs. */
+#include "drv.h"
+
+#include <string.h>
+
+#define PORTABLE_CLUSTER_MAX 8
+#define NON_PORTABLE_CLUSTER_MAX 16
+
+struct launch_req {
+    CUfunction f;
+    unsigned grid[3], block[3], cluster[3];
+    unsigned smem;
+    CUstream stream;
+    void **params, **extra;
+    uint32_t flags;              /* MAYA_LAUNCH_* */
+    int per_thread;
+};
+
+/* The packed buffer of an `extra` list:
+ * { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END }. */
+static CUresult parse_extra(void **extra, const void **buf, size_t *bytes)
+{
+    int have_size = 0;
+    *buf = NULL;
+    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (i >= 64)
+            return CUDA_ERROR_INVALID_VALUE; /* no END: not a list */
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
+            *buf = extra[i + 1];
+        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
+            if (!extra[i + 1])
+                return CUDA_ERROR_INVALID_VALUE;
+            *bytes = *(const size_t *)extra[i + 1];
+            have_size = 1;
+        } else {
+            return CUDA_ERROR_INVALID_VALUE;
+        }
+    }
+    return *buf && have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* Cluster dimensions as the hardware allows them. */
+static CUresult check_cluster(const struct launch_req *r, const struct emu_kernel *k, int dev)
+{
+    unsigned c[3];
+    memcpy(c, r->cluster, sizeof c);
+    if (!c[0] && k->cluster_dims[0])
+        for (int i = 0; i < 3; i++)
+            c[i] = (unsigned)k->cluster_dims[i];
+    if (!c[0] && !c[1] && !c[2])
+        return CUDA_SUCCESS;
+    if (emu_device(dev)->prop.major < 9)
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    uint64_t size = 1;
+    for (int i = 0; i < 3; i++) {
+        if (!c[i] || r->grid[i] % c[i])
+            return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+        size *= c[i];
+    }
+    if (size > (k->non_portable_cluster ? NON_PORTABLE_CLUSTER_MAX : PORTABLE_CLUSTER_MAX))
+        return CUDA_ERROR_INVALID_CLUSTER_SIZE;
+    return CUDA_SUCCESS;
+}
+
+static CUresult launch(uint32_t api, uint64_t t0, const struct launch_req *r)
+{
+    struct emu_kernel *k = drv_kernel(r->f);
+    struct emu_stream *s = drv_stream(r->stream, r->per_thread);
+    int dev = drv_ctx_device();
+    const void *buf = NULL;
+    size_t buf_bytes = 0;
+    CUresult e = CUDA_SUCCESS;
+    if (dev < 0)
+        e = CUDA_ERROR_INVALID_CONTEXT;
+    else if (!k)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (!s)
+        e = CUDA_ERROR_INVALID_HANDLE;
+    else if (r->params && r->extra)
+        e = CUDA_ERROR_INVALID_VALUE;
+    else if (r->extra)
+        e = parse_extra(r->extra, &buf, &buf_bytes);
+    if (e == CUDA_SUCCESS) {
+        /* The layout, read once from the module's image, says how many
+         * parameter bytes the kernel takes. */
+        emu_kernel_prepare(k);
+        if (k->layout_known && k->nparams && !r->params && !buf)
+            e = CUDA_ERROR_INVALID_VALUE;
+        else if (k->layout_known && buf && buf_bytes < k->param_bytes)
+            e = CUDA_ERROR_INVALID_VALUE;
+    }
+    struct emu_launch l = {
+        .kernel = k,
+        .grid = { r->grid[0], r->grid[1], r->grid[2] },
+        .block = { r->block[0], r->block[1], r->block[2] },
+        .cluster = { r->cluster[0], r->cluster[1], r->cluster[2] },
+        .smem_bytes = r->smem,
+        .stream = s,
+        .flags = r->flags | MAYA_LAUNCH_DRIVER,
+    };
+    if (e == CUDA_SUCCESS)
+        e = drv_error(emu_launch_check(&l));
+    if (e == CUDA_SUCCESS)
+        e = check_cluster(r, k, dev);
+    if (e == CUDA_SUCCESS && (r->flags & MAYA_LAUNCH_COOPERATIVE)) {
+        /* Every block of a cooperative grid must be resident at once. */
+        uint64_t blocks = (uint64_t)r->grid[0] * r->grid[1] * r->grid[2];
+        int per_sm = emu_occupancy_blocks(k, dev, (int)(r->block[0] * r->block[1] * r->block[2]), r->smem);
+        if (blocks > (uint64_t)per_sm * (uint64_t)emu_device(dev)->prop.multiProcessorCount)
+            e = CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+    }
+    if (e != CUDA_SUCCESS) {
+        emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+        return e;
+    }
+    emu_trace_launch(api, t0, CUDA_SUCCESS, &l, r->params, buf, buf_bytes, 0);
+    return CUDA_SUCCESS;
+}
+
+#define LAUNCH_KERNEL(name, pt) \
+    CUresult name(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, \
+                  unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, \
+                  unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) \
+    { \
+        DRV_ENTER(); \
+        struct launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
+                                .block = { blockDimX, blockDimY, blockDimZ }, .smem = sharedMemBytes, \
+                                .stream = hStream, .params = kernelParams, .extra = extra, .per_thread = pt }; \
+        return launch(DRV_API(), drv_t0, &r); \
+    }
+
+LAUNCH_KERNEL(cuLaunchKernel, 0)
+LAUNCH_KERNEL(cuLaunchKernel_ptsz, 1)
+
+#define LAUNCH_COOPERATIVE(name, pt) \
+    CUresult name(CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ, \
+                  unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ, \
+                  unsigned int sharedMemBytes, CUstream hStream, void **kernelParams) \
+    { \
+        DRV_ENTER(); \
+        struct launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
+                                .block = { blockDimX, blockDimY, blockDimZ }, .smem = sharedMemBytes, \
+                                .stream = hStream, .params = kernelParams, \
+                                .flags = MAYA_LAUNCH_COOPERATIVE, .per_thread = pt }; \
+        return launch(DRV_API(), drv_t0, &r); \
+    }
+
+LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel, 0)
+LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz, 1)
+
+/* A CUlaunchConfig as a request (attributes: cluster dimensions and the
+ * cooperative flag change the launch; the others are scheduling hints). */
+static CUresult config_request(const CUlaunchConfig *c, struct launch_req *r)
+{
+    if (!c || (c->numAttrs && !c->attrs))
+        return CUDA_ERROR_INVALID_VALUE;
+    r->grid[0] = c->gridDimX, r->grid[1] = c->gridDimY, r->grid[2] = c->gridDimZ;
+    r->block[0] = c->blockDimX, r->block[1] = c->blockDimY, r->block[2] = c->blockDimZ;
+    r->smem = c->sharedMemBytes;
+    r->stream = c->hStream;
+    for (unsigned i = 0; i < c->numAttrs; i++) {
+        const CUlaunchAttribute *a = &c->attrs[i];
+        switch (a->id) {
+        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
+            r->cluster[0] = a->value.clusterDim.x;
+            r->cluster[1] = a->value.clusterDim.y;
+            r->cluster[2] = a->value.clusterDim.z;
+            break;
+        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
+            if (a->value.cooperative)
+                r->flags |= MAYA_LAUNCH_COOPERATIVE;
+            break;
+        default:
+            if ((unsigned)a->id > CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING)
+                return CUDA_ERROR_INVALID_VALUE;
+            break;
+        }
+    }
+    return CUDA_SUCCESS;
+}
+
+#define LAUNCH_EX(name, pt) \
+    CUresult name(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) \
+    { \
+        DRV_ENTER(); \
+        struct launch_req r = { .f = f, .params = kernelParams, .extra = extra, .per_thread = pt }; \
+        CUresult e = config_request(config, &r); \
+        if (e != CUDA_SUCCESS) \
+            DRV_RETURN(e); \
+        return launch(DRV_API(), drv_t0, &r); \
+    }
+
+LAUNCH_EX(cuLaunchKernelEx, 0)
+LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
+
+/* ---- occupancy ---- */
+
+static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem, unsigned flags)
+{
+    struct emu_kernel *k = drv_kernel(func);
+    int dev = drv_ctx_device();
+    if (!numBlocks || blockSize <= 0 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!k)
+        return CUDA_ERROR_INVALID_HANDLE;
+    emu_kernel_prepare(k);
+    *numBlocks = emu_occupancy_blocks(k, dev, blockSize, smem);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
+                                                     size_t dynamicSMemSize)
+{
+    DRV_ENTER();
+    DRV_RETURN(max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, 0));
+}
+
+CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CUfunction func, int blockSize,
+                                                              size_t dynamicSMemSize, unsigned int flags)
+{
+    DRV_ENTER();
+    DRV_RETURN(max_active_blocks(numBlocks, func, blockSize, dynamicSMemSize, flags));
+}
+
+/* The block size (a multiple of the warp size) that keeps the most threads
+ * resident, the smallest such on ties, and the grid that fills the GPU. */
+static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunction func,
+                                     CUoccupancyB2DSize smemOf, size_t smem, int limit, unsigned flags)
+{
+    struct emu_kernel *k = drv_kernel(func);
+    int dev = drv_ctx_device();
+    if (!minGridSize || !blockSize || limit < 0 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
+        return CUDA_ERROR_INVALID_VALUE;
+    if (dev < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!k)
+        return CUDA_ERROR_INVALID_HANDLE;
+    int max_threads = 0;
+    emu_kernel_attribute(k, dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads);
+    if (limit > 0 && limit < max_threads)
+        max_threads = limit;
+    const struct cudaDeviceProp *p = &emu_device(dev)->prop;
+    int best = 0, best_blocks = 0;
+    for (int b = max_threads / p->warpSize * p->warpSize; b > 0; b -= p->warpSize) {
+        int blocks = emu_occupancy_blocks(k, dev, b, smemOf ? smemOf(b) : smem);
+        if ((uint64_t)blocks * (uint64_t)b >= (uint64_t)best_blocks * (uint64_t)best && blocks > 0) {
+            best = b;
+            best_blocks = blocks;
+        }
+    }
+    *blockSize = best;
+    *minGridSize = best_blocks * p->multiProcessorCount;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuOccupancyMaxPotentialBlockSize(int *minGridSize, int *blockSize, CUfunction func,
+                                          CUoccupancyB2DSize blockSizeToDynamicSMemSize, size_t dynamicSMemSize,
+                                          int blockSizeLimit)
+{
+    DRV_ENTER();
+    DRV_RETURN(potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                    blockSizeLimit, 0));
+}
+
+CUresult cuOccupancyMaxPotentialBlockSizeWithFlags(int *minGridSize, int *blockSize, CUfunction func,
+                                                   CUoccupancyB2DSize blockSizeToDynamicSMemSize,
+                                                   size_t dynamicSMemSize, int blockSizeLimit, unsigned int flags)
+{
+    DRV_ENTER();
+    DRV_RETURN(potential_block_size(minGridSize, blockSize, func, blockSizeToDynamicSMemSize, dynamicSMemSize,
+                                    blockSizeLimit, flags));
+}
+
+CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunction func, int numBlocks,
+                                                 int blockSize)
+{
+    DRV_ENTER();
+    struct emu_kernel *k = drv_kernel(func);
+    if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0)
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    DRV_NEED_CTX(dev);
+    if (!k)
+        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
+    emu_kernel_prepare(k);
+    const struct cudaDeviceProp *p = &emu_device(dev)->prop;
+    if (emu_occupancy_blocks(k, dev, blockSize, 0) < numBlocks) {
+        *dynamicSmemSize = 0;
+        DRV_RETURN(CUDA_SUCCESS);
+    }
+    /* Each block's share of the SM, less its static part and the reserve,
+     * in the 128-byte units shared memory is allocated in. */
+    uint64_t share = p->sharedMemPerMultiprocessor / (unsigned)numBlocks / 128 * 128;
+    uint64_t fixed = (uint64_t)MAYA_MAX(k->static_smem, 0) + p->reservedSharedMemPerBlock;
+    uint64_t avail = share > fixed ? share - fixed : 0;
+    *dynamicSmemSize = MAYA_MIN(avail, p->sharedMemPerBlockOptin - MAYA_MIN((uint64_t)MAYA_MAX(k->static_smem, 0),
+                                                                           p->sharedMemPerBlockOptin));
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+/* Cluster size of a launch configuration (its attribute, else the
+ * kernel's required one), or 0 when it names none. */
+static unsigned config_cluster(const CUlaunchConfig *c, const struct emu_kernel *k)
+{
+    for (unsigned i = 0; i < c->numAttrs; i++)
+        if (c->attrs[i].id == CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION)
+            return c->attrs[i].value.clusterDim.x * c->attrs[i].value.clusterDim.y * c->attrs[i].value.clusterDim.z;
+    return (unsigned)(k->cluster_dims[0] * MAYA_MAX(k->cluster_dims[1], 1) * MAYA_MAX(k->cluster_dims[2], 1));
+}
+
+/* How many clusters fit on the GPU at once: the GPU's resident blocks,
+ * counted per GPC (clusters never span GPCs), divided into clusters. */
+CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
+    DRV_ENTER();
+    struct emu_kernel *k = drv_kernel(func);
+    if (!numClusters || !config || (config->numAttrs && !config->attrs))
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    DRV_NEED_CTX(dev);
+    if (!k)
+        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
+    emu_kernel_prepare(k);
+    const struct cudaDeviceProp *p = &emu_device(dev)->prop;
+    unsigned size = config_cluster(config, k);
+    if (p->major < 9 || !size)
+        DRV_RETURN(CUDA_ERROR_INVALID_CLUSTER_SIZE);
+    if (size > (k->non_portable_cluster ? NON_PORTABLE_CLUSTER_MAX : PORTABLE_CLUSTER_MAX)) {
+        *numClusters = 0;
+        DRV_RETURN(CUDA_SUCCESS);
+    }
+    int per_sm = emu_occupancy_blocks(k, dev, (int)(config->blockDimX * config->blockDimY * config->blockDimZ),
+                                      config->sharedMemBytes);
+    /* Hopper and Blackwell have GPCs of up to 18 SMs (the last ones fewer). */
+    int sms_per_gpc = 18, gpcs = (p->multiProcessorCount + sms_per_gpc - 1) / sms_per_gpc;
+    int per_gpc = per_sm * (p->multiProcessorCount / gpcs);
+    *numClusters = per_gpc / (int)size * gpcs;
+    DRV_RETURN(CUDA_SUCCESS);
+}
+
+CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
+{
+    DRV_ENTER();
+    struct emu_kernel *k = drv_kernel(func);
+    if (!clusterSize || !config || (config->numAttrs && !config->attrs))
+        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    DRV_NEED_CTX(dev);
+    if (!k)
+        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
+    emu_kernel_prepare(k);
+    if (emu_device(dev)->prop.major < 9) {
+        *clusterSize = 0;
+        DRV_RETURN(CUDA_SUCCESS);
+    }
+    int per_sm = emu_occupancy_blocks(k, dev, (int)(config->blockDimX * config->blockDimY * config->blockDimZ),
+                                      config->sharedMemBytes);
+    int max = k->non_portable_cluster ? NON_PORTABLE_CLUSTER_MAX : PORTABLE_CLUSTER_MAX;
+    *clusterSize = per_sm > 0 ? max : 0;
+    DRV_RETURN(CUDA_SUCCESS);
+}
