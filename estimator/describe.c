@@ -208,6 +208,15 @@ static void describe_dnn(const struct maya_rec_dnn *r, struct est_desc *d)
     }
     /* normalisation, softmax, pointwise, reduction: read inputs, write outputs */
     d->family = EST_KERNEL;
+    switch (r->op) {
+    case MAYA_DNN_BN_FWD_TRAIN: case MAYA_DNN_BN_FWD_INFER: case MAYA_DNN_BN_BWD: case MAYA_DNN_NORM:
+        d->kclass = EST_KC_NORM;
+        break;
+    case MAYA_DNN_SOFTMAX_FWD: case MAYA_DNN_SOFTMAX_BWD: d->kclass = EST_KC_SOFTMAX; break;
+    case MAYA_DNN_POINTWISE: d->kclass = EST_KC_ELEMENTWISE; break;
+    case MAYA_DNN_REDUCTION: d->kclass = EST_KC_REDUCE; break;
+    default: d->kclass = EST_KC_UNKNOWN; break;
+    }
     enum est_prec p = est_prec_from_cudnn(r->t[0].dtype, r->compute_type);
     d->elem_bytes = est_prec_bytes(p == EST_P_TF32 ? EST_P_FP32 : p);
     double elems = 0;
@@ -215,6 +224,34 @@ static void describe_dnn(const struct maya_rec_dnn *r, struct est_desc *d)
         elems += tensor_elems(&r->t[i]);
     d->bytes = elems * d->elem_bytes;
     d->bytes_known = elems > 0;
+}
+
+/* A kernel's class from words in its (demangled) name: PyTorch, vLLM,
+ * Apex and Triton name their kernels after what they do. Order matters:
+ * PyTorch's activations are vectorized_elementwise_kernel<..silu..>. */
+enum est_kclass est_kclass_of_name(const char *name)
+{
+    static const struct { const char *word; enum est_kclass c; } words[] = {
+        { "rotary", EST_KC_ROTARY }, { "rope", EST_KC_ROTARY },
+        { "softmax", EST_KC_SOFTMAX },
+        { "norm", EST_KC_NORM },
+        { "silu", EST_KC_ACT }, { "gelu", EST_KC_ACT }, { "relu", EST_KC_ACT }, { "swiglu", EST_KC_ACT },
+        { "act_and_mul", EST_KC_ACT }, { "sigmoid", EST_KC_ACT }, { "tanh", EST_KC_ACT },
+        { "reduce", EST_KC_REDUCE }, { "reduction", EST_KC_REDUCE },
+        { "elementwise", EST_KC_ELEMENTWISE }, { "add", EST_KC_ELEMENTWISE }, { "mul", EST_KC_ELEMENTWISE },
+        { "copy", EST_KC_ELEMENTWISE }, { "fill", EST_KC_ELEMENTWISE },
+    };
+    if (!name)
+        return EST_KC_UNKNOWN;
+    char low[256];
+    size_t n = 0;
+    for (; name[n] && n < sizeof low - 1; n++)
+        low[n] = (char)((name[n] >= 'A' && name[n] <= 'Z') ? name[n] + 32 : name[n]);
+    low[n] = '\0';
+    for (size_t i = 0; i < sizeof words / sizeof *words; i++)
+        if (strstr(low, words[i].word))
+            return words[i].c;
+    return EST_KC_UNKNOWN;
 }
 
 /* The element size a kernel works on, guessed from its name: templates and
@@ -246,6 +283,7 @@ static void describe_kernel(const struct est_op *op, struct est_desc *d)
 {
     const struct maya_rec_launch *l = (const struct maya_rec_launch *)op->rec;
     d->family = EST_KERNEL;
+    d->kclass = est_kclass_of_name(op->kernel_name);
     d->threads = (double)l->grid[0] * l->grid[1] * l->grid[2] *
                  (double)l->block[0] * l->block[1] * l->block[2];
     d->elem_bytes = kernel_elem_bytes(op->kernel_name);

@@ -8,7 +8,7 @@
 #define EST_NFEAT 16
 /* Bumped whenever est_features changes meaning: a model file fitted on
  * other features is refused rather than misread. */
-#define EST_FEATURES_VERSION "1"
+#define EST_FEATURES_VERSION "2"
 
 enum est_feature_kind { EST_FK_NONE, EST_FK_COMPUTE, EST_FK_MEMORY, EST_FK_COLL };
 

@@ -20,6 +20,13 @@ enum est_prec {
     EST_NPREC
 };
 
+/* What a memory-bound kernel does, from its name or cuDNN op: kernels of one
+ * class move their bytes alike. 0 = unknown. */
+enum est_kclass {
+    EST_KC_UNKNOWN, EST_KC_ELEMENTWISE, EST_KC_NORM, EST_KC_ACT, EST_KC_ROTARY, EST_KC_SOFTMAX,
+    EST_KC_REDUCE,
+};
+
 struct est_desc {
     enum est_family family;
     /* compute: GEMM (m n k batch), convolution as its implicit GEMM, attention */
@@ -30,6 +37,7 @@ struct est_desc {
     double bytes;            /* bytes moved to and from device memory, at least */
     int bytes_known;         /* KERNEL: 0 when the parameters did not tell */
     double threads;          /* KERNEL: grid x block */
+    enum est_kclass kclass;  /* KERNEL */
     /* attention */
     double heads, seq_q, seq_kv, head_dim;
     int causal, backward;
@@ -67,6 +75,7 @@ int est_describe(const struct est_op *op, struct est_desc *d);
 enum est_prec est_prec_from_cuda(int atype, int compute_type);
 enum est_prec est_prec_from_cudnn(int dtype, int compute_type);
 int est_prec_parse(const char *s);          /* "bf16", "fp32", ...; -1 if none */
+enum est_kclass est_kclass_of_name(const char *kernel_name);
 const char *est_prec_name(enum est_prec p);
 int est_prec_bytes(enum est_prec p);
 /* Attention: batch, query heads, KV heads, query and key lengths, head dim. */

@@ -80,6 +80,7 @@ void est_features(const struct maya_gpu_spec *g, const struct maya_cluster_spec 
         x[3] = lg(analytical_ns);
         x[4] = lg(d->bytes / bw * 1e9);
         x[5] = (float)d->copy_kind;
+        x[6] = (float)d->kclass;
         break;
     case EST_FK_COLL: {
         struct est_links l;
@@ -101,13 +102,14 @@ void est_features(const struct maya_gpu_spec *g, const struct maya_cluster_spec 
 
 /* Which features bound a model's domain, and by how much a query may exceed
  * what training saw (log2 units for sizes: 1.0 = twice as large). Counts of
- * ranks and nodes, link kinds and precision classes must have been seen. */
+ * ranks and nodes, link kinds, precision and kernel classes must lie within
+ * what was seen (kernel class 0, unknown, never is). */
 const struct est_range_rule *est_range_rules(enum est_feature_kind k, int *n)
 {
     static const struct est_range_rule compute[] = {
         { 0, 1.0 }, { 1, 1.0 }, { 2, 1.0 }, { 3, 0.0 }, { 4, 1.0 }, { 10, 0.0 }, { 14, 0.0 },
     };
-    static const struct est_range_rule memory[] = { { 0, 1.0 }, { 5, 0.0 } };
+    static const struct est_range_rule memory[] = { { 0, 1.0 }, { 5, 0.0 }, { 6, 0.0 } };
     static const struct est_range_rule coll[] = {
         { 0, 1.0 }, { 1, 0.0 }, { 2, 0.0 }, { 3, 0.0 }, { 4, 0.0 }, { 5, 0.0 },
     };

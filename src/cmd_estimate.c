@@ -28,7 +28,8 @@ static void usage(FILE *fp)
         "  batched_gemm   m* n* k* batch* dtype\n"
         "  conv           n* c* h* w* k* r* s* stride pad dtype pass   (pass: fwd bwd_data bwd_filter)\n"
         "  attention      batch* heads* seq* head_dim* kv_seq dtype causal pass  (pass: fwd bwd)\n"
-        "  kernel         bytes* dtype          (a memory-bound kernel moving that many bytes)\n"
+        "  kernel         bytes* dtype class    (a memory-bound kernel moving that many bytes;\n"
+        "                 class: elementwise (default), norm, act, rotary, softmax, reduce)\n"
         "  copy           bytes* kind pinned    (kind: h2d d2h d2d peer h2h; pinned: 1 or 0)\n"
         "  memset         bytes*\n"
         "  allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv\n"
@@ -98,7 +99,7 @@ static const struct opdef ops[] = {
     { "batched_gemm", "m n k batch dtype" },
     { "conv", "n c h w k r s stride pad dtype pass" },
     { "attention", "batch heads seq head_dim kv_seq dtype causal pass" },
-    { "kernel", "bytes dtype" },
+    { "kernel", "bytes dtype class" },
     { "copy", "bytes kind pinned" },
     { "memset", "bytes" },
     { "allreduce", "bytes ranks nodes ranks_per_node" },
@@ -281,11 +282,18 @@ static int build_compute(struct args *a, union oprec *r, struct est_op *op, doub
 
 /* A memory-bound kernel: kernel(const T *in, T *out, long n), as many
  * threads as elements. */
-static int build_kernel(struct args *a, union oprec *r, struct kernel_def *kd, struct est_op *op)
+static int build_kernel(struct args *a, union oprec *r, struct kernel_def *kd, struct est_op *op,
+                        char *name, size_t name_size)
 {
+    static const char *const classes[] = { "elementwise", "norm", "act", "rotary", "softmax", "reduce" };
+    /* kernel names the estimator's classifier reads as each class */
+    static const char *const words[] = { "elementwise", "rms_norm", "silu_and_mul", "rotary_embedding",
+                                         "softmax", "reduce" };
     const struct dtype *dt;
     int64_t bytes;
-    if (get_int(a, "bytes", 1, 1, 0, &bytes) < 0 || get_dtype(a, &dt) < 0)
+    int cls;
+    if (get_int(a, "bytes", 1, 1, 0, &bytes) < 0 || get_dtype(a, &dt) < 0 ||
+        get_choice(a, "class", classes, 6, 0, &cls) < 0)
         return -1;
     int64_t n = bytes / (2 * dt->bytes);
     if (n < 1)
@@ -309,8 +317,11 @@ static int build_kernel(struct args *a, union oprec *r, struct kernel_def *kd, s
     r->launch.params[1] = 0x7f0100000000ull;
     memcpy(&r->launch.params[2], &n, 8);
     op->kernel = &kd->k;
-    op->kernel_name = dt->bytes == 2 ? "maya_estimate_kernel<half>" :
-                      dt->bytes == 8 ? "maya_estimate_kernel<double>" : "maya_estimate_kernel<float>";
+    snprintf(name, name_size, "void %s_kernel<%s>(const %s *, %s *, long)", words[cls],
+             dt->bytes == 2 ? "half" : dt->bytes == 8 ? "double" : "float",
+             dt->bytes == 2 ? "half" : dt->bytes == 8 ? "double" : "float",
+             dt->bytes == 2 ? "half" : dt->bytes == 8 ? "double" : "float");
+    op->kernel_name = name;
     op->api = "cudaLaunchKernel";
     return 0;
 }
@@ -477,8 +488,9 @@ int cmd_estimate(int argc, char **argv)
     struct est_op op = { .rec = &rec.h, .coll_nodes = 1, .coll_ranks_per_node = 1 };
     double flops = 0;
     int built;
+    char kname[128];
     if (!strcmp(a.op, "kernel"))
-        built = build_kernel(&a, &rec, &kd, &op);
+        built = build_kernel(&a, &rec, &kd, &op, kname, sizeof kname);
     else if (!strcmp(a.op, "copy") || !strcmp(a.op, "memset"))
         built = build_transfer(&a, &rec, &op);
     else if (strstr(od->keys, "ranks"))

@@ -77,10 +77,19 @@ def vidur_compute(data):
                     "mlp_act": (T * act_in + T * (F // tp)) * 2,
                     "attn_rope": 2 * T * (H + KV) * hd // tp * 2,
                 }
+                # named after the vLLM kernels that ran them (the estimator
+                # classifies kernels by name: norm, add, act, rotary)
+                kname = {
+                    "input_layernorm": "rms_norm" if gated else "layer_norm",
+                    "post_attention_layernorm": "rms_norm" if gated else "layer_norm",
+                    "add": "add",
+                    "mlp_act": "silu_and_mul" if gated else "gelu_new",
+                    "attn_rope": "rotary_embedding",
+                }
                 for op, b in kbytes.items():
                     t = med_us(r, op)
                     if t and t > 0:
-                        kern.append([gpu, "vidur", grp, op, b, t])
+                        kern.append([gpu, "vidur", grp, kname[op], b, t])
     return dedup(gemm), dedup(kern)
 
 

@@ -144,7 +144,7 @@ static int read_table(const char *dir, const char *name)
     int is_gemm = !strcmp(name, "gemm"), is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
     static const char *const attn_cols[] = { "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal" };
     int ia[7];
-    int im = -1, in = -1, ik = -1, iprec = -1, ibytes = -1, isetup = -1, iranks = -1, inodes = -1, irpn = -1;
+    int iop = -1, im = -1, in = -1, ik = -1, iprec = -1, ibytes = -1, isetup = -1, iranks = -1, inodes = -1, irpn = -1;
     if (is_attn) {
         for (int i = 0; i < 7; i++)
             if ((ia[i] = col_index(hdr, nh, attn_cols[i], path)) < 0)
@@ -156,7 +156,7 @@ static int read_table(const char *dir, const char *name)
             rc = -1;
     } else {
         ibytes = col_index(hdr, nh, "bytes", path);
-        if (ibytes < 0)
+        if (ibytes < 0 || (is_kernel && (iop = col_index(hdr, nh, "op", path)) < 0))
             rc = -1;
         if (!is_kernel) {
             isetup = col_index(hdr, nh, "setup", path), iranks = col_index(hdr, nh, "ranks", path);
@@ -221,6 +221,12 @@ static int read_table(const char *dir, const char *name)
             r->d.bytes = bytes;
             if (is_kernel) {
                 r->d.family = EST_KERNEL;
+                r->d.kclass = est_kclass_of_name(c[iop]);
+                if (r->d.kclass == EST_KC_UNKNOWN) {
+                    rc = maya_error("%s:%d: op \"%s\" names no kernel class (norm, add, act, rope, ...)",
+                                    path, lineno, c[iop]);
+                    break;
+                }
                 r->d.bytes_known = 1;
                 r->d.elem_bytes = 2;
             } else {

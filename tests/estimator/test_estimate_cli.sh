@@ -97,6 +97,11 @@ echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "learned allred
 # nccl-tests: 8 x A100 reach 167 GB/s busbw at 64 MiB = 0.703 ms
 us=$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')
 near "$us" 703 0.15 "learned 64 MiB all-reduce on 8 x A100"
+# memory-bound kernels: the class is part of what the model knows
+out=$(est kernel bytes=64M dtype=fp16 class=norm gpu=h100)
+echo "$out" | grep -q '^family=kernel gpu=H100-SXM model=learned .* extrapolated=0$' || fail "learned norm kernel: $out"
+out=$(est kernel bytes=64M class=softmax gpu=h100)
+echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "no softmax data: $out"
 out=$(est allreduce bytes=64M ranks=64 nodes=8 gpu=a100)
 echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "64 ranks are outside the data: $out"
 bad 'models directory .*/nomodels: ' gemm m=4 n=4 k=4 models="$TEST_TMP/nomodels"
