@@ -5,6 +5,7 @@
 #define _GNU_SOURCE
 #include "maya/trace_dump.h"
 #include "maya/common.h"
+#include "maya/job_trace.h"
 #include "maya/trace_reader.h"
 
 #include <inttypes.h>
@@ -365,6 +366,41 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_rec_end *e = (const void *)h;
         const struct maya_end_device *dv = (const void *)(e + 1);
         fprintf(o, "end          records=%" PRIu64 " unsupported_calls=%" PRIu64 " oom=%u", e->records,
+                e->unsupported_calls, e->oom);
+        for (uint32_t i = 0; i < e->ndevices; i++)
+            fprintf(o, " dev%d_peak=%" PRIu64 " dev%d_total=%" PRIu64, dv[i].device, dv[i].peak_bytes,
+                    dv[i].device, dv[i].total_bytes);
+        break;
+    }
+    case MAYA_REC_JOB: {
+        const struct maya_rec_job *j = (const void *)h;
+        fprintf(o, "job          world_size=%d ranks=%d nodes=%d gpus_per_node=%d gpu=%.64s comms=%u "
+                "collectives=%" PRIu64 " p2p_pairs=%" PRIu64 "%s", j->world_size, j->nranks, j->nodes,
+                j->gpus_per_node, j->gpu, j->ncomms, j->collectives, j->p2p_pairs,
+                j->flags & MAYA_JOB_F_INCOMPLETE ? " incomplete" : "");
+        break;
+    }
+    case MAYA_REC_JOB_COMM: {
+        const struct maya_rec_job_comm *c = (const void *)h;
+        const struct maya_job_member *m = (const void *)(c + 1);
+        fprintf(o, "job_comm     id=0x%016" PRIx64 " nranks=%d nodes=%d max_per_node=%d collectives=%" PRIu64
+                " members=", c->comm, c->nranks, c->nodes, c->max_per_node, c->collectives);
+        for (int i = 0; i < c->nranks; i++)
+            fprintf(o, "%s%d@gpu%d", i ? "," : "", m[i].rank, m[i].global_gpu);
+        break;
+    }
+    case MAYA_REC_RANK_BEGIN: {
+        const struct maya_rec_rank_begin *b = (const void *)h;
+        d->nlive = 0; /* allocations are per rank */
+        fprintf(o, "rank_begin   rank=%d world_size=%d local_rank=%d node=%d gpus_per_node=%d pid=%u gpu=%.64s%s",
+                b->rank, b->world_size, b->local_rank, b->node, b->gpus_per_node, b->pid, b->gpu,
+                b->complete ? "" : " incomplete");
+        break;
+    }
+    case MAYA_REC_RANK_END: {
+        const struct maya_rec_rank_end *e = (const void *)h;
+        const struct maya_end_device *dv = (const void *)(e + 1);
+        fprintf(o, "rank_end     records=%" PRIu64 " unsupported_calls=%" PRIu64 " oom=%u", e->records,
                 e->unsupported_calls, e->oom);
         for (uint32_t i = 0; i < e->ndevices; i++)
             fprintf(o, " dev%d_peak=%" PRIu64 " dev%d_total=%" PRIu64, dv[i].device, dv[i].peak_bytes,

@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 #include "maya/trace_reader.h"
 #include "maya/common.h"
+#include "maya/job_trace.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -223,6 +224,10 @@ uint32_t maya_rec_min_bytes(uint16_t type)
     case MAYA_REC_GRAPH: return sizeof(struct maya_rec_graph);
     case MAYA_REC_MARKER: return sizeof(struct maya_rec_marker);
     case MAYA_REC_END: return sizeof(struct maya_rec_end);
+    case MAYA_REC_JOB: return sizeof(struct maya_rec_job);
+    case MAYA_REC_JOB_COMM: return sizeof(struct maya_rec_job_comm);
+    case MAYA_REC_RANK_BEGIN: return sizeof(struct maya_rec_rank_begin);
+    case MAYA_REC_RANK_END: return sizeof(struct maya_rec_rank_end);
     default: return 0;
     }
 }
@@ -308,6 +313,18 @@ static int check_record(struct maya_trace_reader *r, const struct maya_rec_hdr *
         const struct maya_rec_end *e = (const void *)h;
         if (sizeof *e + (uint64_t)e->ndevices * sizeof(struct maya_end_device) > h->bytes)
             return fail(r, off, "end record lists %u devices in %u bytes", e->ndevices, h->bytes);
+        return 0;
+    }
+    case MAYA_REC_RANK_END: {
+        const struct maya_rec_rank_end *e = (const void *)h;
+        if (sizeof *e + (uint64_t)e->ndevices * sizeof(struct maya_end_device) > h->bytes)
+            return fail(r, off, "rank end record lists %u devices in %u bytes", e->ndevices, h->bytes);
+        return 0;
+    }
+    case MAYA_REC_JOB_COMM: {
+        const struct maya_rec_job_comm *c = (const void *)h;
+        if (c->nranks < 1 || sizeof *c + (uint64_t)c->nranks * sizeof(struct maya_job_member) > h->bytes)
+            return fail(r, off, "communicator record lists %d members in %u bytes", c->nranks, h->bytes);
         return 0;
     }
     default:
@@ -403,6 +420,10 @@ const char *maya_rec_type_name(uint16_t type)
     case MAYA_REC_GRAPH: return "graph";
     case MAYA_REC_MARKER: return "marker";
     case MAYA_REC_END: return "end";
+    case MAYA_REC_JOB: return "job";
+    case MAYA_REC_JOB_COMM: return "job_comm";
+    case MAYA_REC_RANK_BEGIN: return "rank_begin";
+    case MAYA_REC_RANK_END: return "rank_end";
     default: return "unknown";
     }
 }

@@ -1,15 +1,18 @@
-/* maya trace dump [--partial] FILE... */
+/* maya trace dump [--partial] FILE... | maya trace build TEXT OUT */
 #include <stdio.h>
 #include <string.h>
 
 #include "commands.h"
+#include "maya/collator.h"
 #include "maya/trace_dump.h"
 
 static void usage(FILE *fp)
 {
     fprintf(fp, "usage: maya trace dump [--partial] FILE...\n"
                 "  Print every record of each trace, one per line, with all decoded fields.\n"
-                "  --partial  accept a trace cut short (a rank that crashed)\n");
+                "  --partial  accept a trace cut short (a rank that crashed)\n"
+                "       maya trace build TEXT OUT\n"
+                "  Write the rank trace OUT from a text description (maya trace build --help).\n");
 }
 
 int cmd_trace(int argc, char **argv)
@@ -17,6 +20,17 @@ int cmd_trace(int argc, char **argv)
     if (argc >= 2 && (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h"))) {
         usage(stdout);
         return 0;
+    }
+    if (argc >= 2 && !strcmp(argv[1], "build")) {
+        if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
+            printf("usage: maya trace build TEXT OUT\n%s", col_trace_build_help);
+            return 0;
+        }
+        if (argc != 4) {
+            usage(stderr);
+            return 2;
+        }
+        return col_trace_build(argv[2], argv[3]) < 0 ? 1 : 0;
     }
     if (argc < 3 || strcmp(argv[1], "dump") != 0) {
         usage(stderr);

@@ -54,3 +54,17 @@ ALL_TARGETS += $(foreach m,$(MODULE_NAMES),$(addprefix $(WORKLOAD_DIR)/$(m),.cub
 # emulator's libcuda.so.1 at run time).
 DRIVER_LINK := -L$(CUDA_HOME)/lib64/stubs -lcuda
 WORKLOAD_LIBS_drv_modules := $(DRIVER_LINK)
+
+# C unit tests: tests/<area>/test_*.c -> build/tests/unit/test_* (tests/run runs
+# them), linked with every stage library; -Itests lets an area share a helper header.
+UNIT_SRCS  := $(wildcard tests/*/test_*.c)
+UNIT_TESTS := $(patsubst %.c,$(B)/tests/unit/%,$(notdir $(UNIT_SRCS)))
+UNIT_LIBS  := $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
+vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
+
+$(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
+	@mkdir -p $(@D) $(B)/obj/tests/unit
+	$(CC) $(CFLAGS) -MF $(B)/obj/tests/unit/test_$*.d -I$(CUDA_HOME)/include -Itests -o $@ $< \
+		$(UNIT_LIBS) $(LDFLAGS) $(COMMON_LIBS) -lz -lm
+
+ALL_TARGETS += $(UNIT_TESTS)

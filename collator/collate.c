@@ -1,0 +1,689 @@
+/* Collating: rank traces into one job trace (include/maya/job_trace.h),
+ * checking that the ranks agree on every collective and send/recv.
+ *
+ * One pass over each rank trace: its records are copied into a section of
+ * a temporary file while its communicators and collectives are noted; then
+ * the checks run, and the job trace is assembled as JOB, JOB_COMM records,
+ * the sections' chunks copied as they are, and END.
+ *
+ * Matching costs O(1) per collective (a hash on (communicator, sequence));
+ * an entry is dropped once every member has been seen, so memory follows the
+ * skew between ranks, not the length of the job.
+ */
+#define _GNU_SOURCE
+#include "maya/collator.h"
+#include "maya/common.h"
+#include "maya/job_trace.h"
+#include "maya/map.h"
+#include "maya/trace_reader.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct rank_file {
+    char path[PATH_MAX];
+    int rank;
+    int incomplete;           /* a .tmp trace, cut short */
+};
+
+struct member {
+    int32_t rank;             /* process */
+    int32_t global_gpu;
+    uint64_t ncoll;           /* collectives it issued on the comm */
+};
+
+struct comm {
+    uint64_t id, parent;
+    int nranks;
+    struct member *members;   /* by comm rank */
+    uint64_t ncoll;           /* highest sequence + 1 seen */
+};
+
+/* One collective, until all its members have been seen. */
+struct coll {
+    uint32_t op;
+    int32_t dtype, redop, root, nranks;
+    uint64_t count;
+    int arrived;
+    int first_rank, first_crank; /* process and comm rank of the first member seen */
+};
+
+/* One send/recv pair, until both sides have been seen. */
+struct p2p {
+    int have_send, have_recv;
+    uint64_t count;
+    int32_t dtype;
+    int send_rank, recv_rank;   /* processes */
+};
+
+struct collator {
+    struct map_of_comms {
+        struct maya_map index;  /* comm id -> comms[] index + 1 */
+        struct comm *v;
+        size_t n, cap;
+    } comms;
+    struct maya_map colls;      /* (comm, seq) -> pool index + 1 */
+    struct coll *cpool;
+    size_t ncpool, cpool_cap;
+    size_t *cfree;              /* freed pool slots */
+    size_t ncfree, cfree_cap;
+    struct maya_map p2ps;       /* (comm, sender<<32|receiver ^ seq<<..) see p2p_key */
+    struct p2p *ppool;
+    size_t nppool, ppool_cap;
+    size_t *pfree;
+    size_t npfree, pfree_cap;
+    uint64_t collectives, pairs;
+    int allow_incomplete;
+    int gpus_per_node;
+};
+
+static const char *dtype_name(int32_t t)
+{
+    static const char *names[] = { "int8", "uint8", "int32", "uint32", "int64", "uint64", "float16",
+                                   "float32", "float64", "bfloat16", "fp8e4m3", "fp8e5m2" };
+    return t >= 0 && t < (int32_t)MAYA_ARRAY_LEN(names) ? names[t] : "dtype?";
+}
+
+static int grow_array(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return 0;
+    size_t n = MAYA_MAX(*cap * 2, MAYA_MAX(need, 16));
+    void *p = realloc(*v, n * elem);
+    if (!p)
+        return maya_error("out of memory collating");
+    *v = p;
+    *cap = n;
+    return 0;
+}
+
+/* ---- communicators ---- */
+
+static struct comm *comm_get(struct collator *c, uint64_t id, int nranks)
+{
+    int created;
+    uint64_t *slot = maya_map_put(&c->comms.index, id, 0, &created);
+    if (!slot)
+        return NULL;
+    if (!created)
+        return &c->comms.v[*slot - 1];
+    if (grow_array((void **)&c->comms.v, &c->comms.cap, c->comms.n + 1, sizeof *c->comms.v) < 0)
+        return NULL;
+    struct comm *k = &c->comms.v[c->comms.n];
+    memset(k, 0, sizeof *k);
+    k->id = id;
+    k->nranks = nranks;
+    k->members = calloc((size_t)MAYA_MAX(nranks, 1), sizeof *k->members);
+    if (!k->members)
+        return NULL;
+    for (int i = 0; i < nranks; i++)
+        k->members[i].rank = k->members[i].global_gpu = -1;
+    *slot = ++c->comms.n;
+    return k;
+}
+
+static int note_comm(struct collator *c, const struct maya_rec_comm *r, int rank, const char *path)
+{
+    if (r->nranks < 1 || r->rank < 0 || r->rank >= r->nranks)
+        return maya_error("%s: communicator 0x%llx: member %d of %d is impossible", path,
+                          (unsigned long long)r->comm, r->rank, r->nranks);
+    struct comm *k = comm_get(c, r->comm, r->nranks);
+    if (!k)
+        return maya_error("out of memory collating");
+    if (k->nranks != r->nranks)
+        return maya_error("communicator 0x%llx: rank %d joined it with %d members, rank %d with %d",
+                          (unsigned long long)r->comm, rank, r->nranks,
+                          k->members[0].rank >= 0 ? k->members[0].rank : -1, k->nranks);
+    struct member *m = &k->members[r->rank];
+    if (m->rank >= 0 && (m->rank != rank || m->global_gpu != r->global_gpu))
+        return maya_error("communicator 0x%llx: comm rank %d is claimed by rank %d (GPU %d) and rank %d (GPU %d)",
+                          (unsigned long long)r->comm, r->rank, m->rank, m->global_gpu, rank, r->global_gpu);
+    m->rank = rank;
+    m->global_gpu = r->global_gpu;
+    k->parent = r->parent;
+    return 0;
+}
+
+/* ---- collectives ---- */
+
+static size_t pool_take(void **pool, size_t *n, size_t *cap, size_t elem, size_t *freel, size_t *nfree)
+{
+    if (*nfree)
+        return freel[--*nfree];
+    if (grow_array(pool, cap, *n + 1, elem) < 0)
+        return SIZE_MAX;
+    return (*n)++;
+}
+
+static int pool_give(size_t idx, size_t **freel, size_t *nfree, size_t *cap)
+{
+    if (grow_array((void **)freel, cap, *nfree + 1, sizeof **freel) < 0)
+        return -1;
+    (*freel)[(*nfree)++] = idx;
+    return 0;
+}
+
+static int note_collective(struct collator *c, const struct maya_rec_coll *r, int rank)
+{
+    struct comm *k = comm_get(c, r->comm, r->nranks);
+    if (!k)
+        return maya_error("out of memory collating");
+    const char *opn = maya_coll_op_name(r->op);
+    if (r->rank < 0 || r->rank >= k->nranks || r->nranks != k->nranks)
+        return maya_error("%s #%llu on communicator 0x%llx: rank %d calls it as member %d of %d, "
+                          "but the communicator has %d members", opn, (unsigned long long)r->seq,
+                          (unsigned long long)r->comm, rank, r->rank, r->nranks, k->nranks);
+    struct member *m = &k->members[r->rank];
+    if (m->rank < 0)
+        m->rank = rank;
+    m->ncoll++;
+    k->ncoll = MAYA_MAX(k->ncoll, r->seq + 1);
+    int root = r->op == MAYA_COLL_BROADCAST || r->op == MAYA_COLL_REDUCE || r->op == MAYA_COLL_GATHER ||
+               r->op == MAYA_COLL_SCATTER ? r->peer : -1;
+    int created;
+    uint64_t *slot = maya_map_put(&c->colls, r->comm, r->seq, &created);
+    if (!slot)
+        return maya_error("out of memory collating");
+    if (created) {
+        size_t i = pool_take((void **)&c->cpool, &c->ncpool, &c->cpool_cap, sizeof *c->cpool, c->cfree,
+                             &c->ncfree);
+        if (i == SIZE_MAX)
+            return -1;
+        slot = maya_map_get(&c->colls, r->comm, r->seq);
+        *slot = i + 1;
+        c->cpool[i] = (struct coll){ r->op, r->dtype, r->redop, root, r->nranks, r->count, 0, rank, r->rank };
+    }
+    size_t idx = *slot - 1;
+    struct coll *e = &c->cpool[idx];
+    if (e->op != r->op || e->count != r->count || e->dtype != r->dtype || e->root != root ||
+        e->redop != r->redop)
+        return maya_error("collective #%llu on communicator 0x%llx does not match: rank %d (comm rank %d) "
+                          "calls %s of %llu %s (root %d, redop %d), rank %d (comm rank %d) calls %s of %llu %s "
+                          "(root %d, redop %d); on GPUs this job would hang or compute garbage",
+                          (unsigned long long)r->seq, (unsigned long long)r->comm, e->first_rank,
+                          e->first_crank, maya_coll_op_name(e->op), (unsigned long long)e->count,
+                          dtype_name(e->dtype), e->root, e->redop, rank, r->rank, opn,
+                          (unsigned long long)r->count, dtype_name(r->dtype), root, r->redop);
+    if (++e->arrived == e->nranks) {
+        c->collectives++;
+        maya_map_del(&c->colls, r->comm, r->seq);
+        return pool_give(idx, &c->cfree, &c->ncfree, &c->cfree_cap);
+    }
+    return 0;
+}
+
+static int note_p2p(struct collator *c, const struct maya_rec_coll *r, int rank)
+{
+    struct comm *k = comm_get(c, r->comm, r->nranks);
+    if (!k)
+        return maya_error("out of memory collating");
+    int send = r->op == MAYA_COLL_SEND;
+    if (r->rank < 0 || r->rank >= k->nranks || r->peer < 0 || r->peer >= k->nranks)
+        return maya_error("%s #%llu on communicator 0x%llx (%d members): rank %d is member %d, peer %d",
+                          send ? "send" : "recv", (unsigned long long)r->seq, (unsigned long long)r->comm,
+                          k->nranks, rank, r->rank, r->peer);
+    uint64_t from = (uint64_t)(send ? r->rank : r->peer), to = (uint64_t)(send ? r->peer : r->rank);
+    /* key: communicator, and (sender, receiver, seq) packed: 20 + 20 + 24 bits */
+    if (from >= (1u << 20) || to >= (1u << 20) || r->seq >= (1ull << 24))
+        return maya_error("send/recv #%llu between comm ranks %llu and %llu is beyond what maya tracks",
+                          (unsigned long long)r->seq, (unsigned long long)from, (unsigned long long)to);
+    uint64_t key = from << 44 | to << 24 | r->seq;
+    int created;
+    uint64_t *slot = maya_map_put(&c->p2ps, r->comm, key, &created);
+    if (!slot)
+        return maya_error("out of memory collating");
+    if (created) {
+        size_t i = pool_take((void **)&c->ppool, &c->nppool, &c->ppool_cap, sizeof *c->ppool, c->pfree,
+                             &c->npfree);
+        if (i == SIZE_MAX)
+            return -1;
+        slot = maya_map_get(&c->p2ps, r->comm, key);
+        *slot = i + 1;
+        c->ppool[i] = (struct p2p){ 0, 0, r->count, r->dtype, -1, -1 };
+    }
+    size_t idx = *slot - 1;
+    struct p2p *e = &c->ppool[idx];
+    if (send ? e->have_send : e->have_recv)
+        return maya_error("%s #%llu from comm rank %llu to %llu on communicator 0x%llx appears twice (rank %d)",
+                          send ? "send" : "recv", (unsigned long long)r->seq, (unsigned long long)from,
+                          (unsigned long long)to, (unsigned long long)r->comm, rank);
+    if (send) {
+        e->have_send = 1;
+        e->send_rank = rank;
+    } else {
+        e->have_recv = 1;
+        e->recv_rank = rank;
+    }
+    if (e->count != r->count || e->dtype != r->dtype) {
+        int other = send ? e->recv_rank : e->send_rank;
+        return maya_error("send #%llu from comm rank %llu to %llu on communicator 0x%llx does not match: "
+                          "rank %d %s %llu %s, rank %d %s %llu %s", (unsigned long long)r->seq,
+                          (unsigned long long)from, (unsigned long long)to, (unsigned long long)r->comm,
+                          other, send ? "receives" : "sends", (unsigned long long)e->count,
+                          dtype_name(e->dtype), rank, send ? "sends" : "receives",
+                          (unsigned long long)r->count, dtype_name(r->dtype));
+    }
+    if (e->have_send && e->have_recv) {
+        c->pairs++;
+        maya_map_del(&c->p2ps, r->comm, key);
+        return pool_give(idx, &c->pfree, &c->npfree, &c->pfree_cap);
+    }
+    return 0;
+}
+
+/* After every rank: what is left unmatched is a job that would hang. */
+static int check_leftovers(struct collator *c)
+{
+    /* the lowest-numbered incomplete collective, to name what hangs first */
+    const struct maya_map_slot *worst = NULL;
+    for (size_t i = 0; i < c->colls.cap; i++) {
+        const struct maya_map_slot *s = &c->colls.slots[i];
+        if (s->used && (!worst || s->k2 < worst->k2 || (s->k2 == worst->k2 && s->k1 < worst->k1)))
+            worst = s;
+    }
+    if (worst) {
+        const struct coll *e = &c->cpool[worst->value - 1];
+        uint64_t *ki = maya_map_get(&c->comms.index, worst->k1, 0);
+        const struct comm *k = &c->comms.v[*ki - 1];
+        char missing[512] = "";
+        int nmissing = 0;
+        uint64_t most = 0;
+        for (int i = 0; i < k->nranks; i++) {
+            most = MAYA_MAX(most, k->members[i].ncoll);
+            if (k->members[i].ncoll > worst->k2)
+                continue;
+            if (nmissing++ < 8) {
+                char one[96];
+                if (k->members[i].rank >= 0)
+                    snprintf(one, sizeof one, "%srank %d (comm rank %d, %llu collectives)", nmissing > 1 ? ", " : "",
+                             k->members[i].rank, i, (unsigned long long)k->members[i].ncoll);
+                else
+                    snprintf(one, sizeof one, "%scomm rank %d (no trace joined it)", nmissing > 1 ? ", " : "", i);
+                snprintf(missing + strlen(missing), sizeof missing - strlen(missing), "%s", one);
+            }
+        }
+        return maya_error("%s #%llu on communicator 0x%llx (%d members, %llu %s) is called by %d of them; "
+                          "missing: %s%s; others issue up to %llu collectives there. On GPUs this job would hang",
+                          maya_coll_op_name(e->op), (unsigned long long)worst->k2, (unsigned long long)worst->k1,
+                          e->nranks, (unsigned long long)e->count, dtype_name(e->dtype), e->arrived, missing,
+                          nmissing > 8 ? ", ..." : "", (unsigned long long)most);
+    }
+    for (size_t i = 0; i < c->p2ps.cap; i++) {
+        const struct maya_map_slot *s = &c->p2ps.slots[i];
+        if (!s->used)
+            continue;
+        const struct p2p *e = &c->ppool[s->value - 1];
+        unsigned long long from = s->k2 >> 44, to = (s->k2 >> 24) & 0xfffff, seq = s->k2 & 0xffffff;
+        if (e->have_send)
+            return maya_error("rank %d (comm rank %llu) sends #%llu (%llu %s) to comm rank %llu on communicator "
+                              "0x%llx, which never receives it. On GPUs this job would hang", e->send_rank, from,
+                              seq, (unsigned long long)e->count, dtype_name(e->dtype), to,
+                              (unsigned long long)s->k1);
+        return maya_error("rank %d (comm rank %llu) waits to receive #%llu (%llu %s) from comm rank %llu on "
+                          "communicator 0x%llx, which never sends it. On GPUs this job would hang", e->recv_rank,
+                          to, seq, (unsigned long long)e->count, dtype_name(e->dtype), from,
+                          (unsigned long long)s->k1);
+    }
+    return 0;
+}
+
+/* ---- finding the traces ---- */
+
+static int by_rank(const void *a, const void *b)
+{
+    const struct rank_file *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+static int find_traces(const char *dir, int allow_incomplete, struct rank_file **out, int *n)
+{
+    DIR *dp = opendir(dir);
+    if (!dp)
+        return maya_error("cannot read the trace directory %s: %m", dir);
+    struct rank_file *v = NULL;
+    size_t cap = 0;
+    int count = 0, rc = 0;
+    struct dirent *e;
+    while ((e = readdir(dp)) && rc == 0) {
+        const char *name = e->d_name;
+        size_t len = strlen(name);
+        int tmp = len > 11 && !strcmp(name + len - 11, ".mtrace.tmp");
+        int whole = len > 7 && !strcmp(name + len - 7, ".mtrace");
+        if (!whole && !(tmp && allow_incomplete))
+            continue;
+        int rank = -1;
+        if (sscanf(name, "rank-%d.mtrace", &rank) != 1)
+            rank = -1;
+        if (tmp) {
+            /* a whole trace of the same name wins over its unfinished copy */
+            char final[PATH_MAX];
+            snprintf(final, sizeof final, "%s/%.*s", dir, (int)(len - 4), name);
+            if (access(final, F_OK) == 0)
+                continue;
+        }
+        if (grow_array((void **)&v, &cap, (size_t)count + 1, sizeof *v) < 0) {
+            rc = -1;
+            break;
+        }
+        struct rank_file *f = &v[count++];
+        snprintf(f->path, sizeof f->path, "%s/%s", dir, name);
+        f->rank = rank;
+        f->incomplete = tmp;
+    }
+    closedir(dp);
+    if (rc < 0) {
+        free(v);
+        return -1;
+    }
+    *out = v;
+    *n = count;
+    return 0;
+}
+
+/* ---- the pass over one rank ---- */
+
+struct rank_info {
+    struct maya_trace_header hdr;
+    int complete;
+    uint64_t records;
+};
+
+static int copy_rank(struct collator *c, const struct rank_file *f, struct col_writer *w, struct rank_info *info)
+{
+    struct maya_trace_reader *r;
+    if (maya_trace_open(f->path, &r) < 0)
+        return -1;
+    maya_trace_allow_truncated(r, f->incomplete);
+    info->hdr = *maya_trace_header(r);
+    const struct maya_trace_header *h = &info->hdr;
+    int rank = h->rank >= 0 ? h->rank : f->rank;
+    if (f->rank >= 0 && h->rank != f->rank) {
+        maya_trace_close(r);
+        return maya_error("%s: the file is named for rank %d but its header says rank %d", f->path, f->rank,
+                          h->rank);
+    }
+    info->hdr.rank = rank;
+    struct maya_rec_rank_begin b;
+    memset(&b, 0, sizeof b);
+    b.h = (struct maya_rec_hdr){ MAYA_REC_RANK_BEGIN, 0, sizeof b };
+    b.rank = rank;
+    b.world_size = h->world_size;
+    b.local_rank = h->local_rank;
+    b.node = h->node;
+    b.gpus_per_node = h->gpus_per_node;
+    b.pid = h->pid;
+    b.flags = h->flags;
+    b.start_realtime_ns = h->start_realtime_ns;
+    b.start_mono_ns = h->start_mono_ns;
+    memcpy(b.gpu, h->gpu, sizeof b.gpu);
+    /* complete is known only at the end: BEGIN says what END will confirm */
+    b.complete = !f->incomplete;
+    if (col_writer_emit(w, &b) < 0) {
+        maya_trace_close(r);
+        return -1;
+    }
+    const struct maya_rec_hdr *rec;
+    int rc;
+    uint64_t n = 0, unsupported = 0;
+    unsigned char endbuf[sizeof(struct maya_rec_rank_end) + 64 * sizeof(struct maya_end_device)];
+    memset(endbuf, 0, sizeof endbuf);
+    struct maya_rec_rank_end *e = (void *)endbuf;
+    e->h.type = MAYA_REC_RANK_END;
+    e->h.bytes = sizeof *e;
+    while ((rc = maya_trace_next(r, &rec)) > 0) {
+        if (rec->type == MAYA_REC_END) {
+            const struct maya_rec_end *end = (const void *)rec;
+            uint32_t nd = MAYA_MIN(end->ndevices, 64);
+            e->unsupported_calls = end->unsupported_calls;
+            e->oom = end->oom;
+            e->ndevices = nd;
+            memcpy(e + 1, end + 1, nd * sizeof(struct maya_end_device));
+            e->h.bytes = (uint32_t)(sizeof *e + nd * sizeof(struct maya_end_device));
+            continue;
+        }
+        if (rec->type >= MAYA_REC_JOB && rec->type < 128) {
+            rc = maya_error("%s: holds job records (type %u): is it a job trace?", f->path, rec->type);
+            break;
+        }
+        if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, rank, f->path) < 0) {
+            rc = -1;
+            break;
+        }
+        if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
+            const struct maya_rec_coll *k = (const void *)rec;
+            int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+            if (k->call.result == 0 && (p2p ? note_p2p(c, k, rank) : note_collective(c, k, rank)) < 0) {
+                rc = -1;
+                break;
+            }
+        }
+        if (rec->flags & MAYA_F_UNSUPPORTED)
+            unsupported++;
+        if (col_writer_emit(w, rec) < 0) {
+            rc = -1;
+            break;
+        }
+        n++;
+    }
+    info->complete = maya_trace_complete(r);
+    maya_trace_close(r);
+    if (rc < 0)
+        return -1;
+    if (!info->complete)
+        e->unsupported_calls = unsupported;
+    e->records = n;
+    info->records = n;
+    return col_writer_emit(w, e);
+}
+
+/* ---- assembling the job trace ---- */
+
+static int copy_file(FILE *from, FILE *to, const char *what)
+{
+    char buf[1 << 16];
+    size_t got;
+    rewind(from);
+    while ((got = fread(buf, 1, sizeof buf, from)) > 0)
+        if (fwrite(buf, 1, got, to) != got)
+            return maya_error("cannot write %s: %m", what);
+    if (ferror(from))
+        return maya_error("cannot read back the sections of %s: %m", what);
+    return 0;
+}
+
+static int emit_comm(struct collator *c, struct col_writer *w, const struct comm *k)
+{
+    size_t bytes = sizeof(struct maya_rec_job_comm) + (size_t)k->nranks * sizeof(struct maya_job_member);
+    bytes = MAYA_REC_ALIGN(bytes);
+    unsigned char *buf = calloc(1, bytes);
+    if (!buf)
+        return maya_error("out of memory");
+    struct maya_rec_job_comm *r = (void *)buf;
+    struct maya_job_member *m = (void *)(r + 1);
+    r->h = (struct maya_rec_hdr){ MAYA_REC_JOB_COMM, 0, (uint32_t)bytes };
+    r->comm = k->id;
+    r->nranks = k->nranks;
+    r->collectives = k->ncoll;
+    int gpn = MAYA_MAX(c->gpus_per_node, 1);
+    int nodes_seen[4096] = { 0 };
+    int per_node[4096] = { 0 };
+    for (int i = 0; i < k->nranks; i++) {
+        m[i].rank = k->members[i].rank;
+        m[i].global_gpu = k->members[i].global_gpu;
+        int node = m[i].global_gpu >= 0 ? m[i].global_gpu / gpn : 0;
+        if (node >= 4096)
+            node = 4095;
+        if (!nodes_seen[node]++)
+            r->nodes++;
+        per_node[node]++;
+        r->max_per_node = MAYA_MAX(r->max_per_node, per_node[node]);
+    }
+    int rc = col_writer_emit(w, r);
+    free(buf);
+    return rc;
+}
+
+static void collator_free(struct collator *c)
+{
+    for (size_t i = 0; i < c->comms.n; i++)
+        free(c->comms.v[i].members);
+    free(c->comms.v);
+    maya_map_free(&c->comms.index);
+    maya_map_free(&c->colls);
+    maya_map_free(&c->p2ps);
+    free(c->cpool);
+    free(c->cfree);
+    free(c->ppool);
+    free(c->pfree);
+}
+
+int col_collate(const char *trace_dir, const char *job_path, int allow_incomplete, struct col_summary *out)
+{
+    struct collator c;
+    memset(&c, 0, sizeof c);
+    c.allow_incomplete = allow_incomplete;
+    memset(out, 0, sizeof *out);
+    struct rank_file *files = NULL;
+    int nfiles = 0;
+    if (find_traces(trace_dir, allow_incomplete, &files, &nfiles) < 0)
+        return -1;
+    if (nfiles == 0) {
+        free(files);
+        return maya_error("%s holds no trace (rank-N.mtrace): did the workload use CUDA?", trace_dir);
+    }
+    /* A lone trace without a rank (pid-N.mtrace) is rank 0. */
+    if (nfiles == 1 && files[0].rank < 0)
+        files[0].rank = 0;
+    for (int i = 0; i < nfiles; i++)
+        if (files[i].rank < 0) {
+            int rc = maya_error("%s: a trace without a rank among %d traces; give each process RANK "
+                                "(maya run does)", files[i].path, nfiles);
+            free(files);
+            return rc;
+        }
+    qsort(files, (size_t)nfiles, sizeof *files, by_rank);
+    for (int i = 1; i < nfiles; i++)
+        if (files[i].rank == files[i - 1].rank) {
+            int rc = maya_error("two traces for rank %d: %s and %s", files[i].rank, files[i - 1].path,
+                                files[i].path);
+            free(files);
+            return rc;
+        }
+
+    char sections_path[PATH_MAX + 64];
+    snprintf(sections_path, sizeof sections_path, "%s.sections.%d", job_path, (int)getpid());
+    FILE *sf = fopen(sections_path, "w+b");
+    if (!sf) {
+        free(files);
+        return maya_error("cannot create %s: %m", sections_path);
+    }
+    unlink(sections_path); /* anonymous from now on: nothing to clean up */
+    struct col_writer *sw = NULL;
+    int rc = col_writer_open(sf, job_path, &sw);
+    struct maya_trace_header first;
+    int world = 0, max_node = 0;
+    uint64_t records = 0;
+    for (int i = 0; rc == 0 && i < nfiles; i++) {
+        struct rank_info info;
+        rc = copy_rank(&c, &files[i], sw, &info);
+        if (rc < 0)
+            break;
+        const struct maya_trace_header *h = &info.hdr;
+        if (i == 0) {
+            first = *h;
+            c.gpus_per_node = h->gpus_per_node;
+        } else if (strcmp(h->gpu, first.gpu) || h->gpus_per_node != first.gpus_per_node) {
+            rc = maya_error("rank %d emulated %d x %s per node, rank %d %d x %s: one job runs on one kind of node",
+                            first.rank, first.gpus_per_node, first.gpu, h->rank, h->gpus_per_node, h->gpu);
+            break;
+        }
+        world = MAYA_MAX(world, h->world_size);
+        max_node = MAYA_MAX(max_node, h->node);
+        out->incomplete += !info.complete;
+        records += info.records + 2;
+    }
+    if (rc == 0)
+        rc = col_writer_flush(sw);
+    if (rc == 0 && !allow_incomplete) {
+        int expect = MAYA_MAX(world, 1);
+        for (int r = 0, i = 0; r < expect && rc == 0; r++) {
+            while (i < nfiles && files[i].rank < r)
+                i++;
+            if (i >= nfiles || files[i].rank != r)
+                rc = maya_error("rank %d left no trace in %s (WORLD_SIZE=%d): it never started CUDA, "
+                                "or it crashed (see its log)", r, trace_dir, world);
+        }
+        if (rc == 0)
+            rc = check_leftovers(&c);
+    }
+    struct maya_atomic_file af;
+    if (rc == 0)
+        rc = maya_atomic_open(&af, job_path);
+    if (rc == 0) {
+        struct maya_trace_header jh;
+        col_header_init(&jh, MAYA_TRACE_JOB);
+        jh.world_size = world > 0 ? world : nfiles;
+        jh.node = -1;
+        jh.gpus_per_node = first.gpus_per_node;
+        jh.flags = first.flags;
+        jh.start_realtime_ns = first.start_realtime_ns;
+        memcpy(jh.gpu, first.gpu, sizeof jh.gpu);
+        struct col_writer *jw = NULL;
+        if (fwrite(&jh, sizeof jh, 1, af.fp) != 1)
+            rc = maya_error("cannot write %s: %m", job_path);
+        if (rc == 0)
+            rc = col_writer_open(af.fp, job_path, &jw);
+        struct maya_rec_job job;
+        memset(&job, 0, sizeof job);
+        job.h = (struct maya_rec_hdr){ MAYA_REC_JOB, 0, sizeof job };
+        job.world_size = jh.world_size;
+        job.nranks = nfiles;
+        job.nodes = max_node + 1;
+        job.gpus_per_node = first.gpus_per_node;
+        job.ncomms = (uint32_t)c.comms.n;
+        job.flags = out->incomplete ? MAYA_JOB_F_INCOMPLETE : 0;
+        job.collectives = c.collectives;
+        job.p2p_pairs = c.pairs;
+        memcpy(job.gpu, first.gpu, sizeof job.gpu);
+        if (rc == 0)
+            rc = col_writer_emit(jw, &job);
+        for (size_t i = 0; rc == 0 && i < c.comms.n; i++)
+            rc = emit_comm(&c, jw, &c.comms.v[i]);
+        if (rc == 0)
+            rc = col_writer_flush(jw);
+        if (rc == 0)
+            rc = copy_file(sf, af.fp, job_path);
+        if (rc == 0) {
+            struct maya_rec_end end;
+            memset(&end, 0, sizeof end);
+            end.h = (struct maya_rec_hdr){ MAYA_REC_END, 0, sizeof end };
+            end.records = col_writer_records(jw) + col_writer_records(sw);
+            rc = col_writer_emit(jw, &end);
+        }
+        if (rc == 0)
+            rc = col_writer_flush(jw);
+        col_writer_free(jw);
+        if (rc == 0)
+            rc = maya_atomic_commit(&af);
+        else
+            maya_atomic_abort(&af);
+    }
+    col_writer_free(sw);
+    fclose(sf);
+    if (rc == 0) {
+        out->nranks = nfiles;
+        out->world_size = world > 0 ? world : nfiles;
+        out->nodes = max_node + 1;
+        out->records = records;
+        out->collectives = c.collectives;
+        out->p2p_pairs = c.pairs;
+        out->ncomms = (uint32_t)c.comms.n;
+    }
+    collator_free(&c);
+    free(files);
+    return rc;
+}

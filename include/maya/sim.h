@@ -1,0 +1,72 @@
+/* The simulator: replays a job trace (include/maya/job_trace.h) with a
+ * duration for every op, and reports what the job would cost.
+ *
+ *   sim_load    read the job trace; ask the estimator about every call
+ *   sim_run     discrete-event replay of hosts, streams, events, copy
+ *               engines, collectives and NICs
+ *   sim_report  report.txt, report.json, timeline.json, timeline.svg
+ */
+#ifndef MAYA_SIM_H
+#define MAYA_SIM_H
+
+#include <stdint.h>
+
+#include "maya/estimator.h"
+#include "maya/run_desc.h"
+
+/* Where durations come from: est_estimate, or a test's own function.
+ * Return 0, or -1 with a message. */
+typedef int (*sim_estimate_fn)(void *ctx, const struct est_op *op, struct est_result *out);
+
+struct sim_config {
+    sim_estimate_fn estimate;
+    void *estimate_ctx;
+    const char *iteration_marker; /* NULL or "": detect the period of each rank's ops */
+    const struct maya_gpu_spec *gpu; /* the target GPU, for MFU (NULL: no MFU) */
+};
+
+struct sim_job;
+
+int sim_load(const char *job_path, const struct sim_config *cfg, struct sim_job **out);
+/* Replay. 0, or -1 with a message (a job that deadlocks names the ops that wait). */
+int sim_run(struct sim_job *job);
+void sim_free(struct sim_job *job);
+
+/* What the run found (after sim_run). */
+struct sim_summary {
+    int nranks;
+    int iterations;             /* detected iterations (1 when none repeat) */
+    double iteration_s;         /* steady state: median of iterations after the first */
+    double first_iteration_s;
+    double makespan_s;          /* first host start to last completion */
+    double compute_s, comm_s, exposed_comm_s, copy_s, idle_s; /* per iteration, mean over ranks */
+    double mfu;                 /* -1 when no FLOPs are known */
+    uint64_t peak_memory_bytes; /* max over ranks */
+    int oom;
+    uint64_t ops, events;       /* simulated ops, processed events */
+    uint64_t unsupported_calls;
+    uint64_t extrapolated_ops;
+};
+void sim_summarize(const struct sim_job *job, struct sim_summary *out);
+
+/* Per-iteration times (seconds); n of them. Valid until sim_free. */
+const double *sim_iteration_times(const struct sim_job *job, int *n);
+
+/* One op's simulated times (ns) by rank and position among the rank's calls
+ * (trace order, from 0). host_start..host_end is the call on the host;
+ * dev_start..dev_end its device work (both 0 for host-only calls).
+ * 0, or -1 if there is no such op. */
+struct sim_op_times {
+    uint64_t host_start, host_end, dev_start, dev_end;
+    const char *name;
+    int stream;                 /* stream id in the rank's trace, 0 for none */
+};
+int sim_op_times(const struct sim_job *job, int rank, uint64_t index, struct sim_op_times *out);
+uint64_t sim_rank_ops(const struct sim_job *job, int rank);
+
+/* Write report.txt, report.json, timeline.json and timeline.svg into dir.
+ * desc (may be NULL) is the run that produced the job: its configuration
+ * and exit statuses go into the report. */
+int sim_report(const struct sim_job *job, const struct maya_run_desc *desc, const char *dir);
+
+#endif

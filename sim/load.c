@@ -1,0 +1,650 @@
+/* Loading a job trace into the simulator's model: one compact op per call,
+ * with its durations from the estimator, its stream, and what it waits for.
+ *
+ * One pass over the file; the estimator is asked about each call while its
+ * record is at hand. Memory: about 80 bytes per call (struct sim_op and
+ * struct sim_time), nothing per record otherwise.
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <string.h>
+
+#include "maya/common.h"
+#include "maya/job_trace.h"
+#include "maya/trace_reader.h"
+
+/* ---- strings ---- */
+
+static uint64_t hash_str(const char *s, size_t *len)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a, 64 bits */
+    const char *p = s;
+    for (; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    *len = (size_t)(p - s);
+    return h;
+}
+
+uint32_t sim_intern(struct sim_job *j, const char *s)
+{
+    size_t len;
+    uint64_t h = hash_str(s ? s : "", &len);
+    /* (hash, len) -> id; a different string with the same pair takes the
+     * next hash value, so a lookup walks until it finds its text or a gap */
+    for (uint64_t k = h;; k++) {
+        int created;
+        uint64_t *v = maya_map_put(&j->name_ids, k, len, &created);
+        if (!v)
+            return 0;
+        if (!created) {
+            if (!strcmp(j->names[*v - 1], s ? s : ""))
+                return (uint32_t)*v;
+            continue;
+        }
+        if (SIM_GROW(j->names, j->capnames, j->nnames + 1) < 0 ||
+            !(j->names[j->nnames] = strdup(s ? s : ""))) {
+            maya_map_del(&j->name_ids, k, len);
+            return 0;
+        }
+        *v = ++j->nnames;
+        return (uint32_t)*v;
+    }
+}
+
+const char *sim_name(const struct sim_job *j, uint32_t id)
+{
+    return id && id <= j->nnames ? j->names[id - 1] : "?";
+}
+
+/* ---- loading state ---- */
+
+struct loader {
+    struct sim_job *j;
+    const struct sim_config *cfg;
+    struct maya_trace_reader *r;
+    struct sim_rank *cur;
+    uint64_t prev_exit;
+    struct stream_load {           /* by stream index */
+        uint64_t last_group;       /* NCCL group of the last op enqueued (0 none) */
+        uint64_t last_op;          /* that op's index */
+    } *sl;
+    uint64_t capsl;
+    uint64_t *unsup;               /* by name id - 1 */
+    uint64_t capunsup;
+};
+
+static int new_stream(struct loader *L, uint64_t id, int device, uint32_t flags)
+{
+    struct sim_job *j = L->j;
+    struct sim_rank *r = L->cur;
+    if (SIM_GROW(j->streams, j->capstreams, j->nstreams + 1) < 0 ||
+        SIM_GROW(L->sl, L->capsl, j->nstreams + 1) < 0)
+        return maya_error("out of memory loading the job");
+    uint32_t *rs = realloc(r->streams, (r->nstreams + 1) * sizeof *rs);
+    if (!rs)
+        return maya_error("out of memory loading the job");
+    r->streams = rs;
+    uint32_t idx = j->nstreams++;
+    struct sim_stream *s = &j->streams[idx];
+    memset(s, 0, sizeof *s);
+    s->rank = (uint32_t)(r - j->ranks);
+    s->device = device;
+    s->id = id;
+    s->flags = flags;
+    s->lane = r->nstreams;
+    r->streams[r->nstreams++] = idx;
+    L->sl[idx] = (struct stream_load){ 0, 0 };
+    uint64_t *v = maya_map_put(&r->stream_ids, id, 0, NULL);
+    if (!v)
+        return maya_error("out of memory loading the job");
+    *v = idx + 1;
+    return (int)idx;
+}
+
+/* The stream index for a call's stream id: defined ones, else the device's
+ * legacy stream (id 0 or an id the trace never defined). */
+static int stream_of(struct loader *L, uint64_t id, int device)
+{
+    struct sim_rank *r = L->cur;
+    uint64_t *v = id ? maya_map_get(&r->stream_ids, id, 0) : NULL;
+    if (v)
+        return (int)(*v - 1);
+    for (uint32_t i = 0; i < r->nstreams; i++) {
+        const struct sim_stream *s = &L->j->streams[r->streams[i]];
+        if ((s->flags & MAYA_STREAM_LEGACY) && s->device == device)
+            return (int)r->streams[i];
+    }
+    /* a synthetic legacy stream; its id cannot clash with the trace's (which count from 1) */
+    return new_stream(L, UINT64_MAX - (uint64_t)(device < 0 ? 0 : device), device, MAYA_STREAM_LEGACY);
+}
+
+static int event_of(struct loader *L, uint64_t id)
+{
+    struct sim_rank *r = L->cur;
+    int created;
+    uint64_t *v = maya_map_put(&r->event_ids, id, 0, &created);
+    if (!v)
+        return maya_error("out of memory loading the job");
+    if (created) {
+        if (SIM_GROW(r->events, r->capevents, r->nevents + 1) < 0)
+            return maya_error("out of memory loading the job");
+        memset(&r->events[r->nevents], 0, sizeof r->events[0]);
+        *v = ++r->nevents;
+    }
+    return (int)(*v - 1);
+}
+
+/* ---- FLOPs and precision of compute ops (for MFU) ---- */
+
+static int prec_cuda(int atype, int compute)
+{
+    switch (atype) {
+    case 2: return SP_FP16;            /* CUDA_R_16F */
+    case 14: return SP_BF16;           /* CUDA_R_16BF */
+    case 28: case 29: return SP_FP8;   /* CUDA_R_8F_E4M3 / E5M2 */
+    case 3: return SP_INT8;            /* CUDA_R_8I */
+    case 1: return SP_FP64;            /* CUDA_R_64F */
+    case 0:                            /* CUDA_R_32F: the compute type decides */
+        if (compute == 77) return SP_TF32;  /* CUBLAS_COMPUTE_32F_FAST_TF32 */
+        if (compute == 74) return SP_FP16;  /* CUBLAS_COMPUTE_32F_FAST_16F */
+        if (compute == 75) return SP_BF16;  /* CUBLAS_COMPUTE_32F_FAST_16BF */
+        return SP_FP32;
+    default: return SP_NONE;
+    }
+}
+
+static int prec_cudnn(int dtype)
+{
+    switch (dtype) {
+    case 0: return SP_FP32;   /* CUDNN_DATA_FLOAT */
+    case 1: return SP_FP64;
+    case 2: return SP_FP16;
+    case 3: return SP_INT8;
+    case 9: return SP_BF16;
+    case 12: case 13: return SP_FP8;
+    default: return SP_NONE;
+    }
+}
+
+static double prod(const struct maya_tensor *t, int from)
+{
+    double p = 1;
+    for (int i = from; i < t->ndims && i < MAYA_TENSOR_MAX_DIMS; i++)
+        p *= (double)t->dims[i];
+    return t->ndims > from ? p : 0;
+}
+
+static double dnn_flops(const struct maya_rec_dnn *d)
+{
+    const struct maya_tensor *t = d->t;
+    switch (d->op) {
+    case MAYA_DNN_CONV_FWD:
+    case MAYA_DNN_CONV_BWD_DATA:
+    case MAYA_DNN_CONV_BWD_FILTER:
+        /* every output element is a dot product over C/groups x R x S */
+        return 2 * prod(&t[2], 0) * prod(&t[1], 1);
+    case MAYA_DNN_MATMUL: {
+        int nd = t[1].ndims;
+        return nd >= 2 ? 2 * prod(&t[0], 0) * (double)t[1].dims[nd - 1] : 0;
+    }
+    case MAYA_DNN_SDPA_FWD:
+    case MAYA_DNN_SDPA_BWD: {
+        /* q [B, H, Sq, D], k [B, H, Skv, D]: QK^T and PV, 2 FLOPs per MAC;
+         * causal masks half; backward does 2.5x the forward's work */
+        if (t[0].ndims < 4 || t[1].ndims < 4)
+            return 0;
+        double f = 4 * (double)t[0].dims[0] * (double)t[0].dims[1] * (double)t[0].dims[2] *
+                   (double)t[1].dims[2] * (double)t[0].dims[3];
+        if (d->causal)
+            f /= 2;
+        return d->op == MAYA_DNN_SDPA_BWD ? f * 2.5 : f;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* ---- signatures: what stays the same from one iteration to the next ---- */
+
+static uint32_t mix(uint32_t h, uint64_t v)
+{
+    uint64_t x = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x ^ (x >> 29) ^ (x >> 32));
+}
+
+static uint32_t signature(const struct maya_rec_hdr *h, const struct sim_op *o, uint32_t lane)
+{
+    uint32_t s = mix(mix(mix(0x2545f491u, h->type), o->name), lane);
+    switch (h->type) {
+    case MAYA_REC_GEMM: {
+        const struct maya_rec_gemm *g = (const void *)h;
+        return mix(mix(mix(mix(s, (uint64_t)g->m), (uint64_t)g->n), (uint64_t)g->k), (uint64_t)g->batch);
+    }
+    case MAYA_REC_LAUNCH: {
+        const struct maya_rec_launch *l = (const void *)h;
+        return mix(mix(s, l->grid[0] | (uint64_t)l->grid[1] << 32), l->block[0] | (uint64_t)l->grid[2] << 32);
+    }
+    case MAYA_REC_MEMCPY:
+        return mix(s, ((const struct maya_rec_memcpy *)h)->bytes);
+    case MAYA_REC_MEMSET:
+        return mix(s, ((const struct maya_rec_memset *)h)->bytes);
+    case MAYA_REC_COLL: {
+        const struct maya_rec_coll *c = (const void *)h;
+        return mix(mix(mix(s, c->count), c->comm), (uint64_t)(uint32_t)c->peer);
+    }
+    case MAYA_REC_DNN: {
+        const struct maya_rec_dnn *d = (const void *)h;
+        return mix(mix(s, d->op), (uint64_t)prod(&d->t[0], 0));
+    }
+    default:
+        return s;
+    }
+}
+
+/* ---- one call ---- */
+
+static int add_call(struct loader *L, const struct maya_rec_hdr *h)
+{
+    struct sim_job *j = L->j;
+    struct sim_rank *r = L->cur;
+    const struct maya_call *c = maya_rec_call(h);
+    if (SIM_GROW(r->ops, r->capops, r->nops + 1) < 0)
+        return maya_error("out of memory loading the job (%llu ops)", (unsigned long long)r->nops);
+    uint64_t idx = r->nops;
+    struct sim_op *o = &r->ops[idx];
+    memset(o, 0, sizeof *o);
+    o->rec_type = h->type;
+    o->device = (int16_t)c->device;
+    o->kind = SK_HOST;
+    int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
+    if (!from_graph) {
+        o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
+    }
+    const char *api = maya_trace_string(L->r, c->api);
+    const char *kname = NULL;
+    const struct maya_rec_kernel *kdef = NULL;
+    if (h->type == MAYA_REC_LAUNCH) {
+        kdef = maya_trace_kernel(L->r, ((const struct maya_rec_launch *)h)->kernel);
+        kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
+    }
+    /* the name people know it by: the kernel's, an NVTX range's, else the API's */
+    if (h->type == MAYA_REC_MARKER)
+        kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+    o->name = sim_intern(j, kname ? kname : api);
+    if (!o->name)
+        return maya_error("out of memory loading the job");
+    if (h->flags & MAYA_F_UNSUPPORTED) {
+        r->unsupported++;
+        uint64_t old = L->capunsup;
+        if (SIM_GROW(L->unsup, L->capunsup, o->name) < 0)
+            return maya_error("out of memory loading the job");
+        memset(L->unsup + old, 0, (L->capunsup - old) * sizeof *L->unsup);
+        L->unsup[o->name - 1]++;
+    }
+    int active = c->result == 0 && !(h->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING));
+    int on_stream = 0;
+    struct est_op eo = { .rec = h, .api = api, .kernel_name = h->type == MAYA_REC_LAUNCH ? kname : NULL,
+                         .kernel = kdef, .rank = r->rank };
+    if (active) {
+        switch (h->type) {
+        case MAYA_REC_LAUNCH:
+        case MAYA_REC_MEMSET:
+            o->kind = SK_KERNEL;
+            break;
+        case MAYA_REC_GEMM: {
+            const struct maya_rec_gemm *g = (const void *)h;
+            o->kind = SK_KERNEL;
+            o->sub = (uint16_t)prec_cuda(g->atype, g->compute_type);
+            o->arg2 = (uint64_t)(2.0 * (double)g->m * (double)g->n * (double)g->k * (double)MAYA_MAX(g->batch, 1));
+            break;
+        }
+        case MAYA_REC_DNN: {
+            const struct maya_rec_dnn *d = (const void *)h;
+            o->kind = SK_KERNEL;
+            o->sub = (uint16_t)prec_cudnn(d->t[0].dtype);
+            o->arg2 = (uint64_t)dnn_flops(d);
+            break;
+        }
+        case MAYA_REC_MEMCPY: {
+            const struct maya_rec_memcpy *m = (const void *)h;
+            if (m->kind == MAYA_COPY_H2D || m->kind == MAYA_COPY_D2H) {
+                o->kind = SK_COPY;
+                o->sub = m->kind == MAYA_COPY_D2H;
+            } else if (m->kind == MAYA_COPY_D2D || m->kind == MAYA_COPY_PEER) {
+                o->kind = SK_KERNEL;
+            }
+            break;
+        }
+        case MAYA_REC_HOST_FUNC:
+            o->kind = SK_HOST_FUNC;
+            break;
+        case MAYA_REC_COLL: {
+            const struct maya_rec_coll *k = (const void *)h;
+            uint64_t *ci = maya_map_get(&j->comm_ids, k->comm, 0);
+            if (!ci)
+                return maya_error("rank %d: %s on communicator 0x%llx, which the job trace does not list",
+                                  r->rank, api, (unsigned long long)k->comm);
+            const struct sim_comm *cm = &j->comms[*ci - 1];
+            if (k->rank < 0 || k->rank >= cm->nranks || k->nranks != cm->nranks)
+                return maya_error("rank %d: %s as member %d of %d on communicator 0x%llx of %d members",
+                                  r->rank, api, k->rank, k->nranks, (unsigned long long)k->comm, cm->nranks);
+            o->arg = (uint32_t)(*ci - 1);
+            int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+            if (p2p) {
+                if (k->peer < 0 || k->peer >= cm->nranks)
+                    return maya_error("rank %d: %s to peer %d of %d", r->rank, api, k->peer, cm->nranks);
+                uint64_t from = (uint64_t)(k->op == MAYA_COLL_SEND ? k->rank : k->peer);
+                uint64_t to = (uint64_t)(k->op == MAYA_COLL_SEND ? k->peer : k->rank);
+                o->kind = SK_P2P;
+                o->arg2 = from << 44 | to << 24 | (k->seq & 0xffffff);
+                int same = cm->member_node[k->rank] == cm->member_node[k->peer];
+                eo.coll_nodes = same ? 1 : 2;
+                eo.coll_ranks_per_node = same ? 2 : 1;
+                if (!same)
+                    o->flags |= SF_INTER_NODE;
+            } else {
+                o->kind = SK_COLL;
+                o->arg2 = k->seq;
+                eo.coll_nodes = cm->nnodes;
+                eo.coll_ranks_per_node = cm->max_per_node;
+                if (cm->nnodes > 1)
+                    o->flags |= SF_INTER_NODE;
+            }
+            break;
+        }
+        case MAYA_REC_EVENT_RECORD:
+        case MAYA_REC_STREAM_WAIT: {
+            const struct maya_rec_event *e = (const void *)h;
+            if (h->type == MAYA_REC_STREAM_WAIT && e->version == 0)
+                break; /* waiting for an event never recorded: no-op */
+            int ei = event_of(L, e->event);
+            if (ei < 0)
+                return -1;
+            o->kind = h->type == MAYA_REC_EVENT_RECORD ? SK_EVENT_RECORD : SK_STREAM_WAIT;
+            o->arg = (uint32_t)ei;
+            o->arg2 = e->version;
+            break;
+        }
+        case MAYA_REC_SYNC: {
+            const struct maya_rec_sync *s = (const void *)h;
+            o->kind = SK_SYNC;
+            o->sub = (uint16_t)s->kind;
+            if (s->kind == MAYA_SYNC_STREAM) {
+                int si = stream_of(L, s->target, c->device);
+                if (si < 0)
+                    return -1;
+                o->arg = (uint32_t)si + 1;
+            } else if (s->kind == MAYA_SYNC_EVENT) {
+                if (s->version == 0) {
+                    o->kind = SK_HOST;
+                    break;
+                }
+                int ei = event_of(L, s->target);
+                if (ei < 0)
+                    return -1;
+                o->arg = (uint32_t)ei;
+                o->arg2 = s->version;
+            } else if (s->kind == MAYA_SYNC_DEVICE) {
+                o->arg = (uint32_t)MAYA_MAX(c->device, 0);
+            } else {
+                o->kind = SK_HOST;
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        on_stream = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+                    o->kind == SK_HOST_FUNC || o->kind == SK_EVENT_RECORD || o->kind == SK_STREAM_WAIT;
+        if (h->flags & MAYA_F_HOST_WAITS)
+            o->flags |= SF_HOST_WAITS;
+        if (h->flags & MAYA_F_DEVICE_SYNC)
+            o->flags |= SF_DEVICE_SYNC;
+    }
+    uint32_t lane = 0;
+    if (on_stream) {
+        int si = stream_of(L, c->stream, c->device);
+        if (si < 0)
+            return -1;
+        o = &r->ops[idx]; /* stream_of may not move ops, but keep it obviously right */
+        o->stream = (uint32_t)si + 1;
+        lane = j->streams[si].lane + 1;
+        /* NCCL groups: consecutive collectives of one group on a stream start together */
+        uint64_t group = h->type == MAYA_REC_COLL ? ((const struct maya_rec_coll *)h)->group : 0;
+        int is_xfer = o->kind == SK_COLL || o->kind == SK_P2P;
+        if (is_xfer && group && L->sl[si].last_group == group)
+            r->ops[L->sl[si].last_op].flags |= SF_GROUP_NEXT;
+        if (o->kind != SK_EVENT_RECORD && o->kind != SK_STREAM_WAIT)
+            L->sl[si] = (struct stream_load){ is_xfer ? group : 0, idx };
+    }
+    struct est_result er;
+    memset(&er, 0, sizeof er);
+    if (L->cfg->estimate && L->cfg->estimate(L->cfg->estimate_ctx, &eo, &er) < 0)
+        return maya_error("rank %d: cannot estimate %s (call %llu)", r->rank, kname ? kname : api,
+                          (unsigned long long)c->seq);
+    int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+                      o->kind == SK_HOST_FUNC;
+    o->dev_ns = device_work ? er.device_ns : 0;
+    o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (er.extrapolated) {
+        o->flags |= SF_EXTRAPOLATED;
+        j->extrapolated++;
+    }
+    o->sig = signature(h, o, lane);
+    r->nops++;
+    return 0;
+}
+
+/* ---- job records ---- */
+
+static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
+{
+    struct sim_job *j = L->j;
+    struct sim_comm *c = &j->comms[j->ncomms];
+    const struct maya_job_member *m = (const void *)(rc + 1);
+    c->id = rc->comm;
+    c->nranks = rc->nranks;
+    c->member_node = calloc((size_t)rc->nranks, sizeof *c->member_node);
+    c->nodes = calloc((size_t)rc->nranks, sizeof *c->nodes);
+    if (!c->member_node || !c->nodes)
+        return maya_error("out of memory loading the job");
+    int gpn = MAYA_MAX(j->gpus_per_node, 1);
+    for (int i = 0; i < rc->nranks; i++) {
+        int node = m[i].global_gpu >= 0 ? m[i].global_gpu / gpn : 0;
+        c->member_node[i] = node;
+        int seen = 0;
+        for (int k = 0; k < c->nnodes; k++)
+            seen |= c->nodes[k] == node;
+        if (!seen)
+            c->nodes[c->nnodes++] = node;
+    }
+    c->max_per_node = rc->max_per_node;
+    uint64_t *v = maya_map_put(&j->comm_ids, rc->comm, 0, NULL);
+    if (!v)
+        return maya_error("out of memory loading the job");
+    *v = ++j->ncomms;
+    return 0;
+}
+
+static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *ncomms_expected)
+{
+    struct sim_job *j = L->j;
+    switch (h->type) {
+    case MAYA_REC_JOB: {
+        const struct maya_rec_job *jr = (const void *)h;
+        if (j->ranks)
+            return maya_error("%s: two job records", maya_trace_path(L->r));
+        if (jr->nranks < 1 || jr->nranks > (1 << 24))
+            return maya_error("%s: a job of %d ranks", maya_trace_path(L->r), jr->nranks);
+        j->world_size = jr->world_size;
+        j->nodes = MAYA_MAX(jr->nodes, 1);
+        j->gpus_per_node = jr->gpus_per_node;
+        memcpy(j->gpu, jr->gpu, sizeof j->gpu);
+        j->gpu[sizeof j->gpu - 1] = 0;
+        j->ranks = calloc((size_t)jr->nranks, sizeof *j->ranks);
+        j->comms = calloc(MAYA_MAX(jr->ncomms, 1), sizeof *j->comms);
+        j->node_flows = calloc((size_t)j->nodes + 1, sizeof *j->node_flows);
+        if (!j->ranks || !j->comms || !j->node_flows)
+            return maya_error("out of memory loading the job");
+        *ncomms_expected = jr->ncomms;
+        j->nranks = 0;
+        return 0;
+    }
+    case MAYA_REC_JOB_COMM: {
+        const struct maya_rec_job_comm *c = (const void *)h;
+        if (!j->ranks || j->ncomms >= *ncomms_expected)
+            return maya_error("%s: a communicator record where none was announced", maya_trace_path(L->r));
+        return add_comm(L, c);
+    }
+    case MAYA_REC_RANK_BEGIN: {
+        const struct maya_rec_rank_begin *b = (const void *)h;
+        if (!j->ranks)
+            return maya_error("%s: a rank section before the job record", maya_trace_path(L->r));
+        struct sim_rank *r = &j->ranks[j->nranks++];
+        memset(r, 0, sizeof *r);
+        r->rank = b->rank;
+        r->node = b->node;
+        r->local_rank = b->local_rank;
+        r->complete = b->complete;
+        r->sync_device = -1;
+        L->cur = r;
+        L->prev_exit = 0;
+        if (b->node >= j->nodes)
+            return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
+        return 0;
+    }
+    case MAYA_REC_RANK_END: {
+        const struct maya_rec_rank_end *e = (const void *)h;
+        const struct maya_end_device *d = (const void *)(e + 1);
+        struct sim_rank *r = L->cur;
+        if (!r)
+            return maya_error("%s: a rank end without its beginning", maya_trace_path(L->r));
+        for (uint32_t i = 0; i < e->ndevices; i++)
+            r->peak_bytes = MAYA_MAX(r->peak_bytes, d[i].peak_bytes);
+        r->oom |= e->oom != 0;
+        L->cur = NULL;
+        return 0;
+    }
+    default:
+        return 0;
+    }
+}
+
+int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **out)
+{
+    struct sim_job *j = calloc(1, sizeof *j);
+    if (!j)
+        return maya_error("out of memory");
+    struct loader L = { .j = j, .cfg = cfg };
+    if (maya_trace_open(path, &L.r) < 0) {
+        free(j);
+        return -1;
+    }
+    int rc = 0;
+    if (maya_trace_header(L.r)->kind != MAYA_TRACE_JOB)
+        rc = maya_error("%s is a rank trace; the simulator reads job traces (maya report collates them)", path);
+    if (cfg->iteration_marker)
+        snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
+    j->gpu_spec = cfg->gpu;
+    uint32_t ncomms = 0;
+    const struct maya_rec_hdr *h;
+    while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
+        rc = 0;
+        if (h->type >= MAYA_REC_JOB && h->type < 128) {
+            rc = job_record(&L, h, &ncomms);
+        } else if (h->type == MAYA_REC_STREAM) {
+            const struct maya_rec_stream *s = (const void *)h;
+            if (!L.cur)
+                rc = maya_error("%s: a stream outside any rank section", path);
+            else if (maya_map_get(&L.cur->stream_ids, s->stream, 0))
+                rc = maya_error("rank %d defines stream %llu twice", L.cur->rank, (unsigned long long)s->stream);
+            else
+                rc = new_stream(&L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
+        } else if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
+            if (L.cur)
+                L.cur->peak_bytes = MAYA_MAX(L.cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
+            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
+        } else if (maya_rec_is_call(h->type)) {
+            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
+        }
+    }
+    maya_trace_close(L.r);
+    free(L.sl);
+    if (rc == 0 && !j->ranks)
+        rc = maya_error("%s: no job record: not a collated job trace", path);
+    if (rc == 0) {
+        j->unsupported_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unsupported_by_name);
+        if (!j->unsupported_by_name)
+            rc = maya_error("out of memory");
+        else
+            for (uint64_t i = 0; i < L.capunsup && i < j->nnames; i++)
+                j->unsupported_by_name[i] = L.unsup[i];
+    }
+    free(L.unsup);
+    for (int i = 0; rc == 0 && i < j->nranks; i++) {
+        struct sim_rank *r = &j->ranks[i];
+        r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
+        if (!r->times)
+            rc = maya_error("out of memory for the replay of rank %d (%llu ops)", r->rank,
+                            (unsigned long long)r->nops);
+        j->total_ops += r->nops;
+    }
+    if (rc < 0) {
+        sim_free(j);
+        return -1;
+    }
+    *out = j;
+    return 0;
+}
+
+void sim_free(struct sim_job *j)
+{
+    if (!j)
+        return;
+    for (int i = 0; i < j->nranks; i++) {
+        struct sim_rank *r = &j->ranks[i];
+        free(r->ops);
+        free(r->times);
+        free(r->streams);
+        free(r->events);
+        free(r->waits);
+        free(r->iter_start);
+        free(r->iter_stop);
+        maya_map_free(&r->stream_ids);
+        maya_map_free(&r->event_ids);
+    }
+    free(j->ranks);
+    for (uint32_t i = 0; i < j->nstreams; i++) {
+        free(j->streams[i].q);
+        free(j->streams[i].waiters);
+    }
+    free(j->streams);
+    for (uint32_t i = 0; i < j->ncomms; i++) {
+        free(j->comms[i].nodes);
+        free(j->comms[i].member_node);
+    }
+    free(j->comms);
+    for (uint32_t i = 0; i < j->nengines; i++)
+        free(j->engines[i].q);
+    free(j->engines);
+    for (uint32_t i = 0; i < j->nnames; i++)
+        free(j->names[i]);
+    free(j->names);
+    free(j->unsupported_by_name);
+    maya_map_free(&j->name_ids);
+    maya_map_free(&j->comm_ids);
+    maya_map_free(&j->engine_ids);
+    maya_map_free(&j->xfer_ids);
+    for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++)
+        free(j->xfers[i].who);
+    free(j->xfers);
+    free(j->free_xfers);
+    free(j->active_flows);
+    free(j->node_flows);
+    free(j->iter_times_s);
+    free(j->iter_end);
+    sim_heap_free(&j->heap);
+    free(j);
+}

@@ -1,0 +1,292 @@
+/* Inside the simulator: the model loaded from a job trace, and the state of
+ * the replay. load.c builds it, engine.c replays it, iterations.c finds the
+ * iterations, report.c/timeline.c/svg.c write what it found.
+ */
+#ifndef SIM_INTERNAL_H
+#define SIM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "maya/map.h"
+#include "maya/sim.h"
+
+/* What an op does in the replay. */
+enum sim_kind {
+    SK_HOST,          /* host only: the call's host cost, nothing on a device */
+    SK_KERNEL,        /* runs on its stream: kernels, GEMMs, cuDNN ops, memsets, D2D copies */
+    SK_COPY,          /* host<->device copy: its stream and the device's engine for that direction */
+    SK_COLL,          /* collective: waits for every member, then transfers */
+    SK_P2P,           /* send or recv: waits for its peer, then transfers */
+    SK_HOST_FUNC,     /* host function run in stream order */
+    SK_EVENT_RECORD,  /* the event completes when its stream reaches this point */
+    SK_STREAM_WAIT,   /* the stream waits for an event */
+    SK_SYNC,          /* the host waits: sub = enum maya_sync_kind */
+};
+
+/* sim_op.flags */
+#define SF_HOST_WAITS  0x01  /* the host waits for this op (synchronous copy) */
+#define SF_DEVICE_SYNC 0x02  /* the host waits for the whole device afterwards (cudaFree) */
+#define SF_GROUP_NEXT  0x04  /* the next op on this stream belongs to the same NCCL group */
+#define SF_EXTRAPOLATED 0x08 /* the estimator extrapolated */
+#define SF_INTER_NODE  0x10  /* transfer crosses nodes: shares the nodes' NICs */
+
+/* Precision classes for MFU (kernel ops keep theirs in sub). */
+enum sim_prec { SP_NONE, SP_FP64, SP_FP32, SP_TF32, SP_FP16, SP_BF16, SP_FP8, SP_INT8, SP_N };
+
+struct sim_op {
+    uint64_t gap_ns;      /* host time before the call (the program's own work) */
+    uint64_t dev_ns;      /* device time */
+    uint64_t arg2;        /* KERNEL: FLOPs; COLL: sequence; P2P: (from, to, seq) key;
+                             EVENT_RECORD/STREAM_WAIT/SYNC event: version */
+    uint32_t host_ns;     /* host cost of the call itself */
+    uint32_t name;        /* global string id (kernel or API name) */
+    uint32_t stream;      /* global stream index + 1; 0 for none */
+    uint32_t arg;         /* COLL/P2P: comm index; EVENT_*: rank event index; SYNC: target
+                             stream index + 1 (stream) or device (device) or event index */
+    uint32_t sig;         /* signature for finding iterations */
+    int16_t device;       /* the calling thread's device */
+    uint8_t kind;         /* enum sim_kind */
+    uint8_t flags;        /* SF_* */
+    uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind */
+    uint16_t rec_type;    /* the trace record type */
+};
+
+/* Times the replay found for an op. */
+struct sim_time {
+    uint64_t host_end;    /* the call returned (its host cost ends) */
+    uint64_t dev_start, dev_end;
+};
+
+struct sim_waiter {
+    uint64_t count;       /* fires when the stream has completed this many entries */
+    uint32_t who;         /* stream index, or rank | SIM_WAITER_HOST */
+};
+#define SIM_WAITER_HOST 0x80000000u
+
+/* A stream queue entry: an op index of the stream's rank, or (high bit) an
+ * index into the rank's waits[] (implicit legacy-stream and event waits). */
+#define SIM_Q_WAIT 0x80000000u
+
+struct sim_stream {
+    uint32_t rank;
+    int32_t device;
+    uint64_t id;          /* id in the rank's trace */
+    uint32_t flags;       /* MAYA_STREAM_* */
+    uint32_t lane;        /* index among the rank's streams (timeline tid - 1) */
+    uint32_t *q;          /* ring buffer of entries */
+    uint32_t qcap, qhead, qlen;
+    uint64_t enqueued, completed;
+    uint32_t running;     /* entries the current head holds (a group of collectives > 1) */
+    uint32_t pending;     /* transfers of the head group still to finish */
+    int busy;             /* the head is running or blocked */
+    struct sim_waiter *waiters;
+    uint32_t nwaiters, capwaiters;
+    uint64_t busy_ns;
+};
+
+struct sim_wait {         /* a stream waits until target has completed count entries */
+    uint32_t target;      /* stream index */
+    uint64_t count;
+};
+
+struct sim_event_state {  /* the latest record of an event */
+    uint32_t version;
+    uint32_t stream;      /* stream index + 1; 0 = never recorded */
+    uint64_t count;
+};
+
+struct sim_rank {
+    int rank, node, local_rank;
+    int complete;
+    struct sim_op *ops;
+    struct sim_time *times;
+    uint64_t nops, capops;
+    uint32_t *streams;    /* its stream indices */
+    uint32_t nstreams;
+    struct maya_map stream_ids;   /* trace stream id -> stream index + 1 */
+    struct maya_map event_ids;    /* trace event id -> events[] index + 1 */
+    struct sim_event_state *events;
+    uint32_t nevents, capevents;
+    struct sim_wait *waits;
+    uint64_t nwaits, capwaits;
+    uint64_t peak_bytes;          /* device memory, highest over its devices */
+    uint64_t unsupported;
+    int oom;
+    /* replay */
+    uint64_t next;                /* next op to issue */
+    uint64_t free_at;             /* host free from */
+    int blocked;                  /* waiting on a stream */
+    int sync_device;              /* device being synchronised, -1 none */
+    uint32_t sync_pos;            /* next stream to check in a device sync */
+    uint64_t done_at;             /* last completion of anything of this rank */
+    /* iterations: ops [iter_start[k], iter_stop[k]) are iteration k */
+    uint64_t *iter_start, *iter_stop;
+    int niter;
+};
+
+struct sim_comm {
+    uint64_t id;
+    int nranks;
+    int nnodes;
+    int max_per_node;
+    int32_t *nodes;               /* distinct nodes */
+    int32_t *member_node;         /* by comm rank */
+};
+
+struct sim_engine_q {             /* a copy engine: one per (rank, device, direction) */
+    int busy;
+    uint32_t *q;                  /* streams waiting for it (FIFO ring) */
+    uint32_t qcap, qhead, qlen;
+};
+
+/* A transfer in flight: a collective or a send/recv pair. */
+struct sim_xfer {
+    int expected, arrived;
+    uint64_t dev_ns;              /* longest estimate among the members */
+    uint64_t start;
+    int inter_node;
+    uint32_t comm;
+    uint32_t *who;                /* (stream, rank, op-low, op-high) per member: 4 words */
+    uint32_t capwho;
+    /* NIC sharing (inter-node only) */
+    double remaining;             /* ns of work left at full rate */
+    double rate;
+    uint64_t last;
+    uint32_t version;
+    int active;
+    uint64_t pair_key, key1;      /* its key in the wait map */
+};
+
+struct sim_heap_ev {
+    uint64_t t;
+    uint64_t seq;                 /* insertion order: ties resolve first come, first served */
+    uint32_t type;
+    uint32_t id;
+    uint32_t version;
+    uint32_t pad;
+};
+
+struct sim_heap {
+    struct sim_heap_ev *v;
+    size_t n, cap;
+    uint64_t seq;
+};
+
+int sim_heap_push(struct sim_heap *h, uint64_t t, uint32_t type, uint32_t id, uint32_t version);
+int sim_heap_pop(struct sim_heap *h, struct sim_heap_ev *out);
+void sim_heap_free(struct sim_heap *h);
+
+struct sim_job {
+    char gpu[64];
+    int world_size, nodes, gpus_per_node;
+    struct sim_rank *ranks;
+    int nranks;
+    struct sim_stream *streams;
+    uint32_t nstreams, capstreams;
+    struct sim_comm *comms;
+    uint32_t ncomms;
+    struct maya_map comm_ids;     /* comm id -> index + 1 */
+    struct sim_engine_q *engines;
+    uint32_t nengines, capengines;
+    struct maya_map engine_ids;   /* (rank, device*2+dir) -> engine index + 1 */
+    /* strings */
+    char **names;                 /* by global id - 1 */
+    uint32_t nnames, capnames;
+    struct maya_map name_ids;     /* (hash, len) -> first id + 1; collisions chain by probing */
+    /* unsupported calls by name */
+    uint64_t *unsupported_by_name; /* by global id - 1 */
+    uint64_t extrapolated;
+    uint64_t total_ops;
+    char marker[256];
+    const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
+    /* replay state */
+    struct sim_heap heap;
+    struct maya_map xfer_ids;     /* (comm | kind, seq/key) -> xfers index + 1 */
+    struct sim_xfer *xfers;
+    uint32_t nxfers, capxfers;
+    uint32_t *free_xfers;
+    uint32_t nfree_xfers, capfree_xfers;
+    uint32_t *active_flows;       /* xfers sharing NICs now */
+    uint32_t nactive, capactive;
+    int *node_flows;              /* flows per node now */
+    uint64_t now;
+    uint64_t events;
+    int ran;
+    /* results */
+    double *iter_times_s;
+    int niter;
+    uint64_t iter_t0;             /* start of iteration 1 (ns) */
+    uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
+    uint64_t makespan;            /* last completion (ns) */
+};
+
+/* Grow array p (capacity cap, any unsigned type) to hold need elements:
+ * doubling, so n appends cost O(n). 0, or -1 when out of memory. */
+#define SIM_GROW(p, cap, need) ({                                               \
+    int rc_ = 0;                                                                \
+    if ((uint64_t)(need) > (uint64_t)(cap)) {                                   \
+        uint64_t n_ = (cap) ? (uint64_t)(cap) * 2 : 16;                         \
+        if (n_ < (uint64_t)(need))                                              \
+            n_ = (uint64_t)(need);                                              \
+        void *q_ = realloc((p), n_ * sizeof *(p));                              \
+        if (!q_)                                                                \
+            rc_ = -1;                                                           \
+        else {                                                                  \
+            (p) = q_;                                                           \
+            (cap) = (__typeof__(cap))n_;                                        \
+        }                                                                       \
+    }                                                                           \
+    rc_; })
+
+/* load.c */
+uint32_t sim_intern(struct sim_job *j, const char *s);
+const char *sim_name(const struct sim_job *j, uint32_t id);
+
+/* iterations.c */
+int sim_find_iterations(struct sim_job *j);
+double sim_steady_iteration_s(const struct sim_job *j);
+
+/* The device work classes for the report. */
+static inline int sim_is_compute(const struct sim_op *o)
+{
+    return o->kind == SK_KERNEL || o->kind == SK_HOST_FUNC;
+}
+static inline int sim_is_comm(const struct sim_op *o)
+{
+    return o->kind == SK_COLL || o->kind == SK_P2P;
+}
+
+/* stats.c: per-rank busy time by class within [t0, t1). */
+struct sim_busy {
+    double compute, comm, exposed_comm, copy, any;
+};
+int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
+
+/* json.c: a small JSON writer with proper string escapes. */
+struct json {
+    FILE *fp;
+    int depth;
+    int first[32];
+    int pretty;
+};
+void json_begin(struct json *j, FILE *fp, int pretty);
+void json_obj(struct json *j, const char *key);   /* key NULL inside arrays */
+void json_arr(struct json *j, const char *key);
+void json_end_obj(struct json *j);
+void json_end_arr(struct json *j);
+void json_str(struct json *j, const char *key, const char *v);
+void json_num(struct json *j, const char *key, double v);   /* NaN/inf written as null */
+void json_int(struct json *j, const char *key, int64_t v);
+void json_uint(struct json *j, const char *key, uint64_t v);
+void json_bool(struct json *j, const char *key, int v);
+void json_null(struct json *j, const char *key);
+void json_escape(FILE *fp, const char *s);
+
+/* timeline.c, svg.c */
+int sim_write_timeline(const struct sim_job *j, const char *path);
+int sim_write_svg(const struct sim_job *j, const char *path);
+
+#endif

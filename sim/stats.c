@@ -1,0 +1,226 @@
+/* What the replay adds up to: busy time by class (compute, communication,
+ * copies) as unions of intervals, exposed communication (communication not
+ * overlapped by compute), idle time, MFU, memory; and per-op times.
+ *
+ * Unions cost O(m log m) for the m device ops of a rank in the window.
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <string.h>
+
+#include "maya/common.h"
+
+struct iv {
+    uint64_t a, b;
+};
+
+static int by_start(const void *x, const void *y)
+{
+    const struct iv *p = x, *q = y;
+    return (p->a > q->a) - (p->a < q->a);
+}
+
+/* Sort and merge in place; returns the number of disjoint intervals. */
+static size_t merge(struct iv *v, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(v, n, sizeof *v, by_start);
+    size_t k = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (v[i].a <= v[k].b) {
+            if (v[i].b > v[k].b)
+                v[k].b = v[i].b;
+        } else {
+            v[++k] = v[i];
+        }
+    }
+    return k + 1;
+}
+
+static double total(const struct iv *v, size_t n)
+{
+    double t = 0;
+    for (size_t i = 0; i < n; i++)
+        t += (double)(v[i].b - v[i].a);
+    return t;
+}
+
+/* Length of the intersection of two merged lists. */
+static double overlap(const struct iv *x, size_t nx, const struct iv *y, size_t ny)
+{
+    double t = 0;
+    size_t i = 0, k = 0;
+    while (i < nx && k < ny) {
+        uint64_t a = MAYA_MAX(x[i].a, y[k].a), b = MAYA_MIN(x[i].b, y[k].b);
+        if (b > a)
+            t += (double)(b - a);
+        if (x[i].b < y[k].b)
+            i++;
+        else
+            k++;
+    }
+    return t;
+}
+
+int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out)
+{
+    memset(out, 0, sizeof *out);
+    struct iv *cls[3] = { NULL, NULL, NULL }; /* compute, comm, copy */
+    size_t n[3] = { 0, 0, 0 }, cap = (size_t)r->nops;
+    for (int c = 0; c < 3; c++)
+        if (!(cls[c] = malloc(MAYA_MAX(cap, 1) * sizeof *cls[c]))) {
+            for (int k = 0; k < c; k++)
+                free(cls[k]);
+            return maya_error("out of memory adding up busy time");
+        }
+    for (uint64_t i = 0; i < r->nops; i++) {
+        const struct sim_op *o = &r->ops[i];
+        const struct sim_time *t = &r->times[i];
+        int c = sim_is_compute(o) ? 0 : sim_is_comm(o) ? 1 : o->kind == SK_COPY ? 2 : -1;
+        if (c < 0 || t->dev_end <= t->dev_start)
+            continue;
+        uint64_t a = MAYA_MAX(t->dev_start, t0), b = MAYA_MIN(t->dev_end, t1);
+        if (b > a)
+            cls[c][n[c]++] = (struct iv){ a, b };
+    }
+    for (int c = 0; c < 3; c++)
+        n[c] = merge(cls[c], n[c]);
+    out->compute = total(cls[0], n[0]);
+    out->comm = total(cls[1], n[1]);
+    out->copy = total(cls[2], n[2]);
+    out->exposed_comm = out->comm - overlap(cls[1], n[1], cls[0], n[0]);
+    /* all busy time: the union of the three lists */
+    struct iv *all = malloc(MAYA_MAX(n[0] + n[1] + n[2], 1) * sizeof *all);
+    if (all) {
+        memcpy(all, cls[0], n[0] * sizeof *all);
+        memcpy(all + n[0], cls[1], n[1] * sizeof *all);
+        memcpy(all + n[0] + n[1], cls[2], n[2] * sizeof *all);
+        out->any = total(all, merge(all, n[0] + n[1] + n[2]));
+        free(all);
+    }
+    for (int c = 0; c < 3; c++)
+        free(cls[c]);
+    (void)j;
+    return all ? 0 : maya_error("out of memory adding up busy time");
+}
+
+static double peak_flops(const struct maya_gpu_spec *g, int prec)
+{
+    const struct maya_gpu_perf *p = &g->perf;
+    double tf;
+    switch (prec) {
+    case SP_FP64: tf = p->fp64_tensor_tflops > 0 ? p->fp64_tensor_tflops : p->fp64_tflops; break;
+    case SP_FP32: tf = p->fp32_tflops; break;
+    case SP_TF32: tf = p->tf32_tflops > 0 ? p->tf32_tflops : p->fp32_tflops; break;
+    case SP_FP16: tf = p->fp16_tflops; break;
+    case SP_BF16: tf = p->bf16_tflops > 0 ? p->bf16_tflops : p->fp16_tflops; break;
+    case SP_FP8: tf = p->fp8_tflops > 0 ? p->fp8_tflops : (p->bf16_tflops > 0 ? p->bf16_tflops : p->fp16_tflops); break;
+    case SP_INT8: tf = p->int8_tops; break;
+    default: tf = 0;
+    }
+    return tf * 1e12;
+}
+
+/* The window the per-iteration figures are taken over: the steady
+ * iterations (after the first) when there are several, else the one. */
+static void steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters)
+{
+    if (j->niter >= 2) {
+        *t0 = j->iter_end[0];
+        *t1 = j->iter_end[j->niter - 1];
+        *iters = j->niter - 1;
+    } else {
+        *t0 = j->iter_t0;
+        *t1 = j->niter ? j->iter_end[0] : j->makespan;
+        *iters = 1;
+    }
+}
+
+void sim_summarize(const struct sim_job *j, struct sim_summary *out)
+{
+    memset(out, 0, sizeof *out);
+    out->nranks = j->nranks;
+    out->iterations = j->niter;
+    out->iteration_s = sim_steady_iteration_s(j);
+    out->first_iteration_s = j->niter ? j->iter_times_s[0] : 0;
+    out->makespan_s = (double)j->makespan / 1e9;
+    out->mfu = -1;
+    out->extrapolated_ops = j->extrapolated;
+    uint64_t t0, t1;
+    int iters;
+    steady_window(j, &t0, &t1, &iters);
+    double flops_time = 0, window = t1 > t0 ? (double)(t1 - t0) : 0;
+    int known_flops = 0, counted = 0;
+    struct maya_map devices = { 0 };
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        out->peak_memory_bytes = MAYA_MAX(out->peak_memory_bytes, r->peak_bytes);
+        out->oom |= r->oom;
+        out->unsupported_calls += r->unsupported;
+        out->ops += r->nops;
+        for (uint64_t k = 0; k < r->nops; k++) {
+            const struct sim_op *o = &r->ops[k];
+            if (o->kind != SK_KERNEL)
+                continue;
+            maya_map_put(&devices, (uint64_t)i, (uint64_t)(uint16_t)o->device, NULL);
+            const struct sim_time *t = &r->times[k];
+            if (!o->arg2 || !o->sub || t->dev_start < t0 || t->dev_start >= t1 || !j->gpu_spec)
+                continue;
+            double peak = peak_flops(j->gpu_spec, o->sub);
+            if (peak > 0) {
+                flops_time += (double)o->arg2 / peak * 1e9;
+                known_flops = 1;
+            }
+        }
+        struct sim_busy b;
+        if (!r->nops || sim_busy_in(j, r, t0, t1, &b) < 0)
+            continue;
+        counted++;
+        out->compute_s += b.compute;
+        out->comm_s += b.comm;
+        out->exposed_comm_s += b.exposed_comm;
+        out->copy_s += b.copy;
+        out->idle_s += window - b.any;
+    }
+    double per = counted ? 1e9 * counted * iters : 1;
+    out->compute_s /= per;
+    out->comm_s /= per;
+    out->exposed_comm_s /= per;
+    out->copy_s /= per;
+    out->idle_s /= per;
+    if (known_flops && window > 0 && devices.count)
+        out->mfu = flops_time / (window * (double)devices.count);
+    maya_map_free(&devices);
+    out->events = j->events;
+}
+
+uint64_t sim_rank_ops(const struct sim_job *j, int rank)
+{
+    for (int i = 0; i < j->nranks; i++)
+        if (j->ranks[i].rank == rank)
+            return j->ranks[i].nops;
+    return 0;
+}
+
+int sim_op_times(const struct sim_job *j, int rank, uint64_t index, struct sim_op_times *out)
+{
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->rank != rank)
+            continue;
+        if (index >= r->nops)
+            return -1;
+        const struct sim_op *o = &r->ops[index];
+        const struct sim_time *t = &r->times[index];
+        out->host_end = t->host_end;
+        out->host_start = t->host_end - o->host_ns;
+        out->dev_start = t->dev_start;
+        out->dev_end = t->dev_end;
+        out->name = sim_name(j, o->name);
+        out->stream = o->stream ? (int)j->streams[o->stream - 1].id : 0;
+        return 0;
+    }
+    return -1;
+}
