@@ -95,11 +95,12 @@ done
 # srun inside it inherits --maya-emulate and its tasks are the ranks.
 cat > batch.sh <<EOF
 #!/bin/sh
+#SBATCH --maya-emulate=h100x2
 echo "shell rank=\${RANK-unset} world=\${WORLD_SIZE-unset} gpu=\$MAYA_GPU"
 grep -c libmaya /proc/\$\$/maps
 srun sh -c '$show'
 EOF
-job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x2 batch.sh) || fail "sbatch failed"
+job=$(sbatch --parsable -N2 -n2 batch.sh) || fail "sbatch failed"
 cluster_wait_job "$job"
 expect_grep '^shell rank=unset world=unset gpu=H100-SXM$' "slurm-$job.out"
 expect_grep '^0$' "slurm-$job.out" "the batch shell mapped none of the emulator's libraries"
@@ -107,6 +108,15 @@ expect_count 2 '^rank=' "slurm-$job.out"
 expect_grep '^rank=1 world=2 .* task=1 host=n2 ' "slurm-$job.out"
 [ -z "$(ls "$TRACE_ROOT/root/job-$job/step-batch/traces")" ] || fail "the batch shell wrote a trace"
 [ -z "$(ls "$TRACE_ROOT/root/job-$job/step-0/traces")" ] || fail "sh, which never calls CUDA, wrote a trace"
+
+# salloc: an srun inside the allocation inherits the option, and reports its
+# step itself when it ends (slurm-<job>.<step>.maya.txt in its directory).
+salloc -N1 --maya-emulate=h100x2 srun "$WORKLOADS/vector_add" 1024 > salloc.out 2>&1 || fail "salloc failed: $(cat salloc.out)"
+expect_count 2 'vector_add n=1024 blocks=4 threads=256: ok' salloc.out
+run=$(last_run)
+job=$(basename "$(dirname "$run")")
+[ -f "slurm-${job#job-}.0.maya.txt" ] || fail "no slurm-${job#job-}.0.maya.txt after the salloc step: $(ls)"
+expect_grep '^rank.1.exit=0$' "$run/run.conf"
 
 # A failing rank ends its task with its status and stops the task's other
 # ranks (which would otherwise wait for it); run.conf records both.
