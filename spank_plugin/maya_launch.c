@@ -48,7 +48,6 @@ struct rank {
     int status;                 /* from waitpid */
     int done;
     char note[128];
-    char cpus[128];
 };
 
 static int sig_pipe[2] = { -1, -1 };
@@ -202,35 +201,176 @@ static int failed(const struct rank *r)
     return r->done && !(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0);
 }
 
+struct launch {
+    const char *exe, *dir;
+    char **argv;
+    int first, count, task, local, nlocal, gpn, world;
+    int pin, tee, own_group;
+    struct pin_plan plan;
+    struct rank *ranks;
+    char start[32];
+    uint64_t t0;
+};
+
+static int read_env(struct launch *L)
+{
+    L->exe = getenv("MAYA_LAUNCH_EXE");
+    L->dir = getenv("MAYA_LAUNCH_DIR");
+    if (!L->exe || !*L->exe || !L->dir || !*L->dir)
+        return maya_error("started without MAYA_LAUNCH_EXE and MAYA_LAUNCH_DIR; it is run by the maya "
+                          "Slurm plugin (srun --maya-emulate, maya-srun(1))");
+    if (env_pair("MAYA_LAUNCH_RANKS", &L->first, &L->count) < 0 ||
+        env_int("MAYA_LAUNCH_TASK", 0, 1 << 24, &L->task) < 0 ||
+        env_pair("MAYA_LAUNCH_LOCAL", &L->local, &L->nlocal) < 0 ||
+        env_int("MAYA_GPUS_PER_NODE", 1, 1024, &L->gpn) < 0 || env_int("WORLD_SIZE", 1, 1 << 24, &L->world) < 0)
+        return -1;
+    if (L->count < 1 || L->first + L->count > L->world)
+        return maya_error("MAYA_LAUNCH_RANKS=%d:%d does not fit WORLD_SIZE=%d", L->first, L->count, L->world);
+    const char *pin = getenv("MAYA_LAUNCH_PIN");
+    L->pin = pin && !strcmp(pin, "1");
+    /* On a terminal (srun --pty) ranks stay in its foreground process group
+     * and write to it directly; otherwise each rank is a process group of its
+     * own, so that stopping a rank stops what it started, and its stderr is
+     * copied to its log. */
+    L->tee = !isatty(2) && L->count <= 1000;
+    L->own_group = !isatty(0);
+    return 0;
+}
+
+/* Start rank i: its stderr pipe and log, its cores, the process. */
+static int start_rank(struct launch *L, int i)
+{
+    struct rank *r = &L->ranks[i];
+    hwloc_bitmap_t cpus = NULL;
+    int fds[2] = { -1, -1 };
+    r->rank = L->first + i;
+    r->err_pipe = r->err_log = -1;
+    if (L->tee) {
+        char log[PATH_MAX];
+        if (pipe2(fds, O_CLOEXEC) < 0)
+            return maya_error("pipe: %m");
+        snprintf(log, sizeof log, "%s/logs/rank-%d.err", L->dir, r->rank);
+        r->err_log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        r->err_pipe = fds[0];
+    }
+    if (L->pin && !(cpus = pin_plan_share(&L->plan, i, L->count)))
+        return maya_error("out of memory");
+    r->pid = fork();
+    if (r->pid < 0)
+        return maya_error("fork: %m");
+    if (r->pid == 0) {
+        if (L->own_group)
+            setpgid(0, 0);
+        run_rank(r, L->gpn, L->exe, L->argv, fds[1], &L->plan, cpus);
+    }
+    if (L->own_group)
+        setpgid(r->pid, r->pid); /* also here: no signal may find it unset */
+    if (fds[1] >= 0)
+        close(fds[1]);
+    if (cpus)
+        hwloc_bitmap_free(cpus);
+    return 0;
+}
+
+/* A rank ended: when it failed, stop the others, which would wait for it in
+ * their next collective. */
+static void rank_ended(struct launch *L, int i, int status, int *first_failed, uint64_t *kill_at)
+{
+    L->ranks[i].done = 1;
+    L->ranks[i].status = status;
+    if (!failed(&L->ranks[i]) || *first_failed >= 0)
+        return;
+    *first_failed = i;
+    for (int j = 0; j < L->count; j++) {
+        if (L->ranks[j].done)
+            continue;
+        snprintf(L->ranks[j].note, sizeof L->ranks[j].note, "terminated: rank %d failed", L->ranks[i].rank);
+        signal_rank(&L->ranks[j], SIGTERM, L->own_group);
+    }
+    *kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
+}
+
+/* Copy the ranks' stderr, pass signals on, reap them. Returns the index of
+ * the first rank that failed, -1 if none, or -2 when supervising failed. */
+static int supervise(struct launch *L)
+{
+    int alive = L->count, first_failed = -1;
+    uint64_t kill_at = 0, drain_until = 0;
+    struct pollfd pfd[1 + 1000];
+    int idx[1000];
+    for (;;) {
+        int np = 0;
+        pfd[np++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
+        for (int i = 0; i < L->count && np < (int)MAYA_ARRAY_LEN(pfd); i++)
+            if (L->ranks[i].err_pipe >= 0) {
+                idx[np - 1] = i;
+                pfd[np++] = (struct pollfd){ .fd = L->ranks[i].err_pipe, .events = POLLIN };
+            }
+        /* A process a rank left behind may hold its stderr: not for long. */
+        if (alive == 0 && (np == 1 || maya_mono_ns() >= drain_until))
+            return first_failed;
+        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : -1) < 0 && errno != EINTR) {
+            maya_error("poll: %m");
+            return -2;
+        }
+        for (int k = 1; k < np; k++)
+            if (pfd[k].revents)
+                copy_out(&L->ranks[idx[k - 1]]);
+        if (pfd[0].revents) {
+            unsigned char sigs[64];
+            ssize_t n = read(sig_pipe[0], sigs, sizeof sigs);
+            for (ssize_t s = 0; s < n; s++)
+                for (int i = 0; sigs[s] != SIGCHLD && i < L->count; i++)
+                    if (!L->ranks[i].done)
+                        signal_rank(&L->ranks[i], sigs[s], L->own_group);
+        }
+        int status;
+        pid_t pid;
+        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+            for (int i = 0; i < L->count; i++) {
+                if (L->ranks[i].pid != pid || L->ranks[i].done)
+                    continue;
+                rank_ended(L, i, status, &first_failed, &kill_at);
+                if (--alive == 0)
+                    drain_until = maya_mono_ns() + 2000000000ull;
+            }
+        }
+        if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
+            for (int j = 0; j < L->count; j++)
+                if (!L->ranks[j].done)
+                    signal_rank(&L->ranks[j], SIGKILL, L->own_group);
+            kill_at = 0;
+        }
+    }
+}
+
+/* End as the rank ended: its exit status, or its signal (without a core
+ * file of our own). */
+static int exit_as(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    struct rlimit none = { 0, 0 };
+    setrlimit(RLIMIT_CORE, &none);
+    signal(WTERMSIG(status), SIG_DFL);
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    raise(WTERMSIG(status));
+    return 128 + WTERMSIG(status);
+}
+
 int main(int argc, char **argv)
 {
+    struct launch L = { .argv = argv };
     maya_set_error_prefix("maya-launch");
-    const char *exe = getenv("MAYA_LAUNCH_EXE"), *dir = getenv("MAYA_LAUNCH_DIR");
-    int first, count, task, local, nlocal, gpn, world;
-    if (!exe || !*exe || !dir || !*dir) {
-        fprintf(stderr, "maya-launch: started without MAYA_LAUNCH_EXE and MAYA_LAUNCH_DIR; it is run by "
-                        "the maya Slurm plugin (srun --maya-emulate, maya-srun(1))\n");
+    if (read_env(&L) < 0 || (L.pin && pin_plan_init(&L.plan, L.local, L.nlocal) < 0))
+        return 127;
+    L.ranks = calloc((size_t)L.count, sizeof *L.ranks);
+    if (!L.ranks || pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
+        maya_error("cannot start: %m");
         return 127;
     }
-    if (env_pair("MAYA_LAUNCH_RANKS", &first, &count) < 0 || env_int("MAYA_LAUNCH_TASK", 0, 1 << 24, &task) < 0 ||
-        env_pair("MAYA_LAUNCH_LOCAL", &local, &nlocal) < 0 ||
-        env_int("MAYA_GPUS_PER_NODE", 1, 1024, &gpn) < 0 || env_int("WORLD_SIZE", 1, 1 << 24, &world) < 0)
-        return 127;
-    if (count < 1 || first + count > world)
-        return maya_error("MAYA_LAUNCH_RANKS=%d:%d does not fit WORLD_SIZE=%d", first, count, world), 127;
-    const char *pin_env = getenv("MAYA_LAUNCH_PIN");
-    int pin = pin_env && !strcmp(pin_env, "1");
-
-    struct pin_plan plan;
-    if (pin && pin_plan_init(&plan, local, nlocal) < 0)
-        return 127;
-    struct rank *ranks = calloc((size_t)count, sizeof *ranks);
-    hwloc_bitmap_t *cpus = calloc((size_t)count, sizeof *cpus);
-    if (!ranks || !cpus)
-        return maya_error("out of memory"), 127;
-
-    if (pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0)
-        return maya_error("pipe: %m"), 127;
     static const int forwarded[] = { SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCHLD };
     struct sigaction sa = { .sa_handler = on_signal, .sa_flags = SA_RESTART };
     sigemptyset(&sa.sa_mask);
@@ -238,128 +378,27 @@ int main(int argc, char **argv)
         sigaction(forwarded[i], &sa, NULL);
     signal(SIGPIPE, SIG_IGN);
 
-    char start[32], end[32];
-    maya_utc_now(start, sizeof start);
-    uint64_t t0 = maya_mono_ns();
-    /* On a terminal (srun --pty) ranks stay in its foreground process group
-     * and write to it directly; otherwise each rank is a process group of its
-     * own, so that stopping a rank stops what it started, and its stderr is
-     * copied to its log. */
-    int tee = !isatty(2) && count <= 1000, own_group = !isatty(0);
-    for (int i = 0; i < count; i++) {
-        struct rank *r = &ranks[i];
-        r->rank = first + i;
-        r->err_pipe = r->err_log = -1;
-        int fds[2] = { -1, -1 };
-        if (tee) {
-            char log[PATH_MAX];
-            if (pipe2(fds, O_CLOEXEC) < 0)
-                return maya_error("pipe: %m"), 127;
-            snprintf(log, sizeof log, "%s/logs/rank-%d.err", dir, r->rank);
-            r->err_log = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-            r->err_pipe = fds[0];
-        }
-        if (pin) {
-            cpus[i] = pin_plan_share(&plan, i, count);
-            if (!cpus[i])
-                return maya_error("out of memory"), 127;
-            pin_format(cpus[i], r->cpus, sizeof r->cpus);
-        }
-        r->pid = fork();
-        if (r->pid < 0)
-            return maya_error("fork: %m"), 127;
-        if (r->pid == 0) {
-            if (own_group)
-                setpgid(0, 0);
-            run_rank(r, gpn, exe, argv, fds[1], &plan, pin ? cpus[i] : NULL);
-        }
-        if (own_group)
-            setpgid(r->pid, r->pid); /* also here: no signal may find it unset */
-        if (fds[1] >= 0)
-            close(fds[1]);
-    }
-    write_status(dir, task, start, NULL, 0, ranks, count, gpn, world);
-
-    int alive = count, first_failed = -1;
-    uint64_t kill_at = 0, drain_until = 0;
-    for (;;) {
-        int open_pipes = 0;
-        for (int i = 0; i < count; i++)
-            open_pipes += ranks[i].err_pipe >= 0;
-        if (alive == 0 && (open_pipes == 0 || maya_mono_ns() >= drain_until))
-            break; /* a process a rank left behind may hold its stderr: not for long */
-        struct pollfd pfd[1 + 1024];
-        int np = 0;
-        pfd[np++] = (struct pollfd){ .fd = sig_pipe[0], .events = POLLIN };
-        int idx[1024];
-        for (int i = 0; i < count && np < (int)MAYA_ARRAY_LEN(pfd); i++)
-            if (ranks[i].err_pipe >= 0) {
-                idx[np - 1] = i;
-                pfd[np++] = (struct pollfd){ .fd = ranks[i].err_pipe, .events = POLLIN };
-            }
-        int timeout_ms = kill_at || alive == 0 ? 200 : -1;
-        if (poll(pfd, (nfds_t)np, timeout_ms) < 0 && errno != EINTR)
-            return maya_error("poll: %m"), 127;
-        for (int k = 1; k < np; k++)
-            if (pfd[k].revents)
-                copy_out(&ranks[idx[k - 1]]);
-        if (pfd[0].revents) {
-            unsigned char sigs[64];
-            ssize_t n = read(sig_pipe[0], sigs, sizeof sigs);
-            for (ssize_t s = 0; s < n; s++) {
-                if (sigs[s] == SIGCHLD)
-                    continue;
-                for (int i = 0; i < count; i++)
-                    if (!ranks[i].done)
-                        signal_rank(&ranks[i], sigs[s], own_group);
-            }
-        }
-        int status;
-        pid_t pid;
-        while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
-            for (int i = 0; i < count; i++) {
-                if (ranks[i].pid != pid || ranks[i].done)
-                    continue;
-                ranks[i].done = 1;
-                ranks[i].status = status;
-                if (--alive == 0)
-                    drain_until = maya_mono_ns() + 2000000000ull;
-                if (failed(&ranks[i]) && first_failed < 0) {
-                    first_failed = i;
-                    /* The others would wait for it in their next collective. */
-                    for (int j = 0; j < count; j++) {
-                        if (ranks[j].done)
-                            continue;
-                        snprintf(ranks[j].note, sizeof ranks[j].note, "terminated: rank %d failed",
-                                 ranks[i].rank);
-                        signal_rank(&ranks[j], SIGTERM, own_group);
-                    }
-                    kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
-                }
-            }
-        }
-        if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
-            for (int j = 0; j < count; j++)
-                if (!ranks[j].done)
-                    signal_rank(&ranks[j], SIGKILL, own_group);
-            kill_at = 0;
+    maya_utc_now(L.start, sizeof L.start);
+    L.t0 = maya_mono_ns();
+    for (int i = 0; i < L.count; i++) {
+        if (start_rank(&L, i) < 0) {
+            /* Stop those already started; 127, as a shell answers for a
+             * command it cannot run. */
+            for (int j = 0; j < i; j++)
+                signal_rank(&L.ranks[j], SIGKILL, L.own_group);
+            return 127;
         }
     }
+    write_status(L.dir, L.task, L.start, NULL, 0, L.ranks, L.count, L.gpn, L.world);
+    int first_failed = supervise(&L);
+    char end[32];
     maya_utc_now(end, sizeof end);
-    write_status(dir, task, start, end, (double)(maya_mono_ns() - t0) / 1e9, ranks, count, gpn, world);
-
-    if (first_failed < 0)
-        return 0;
-    int st = ranks[first_failed].status;
-    if (WIFEXITED(st))
-        return WEXITSTATUS(st);
-    /* Die as the rank died, without a core file of our own. */
-    struct rlimit none = { 0, 0 };
-    setrlimit(RLIMIT_CORE, &none);
-    signal(WTERMSIG(st), SIG_DFL);
-    sigset_t all;
-    sigemptyset(&all);
-    sigprocmask(SIG_SETMASK, &all, NULL);
-    raise(WTERMSIG(st));
-    return 128 + WTERMSIG(st);
+    write_status(L.dir, L.task, L.start, end, (double)(maya_mono_ns() - L.t0) / 1e9, L.ranks, L.count, L.gpn,
+                 L.world);
+    if (first_failed == -2) {
+        for (int j = 0; j < L.count; j++)
+            signal_rank(&L.ranks[j], SIGKILL, L.own_group);
+        return 127;
+    }
+    return first_failed < 0 ? 0 : exit_as(L.ranks[first_failed].status);
 }

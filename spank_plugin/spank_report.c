@@ -207,6 +207,16 @@ static void user_env(uid_t uid, const struct spank_conf *conf)
 
 /* ---- the note when there is no report ---- */
 
+static void print_file(const char *path)
+{
+    char *data;
+    if (maya_read_file(path, &data, NULL) == 0) {
+        fputs(data, stderr);
+        free(data);
+    }
+}
+
+
 static void json_string(FILE *fp, const char *s)
 {
     fputc('"', fp);
@@ -269,13 +279,8 @@ static int write_note(const struct spank_post *post, const char *run_dir, const 
         fprintf(af.fp, "last lines of %s:\n%s", log, tail);
     if (maya_atomic_commit(&af) < 0)
         return -1;
-    if (post->print) {
-        char *data;
-        if (maya_read_file(post->out_txt, &data, NULL) == 0) {
-            fputs(data, stderr);
-            free(data);
-        }
-    }
+    if (post->print)
+        print_file(post->out_txt);
     if (maya_atomic_open(&af, post->out_json) < 0)
         return -1;
     fprintf(af.fp, "{\"job_id\": %u, \"report\": null, \"error\": ", post->job);
@@ -290,6 +295,7 @@ static int write_note(const struct spank_post *post, const char *run_dir, const 
 }
 
 /* ---- the work, in the child, as the user ---- */
+
 
 static int copy_file(const char *from, const char *to)
 {
@@ -344,18 +350,25 @@ static void describe_status(int status, char *buf, size_t size)
         snprintf(buf, size, "wait status %#x", status);
 }
 
-static int work(const struct spank_conf *conf, const struct spank_post *post)
+/* No report: leave the note; 1, or 2 when not even the note could be written. */
+static int noted(const struct spank_post *post, const char *run_dir, const char *reason)
 {
-    char run_dir[PATH_MAX], reason[PATH_MAX + 1024], txt[PATH_MAX + 16], json[PATH_MAX + 16];
-    if (post->run_dir)
+    return write_note(post, run_dir, reason) < 0 ? 2 : 1;
+}
+
+/* The work, as the user: 0 a report was made; else noted() (why in reason). */
+static int work(const struct spank_conf *conf, const struct spank_post *post, char *reason, size_t size)
+{
+    char run_dir[PATH_MAX], txt[PATH_MAX + 16], json[PATH_MAX + 16];
+    if (post->run_dir) {
         snprintf(run_dir, sizeof run_dir, "%s", post->run_dir);
-    else if (pick_step(post->job_dir, run_dir, sizeof run_dir) < 0) {
-        snprintf(reason, sizeof reason, "%s", maya_last_error());
-        return write_note(post, NULL, reason) < 0 ? 2 : 1;
+    } else if (pick_step(post->job_dir, run_dir, sizeof run_dir) < 0) {
+        snprintf(reason, size, "%s", maya_last_error());
+        return noted(post, NULL, reason);
     }
     if (write_run_conf(run_dir, post->batch_status) < 0) {
-        snprintf(reason, sizeof reason, "%s", maya_last_error());
-        return write_note(post, run_dir, reason) < 0 ? 2 : 1;
+        snprintf(reason, size, "%s", maya_last_error());
+        return noted(post, run_dir, reason);
     }
     snprintf(txt, sizeof txt, "%s/report.txt", run_dir);
     snprintf(json, sizeof json, "%s/report.json", run_dir);
@@ -366,53 +379,72 @@ static int work(const struct spank_conf *conf, const struct spank_post *post)
         char how[128] = "could not start";
         if (status != -1)
             describe_status(status, how, sizeof how);
-        snprintf(reason, sizeof reason, "maya report %s ended with %s and wrote no report", run_dir, how);
-        return write_note(post, run_dir, reason) < 0 ? 2 : 1;
+        snprintf(reason, size, "maya report %s ended with %s and wrote no report", run_dir, how);
+        return noted(post, run_dir, reason);
     }
-    if (copy_file(txt, post->out_txt) < 0 || copy_file(json, post->out_json) < 0)
+    if (copy_file(txt, post->out_txt) < 0 || copy_file(json, post->out_json) < 0) {
+        snprintf(reason, size, "%s", maya_last_error());
         return 2;
-    if (post->print) {
-        char *data;
-        if (maya_read_file(post->out_txt, &data, NULL) == 0) {
-            fputs(data, stderr);
-            free(data);
-        }
     }
+    if (post->print)
+        print_file(post->out_txt);
     return 0;
 }
 
-/* Fork a child that becomes the user and runs fn; its own process group, so
- * that a time limit ends everything it started. */
-static pid_t spawn_as_user(const struct spank_conf *conf, const struct spank_post *post,
-                           int (*fn)(const struct spank_conf *, const struct spank_post *, const char *),
-                           const char *arg)
+static int work_fn(const struct spank_conf *conf, const struct spank_post *post, const char *arg,
+                   char *reason, size_t size)
 {
+    return work(conf, post, reason, size);
+}
+
+static int note_fn(const struct spank_conf *conf, const struct spank_post *post, const char *arg,
+                   char *reason, size_t size)
+{
+    snprintf(reason, size, "%s", arg);
+    return noted(post, NULL, arg);
+}
+
+typedef int (*user_fn)(const struct spank_conf *, const struct spank_post *, const char *, char *, size_t);
+
+/* Fork a child that becomes the user and runs fn; its own process group, so
+ * that a time limit ends everything it started. The reason it gives for a
+ * failure comes back through *reason_fd (for the node's log). */
+static pid_t spawn_as_user(const struct spank_conf *conf, const struct spank_post *post, user_fn fn,
+                           const char *arg, int *reason_fd)
+{
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) < 0)
+        return -1;
     pid_t pid = fork();
-    if (pid != 0)
+    if (pid != 0) {
+        close(fds[1]);
+        if (pid < 0)
+            close(fds[0]);
+        *reason_fd = fds[0];
         return pid;
+    }
+    char reason[2048] = "";
     setpgid(0, 0);
-    closefrom(3);
-    /* Our messages go to stderr: the user's terminal under srun, the node's
-     * log (via the epilog's output) otherwise. */
+    if (dup3(fds[1], 3, O_CLOEXEC) < 0)
+        _exit(2);
+    closefrom(4);
+    /* Our messages go to stderr: the user's terminal under srun. */
     maya_set_error_handler(NULL);
     maya_set_error_prefix("maya (Slurm plugin)");
-    if (become_user(post->uid, post->gid) < 0)
-        _exit(3);
-    umask(022);
-    user_env(post->uid, conf);
-    if (post->workdir && chdir(post->workdir) < 0 && chdir("/") < 0)
-        _exit(3);
-    _exit(fn(conf, post, arg));
-}
-
-static int work_fn(const struct spank_conf *conf, const struct spank_post *post, const char *arg)
-{
-    return work(conf, post);
-}
-
-static int note_fn(const struct spank_conf *conf, const struct spank_post *post, const char *reason)
-{
-    return write_note(post, NULL, reason) < 0 ? 2 : 1;
+    int rc = 3;
+    if (become_user(post->uid, post->gid) < 0) {
+        snprintf(reason, sizeof reason, "%s", maya_last_error());
+    } else {
+        umask(022);
+        user_env(post->uid, conf);
+        if (post->workdir && chdir(post->workdir) < 0 && chdir("/") < 0)
+            snprintf(reason, sizeof reason, "cannot enter %s: %s", post->workdir, strerror(errno));
+        else
+            rc = fn(conf, post, arg, reason, sizeof reason);
+    }
+    if (rc != 0 && write(3, reason, strlen(reason)) < 0)
+        rc = 2;
+    _exit(rc);
 }
 
 /* Wait for pid until deadline (monotonic ns; 0 = no limit): 1 ended (status
@@ -434,13 +466,23 @@ static int wait_until(pid_t pid, uint64_t deadline, int *status)
     }
 }
 
+/* What the child said, after it ended. */
+static void read_reason(int fd, char *buf, size_t size)
+{
+    ssize_t n = fd >= 0 ? read(fd, buf, size - 1) : -1;
+    buf[n > 0 ? n : 0] = 0;
+    if (fd >= 0)
+        close(fd);
+}
+
 int spank_postprocess(const struct spank_conf *conf, const struct spank_post *post, char *why,
                       size_t why_size)
 {
-    int status;
-    pid_t pid = spawn_as_user(conf, post, work_fn, NULL);
+    int status, fd = -1;
+    char reason[2048];
+    pid_t pid = spawn_as_user(conf, post, work_fn, NULL, &fd);
     if (pid < 0) {
-        snprintf(why, why_size, "fork: %s", strerror(errno));
+        snprintf(why, why_size, "cannot start the post-processing: %s", strerror(errno));
         return -1;
     }
     uint64_t deadline = maya_mono_ns() + (uint64_t)conf->time_limit_s * 1000000000ull;
@@ -448,22 +490,27 @@ int spank_postprocess(const struct spank_conf *conf, const struct spank_post *po
         kill(-pid, SIGKILL);
         kill(pid, SIGKILL);
         wait_until(pid, 0, &status);
+        close(fd);
         snprintf(why, why_size, "the post-processing (collate, estimate, simulate, report) took longer "
                  "than time_limit=%d s (plugstack.conf) and was stopped", conf->time_limit_s);
-        pid_t note = spawn_as_user(conf, post, note_fn, why);
+        pid_t note = spawn_as_user(conf, post, note_fn, why, &fd);
         if (note > 0 && !wait_until(note, maya_mono_ns() + 10000000000ull, &status)) {
             kill(-note, SIGKILL);
             wait_until(note, 0, &status);
         }
+        if (note > 0)
+            close(fd);
         return -1;
     }
+    read_reason(fd, reason, sizeof reason);
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return 0;
     if (WIFEXITED(status) && WEXITSTATUS(status) == 1)
-        snprintf(why, why_size, "no report; the note in %s says why", post->out_txt);
+        snprintf(why, why_size, "no report: %s (the note in %s says so)", reason, post->out_txt);
     else if (WIFEXITED(status) && WEXITSTATUS(status) == 3)
-        snprintf(why, why_size, "could not become the job's user (uid %u)", (unsigned)post->uid);
+        snprintf(why, why_size, "cannot act as the job's user (uid %u): %s", (unsigned)post->uid, reason);
     else
-        snprintf(why, why_size, "could not write %s or %s (see above)", post->out_txt, post->out_json);
+        snprintf(why, why_size, "no report, and no note in %s: %s", post->out_txt,
+                 reason[0] ? reason : "the post-processing died");
     return -1;
 }

@@ -6,8 +6,9 @@
 #   srun -N2 hostname        # clients find the cluster through SLURM_CONF
 #
 # Everything lives under $TEST_TMP/slurm: its own munge key and socket, state,
-# spool, logs, pid files, and ports chosen at random, so that several test
-# runs on one machine do not meet. The maya plugin is in its plugstack.conf,
+# spool, logs, pid files, ports and first job id chosen at random, so that
+# several test runs on one machine do not meet (job ids name trace folders
+# and choose MASTER_PORT). The maya plugin is in its plugstack.conf,
 # pointing at the build tree as its install prefix. Every daemon is stopped by
 # its recorded pid when the test ends, pass or fail (an EXIT trap), and any
 # slurmstepd left behind is found by the SLURM_CONF path in its environment,
@@ -99,6 +100,7 @@ cluster_start() {
     host=$(hostname)
     cat > "$SLURM_CONF" <<EOF
 ClusterName=maya$$
+FirstJobId=$((1000 + RANDOM * 30))
 SlurmctldHost=$host(127.0.0.1)
 SlurmctldPort=$port
 SlurmdPort=$((port + 1))

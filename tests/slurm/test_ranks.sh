@@ -21,12 +21,18 @@ last_run() {
     ls -d "$TRACE_ROOT/root/job-$job"/step-[0-9]* | sort -t- -k3 -n | tail -1
 }
 
+# The job id of the newest run directory, and the MASTER_PORT the plugin
+# derives for its step 0.
+last_job() { basename "$(dirname "$(last_run)")" | sed 's/^job-//'; }
+port_of() { echo $((20000 + ($1 % 1000) * 32)); }
+
 # field NAME LINE: the value of NAME=... in a line printed by $show.
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # One task, two cores, four ranks.
 srun -n1 -c2 --maya-emulate=h100x4 sh -c "$show" > one.out 2> one.err || fail "srun -n1 failed: $(cat one.err)"
 expect_count 4 '^rank=' one.out
+job=$(last_job)
 for r in 0 1 2 3; do
     line=$(grep "^rank=$r " one.out) || fail "no rank $r in: $(cat one.out)"
     expect_eq "$(field world "$line")" 4 "WORLD_SIZE of rank $r"
@@ -36,8 +42,8 @@ for r in 0 1 2 3; do
     expect_eq "$(field maya_rank "$line")" $r "MAYA_RANK of rank $r"
     expect_eq "$(field gpu "$line")" H100-SXM "MAYA_GPU of rank $r"
     expect_eq "$(field gpn "$line")" 4 "MAYA_GPUS_PER_NODE of rank $r"
-    expect_eq "$(field master "$line")" "127.0.0.1:20032" "MASTER_ADDR:MASTER_PORT of rank $r (job 1, step 0)"
-    expect_eq "$(field trace "$line")" "$TRACE_ROOT/root/job-1/step-0/traces" "MAYA_TRACE_DIR of rank $r"
+    expect_eq "$(field master "$line")" "127.0.0.1:$(port_of "$job")" "MASTER_ADDR:MASTER_PORT of rank $r (job $job, step 0)"
+    expect_eq "$(field trace "$line")" "$TRACE_ROOT/root/job-$job/step-0/traces" "MAYA_TRACE_DIR of rank $r"
     expect_eq "$(field lib "$line")" "$MAYA_BUILD/lib/maya" "first LD_LIBRARY_PATH entry of rank $r"
     expect_eq "$(field launch "$line")" none "launcher variables left in rank $r"
 done
@@ -49,13 +55,14 @@ c1=$(field cpus "$(grep '^rank=1 ' one.out)")
 # Two nodes, one task each, sixteen ranks: emulated nodes of 8 GPUs.
 srun -N2 -n2 --maya-emulate=h100x16 sh -c "$show" > two.out 2> two.err || fail "srun -N2 failed: $(cat two.err)"
 expect_count 16 '^rank=' two.out
+job=$(last_job)
 for r in $(seq 0 15); do
     line=$(grep "^rank=$r " two.out) || fail "no rank $r"
     expect_eq "$(field node "$line")" $((r / 8)) "MAYA_NODE of rank $r"
     expect_eq "$(field local "$line")" $((r % 8)) "LOCAL_RANK of rank $r"
     expect_eq "$(field host "$line")" "n$((r / 8 + 1))" "Slurm node running rank $r"
     expect_eq "$(field task "$line")" $((r / 8)) "Slurm task running rank $r"
-    expect_eq "$(field master "$line")" "127.0.0.1:20064" "MASTER_ADDR:MASTER_PORT of rank $r (job 2, step 0)"
+    expect_eq "$(field master "$line")" "127.0.0.1:$(port_of "$job")" "MASTER_ADDR:MASTER_PORT of rank $r (job $job, step 0)"
 done
 
 # Uneven: three tasks for eight GPUs get contiguous blocks of 2, 3 and 3.
