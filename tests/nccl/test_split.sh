@@ -16,19 +16,21 @@ done
 # world, 2 halves, tail, 2 agains, shrunk: 7 communicators, 2 collectives each
 expect_matched "$out/trace" 14 2 7
 d=$out/trace.dump
-id_of() { grep "^comm .*$1" "$d" | sed 's/.*id=\([^ ]*\).*/\1/' | sort -u; }
+# ids as "parent=" prints them (no leading zeros; "id=" pads to 16 digits)
+ids() { sed 's/.* id=0x0*\([0-9a-f][0-9a-f]*\) .*/0x\1/' | sort -u; }
+id_of() { grep "^comm .*$1" "$d" | ids; }
 world=$(id_of "parent=0x0 ")
 expect_eq "$(echo "$world" | wc -l)" 1 "one world communicator"
 # halves: color = rank % 2, key = -rank, so world rank 2 is rank 0 of color 0
 expect_count 4 "^comm .*rank=[01]/2 .*parent=$world color=[01] key=(0|-[123])$" "$d"
 expect_grep "^comm .*rank=0/2 .*parent=$world color=0 key=-2$" "$d"
 expect_grep "^comm .*rank=1/2 .*parent=$world color=1 key=-1$" "$d"
-expect_eq "$(grep -E "^comm .*parent=$world color=[01] key=(0|-)" "$d" | sed 's/.*id=\([^ ]*\).*/\1/' | sort -u | wc -l)" 2 \
+expect_eq "$(grep -E "^comm .*parent=$world color=[01] key=(0|-)" "$d" | ids | wc -l)" 2 \
     "two halves, each with its own id"
 # tail: rank 0 took NCCL_SPLIT_NOCOLOR
 expect_count 3 "^comm .*rank=[012]/3 .*parent=$world color=0 key=[123]$" "$d"
 # the halves split again: parent is a half
-for half in $(grep -E "^comm .*parent=$world color=[01] key=(0|-)" "$d" | sed 's/.*id=\([^ ]*\).*/\1/' | sort -u); do
+for half in $(grep -E "^comm .*parent=$world color=[01] key=(0|-)" "$d" | ids); do
     expect_count 2 "^comm .*rank=[01]/2 .*parent=$half color=0 key=0$" "$d"
 done
 # shrunk: 3 ranks, parent world, not split
