@@ -7,6 +7,7 @@
 
 #include <arpa/inet.h>
 #include <cerrno>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -60,6 +61,22 @@ static int read_full(int fd, void *buf, size_t n)
     return 0;
 }
 
+// What names this job: a rank connecting to MASTER_PORT says it first, and
+// rank 0 answers only its own job's ranks (other jobs on the host may use the
+// same port, e.g. test clusters started side by side).
+static uint64_t job_key(void)
+{
+    const char *parts[] = { "MAYA_TRACE_DIR", "SLURM_JOB_ID", "SLURM_STEP_ID", "WORLD_SIZE", "MASTER_PORT" };
+    uint64_t h = 1469598103934665603ull;
+    for (const char *name : parts) {
+        const char *v = getenv(name);
+        for (const char *p = v ? v : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ull;
+        h = (h ^ '|') * 1099511628211ull;
+    }
+    return h;
+}
+
 // Rank 0 makes the id and gives it to world-1 other ranks; they wait for it
 // (at most 120 s). Exits with a message on failure.
 static void share_unique_id(ncclUniqueId *id, int rank, int world)
@@ -91,28 +108,33 @@ static void share_unique_id(ncclUniqueId *id, int rank, int world)
             fprintf(stderr, "rank 0: cannot listen on port %s: %s\n", port, strerror(errno));
             exit(1);
         }
-        for (int i = 1; i < world; i++) {
+        for (int i = 1; i < world;) {
             struct pollfd p = { fd, POLLIN, 0 };
             if (poll(&p, 1, 120000) != 1) {
                 fprintf(stderr, "rank 0: only %d of %d ranks asked for the unique id in 120 s\n", i, world);
                 exit(1);
             }
             int c = accept(fd, NULL, NULL);
-            if (c < 0 || write(c, id, sizeof *id) != (ssize_t)sizeof *id) {
-                fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
-                exit(1);
+            if (c < 0)
+                continue;
+            uint64_t key = 0;
+            struct pollfd q = { c, POLLIN, 0 };
+            if (poll(&q, 1, 5000) == 1 && read_full(c, &key, sizeof key) == 0 && key == job_key()) {
+                if (write(c, id, sizeof *id) != (ssize_t)sizeof *id) {
+                    fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
+                    exit(1);
+                }
+                i++;
             }
-            close(c);
+            close(c); /* a rank of another job is turned away */
         }
         close(fd);
     } else {
         for (int tries = 0;; tries++) {
             int fd = socket(ai->ai_family, SOCK_STREAM, 0);
-            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-                if (read_full(fd, id, sizeof *id) < 0) {
-                    fprintf(stderr, "rank %d: rank 0 closed before sending the unique id\n", rank);
-                    exit(1);
-                }
+            uint64_t key = job_key();
+            if (fd >= 0 && connect(fd, ai->ai_addr, ai->ai_addrlen) == 0 &&
+                write(fd, &key, sizeof key) == (ssize_t)sizeof key && read_full(fd, id, sizeof *id) == 0) {
                 close(fd);
                 break;
             }
