@@ -63,6 +63,8 @@ static int load_model(const char *path, struct model *m)
         m->booster = NULL;
         return rc;
     }
+    /* one row at a time: OpenMP threads would only spin */
+    XGBoosterSetParam(m->booster, "nthread", "1");
     const char *ver = NULL, *mn = NULL, *mx = NULL;
     int ok1, ok2, ok3;
     XGBoosterGetAttr(m->booster, "maya_features", &ver, &ok1);

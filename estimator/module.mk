@@ -42,3 +42,11 @@ ALL_TARGETS += $(EST_TRAIN) $(EST_MODELS_STAMP)
 # Held-out accuracy of every model (see the header it prints).
 accuracy: $(EST_TRAIN)
 	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --accuracy
+
+# Speed of est_estimate (make bench runs build/bench/*).
+EST_BENCH := $(B)/bench/est_bench
+$(B)/obj/bench/est_bench.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+$(EST_BENCH): $(B)/obj/bench/est_bench.o $(EST_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
+ALL_TARGETS += $(EST_BENCH)

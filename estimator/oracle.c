@@ -41,6 +41,8 @@ struct est_oracle {
     size_t nrules;
     size_t *seq_hash;        /* open addressing: rule index + 1, 0 = empty */
     size_t hash_size;
+    size_t *scan;            /* indexes of the rules without seq, scanned per op */
+    size_t nscan;
     int unmatched_error;
 };
 
@@ -100,8 +102,14 @@ static size_t hash_key(int rank, uint64_t seq)
 static int build_hash(struct est_oracle *o)
 {
     size_t n = 0;
-    for (size_t i = 0; i < o->nrules; i++)
+    o->scan = malloc((o->nrules ? o->nrules : 1) * sizeof *o->scan);
+    if (!o->scan)
+        return maya_error("out of memory");
+    for (size_t i = 0; i < o->nrules; i++) {
         n += o->rules[i].has_seq;
+        if (!o->rules[i].has_seq)
+            o->scan[o->nscan++] = i;
+    }
     if (!n)
         return 0;
     o->hash_size = 16;
@@ -322,6 +330,7 @@ void est_oracle_free(struct est_oracle *o)
     }
     free(o->rules);
     free(o->seq_hash);
+    free(o->scan);
     free(o);
 }
 
@@ -422,9 +431,9 @@ int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *de
             }
         }
     }
-    for (size_t i = 0; i < o->nrules; i++) {
-        struct rule *r = &o->rules[i];
-        if (r->has_seq || (r->has_rank && r->rank != op->rank) || !name_matches(r, op))
+    for (size_t i = 0; i < o->nscan; i++) {
+        struct rule *r = &o->rules[o->scan[i]];
+        if ((r->has_rank && r->rank != op->rank) || !name_matches(r, op))
             continue;
         if (r->has_nth) {
             uint64_t pos = 0;

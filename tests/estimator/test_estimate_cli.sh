@@ -23,6 +23,27 @@ expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 42109.023 "
 out=$(est copy bytes=256M kind=d2h gpu=a100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 10739.418 "d2h 256 MiB on A100"
 
+# Hand-computed with the calibrated constants of estimator/analytical.c
+# (est_calib); update these when `maya-est-train --calibrate` is rerun.
+# GEMM 8192^3 bf16 on H100 (132 SMs, 989.4 TFLOP/s, tiles 128x256):
+#   2048 tiles in 16 waves -> fill 2048/(16*132) = 0.969697; k/(k+150) = 0.982019
+#   efficiency 0.8027 * 0.969697 * 0.982019 = 0.764393; 2*8192^3 / (989.4e12 * 0.764393) = 1453.848 us
+#   (memory: 402.7 MB / (2900 GB/s * 0.8164) = 170 us, below)
+out=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 1453.848 "8192^3 bf16 GEMM on H100"
+# All-reduce of 1 GiB over 8 H100 (dgx-h100: NVLink 450 GB/s, 1 us hop, NVLS):
+#   ring  21.77 + 14 * (1 + 2.901) + 1.75 * 2^30 / (450e9 * 0.6109) = 6911.648 us
+#   NVLS  21.77 +  2 * (1 + 2.901) + 1.75 * 2^30 / (450e9 * 0.7775) = 5400.199 us (the faster)
+out=$(est allreduce bytes=1G ranks=8 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 5400.199 "1 GiB all-reduce on 8 x H100"
+# 8 A100 (dgx-a100: 300 GB/s, no NVLS): ring 21.77 + 54.614 + 1.75 * 2^30 / (300e9 * 0.6109) = 10329.280 us
+out=$(est allreduce bytes=1G ranks=8 gpu=a100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 10329.280 "1 GiB all-reduce on 8 x A100"
+# Send/recv of 1 GiB between two H100 nodes (one 50 GB/s NIC per GPU, 2 us):
+#   6.705 + 2 + 2^30 / (50e9 * 0.92) = 23350.919 us
+out=$(est sendrecv bytes=1G nodes=2 gpu=h100 model=analytical)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 23350.919 "1 GiB send/recv between H100 nodes"
+
 # A big GEMM runs near the calibrated peak share: 8192^3 bf16 on H100 at
 # 989.4 TFLOP/s dense is 1.111 ms at 100%; expect 75-90% of peak.
 out=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100 model=analytical)

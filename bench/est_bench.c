@@ -1,0 +1,97 @@
+/* Estimator speed: nanoseconds per est_estimate call, for the models the
+ * simulator calls once per op. Prints name=value lines (make bench). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "maya/common.h"
+#include "maya/estimator.h"
+#include "maya/hwspec.h"
+
+static double now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static struct maya_rec_gemm gemm(uint64_t seq, int64_t m)
+{
+    struct maya_rec_gemm g;
+    memset(&g, 0, sizeof g);
+    g.h = (struct maya_rec_hdr){ MAYA_REC_GEMM, 0, sizeof g };
+    g.call.seq = seq;
+    g.m = m, g.n = 4096, g.k = 4096, g.batch = 1;
+    g.atype = g.btype = g.ctype = g.dtype = 14; /* bf16 */
+    g.compute_type = 68;
+    return g;
+}
+
+/* ns per call over n calls; distinct = how many different shapes cycle */
+static double run(struct estimator *e, int n, int distinct, const char *api)
+{
+    struct est_result r;
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        struct maya_rec_gemm g = gemm((uint64_t)i, 64 + (i % distinct));
+        struct est_op op = { .rec = &g.h, .api = api };
+        if (est_estimate(e, &op, &r) < 0)
+            exit(1);
+    }
+    return (now_ns() - t0) / n;
+}
+
+int main(void)
+{
+    struct maya_hwspecs hw = { 0 };
+    const char *top = getenv("MAYA_TOP");
+    char dir[512], models[600], oracle[600];
+    snprintf(dir, sizeof dir, "%s/hwspecs", top ? top : ".");
+    snprintf(models, sizeof models, "%s/build/share/maya/models", top ? top : ".");
+    if (maya_hwspecs_load_dir(dir, &hw) < 0)
+        return 1;
+    const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(&hw, "h100");
+    struct est_config cfg = { .gpu = gpu, .models_dir = models };
+    struct estimator *e;
+    if (!gpu || est_create(&cfg, &e) < 0)
+        return 1;
+    printf("est_analytical_gemm_ns_per_op=%.0f\n", run(e, 200000, 1000, "cublasGemmEx"));
+    est_destroy(e);
+
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        cfg.model[f] = EST_LEARNED;
+    if (est_create(&cfg, &e) < 0)
+        return 1;
+    /* a training job repeats its shapes every iteration: memoised */
+    printf("est_learned_gemm_repeated_ns_per_op=%.0f\n", run(e, 200000, 100, "cublasGemmEx"));
+    est_destroy(e);
+    if (est_create(&cfg, &e) < 0)
+        return 1;
+    printf("est_learned_gemm_new_shape_ns_per_op=%.0f\n", run(e, 5000, 5000, "cublasGemmEx"));
+    est_destroy(e);
+
+    /* oracle: 10000 rank/seq rules and 100 name rules */
+    snprintf(oracle, sizeof oracle, "/tmp/maya-est-bench-%d.txt", (int)getpid());
+    FILE *fp = fopen(oracle, "w");
+    if (!fp)
+        return 1;
+    for (int i = 0; i < 10000; i++)
+        fprintf(fp, "rank=0 seq=%d device=%dus\n", i * 2, i + 1);
+    for (int i = 0; i < 100; i++)
+        fprintf(fp, "name=kernel_%d device=5us\n", i);
+    fclose(fp);
+    cfg.oracle_path = oracle;
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        cfg.model[f] = EST_ORACLE;
+    double t0 = now_ns();
+    if (est_create(&cfg, &e) < 0)
+        return 1;
+    printf("est_oracle_load_10100_rules_ms=%.2f\n", (now_ns() - t0) / 1e6);
+    printf("est_oracle_ns_per_op=%.0f\n", run(e, 200000, 1000, "cublasGemmEx"));
+    est_destroy(e);
+    unlink(oracle);
+    maya_hwspecs_free(&hw);
+    return 0;
+}
