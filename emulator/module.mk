@@ -99,3 +99,12 @@ $(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS)
 ALL_TARGETS += $(PTX_UNIT)
+
+# Unit test of the fat binary reader (core/fatbin.c) on the nvcc-built
+# modules and programs of tests/module.mk, with truncation and corruption.
+FATBIN_UNIT := $(B)/tests/unit/test_fatbin
+$(B)/obj/tests/emulator/unit_fatbin.o: EXTRA_CFLAGS := $(EMU_CFLAGS)
+$(FATBIN_UNIT): $(B)/obj/tests/emulator/unit_fatbin.o $(CORE_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(LDFLAGS) -L$(EMU_LIBDIR) -lmaya-core -Wl,-rpath,'$$ORIGIN/../../lib/maya'
+ALL_TARGETS += $(FATBIN_UNIT)

@@ -29,13 +29,17 @@ $(WORKLOAD_DIR)/%_lz4: tests/workloads/%.cu | $(DEPS_STAMP)
 ALL_TARGETS += $(foreach w,$(COMPRESSED_WORKLOADS),$(WORKLOAD_DIR)/$(w)_zstd $(WORKLOAD_DIR)/$(w)_lz4)
 
 # Device code that driver-API workloads load at run time
-# (tests/workloads/modules/*.cu): a cubin, PTX, and fat binaries with nvcc's
-# default compression, with every entry Zstd, and with every entry LZ4.
+# (tests/workloads/modules/*.cu): a cubin, a debug cubin (-G: it carries its
+# PTX, as Triton's do), PTX, and fat binaries with nvcc's default
+# compression, with every entry Zstd, and with every entry LZ4.
 MODULE_ARCH := -arch=sm_90
 MODULE_NAMES := $(notdir $(basename $(wildcard tests/workloads/modules/*.cu)))
 $(WORKLOAD_DIR)/%.cubin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(MODULE_ARCH) -cubin -o $@ $<
+$(WORKLOAD_DIR)/%.G.cubin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(MODULE_ARCH) -cubin -G -o $@ $<
 $(WORKLOAD_DIR)/%.ptx: tests/workloads/modules/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(MODULE_ARCH) -ptx -o $@ $<
@@ -48,7 +52,7 @@ $(WORKLOAD_DIR)/%.zstd.fatbin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
 $(WORKLOAD_DIR)/%.lz4.fatbin: tests/workloads/modules/%.cu | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(MODULE_ARCH) -fatbin -Xfatbin -compress-all -Xfatbin -compress-mode=speed -o $@ $<
-ALL_TARGETS += $(foreach m,$(MODULE_NAMES),$(addprefix $(WORKLOAD_DIR)/$(m),.cubin .ptx .fatbin .zstd.fatbin .lz4.fatbin))
+ALL_TARGETS += $(foreach m,$(MODULE_NAMES),$(addprefix $(WORKLOAD_DIR)/$(m),.cubin .G.cubin .ptx .fatbin .zstd.fatbin .lz4.fatbin))
 
 # Driver-API workloads link libcuda (the toolkit's stub at build time; the
 # emulator's libcuda.so.1 at run time).

@@ -192,6 +192,23 @@ static int cubin_sm(const struct blob *b)
     return b->p[8] >= 8 ? (int)((flags >> 8) & 0xff) : (int)(flags & 0xff);
 }
 
+/* The SM version PTX text targets (".target sm_90a" -> 90), 0 if unknown. */
+static int ptx_sm(const struct blob *b)
+{
+    const char *t = memmem(b->p, b->n, ".target", 7);
+    if (!t)
+        return 0;
+    const char *end = (const char *)b->p + b->n;
+    t += 7;
+    while (t < end && (*t == ' ' || *t == '\t'))
+        t++;
+    int sm = 0;
+    if (end - t > 3 && memcmp(t, "sm_", 3) == 0)
+        for (t += 3; t < end && *t >= '0' && *t <= '9' && sm < 10000; t++)
+            sm = sm * 10 + (*t - '0');
+    return sm;
+}
+
 static int add_code(struct emu_image_index *x, const struct code *c)
 {
     struct code *n = realloc(x->codes, (size_t)(x->ncodes + 1) * sizeof *n);
@@ -250,8 +267,7 @@ static struct emu_image_index *index_new(const void *image, size_t bytes)
         index_fatbin(x, &img);
     } else if (kind == EMU_IMAGE_CUBIN || kind == EMU_IMAGE_PTX) {
         struct code c = { .kind = kind == EMU_IMAGE_CUBIN ? ENTRY_ELF : ENTRY_PTX, .raw = img };
-        if (kind == EMU_IMAGE_CUBIN)
-            c.sm = cubin_sm(&img);
+        c.sm = kind == EMU_IMAGE_CUBIN ? cubin_sm(&img) : ptx_sm(&img);
         add_code(x, &c);
     }
     return x;
@@ -555,9 +571,11 @@ static int cubin_layout(const struct blob *b, const char *mangled, struct layout
         out->local_bytes = ki->frame;
         out->static_smem = elf_find(&e, ".nv.shared.", mangled, &s) >= 0 && s.size < (1u << 24) ? (int)s.size : 0;
         /* Cubins for sm_90 and later place a kernel's shared variables after
-         * the 1 KiB the driver reserves per block, and count it in the
-         * section; the kernel's own share (what ptxas reports) is the rest. */
-        if (out->static_smem >= RESERVED_SMEM && elf_find(&e, ".nv.shared.reserved.0", NULL, &s) >= 0)
+         * the 1 KiB the driver reserves per block (they name its offset,
+         * .nv.reservedSmem.offset0) and count it in the section; the
+         * kernel's own share (what ptxas reports) is the rest. */
+        struct sym_query r = { .name = ".nv.reservedSmem.offset0", .type = STT_OBJECT };
+        if (out->static_smem >= RESERVED_SMEM && elf_symbols(&e, match_sym, &r))
             out->static_smem -= RESERVED_SMEM;
         out->const_bytes = elf_find(&e, ".nv.constant3", NULL, &s) >= 0 && s.size < (1u << 24) ? (int)s.size : 0;
     }
@@ -574,7 +592,7 @@ struct ptx_cursor {
 static void ptx_skip(struct ptx_cursor *c)
 {
     for (;;) {
-        while (c->p < c->end && isspace((unsigned char)*c->p))
+        while (c->p < c->end && (isspace((unsigned char)*c->p) || *c->p == 0))
             c->p++;
         if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '/') {
             while (c->p < c->end && *c->p != '\n')
@@ -974,21 +992,39 @@ static int find_layout(struct emu_image_index *x, const char *mangled, struct la
     return -1;
 }
 
-/* Kinds for an extern "C" kernel laid out by a cubin: its PTX, if any. */
+/* Copy PTX's parameter kinds into a cubin's layout if the PTX entry lays
+ * the parameters out the same way; 1 if it did. */
+static int kinds_from(const struct blob *ptx, const char *mangled, struct layout *l)
+{
+    struct layout pl = { 0 };
+    if (ptx_layout(ptx, mangled, &pl) != 0)
+        return 0;
+    int same = pl.n == l->n;
+    for (unsigned j = 0; same && j < l->n; j++)
+        same = pl.params[j].offset == l->params[j].offset && pl.params[j].bytes == l->params[j].bytes;
+    for (unsigned j = 0; same && j < l->n; j++)
+        l->params[j].kind = pl.params[j].kind;
+    free(pl.params);
+    return same;
+}
+
+/* Kinds for an extern "C" kernel laid out by a cubin: from the image's PTX
+ * entry, else from the PTX a cubin may carry in .nv_debug_ptx_txt (Triton's
+ * cubins do). */
 static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct layout *l)
 {
+    for (int i = 0; i < x->ncodes; i++)
+        if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1 &&
+            kinds_from(&x->codes[i].data, mangled, l))
+            return;
     for (int i = 0; i < x->ncodes; i++) {
-        struct layout pl = { 0 };
-        if (x->codes[i].kind != ENTRY_PTX || code_ready(&x->codes[i]) != 1 ||
-            ptx_layout(&x->codes[i].data, mangled, &pl) != 0)
+        struct elf e;
+        struct shdr s;
+        if (x->codes[i].kind != ENTRY_ELF || code_ready(&x->codes[i]) != 1 || elf_open(&e, &x->codes[i].data) < 0 ||
+            elf_find(&e, ".nv_debug_ptx_txt", NULL, &s) < 0 || s.type == SHT_NOBITS)
             continue;
-        int same = pl.n == l->n;
-        for (unsigned j = 0; same && j < l->n; j++)
-            same = pl.params[j].offset == l->params[j].offset && pl.params[j].bytes == l->params[j].bytes;
-        for (unsigned j = 0; same && j < l->n; j++)
-            l->params[j].kind = pl.params[j].kind;
-        free(pl.params);
-        if (same)
+        struct blob text = { e.b.p + s.off, (size_t)s.size };
+        if (kinds_from(&text, mangled, l))
             return;
     }
 }
