@@ -58,6 +58,8 @@ ALL_TARGETS += $(foreach m,$(MODULE_NAMES),$(addprefix $(WORKLOAD_DIR)/$(m),.cub
 # emulator's libcuda.so.1 at run time).
 DRIVER_LINK := -L$(CUDA_HOME)/lib64/stubs -lcuda
 WORKLOAD_LIBS_drv_modules := $(DRIVER_LINK)
+WORKLOAD_LIBS_drv_memory := $(DRIVER_LINK)
+WORKLOAD_LIBS_drv_procaddr := $(DRIVER_LINK) -ldl
 
 # C unit tests: tests/<area>/test_*.c -> build/tests/unit/test_* (tests/run runs
 # them), linked with every stage library; -Itests lets an area share a helper header.

@@ -235,10 +235,10 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     DRV_ENTER();
     pthread_mutex_lock(&lock);
     struct phys *p = phys_get(handle);
-    int dev = p ? p->device : -1;
+    int dev = p ? p->device : -1, last = 0;
     uint64_t bytes = p ? p->bytes : 0;
     if (p && p->handle_refs > 0) {
-        p->handle_refs--;
+        last = --p->handle_refs == 0;
         phys_maybe_free(handle);
     } else {
         p = NULL;
@@ -246,6 +246,11 @@ CUresult cuMemRelease(CUmemGenericAllocationHandle handle)
     pthread_mutex_unlock(&lock);
     if (!p)
         DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
+    /* The last handle gone ends the allocation in the trace (its memory is
+     * given back now, or when its last mapping goes); releasing a handle
+     * cuMemRetainAllocationHandle added is just a call. */
+    if (!last)
+        DRV_RETURN(CUDA_SUCCESS);
     emu_trace_alloc(MAYA_REC_FREE, DRV_API(), drv_t0, CUDA_SUCCESS, handle, bytes, MAYA_ALLOC_VMM_PHYSICAL, dev, 0, 0);
     return CUDA_SUCCESS;
 }
