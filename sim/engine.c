@@ -692,5 +692,8 @@ int sim_run(struct sim_job *j)
     for (uint32_t s = 0; s < j->nstreams; s++)
         if (j->streams[s].qlen)
             return report_deadlock(j);
-    return sim_find_iterations(j);
+    if (sim_find_iterations(j) < 0)
+        return -1;
+    j->run_ok = 1;
+    return 0;
 }

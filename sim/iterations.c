@@ -6,8 +6,11 @@
  * repeating period: for every signature occurring at least twice, the gaps
  * between its occurrences are compared (length and a rolling hash of the
  * signatures in between); the longest run of identical gaps, by ops covered,
- * gives the iteration's first op and length. Grouping positions by signature
- * and comparing gaps costs O(n) for n ops, plus O(log n) per gap for the hash.
+ * gives the iteration's first op and length. A period must hold device work
+ * (a kernel, copy or collective) and cover at least a fifth of the rank's ops,
+ * so that set-up details (three cudaMallocs in a row) are not taken for a
+ * training loop. Grouping positions by signature and comparing gaps costs
+ * O(n) for n ops, plus O(log n) per gap for the hash.
  *
  * Iteration k ends when the last of its ops completes (device or host); the
  * job's iteration k ends when it has ended on every rank, and its time is
@@ -52,15 +55,19 @@ static int detect_period(struct sim_rank *r)
         return 0;
     uint64_t *H = malloc((n + 1) * sizeof *H);
     uint64_t *pos = malloc(n * sizeof *pos);
+    uint32_t *dev = malloc((n + 1) * sizeof *dev); /* device ops before position i */
     struct maya_map count = { 0 };
     struct group *groups = NULL;
     uint64_t ngroups = 0, capgroups = 0;
     int rc = -1;
-    if (!H || !pos)
+    if (!H || !pos || !dev)
         goto out;
     H[0] = 0;
+    dev[0] = 0;
     for (uint64_t i = 0; i < n; i++) {
         H[i + 1] = H[i] * HASH_BASE + r->ops[i].sig + 1;
+        uint8_t k = r->ops[i].kind;
+        dev[i + 1] = dev[i] + (k == SK_KERNEL || k == SK_COPY || k == SK_COLL || k == SK_P2P);
         uint64_t *c = maya_map_put(&count, r->ops[i].sig, 0, NULL);
         if (!c)
             goto out;
@@ -103,7 +110,8 @@ static int detect_period(struct sim_rank *r)
             int tail = last + len <= n && seg_hash(H, last, last + len) == h;
             uint64_t iters = segs + (uint64_t)tail;
             uint64_t cover = iters * len;
-            if (iters >= 2 && (cover > best_cover || (cover == best_cover && p[a] < best_start) ||
+            int device_work = dev[p[a] + len] > dev[p[a]];
+            if (iters >= 2 && device_work && cover * 5 >= n && (cover > best_cover || (cover == best_cover && p[a] < best_start) ||
                                (cover == best_cover && p[a] == best_start && len < best_len))) {
                 best_cover = cover;
                 best_start = p[a];
@@ -130,6 +138,7 @@ out:
         maya_error("out of memory finding iterations");
     free(H);
     free(pos);
+    free(dev);
     free(groups);
     maya_map_free(&count);
     return rc;

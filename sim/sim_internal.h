@@ -214,7 +214,8 @@ struct sim_job {
     int *node_flows;              /* flows per node now */
     uint64_t now;
     uint64_t events;
-    int ran;
+    int ran;                      /* sim_run was called */
+    int run_ok;                   /* and finished */
     /* results */
     double *iter_times_s;
     int niter;

@@ -34,8 +34,8 @@ static void usage(FILE *fp)
 {
     fprintf(fp,
         "usage: maya run [OPTIONS] [--] CMD [ARGS...]\n"
-        "  Run CMD as the ranks of a job on emulated GPUs; keep their traces, output and\n"
-        "  exit statuses in DIR (docs/run-dir.md).\n"
+        "  Run CMD as the ranks of a job on emulated GPUs, then collate, estimate, simulate\n"
+        "  and write the report into DIR (docs/run-dir.md), as maya report does.\n"
         "  -g, --gpus GPUxCOUNT     emulated GPUs, e.g. h100x16 (default: h100x1, or the\n"
         "                           --cluster's GPU and size); maya hwspecs list names them\n"
         "  -n, --nproc N            processes to start (default: one per GPU); with 1, the one\n"
@@ -46,8 +46,9 @@ static void usage(FILE *fp)
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
         "  -q, --quiet              no progress line and no summary\n"
-        "Exit status: 0 the workload succeeded and left traces; 1 the workload failed (the\n"
-        "failing rank is named); 3 no trace was left; 2 bad usage.\n",
+        "Exit status: 0 the workload and the pipeline succeeded; 1 the workload failed (the\n"
+        "report names the failing rank); 3 the pipeline failed (the report says why);\n"
+        "2 bad usage.\n",
         PIPELINE_OPTIONS_HELP);
 }
 
@@ -113,56 +114,27 @@ static int mkdir_p(const char *path)
     return 0;
 }
 
-/* The cluster: a file, a known cluster name, or the GPU's default. */
+/* The GPUs (-g) and the cluster (--cluster: a file, a known cluster's name,
+ * or the GPU's default node). */
 static int pick_cluster(struct run *r, struct maya_hwspecs *hw, const char *cluster_arg, const char *gpus_arg)
 {
-    struct stat st;
-    if (cluster_arg && stat(cluster_arg, &st) == 0) {
-        struct maya_hwspecs own = { 0 };
-        if (maya_hwspecs_load_file(cluster_arg, &own) < 0)
-            return -1;
-        if (own.nclusters != 1) {
-            maya_hwspecs_free(&own);
-            return maya_error("--cluster %s: expected a file with one cluster \"NAME\" { ... }, found %zu",
-                              cluster_arg, own.nclusters);
-        }
-        r->cluster = own.clusters[0];
-        maya_hwspecs_free(&own);
-    } else if (cluster_arg) {
-        const struct maya_cluster_spec *c = maya_hwspecs_find_cluster(hw, cluster_arg);
-        if (!c) {
-            char names[2048] = "";
-            for (size_t i = 0; i < hw->nclusters; i++)
-                snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
-                         hw->clusters[i].key);
-            return maya_error("--cluster \"%s\": no such file and no known cluster of that name; "
-                              "known clusters: %s", cluster_arg, names[0] ? names : "(none installed)");
-        }
-        r->cluster = *c;
-    }
     if (gpus_arg) {
         if (maya_parse_gpu_count(hw, gpus_arg, &r->gpu, &r->count) < 0)
             return -1;
     } else if (cluster_arg) {
-        r->gpu = maya_hwspecs_find_gpu(hw, r->cluster.gpu);
+        /* the cluster's own GPU and size */
+        struct maya_cluster_spec c;
+        if (pipeline_cluster_lookup(hw, cluster_arg, NULL, &c) < 0)
+            return -1;
+        r->gpu = maya_hwspecs_find_gpu(hw, c.gpu);
         if (!r->gpu)
             return maya_error("--cluster %s names GPU \"%s\", which is not known (maya hwspecs list)",
-                              cluster_arg, r->cluster.gpu);
-        r->count = r->cluster.gpus_per_node * MAYA_MAX(r->cluster.nodes, 1);
+                              cluster_arg, c.gpu);
+        r->count = c.gpus_per_node * MAYA_MAX(c.nodes, 1);
     } else if (maya_parse_gpu_count(hw, "h100x1", &r->gpu, &r->count) < 0) {
         return -1;
     }
-    if (!cluster_arg)
-        return maya_default_cluster(hw, r->gpu, r->count, &r->cluster);
-    snprintf(r->cluster.gpu, sizeof r->cluster.gpu, "%s", r->gpu->key);
-    int gpn = r->cluster.gpus_per_node;
-    if (r->count < gpn)
-        r->cluster.gpus_per_node = r->count;
-    else if (r->count % gpn)
-        return maya_error("%d GPUs on nodes of %d (cluster %s): expected a multiple of %d", r->count, gpn,
-                          r->cluster.key, gpn);
-    r->cluster.nodes = (r->count + r->cluster.gpus_per_node - 1) / r->cluster.gpus_per_node;
-    return 0;
+    return pipeline_cluster(hw, r->gpu, r->count, cluster_arg, NULL, &r->cluster);
 }
 
 static int check_nprocs(struct run *r, int nproc)

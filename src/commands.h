@@ -7,7 +7,8 @@
     X(hwspecs, "list GPU and cluster descriptions, or show one") \
     X(estimate, "predict the duration of one op on a GPU (maya estimate --help)") \
     X(trace,   "inspect traces (maya trace dump FILE)") \
-    X(run,     "run a workload on emulated GPUs and report what it would cost")
+    X(run,     "run a workload on emulated GPUs and report what it would cost") \
+    X(report,  "collate, estimate, simulate and report again on a run directory")
 
 #define MAYA_DECLARE_CMD(name, help) int cmd_##name(int argc, char **argv);
 MAYA_COMMANDS(MAYA_DECLARE_CMD)

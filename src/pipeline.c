@@ -1,15 +1,22 @@
-/* The report pipeline on a run directory (shared by maya run and maya report). */
+/* The report pipeline on a run directory (shared by maya run and maya report):
+ * collate DIR/traces into DIR/job.mtrace, estimate every op, replay the job,
+ * write the report. A stage that fails leaves a report saying why. */
 #define _GNU_SOURCE
 #include "pipeline.h"
 
-#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "commands.h"
+#include "maya/collator.h"
 #include "maya/common.h"
+#include "maya/estimator.h"
+#include "maya/hwspec.h"
+#include "maya/sim.h"
 
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value)
 {
@@ -31,10 +38,31 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
     return 1;
 }
 
+/* The models for every family: spec (as --estimator takes it), or oracle
+ * everywhere when only an oracle file is given, or learned (which falls back
+ * to analytical where no model was trained). */
+static int choose_models(const char *spec, const char *oracle, enum est_model model[EST_NFAMILIES])
+{
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        model[f] = oracle && (!spec || !*spec) ? EST_ORACLE : EST_LEARNED;
+    if (spec && *spec && est_models_parse(spec, model) < 0)
+        return -1;
+    return 0;
+}
+
 int pipeline_check_options(const struct pipeline_opts *o)
 {
     if (o->oracle && access(o->oracle, R_OK) != 0)
         return maya_error("--oracle %s: cannot read it: %m", o->oracle);
+    enum est_model model[EST_NFAMILIES];
+    if (choose_models(o->estimator, o->oracle, model) < 0)
+        return -1;
+    int any_oracle = 0;
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        any_oracle |= model[f] == EST_ORACLE;
+    if (any_oracle && !o->oracle)
+        return maya_error("--estimator %s asks for the oracle model: give its durations with --oracle FILE",
+                          o->estimator);
     return 0;
 }
 
@@ -48,59 +76,139 @@ void pipeline_opts_to_desc(const struct pipeline_opts *o, struct maya_run_desc *
         snprintf(d->oracle, sizeof d->oracle, "%s", o->oracle);
 }
 
-/* The last lines of a file (at most max_bytes), into a malloc'd string. */
-static char *file_tail(const char *path, size_t max_bytes, int max_lines)
+int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, const char *base_dir,
+                            struct maya_cluster_spec *out)
 {
-    char *data;
-    size_t len;
-    if (access(path, R_OK) != 0 || maya_read_file(path, &data, &len) < 0)
-        return NULL;
-    while (len && data[len - 1] == '\n')
-        data[--len] = 0;
-    size_t start = len > max_bytes ? len - max_bytes : 0;
-    int lines = 0;
-    for (size_t i = len; i > start; i--)
-        if (data[i - 1] == '\n' && ++lines >= max_lines) {
-            start = i;
-            break;
+    char path[PATH_MAX];
+    struct stat st;
+    if (cluster[0] != '/' && base_dir)
+        snprintf(path, sizeof path, "%s/%s", base_dir, cluster);
+    else
+        snprintf(path, sizeof path, "%s", cluster);
+    if (stat(path, &st) == 0) {
+        struct maya_hwspecs own = { 0 };
+        if (maya_hwspecs_load_file(path, &own) < 0)
+            return -1;
+        if (own.nclusters != 1) {
+            maya_hwspecs_free(&own);
+            return maya_error("cluster file %s: expected one cluster \"NAME\" { ... }, found %zu", path,
+                              own.nclusters);
         }
-    memmove(data, data + start, len - start + 1);
-    return data;
+        *out = own.clusters[0];
+        maya_hwspecs_free(&own);
+        return 0;
+    }
+    const struct maya_cluster_spec *c = maya_hwspecs_find_cluster(hw, cluster);
+    if (!c) {
+        char names[2048] = "";
+        for (size_t i = 0; i < hw->nclusters; i++)
+            snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", i ? ", " : "",
+                     hw->clusters[i].key);
+        return maya_error("cluster \"%s\": no such file and no known cluster of that name; known "
+                          "clusters: %s", cluster, names[0] ? names : "(none installed)");
+    }
+    *out = *c;
+    return 0;
+}
+
+int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *gpu, int count,
+                     const char *cluster, const char *base_dir, struct maya_cluster_spec *out)
+{
+    if (!cluster || !*cluster)
+        return maya_default_cluster(hw, gpu, count, out);
+    if (pipeline_cluster_lookup(hw, cluster, base_dir, out) < 0)
+        return -1;
+    snprintf(out->gpu, sizeof out->gpu, "%s", gpu->key);
+    int gpn = out->gpus_per_node;
+    if (count < gpn)
+        out->gpus_per_node = count;
+    else if (count % gpn)
+        return maya_error("%d GPUs on nodes of %d (cluster %s): expected a multiple of %d", count, gpn,
+                          out->key, gpn);
+    out->nodes = (count + out->gpus_per_node - 1) / out->gpus_per_node;
+    return 0;
+}
+
+static int estimate_op(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    return est_estimate(ctx, op, out);
+}
+
+/* Remember why a stage failed, for the report. */
+static void note(char *buf, size_t size, const char *stage)
+{
+    snprintf(buf, size, "%s: %s", stage, maya_last_error());
 }
 
 int pipeline_run(const char *dir, const struct pipeline_opts *o)
 {
     struct maya_run_desc d;
-    char path[PATH_MAX + 64];
+    char path[PATH_MAX + 64], job_path[PATH_MAX + 64], error[2048] = "";
     snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_DESC_FILE);
     if (maya_run_desc_read(path, &d) < 0)
         return -1;
-    int failed = 0;
-    for (int i = 0; i < d.nprocs; i++) {
-        const struct maya_run_proc *p = &d.procs[i];
-        if (maya_run_proc_ok(p) || p->note[0])
-            continue;
-        char st[64];
-        maya_run_proc_status(p, st, sizeof st);
-        snprintf(path, sizeof path, "%s/logs/rank-%d.err", dir, i);
-        char *tail = file_tail(path, 2048, 10);
-        fprintf(stderr, "maya: rank %d failed (%s); %s ends with:\n%s\n", i, st, path,
-                tail ? tail : "(nothing)");
-        free(tail);
-        failed++;
+    const char *marker = o->iteration_marker ? o->iteration_marker : d.iteration_marker;
+    const char *spec = o->estimator ? o->estimator : d.estimator;
+    const char *oracle = o->oracle ? o->oracle : d.oracle[0] ? d.oracle : NULL;
+    int workload_ok = 1;
+    for (int i = 0; i < d.nprocs; i++)
+        workload_ok &= maya_run_proc_ok(&d.procs[i]);
+
+    struct maya_hwspecs hw;
+    const struct maya_gpu_spec *gpu = NULL;
+    struct maya_cluster_spec cluster;
+    int have_cluster = 0, rc = 0;
+    if (cli_load_hwspecs(&hw) < 0) {
+        maya_run_desc_free(&d);
+        return -1;
     }
+    gpu = maya_hwspecs_find_gpu(&hw, d.gpu);
+    if (!gpu)
+        rc = maya_error("%s names GPU \"%s\", which is not known (maya hwspecs list)", path, d.gpu);
+    else if (pipeline_cluster(&hw, gpu, d.gpu_count, d.cluster, dir, &cluster) < 0)
+        rc = -1;
+    else
+        have_cluster = 1;
+    if (rc < 0)
+        note(error, sizeof error, "configuration");
+
+    /* collate */
+    struct col_summary cs;
     snprintf(path, sizeof path, "%s/traces", dir);
-    DIR *dp = opendir(path);
-    int traces = 0;
-    if (dp) {
-        struct dirent *e;
-        while ((e = readdir(dp)))
-            if (strlen(e->d_name) > 7 && !strcmp(e->d_name + strlen(e->d_name) - 7, ".mtrace"))
-                traces++;
-        closedir(dp);
+    snprintf(job_path, sizeof job_path, "%s/job.mtrace", dir);
+    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok, &cs)) < 0)
+        note(error, sizeof error, "collation");
+
+    /* estimate and simulate */
+    struct estimator *est = NULL;
+    struct sim_job *job = NULL;
+    if (rc == 0) {
+        struct est_config ec = { .gpu = gpu, .cluster = &cluster, .oracle_path = oracle };
+        if (choose_models(spec, oracle, ec.model) < 0 || est_create(&ec, &est) < 0) {
+            rc = -1;
+            note(error, sizeof error, "estimator");
+        }
     }
-    if (!o->quiet)
-        fprintf(stderr, "maya: %d trace%s in %s/traces\n", traces, traces == 1 ? "" : "s", dir);
+    if (rc == 0) {
+        struct sim_config sc = { estimate_op, est, marker && *marker ? marker : NULL, gpu };
+        if ((rc = sim_load(job_path, &sc, &job)) < 0)
+            note(error, sizeof error, "loading the job");
+    }
+    if (rc == 0 && (rc = sim_run(job)) < 0)
+        note(error, sizeof error, "simulation");
+
+    struct sim_report_info info = { &d, gpu, have_cluster ? &cluster : NULL, spec && *spec ? spec : oracle ? "oracle" : "learned",
+                                    error[0] ? error : NULL };
+    int wrc = sim_report(job, &info, dir);
+    if (!o->quiet) {
+        sim_report_summary(job, &info, dir, stderr);
+        if (wrc == 0)
+            fprintf(stderr, "maya: report in %s/report.txt%s\n", dir,
+                    rc == 0 ? " (timeline.json for Perfetto, timeline.svg)" : "");
+    }
+    sim_free(job);
+    est_destroy(est);
+    maya_hwspecs_free(&hw);
     maya_run_desc_free(&d);
-    return traces > 0 ? 0 : maya_error("%s/traces holds no trace: did the workload use CUDA?", dir);
+    return rc < 0 || wrc < 0 ? -1 : 0;
 }

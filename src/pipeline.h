@@ -27,6 +27,18 @@ int pipeline_check_options(const struct pipeline_opts *o);
 /* Record the options in a run description. */
 void pipeline_opts_to_desc(const struct pipeline_opts *o, struct maya_run_desc *d);
 
+/* The cluster count GPUs run on: cluster is a file (relative to base_dir
+ * unless absolute), an installed cluster's name, or ""/NULL for the GPU's
+ * default node; nodes and GPUs per node are fitted to count. 0 or -1. */
+struct maya_hwspecs;
+struct maya_gpu_spec;
+struct maya_cluster_spec;
+int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *gpu, int count,
+                     const char *cluster, const char *base_dir, struct maya_cluster_spec *out);
+/* Only find the cluster (a file or a name), as it is written. 0 or -1. */
+int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, const char *base_dir,
+                            struct maya_cluster_spec *out);
+
 /* Collate, estimate, simulate and report on dir. 0, or -1 (message printed)
  * when the pipeline could not produce a report. */
 int pipeline_run(const char *dir, const struct pipeline_opts *o);

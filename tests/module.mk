@@ -71,6 +71,6 @@ vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
 $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 	@mkdir -p $(@D) $(B)/obj/tests/unit
 	$(CC) $(CFLAGS) -MF $(B)/obj/tests/unit/test_$*.d -I$(CUDA_HOME)/include -Itests -o $@ $< \
-		$(UNIT_LIBS) $(LDFLAGS) $(COMMON_LIBS) -lz -lm
+		$(UNIT_LIBS) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
 
 ALL_TARGETS += $(UNIT_TESTS)

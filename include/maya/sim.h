@@ -10,6 +10,7 @@
 #define MAYA_SIM_H
 
 #include <stdint.h>
+#include <stdio.h>
 
 #include "maya/estimator.h"
 #include "maya/run_desc.h"
@@ -64,9 +65,21 @@ struct sim_op_times {
 int sim_op_times(const struct sim_job *job, int rank, uint64_t index, struct sim_op_times *out);
 uint64_t sim_rank_ops(const struct sim_job *job, int rank);
 
-/* Write report.txt, report.json, timeline.json and timeline.svg into dir.
- * desc (may be NULL) is the run that produced the job: its configuration
- * and exit statuses go into the report. */
-int sim_report(const struct sim_job *job, const struct maya_run_desc *desc, const char *dir);
+/* What the report says besides the replay. */
+struct sim_report_info {
+    const struct maya_run_desc *desc;   /* the run: configuration, exit statuses (may be NULL) */
+    const struct maya_gpu_spec *gpu;    /* the target GPU (may be NULL) */
+    const struct maya_cluster_spec *cluster;
+    const char *estimator;              /* the models, as --estimator takes them */
+    const char *error;                  /* why the pipeline stopped early, or NULL */
+};
+
+/* Write report.txt and report.json into dir (logs/rank-N.err there gives a
+ * failing rank's stderr tail), and, when job was replayed, timeline.json and
+ * timeline.svg. job may be NULL (nothing could be loaded) or loaded but not
+ * replayed (memory figures only). Files are written atomically. 0 or -1. */
+int sim_report(const struct sim_job *job, const struct sim_report_info *info, const char *dir);
+/* Print the report's short summary (a few lines) on fp. */
+void sim_report_summary(const struct sim_job *job, const struct sim_report_info *info, const char *dir, FILE *fp);
 
 #endif

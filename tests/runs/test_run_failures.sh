@@ -16,8 +16,28 @@ expect_grep "^rank\.1\.exit=7$" "$d/run.conf"
 expect_grep "^rank\.0\.signal=15$" "$d/run.conf"
 expect_grep "^rank\.0\.note=terminated: rank 1 failed$" "$d/run.conf"
 expect_grep "^rank\.2\.signal=15$" "$d/run.conf"
-expect_grep "rank 1 failed \(exit 7\)" "$TEST_TMP/out"
-expect_grep "rank one gives up" "$TEST_TMP/out"
+# the report names the failing rank, its exit status and the end of its stderr
+expect_grep "^status     FAILED: 1 of 3 processes failed" "$d/report.txt"
+expect_grep "rank 1 failed: exit 7" "$d/report.txt"
+expect_grep "\| rank one gives up" "$d/report.txt"
+expect_grep "rank 0: signal 15 \(Terminated\) \(terminated: rank 1 failed\)" "$d/report.txt"
+python3 - "$d/report.json" <<'PY' || fail "report.json does not describe the failure (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["workload_ok"] is False and r["simulated"] is False, r
+assert "holds no trace" in r["error"], r["error"]
+ranks = {x["rank"]: x for x in r["ranks"]}
+assert ranks[1]["exit_status"] == 7 and ranks[1]["signal"] is None, ranks[1]
+assert ranks[0]["exit_status"] is None and ranks[0]["signal"] == 15, ranks[0]
+assert ranks[0]["note"] == "terminated: rank 1 failed", ranks[0]
+PY
+# without -q the summary on stderr says the same
+"$MAYA" run -g h100x2 -o "$TEST_TMP/fail2" -- sh -c '[ "$RANK" = 0 ] || { echo "no luck" >&2; exit 9; }' \
+    > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status of maya run when a rank fails"
+expect_grep "rank 1 failed: exit 9" "$TEST_TMP/out"
+expect_grep "\| no luck" "$TEST_TMP/out"
+expect_grep "report in $TEST_TMP/fail2/report.txt" "$TEST_TMP/out"
 
 # A command that does not exist: the rank exits 127 with the reason in its log.
 d=$TEST_TMP/noexec

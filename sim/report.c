@@ -1,0 +1,450 @@
+/* The report: report.txt for people, report.json for programs (fields in
+ * docs/run-dir.md), and the timelines (timeline.c, svg.c). */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <inttypes.h>
+#include <limits.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "maya/common.h"
+#include "maya/hwspec.h"
+
+/* ---- what the report is made of ---- */
+
+struct rank_row {
+    int rank;
+    int node;
+    int in_job;                 /* the job trace has it */
+    uint64_t peak;
+    int oom;
+    const struct maya_run_proc *proc;  /* the process that ran it, or NULL */
+    int proc_index;
+};
+
+struct facts {
+    const struct sim_job *j;
+    const struct sim_report_info *in;
+    int replayed;
+    struct sim_summary s;
+    struct rank_row *rows;
+    int nrows;
+    int failed;                 /* processes that failed on their own */
+    uint64_t total_mem;         /* the GPU's memory */
+};
+
+static const struct maya_run_proc *proc_of(const struct maya_run_desc *d, int rank, int *index)
+{
+    if (!d || d->nprocs <= 0)
+        return NULL;
+    /* one process for the whole node (maya run -n 1): its status is every rank's */
+    int i = d->nprocs == 1 ? 0 : rank;
+    if (i < 0 || i >= d->nprocs)
+        return NULL;
+    *index = i;
+    return &d->procs[i];
+}
+
+static int gather(struct facts *f, const struct sim_job *j, const struct sim_report_info *in)
+{
+    memset(f, 0, sizeof *f);
+    f->j = j;
+    f->in = in;
+    f->replayed = j && j->run_ok;
+    if (j)
+        sim_summarize(j, &f->s);
+    const struct maya_run_desc *d = in->desc;
+    int n = j ? j->nranks : 0;
+    int maxrank = -1;
+    for (int i = 0; j && i < j->nranks; i++)
+        maxrank = MAYA_MAX(maxrank, j->ranks[i].rank);
+    if (d && d->nprocs > 1)
+        maxrank = MAYA_MAX(maxrank, d->nprocs - 1);
+    else if (d && d->nprocs == 1 && maxrank < 0)
+        maxrank = 0;
+    f->rows = calloc((size_t)MAYA_MAX(maxrank + 1, 1), sizeof *f->rows);
+    if (!f->rows)
+        return maya_error("out of memory writing the report");
+    f->nrows = maxrank + 1;
+    for (int r = 0; r < f->nrows; r++) {
+        f->rows[r].rank = r;
+        f->rows[r].node = -1;
+        f->rows[r].proc = proc_of(d, r, &f->rows[r].proc_index);
+        if (f->rows[r].proc && f->rows[r].proc->node >= 0)
+            f->rows[r].node = f->rows[r].proc->node;
+    }
+    for (int i = 0; i < n; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->rank < 0 || r->rank >= f->nrows)
+            continue;
+        struct rank_row *row = &f->rows[r->rank];
+        row->in_job = 1;
+        row->node = r->node;
+        row->peak = r->peak_bytes;
+        row->oom = r->oom;
+    }
+    for (int i = 0; d && i < d->nprocs; i++)
+        f->failed += !maya_run_proc_ok(&d->procs[i]) && !d->procs[i].note[0];
+    if (in->gpu)
+        f->total_mem = in->gpu->prop.totalGlobalMem;
+    return 0;
+}
+
+/* The last lines of a file (at most max_bytes), malloc'd; NULL if none. */
+static char *file_tail(const char *path, size_t max_bytes, int max_lines)
+{
+    char *data;
+    size_t len;
+    if (access(path, R_OK) != 0 || maya_read_file(path, &data, &len) < 0)
+        return NULL;
+    while (len && data[len - 1] == '\n')
+        data[--len] = 0;
+    size_t start = len > max_bytes ? len - max_bytes : 0;
+    int lines = 0;
+    for (size_t i = len; i > start; i--)
+        if (data[i - 1] == '\n' && ++lines >= max_lines) {
+            start = i;
+            break;
+        }
+    memmove(data, data + start, len - start + 1);
+    if (!data[0]) {
+        free(data);
+        return NULL;
+    }
+    return data;
+}
+
+static char *stderr_tail(const char *dir, int proc)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/logs/rank-%d.err", dir, proc);
+    return file_tail(path, 2048, 12);
+}
+
+static void fmt_time(char *buf, size_t size, double s)
+{
+    if (s >= 10)
+        snprintf(buf, size, "%.2f s", s);
+    else if (s >= 1e-3)
+        snprintf(buf, size, "%.3f ms", s * 1e3);
+    else
+        snprintf(buf, size, "%.3f us", s * 1e6);
+}
+
+static void fmt_bytes(char *buf, size_t size, uint64_t b)
+{
+    if (b >= 1ull << 30)
+        snprintf(buf, size, "%.2f GiB", b / 1073741824.0);
+    else if (b >= 1ull << 20)
+        snprintf(buf, size, "%.1f MiB", b / 1048576.0);
+    else
+        snprintf(buf, size, "%" PRIu64 " bytes", b);
+}
+
+/* ---- report.txt ---- */
+
+static void line_time(FILE *fp, const char *what, double s, double of)
+{
+    char t[32];
+    fmt_time(t, sizeof t, s);
+    if (of > 0)
+        fprintf(fp, "  %-26s %12s  %5.1f%%\n", what, t, 100 * s / of);
+    else
+        fprintf(fp, "  %-26s %12s\n", what, t);
+}
+
+static void write_status(FILE *fp, const struct facts *f, const char *dir, int with_tails)
+{
+    const struct maya_run_desc *d = f->in->desc;
+    if (!d) {
+        fprintf(fp, "status     (no run description: exit statuses unknown)\n");
+        return;
+    }
+    if (!f->failed) {
+        fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+        return;
+    }
+    fprintf(fp, "status     FAILED: %d of %d process%s failed\n", f->failed, d->nprocs, d->nprocs == 1 ? "" : "es");
+    for (int i = 0; i < d->nprocs; i++) {
+        const struct maya_run_proc *p = &d->procs[i];
+        char st[96];
+        maya_run_proc_status(p, st, sizeof st);
+        if (maya_run_proc_ok(p))
+            continue;
+        if (p->note[0]) {
+            fprintf(fp, "           rank %d: %s (%s)\n", i, st, p->note);
+            continue;
+        }
+        fprintf(fp, "           rank %d failed: %s\n", i, st);
+        char *tail = with_tails ? stderr_tail(dir, i) : NULL;
+        if (tail) {
+            fprintf(fp, "           its stderr (logs/rank-%d.err) ends with:\n", i);
+            for (char *l = strtok(tail, "\n"); l; l = strtok(NULL, "\n"))
+                fprintf(fp, "             | %s\n", l);
+            free(tail);
+        }
+    }
+}
+
+static void write_txt(FILE *fp, const struct facts *f, const char *dir)
+{
+    const struct sim_job *j = f->j;
+    const struct sim_report_info *in = f->in;
+    const struct maya_run_desc *d = in->desc;
+    const struct sim_summary *s = &f->s;
+    char a[64], b[64];
+    fprintf(fp, "maya report: %s\n\n", dir);
+    if (d) {
+        fprintf(fp, "workload   %s\n", d->command[0] ? d->command : "(unknown)");
+        fprintf(fp, "launched   by %s: %d process%s, %s .. %s (%.1f s on the CPUs)\n", d->launcher[0] ? d->launcher : "?",
+                d->nprocs, d->nprocs == 1 ? "" : "es", d->start_time, d->end_time, d->wall_s);
+    }
+    const char *gpu_key = in->gpu ? in->gpu->key : j ? j->gpu : d ? d->gpu : "?";
+    int world = j ? j->nranks : d ? d->gpu_count : 0;
+    fprintf(fp, "target     %d x %s", d ? d->gpu_count : world, gpu_key);
+    if (in->gpu)
+        fprintf(fp, " (%s)", in->gpu->prop.name);
+    if (in->cluster)
+        fprintf(fp, " on %d node%s of %d, cluster %s", MAYA_MAX(in->cluster->nodes, 1),
+                in->cluster->nodes == 1 ? "" : "s", in->cluster->gpus_per_node, in->cluster->key);
+    fprintf(fp, "\nranks      %d in the job trace\n", j ? j->nranks : 0);
+    write_status(fp, f, dir, 1);
+    if (in->error)
+        fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
+    if (f->replayed) {
+        int n;
+        const double *it = sim_iteration_times(j, &n);
+        fmt_time(a, sizeof a, s->iteration_s);
+        fprintf(fp, "\niteration  %s", a);
+        if (n >= 2) {
+            fmt_time(b, sizeof b, s->first_iteration_s);
+            fprintf(fp, " (steady state: median of iterations 2..%d; the first took %s)\n", n, b);
+        } else {
+            fprintf(fp, " (the whole run: no repeating iteration was found)\n");
+        }
+        fprintf(fp, "found      %d iteration%s %s\n", n, n == 1 ? "" : "s",
+                j->marker[0] ? "starting at each op named" : "from the repeating sequence of ops");
+        if (j->marker[0])
+            fprintf(fp, "           \"%s\"\n", j->marker);
+        for (int k = 0; k < n && k < 20; k++) {
+            fmt_time(a, sizeof a, it[k]);
+            fprintf(fp, "  iteration %-4d %12s\n", k + 1, a);
+        }
+        if (n > 20)
+            fprintf(fp, "  ... (%d more in report.json)\n", n - 20);
+        fprintf(fp, "\nper iteration, mean over ranks:\n");
+        line_time(fp, "compute", s->compute_s, s->iteration_s);
+        line_time(fp, "communication", s->comm_s, s->iteration_s);
+        line_time(fp, "  exposed (not overlapped)", s->exposed_comm_s, s->iteration_s);
+        line_time(fp, "host<->device copies", s->copy_s, s->iteration_s);
+        line_time(fp, "idle", s->idle_s, s->iteration_s);
+        if (s->mfu >= 0)
+            fprintf(fp, "MFU        %.1f%% (FLOPs of GEMMs, convolutions and attention over the GPUs' dense peak)\n",
+                    100 * s->mfu);
+        else
+            fprintf(fp, "MFU        unknown (no GEMM, convolution or attention FLOPs were recorded)\n");
+    }
+    if (j) {
+        int worst = -1;
+        uint64_t peak = 0;
+        int oom = 0;
+        for (int r = 0; r < f->nrows; r++) {
+            if (f->rows[r].in_job && f->rows[r].peak >= peak) {
+                peak = f->rows[r].peak;
+                worst = r;
+            }
+            oom |= f->rows[r].oom;
+        }
+        fmt_bytes(a, sizeof a, peak);
+        fmt_bytes(b, sizeof b, f->total_mem);
+        fprintf(fp, "\nmemory     peak %s", a);
+        if (f->total_mem)
+            fprintf(fp, " of %s (%.0f%%)", b, 100.0 * (double)peak / (double)f->total_mem);
+        if (worst >= 0)
+            fprintf(fp, " on rank %d", worst);
+        fprintf(fp, "; %s\n", oom ? "OUT OF MEMORY on some rank" : "no rank ran out of memory");
+        for (int r = 0; r < f->nrows && f->nrows <= 64; r++) {
+            if (!f->rows[r].in_job)
+                continue;
+            fmt_bytes(a, sizeof a, f->rows[r].peak);
+            fprintf(fp, "  rank %-5d %12s%s\n", r, a, f->rows[r].oom ? "  OUT OF MEMORY" : "");
+        }
+        fprintf(fp, "\nunsupported calls: ");
+        int any = 0;
+        for (uint32_t i = 0; i < j->nnames; i++)
+            if (j->unsupported_by_name[i]) {
+                fprintf(fp, "%s%s x %" PRIu64, any++ ? ", " : "", j->names[i], j->unsupported_by_name[i]);
+            }
+        fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
+        fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
+        if (s->extrapolated_ops)
+            fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
+        fprintf(fp, "\n");
+        if (f->replayed)
+            fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
+    }
+    fprintf(fp, "\nfiles      report.json%s\n", f->replayed ? ", timeline.json (open in ui.perfetto.dev), timeline.svg" : "");
+}
+
+/* ---- report.json ---- */
+
+static void write_json(FILE *fp, const struct facts *f)
+{
+    const struct sim_job *j = f->j;
+    const struct sim_report_info *in = f->in;
+    const struct maya_run_desc *d = in->desc;
+    const struct sim_summary *s = &f->s;
+    struct json w;
+    json_begin(&w, fp, 1);
+    json_obj(&w, NULL);
+    json_str(&w, "maya_version", MAYA_VERSION);
+    json_str(&w, "gpu", in->gpu ? in->gpu->key : j ? j->gpu : d ? d->gpu : NULL);
+    json_str(&w, "gpu_name", in->gpu ? in->gpu->prop.name : NULL);
+    json_int(&w, "gpu_count", d ? d->gpu_count : j ? j->nranks : 0);
+    json_int(&w, "world_size", j ? (j->world_size > 0 ? j->world_size : j->nranks) : d ? d->nprocs : 0);
+    json_int(&w, "nodes", in->cluster ? MAYA_MAX(in->cluster->nodes, 1) : j ? j->nodes : d ? d->nodes : 1);
+    json_int(&w, "gpus_per_node", in->cluster ? in->cluster->gpus_per_node : d ? d->gpus_per_node : 0);
+    json_str(&w, "cluster", in->cluster ? in->cluster->key : NULL);
+    json_str(&w, "command", d ? d->command : NULL);
+    json_str(&w, "launcher", d ? d->launcher : NULL);
+    json_bool(&w, "workload_ok", d ? f->failed == 0 : 1);
+    json_bool(&w, "simulated", f->replayed);
+    json_str(&w, "error", in->error);
+    if (f->replayed) {
+        json_num(&w, "iteration_time_s", s->iteration_s);
+        json_num(&w, "first_iteration_time_s", s->first_iteration_s);
+    } else {
+        json_null(&w, "iteration_time_s");
+        json_null(&w, "first_iteration_time_s");
+    }
+    json_arr(&w, "iterations");
+    if (f->replayed) {
+        int n;
+        const double *it = sim_iteration_times(j, &n);
+        for (int k = 0; k < n; k++) {
+            json_obj(&w, NULL);
+            json_int(&w, "index", k + 1);
+            json_num(&w, "time_s", it[k]);
+            json_end_obj(&w);
+        }
+    }
+    json_end_arr(&w);
+    json_str(&w, "iteration_marker", j && j->marker[0] ? j->marker : NULL);
+#define TIME(key, v) do { if (f->replayed) json_num(&w, key, v); else json_null(&w, key); } while (0)
+    TIME("makespan_s", s->makespan_s);
+    TIME("compute_time_s", s->compute_s);
+    TIME("communication_time_s", s->comm_s);
+    TIME("exposed_communication_time_s", s->exposed_comm_s);
+    TIME("copy_time_s", s->copy_s);
+    TIME("idle_time_s", s->idle_s);
+#undef TIME
+    if (j)
+        json_uint(&w, "peak_memory_bytes", s->peak_memory_bytes);
+    else
+        json_null(&w, "peak_memory_bytes");
+    if (f->total_mem)
+        json_uint(&w, "gpu_memory_bytes", f->total_mem);
+    json_bool(&w, "oom", s->oom);
+    json_arr(&w, "ranks");
+    for (int r = 0; r < f->nrows; r++) {
+        const struct rank_row *row = &f->rows[r];
+        json_obj(&w, NULL);
+        json_int(&w, "rank", r);
+        if (row->node >= 0)
+            json_int(&w, "node", row->node);
+        else
+            json_null(&w, "node");
+        if (row->in_job)
+            json_uint(&w, "peak_memory_bytes", row->peak);
+        else
+            json_null(&w, "peak_memory_bytes");
+        json_bool(&w, "oom", row->oom);
+        const struct maya_run_proc *p = row->proc;
+        if (p && p->end == MAYA_RUN_EXITED)
+            json_int(&w, "exit_status", p->code);
+        else
+            json_null(&w, "exit_status");
+        if (p && p->end == MAYA_RUN_SIGNALED)
+            json_int(&w, "signal", p->code);
+        else
+            json_null(&w, "signal");
+        json_bool(&w, "traced", row->in_job);
+        if (p && p->note[0])
+            json_str(&w, "note", p->note);
+        json_end_obj(&w);
+    }
+    json_end_arr(&w);
+    json_obj(&w, "unsupported_calls");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->unsupported_by_name[i])
+            json_uint(&w, j->names[i], j->unsupported_by_name[i]);
+    json_end_obj(&w);
+    if (f->replayed && s->mfu >= 0)
+        json_num(&w, "mfu", s->mfu);
+    else
+        json_null(&w, "mfu");
+    json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
+    json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
+    json_obj(&w, "simulator");
+    json_uint(&w, "ops", j ? j->total_ops : 0);
+    json_uint(&w, "events", j ? j->events : 0);
+    json_end_obj(&w);
+    json_end_obj(&w);
+}
+
+static int write_file(const char *dir, const char *name, void (*fn)(FILE *, const struct facts *, const char *),
+                      const struct facts *f)
+{
+    char path[PATH_MAX];
+    if (maya_snprintf(path, sizeof path, "%s/%s", dir, name) < 0)
+        return -1;
+    struct maya_atomic_file af;
+    if (maya_atomic_open(&af, path) < 0)
+        return -1;
+    fn(af.fp, f, dir);
+    return maya_atomic_commit(&af);
+}
+
+static void json_fn(FILE *fp, const struct facts *f, const char *dir)
+{
+    (void)dir;
+    write_json(fp, f);
+}
+
+int sim_report(const struct sim_job *j, const struct sim_report_info *in, const char *dir)
+{
+    struct facts f;
+    if (gather(&f, j, in) < 0)
+        return -1;
+    int rc = write_file(dir, "report.txt", write_txt, &f);
+    if (rc == 0)
+        rc = write_file(dir, "report.json", json_fn, &f);
+    if (rc == 0 && f.replayed) {
+        char path[PATH_MAX];
+        snprintf(path, sizeof path, "%s/timeline.json", dir);
+        rc = sim_write_timeline(j, path);
+        snprintf(path, sizeof path, "%s/timeline.svg", dir);
+        if (rc == 0)
+            rc = sim_write_svg(j, path);
+    }
+    free(f.rows);
+    return rc;
+}
+
+void sim_report_summary(const struct sim_job *j, const struct sim_report_info *in, const char *dir, FILE *fp)
+{
+    struct facts f;
+    if (gather(&f, j, in) < 0)
+        return;
+    write_status(fp, &f, dir, 1);
+    if (f.replayed) {
+        char a[32], b[32];
+        fmt_time(a, sizeof a, f.s.iteration_s);
+        fmt_bytes(b, sizeof b, f.s.peak_memory_bytes);
+        fprintf(fp, "iteration  %s on %d x %s (%d iteration%s found)\n", a, j->nranks,
+                in->gpu ? in->gpu->key : j->gpu, f.s.iterations, f.s.iterations == 1 ? "" : "s");
+        fprintf(fp, "memory     peak %s per GPU%s\n", b, f.s.oom ? ": OUT OF MEMORY" : "");
+    }
+    free(f.rows);
+}

@@ -1,0 +1,116 @@
+/* timeline.json: the replay in Chrome's trace event format (complete "X"
+ * events, ts/dur in microseconds), which ui.perfetto.dev and chrome://tracing
+ * open. One process per rank; thread 0 is its host, thread k its k-th
+ * stream. A host call lasts from its start until the host is free again, so
+ * a synchronising call shows its wait. Jobs of more than a million ops get
+ * their first three iterations only, to keep the file openable.
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <string.h>
+
+#include "maya/common.h"
+
+#define MAX_FULL_OPS 1000000ull
+
+static const char *category(const struct sim_op *o)
+{
+    switch (o->kind) {
+    case SK_KERNEL: return "compute";
+    case SK_COPY: return "copy";
+    case SK_COLL:
+    case SK_P2P: return "communication";
+    case SK_HOST_FUNC: return "host_function";
+    default: return "other";
+    }
+}
+
+static void event(FILE *fp, int *first, const char *name, const char *cat, int pid, uint32_t tid, uint64_t start,
+                  uint64_t end)
+{
+    fputs(*first ? "\n" : ",\n", fp);
+    *first = 0;
+    fputs("{\"ph\":\"X\",\"name\":", fp);
+    json_escape(fp, name);
+    fprintf(fp, ",\"cat\":\"%s\",\"pid\":%d,\"tid\":%u,\"ts\":%.3f,\"dur\":%.3f}", cat, pid, tid, start / 1e3,
+            (end > start ? end - start : 0) / 1e3);
+}
+
+static void meta(FILE *fp, int *first, const char *what, int pid, int64_t tid, const char *key, const char *sval,
+                 int64_t ival)
+{
+    fputs(*first ? "\n" : ",\n", fp);
+    *first = 0;
+    fprintf(fp, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%d,", what, pid);
+    if (tid >= 0)
+        fprintf(fp, "\"tid\":%lld,", (long long)tid);
+    fprintf(fp, "\"args\":{\"%s\":", key);
+    if (sval)
+        json_escape(fp, sval);
+    else
+        fprintf(fp, "%lld", (long long)ival);
+    fputs("}}", fp);
+}
+
+/* When the host of r is free again after call i. */
+static uint64_t host_free(const struct sim_rank *r, uint64_t i)
+{
+    if (i + 1 < r->nops) {
+        const struct sim_op *n = &r->ops[i + 1];
+        return r->times[i + 1].host_end - n->host_ns - n->gap_ns;
+    }
+    return MAYA_MAX(r->free_at, r->times[i].host_end);
+}
+
+int sim_write_timeline(const struct sim_job *j, const char *path)
+{
+    uint64_t t0 = 0, t1 = UINT64_MAX;
+    if (j->total_ops > MAX_FULL_OPS && j->niter > 0) {
+        t0 = j->iter_t0;
+        t1 = j->iter_end[MAYA_MIN(j->niter - 1, 2)];
+    }
+    struct maya_atomic_file af;
+    if (maya_atomic_open(&af, path) < 0)
+        return -1;
+    FILE *fp = af.fp;
+    fprintf(fp, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"maya %s\",\"gpu\":", MAYA_VERSION);
+    json_escape(fp, j->gpu);
+    fprintf(fp, ",\"window_ns\":[%llu,%llu]},\"traceEvents\":[", (unsigned long long)t0,
+            (unsigned long long)(t1 == UINT64_MAX ? j->makespan : t1));
+    int first = 1;
+    char name[128];
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        snprintf(name, sizeof name, "rank %d (node %d)", r->rank, r->node);
+        meta(fp, &first, "process_name", r->rank, -1, "name", name, 0);
+        meta(fp, &first, "process_sort_index", r->rank, -1, "sort_index", NULL, r->rank);
+        meta(fp, &first, "thread_name", r->rank, 0, "name", "host", 0);
+        for (uint32_t k = 0; k < r->nstreams; k++) {
+            const struct sim_stream *st = &j->streams[r->streams[k]];
+            if (st->id >= UINT64_MAX - 64)
+                snprintf(name, sizeof name, "legacy stream (device %d)", st->device);
+            else
+                snprintf(name, sizeof name, "stream %llu (device %d)%s%s", (unsigned long long)st->id, st->device,
+                         st->flags & MAYA_STREAM_LEGACY ? " legacy" : "",
+                         st->flags & MAYA_STREAM_NON_BLOCKING ? " non-blocking" : "");
+            meta(fp, &first, "thread_name", r->rank, st->lane + 1, "name", name, 0);
+            meta(fp, &first, "thread_sort_index", r->rank, st->lane + 1, "sort_index", NULL, st->lane + 1);
+        }
+        for (uint64_t k = 0; k < r->nops; k++) {
+            const struct sim_op *o = &r->ops[k];
+            const struct sim_time *t = &r->times[k];
+            const char *nm = sim_name(j, o->name);
+            uint64_t hs = t->host_end - o->host_ns, he = host_free(r, k);
+            if (he > t0 && hs < t1)
+                event(fp, &first, nm, "host", r->rank, 0, hs, he);
+            int dev = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+                      o->kind == SK_HOST_FUNC;
+            if (dev && o->stream && t->dev_end > t0 && t->dev_start < t1)
+                event(fp, &first, nm, category(o), r->rank, j->streams[o->stream - 1].lane + 1, t->dev_start,
+                      t->dev_end);
+        }
+    }
+    fputs("\n]}\n", fp);
+    return maya_atomic_commit(&af);
+}

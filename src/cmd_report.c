@@ -1,0 +1,81 @@
+/* maya report [OPTIONS] DIR: collate, estimate, simulate and report again on
+ * a run directory (docs/run-dir.md), as `maya run` does after its workload;
+ * for runs made by the Slurm plugin, or to try other estimator models or an
+ * iteration marker without running the workload again. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "pipeline.h"
+#include "maya/common.h"
+#include "maya/run_desc.h"
+
+static void usage(FILE *fp)
+{
+    fprintf(fp,
+        "usage: maya report [OPTIONS] DIR\n"
+        "  Collate DIR/traces, estimate every op, replay the job and write DIR/report.txt,\n"
+        "  report.json, timeline.json and timeline.svg (docs/run-dir.md). Options default to\n"
+        "  what DIR/run.conf recorded.\n"
+        "%s"
+        "  -q, --quiet              no summary\n"
+        "Exit status: 0 the workload had succeeded and the report is complete; 1 the workload\n"
+        "had failed (the report names the failing rank); 3 the pipeline failed (the report says\n"
+        "why); 2 bad usage.\n", PIPELINE_OPTIONS_HELP);
+}
+
+int cmd_report(int argc, char **argv)
+{
+    struct pipeline_opts o = { 0 };
+    const char *dir = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            usage(stdout);
+            return 0;
+        }
+        if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            o.quiet = 1;
+            continue;
+        }
+        if (a[0] == '-') {
+            if (i + 1 >= argc) {
+                maya_error("%s: expected a value after it", a);
+                return 2;
+            }
+            int rc = pipeline_parse_option(&o, a, argv[i + 1]);
+            if (rc < 0)
+                return 2;
+            if (rc == 0) {
+                maya_error("unknown option \"%s\" (maya report --help lists them)", a);
+                return 2;
+            }
+            i++;
+            continue;
+        }
+        if (dir) {
+            maya_error("one run directory at a time: \"%s\" and \"%s\"", dir, a);
+            return 2;
+        }
+        dir = a;
+    }
+    if (!dir) {
+        usage(stderr);
+        return 2;
+    }
+    if (pipeline_check_options(&o) < 0)
+        return 2;
+    struct maya_run_desc d;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_DESC_FILE);
+    if (maya_run_desc_read(path, &d) < 0)
+        return 3;
+    int workload_ok = 1;
+    for (int i = 0; i < d.nprocs; i++)
+        workload_ok &= maya_run_proc_ok(&d.procs[i]);
+    maya_run_desc_free(&d);
+    int rc = pipeline_run(dir, &o);
+    if (!workload_ok)
+        return 1;
+    return rc < 0 ? 3 : 0;
+}
