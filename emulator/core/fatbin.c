@@ -729,7 +729,9 @@ static int ptx_params(struct ptx_cursor *c, struct layout *out)
         if (tok_is(t, n, ")"))
             break;
     }
-    out->params = p;
+    /* keep only what the kernel has (the parse used room for the most) */
+    struct maya_kparam *fit = realloc(p, MAYA_MAX(np, 1) * sizeof *p);
+    out->params = fit ? fit : p;
     out->n = np;
     out->param_bytes = off;
     return 0;
