@@ -328,6 +328,9 @@ EMU_API void emu_trace_event(uint16_t type, uint32_t api, uint64_t t0, int resul
                              const struct emu_event *e, uint32_t version, uint64_t stream);
 /* Record an event on a stream: a new version, its stream and host time. */
 EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s);
+/* Milliseconds between two records of events (cudaEventElapsedTime):
+ * EMU_ERR_INVALID_HANDLE if either was never recorded or cannot time. */
+EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const struct emu_event *end, float *ms);
 /* MAYA_REC_HOST_FUNC. */
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream);

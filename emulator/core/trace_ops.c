@@ -69,6 +69,18 @@ EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s)
     e->t_ns = emu_now();
 }
 
+EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const struct emu_event *end, float *ms)
+{
+    /* Timing needs two recorded events made without DisableTiming
+     * (cudaEventDisableTiming and CU_EVENT_DISABLE_TIMING are both 0x2). */
+    if (!start || !end || ((start->flags | end->flags) & 0x2) || !start->version || !end->version)
+        return EMU_ERR_INVALID_HANDLE;
+    /* The host time between the two records: what the program spent issuing
+     * the work between them (the work itself is not run). */
+    *ms = (float)((double)(int64_t)(end->t_ns - start->t_ns) / 1e6);
+    return EMU_OK;
+}
+
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream)
 {

@@ -69,6 +69,16 @@ static inline struct emu_stream *drv_stream(CUstream s, int per_thread)
     return emu_stream_resolve(s, per_thread);
 }
 
+/* The stream a call names, or NULL after tracing the call as failed with
+ * CUDA_ERROR_INVALID_HANDLE (the caller returns that). */
+static inline struct emu_stream *drv_stream_checked(uint32_t api, uint64_t t0, CUstream s, int per_thread)
+{
+    struct emu_stream *st = drv_stream(s, per_thread);
+    if (!st)
+        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
+    return st;
+}
+
 /* A CUfunction / CUkernel: the struct emu_kernel itself. */
 static inline struct emu_kernel *drv_kernel(const void *f)
 {

@@ -198,19 +198,31 @@ LAUNCH_EX(cuLaunchKernelEx_ptsz, 1)
 
 /* ---- occupancy ---- */
 
+/* What every occupancy query checks: its arguments (args_ok), a current
+ * context and a kernel handle, whose layout is then read. */
+static CUresult occupancy_kernel(int args_ok, CUfunction func, struct emu_kernel **k, int *dev)
+{
+    *k = drv_kernel(func);
+    *dev = drv_ctx_device();
+    if (!args_ok)
+        return CUDA_ERROR_INVALID_VALUE;
+    if (*dev < 0)
+        return CUDA_ERROR_INVALID_CONTEXT;
+    if (!*k)
+        return CUDA_ERROR_INVALID_HANDLE;
+    emu_kernel_prepare(*k);
+    return CUDA_SUCCESS;
+}
+
 static CUresult max_active_blocks(int *numBlocks, CUfunction func, int blockSize, size_t smem, unsigned flags)
 {
-    struct emu_kernel *k = drv_kernel(func);
-    int dev = drv_ctx_device();
-    if (!numBlocks || blockSize <= 0 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0)
-        return CUDA_ERROR_INVALID_CONTEXT;
-    if (!k)
-        return CUDA_ERROR_INVALID_HANDLE;
-    emu_kernel_prepare(k);
-    *numBlocks = emu_occupancy_blocks(k, dev, blockSize, smem);
-    return CUDA_SUCCESS;
+    struct emu_kernel *k;
+    int dev;
+    CUresult e = occupancy_kernel(numBlocks && blockSize > 0 && !(flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE),
+                                  func, &k, &dev);
+    if (e == CUDA_SUCCESS)
+        *numBlocks = emu_occupancy_blocks(k, dev, blockSize, smem);
+    return e;
 }
 
 CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, CUfunction func, int blockSize,
@@ -232,14 +244,13 @@ CUresult cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, CU
 static CUresult potential_block_size(int *minGridSize, int *blockSize, CUfunction func,
                                      CUoccupancyB2DSize smemOf, size_t smem, int limit, unsigned flags)
 {
-    struct emu_kernel *k = drv_kernel(func);
-    int dev = drv_ctx_device();
-    if (!minGridSize || !blockSize || limit < 0 || (flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE))
-        return CUDA_ERROR_INVALID_VALUE;
-    if (dev < 0)
-        return CUDA_ERROR_INVALID_CONTEXT;
-    if (!k)
-        return CUDA_ERROR_INVALID_HANDLE;
+    struct emu_kernel *k;
+    int dev;
+    CUresult e = occupancy_kernel(minGridSize && blockSize && limit >= 0 &&
+                                      !(flags & ~(unsigned)CU_OCCUPANCY_DISABLE_CACHING_OVERRIDE),
+                                  func, &k, &dev);
+    if (e != CUDA_SUCCESS)
+        return e;
     int max_threads = 0;
     emu_kernel_attribute(k, dev, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads);
     if (limit > 0 && limit < max_threads)
@@ -280,13 +291,11 @@ CUresult cuOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, CUfunc
                                                  int blockSize)
 {
     DRV_ENTER();
-    struct emu_kernel *k = drv_kernel(func);
-    if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0)
-        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
-    DRV_NEED_CTX(dev);
-    if (!k)
-        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    emu_kernel_prepare(k);
+    struct emu_kernel *k;
+    int dev;
+    CUresult e = occupancy_kernel(dynamicSmemSize && numBlocks > 0 && blockSize > 0, func, &k, &dev);
+    if (e != CUDA_SUCCESS)
+        DRV_RETURN(e);
     const struct cudaDeviceProp *p = &emu_device(dev)->prop;
     if (emu_occupancy_blocks(k, dev, blockSize, 0) < numBlocks) {
         *dynamicSmemSize = 0;
@@ -317,13 +326,11 @@ static unsigned config_cluster(const CUlaunchConfig *c, const struct emu_kernel 
 CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
 {
     DRV_ENTER();
-    struct emu_kernel *k = drv_kernel(func);
-    if (!numClusters || !config || (config->numAttrs && !config->attrs))
-        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
-    DRV_NEED_CTX(dev);
-    if (!k)
-        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    emu_kernel_prepare(k);
+    struct emu_kernel *k;
+    int dev;
+    CUresult e = occupancy_kernel(numClusters && config && (!config->numAttrs || config->attrs), func, &k, &dev);
+    if (e != CUDA_SUCCESS)
+        DRV_RETURN(e);
     const struct cudaDeviceProp *p = &emu_device(dev)->prop;
     unsigned size = config_cluster(config, k);
     if (p->major < 9 || !size)
@@ -344,13 +351,11 @@ CUresult cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const C
 CUresult cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
 {
     DRV_ENTER();
-    struct emu_kernel *k = drv_kernel(func);
-    if (!clusterSize || !config || (config->numAttrs && !config->attrs))
-        DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
-    DRV_NEED_CTX(dev);
-    if (!k)
-        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    emu_kernel_prepare(k);
+    struct emu_kernel *k;
+    int dev;
+    CUresult e = occupancy_kernel(clusterSize && config && (!config->numAttrs || config->attrs), func, &k, &dev);
+    if (e != CUDA_SUCCESS)
+        DRV_RETURN(e);
     if (emu_device(dev)->prop.major < 9) {
         *clusterSize = 0;
         DRV_RETURN(CUDA_SUCCESS);

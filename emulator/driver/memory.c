@@ -62,11 +62,9 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInByt
 
 static CUresult alloc_async(uint32_t api, uint64_t t0, CUdeviceptr *dptr, size_t bytes, CUstream h, int pt)
 {
-    struct emu_stream *s = drv_stream(h, pt);
-    if (!s) {
-        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
+    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
+    if (!s)
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     return alloc_device(api, t0, dptr, bytes, MAYA_ALLOC_ASYNC, 0, s);
 }
 
@@ -110,11 +108,9 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
 
 static CUresult free_async(uint32_t api, uint64_t t0, CUdeviceptr dptr, CUstream h, int pt)
 {
-    struct emu_stream *s = drv_stream(h, pt);
-    if (!s) {
-        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
+    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
+    if (!s)
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     return free_memory(api, t0, dptr, DEVICE_KINDS, 0, s);
 }
 
@@ -275,14 +271,12 @@ enum end_kind { END_ANY, END_HOST, END_DEVICE };
 static CUresult copy_linear(uint32_t api, uint64_t t0, void *dst, const void *src, size_t bytes,
                             enum end_kind dst_kind, enum end_kind src_kind, CUstream h, int async, int pt)
 {
-    struct emu_stream *s = drv_stream(h, pt);
+    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
+    if (!s)
+        return CUDA_ERROR_INVALID_HANDLE;
     struct emu_copy c = { .dst = dst, .src = src, .width = bytes, .height = 1, .depth = 1, .dpitch = bytes,
                           .spitch = bytes, .stream = s, .async = async };
     CUresult e = CUDA_SUCCESS;
-    if (!s) {
-        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
-        return CUDA_ERROR_INVALID_HANDLE;
-    }
     if (drv_ctx_device() < 0) {
         emu_trace_call(api, t0, CUDA_ERROR_INVALID_CONTEXT, s->id, 0);
         return CUDA_ERROR_INVALID_CONTEXT;
@@ -411,11 +405,9 @@ static char *end_address(const struct copy_end *e, size_t width, size_t rows, si
 static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct copy_end *d, const struct copy_end *s,
                             size_t width, size_t height, size_t depth, CUstream h, int async, int pt)
 {
-    struct emu_stream *st = drv_stream(h, pt);
-    if (!st) {
-        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
+    struct emu_stream *st = drv_stream_checked(api, t0, h, pt);
+    if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     height = height ? height : 1;
     depth = depth ? depth : 1;
     char *dst = end_address(d, width, height, depth), *src = end_address(s, width, height, depth);
@@ -505,11 +497,9 @@ SHAPED_FN(cuMemcpy3DPeerAsync_ptsz, CUDA_MEMCPY3D_PEER, copy_3d_peer, WITH_STREA
 static CUresult memset_any(uint32_t api, uint64_t t0, CUdeviceptr dst, size_t pitch, uint32_t value,
                            unsigned elem, size_t width, size_t height, CUstream h, int async, int pt)
 {
-    struct emu_stream *s = drv_stream(h, pt);
-    if (!s) {
-        emu_trace_call(api, t0, CUDA_ERROR_INVALID_HANDLE, 0, 0);
+    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
+    if (!s)
         return CUDA_ERROR_INVALID_HANDLE;
-    }
     height = height ? height : 1;
     pitch = pitch ? pitch : width * elem;
     CUresult e = CUDA_SUCCESS;

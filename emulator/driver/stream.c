@@ -303,16 +303,9 @@ CUresult cuEventQuery(CUevent hEvent)
 CUresult cuEventElapsedTime_v2(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 {
     DRV_ENTER();
-    struct emu_event *a = emu_event_resolve(hStart), *b = emu_event_resolve(hEnd);
     if (!pMilliseconds)
         DRV_RETURN(CUDA_ERROR_INVALID_VALUE);
-    if (!a || !b || ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING))
-        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    if (!a->version || !b->version)
-        DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    /* The host time between the two records (the work itself is not run). */
-    *pMilliseconds = (float)((double)(int64_t)(b->t_ns - a->t_ns) / 1e6);
-    DRV_RETURN(CUDA_SUCCESS);
+    DRV_RETURN(drv_error(emu_event_elapsed(emu_event_resolve(hStart), emu_event_resolve(hEnd), pMilliseconds)));
 }
 
 CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)

@@ -10,35 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) check((call), #call, __LINE__)
-#define EXPECT(call, want) expect((call), (want), #call, __LINE__)
-#define REQUIRE(cond) require((cond), #cond, __LINE__)
-
-static void check(CUresult e, const char *what, int line)
-{
-    if (e != CUDA_SUCCESS) {
-        const char *name = "?";
-        cuGetErrorName(e, &name);
-        fprintf(stderr, "line %d: %s failed: %s (%d)\n", line, what, name, (int)e);
-        exit(1);
-    }
-}
-
-static void expect(CUresult e, CUresult want, const char *what, int line)
-{
-    if (e != want) {
-        fprintf(stderr, "line %d: %s returned %d, expected %d\n", line, what, (int)e, (int)want);
-        exit(1);
-    }
-}
-
-static void require(int ok, const char *what, int line)
-{
-    if (!ok) {
-        fprintf(stderr, "line %d: expected %s\n", line, what);
-        exit(1);
-    }
-}
+#include "drv_check.h"
 
 static int host_fn_runs;
 static void CUDA_CB host_fn(void *arg)

@@ -12,32 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "drv_check.h"
+
 struct Pair {
     int a;
     float b;
     double c;
 };
-
-#define CHECK(call) check((call), #call, __LINE__)
-#define EXPECT(call, want) expect((call), (want), #call, __LINE__)
-
-static void check(CUresult e, const char *what, int line)
-{
-    if (e != CUDA_SUCCESS) {
-        const char *name = "?";
-        cuGetErrorName(e, &name);
-        fprintf(stderr, "line %d: %s failed: %s (%d)\n", line, what, name, (int)e);
-        exit(1);
-    }
-}
-
-static void expect(CUresult e, CUresult want, const char *what, int line)
-{
-    if (e != want) {
-        fprintf(stderr, "line %d: %s returned %d, expected %d\n", line, what, (int)e, (int)want);
-        exit(1);
-    }
-}
 
 static void *read_file(const char *path)
 {

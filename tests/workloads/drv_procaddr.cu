@@ -11,15 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHECK(call) check((call), #call, __LINE__)
-
-static void check(CUresult e, const char *what, int line)
-{
-    if (e != CUDA_SUCCESS) {
-        fprintf(stderr, "line %d: %s failed: %d\n", line, what, (int)e);
-        exit(1);
-    }
-}
+#include "drv_check.h"
 
 static int failures;
 
