@@ -21,6 +21,8 @@ struct est_range_rule {
     double margin;     /* how far past the trained min/max a query may go */
 };
 const struct est_range_rule *est_range_rules(enum est_feature_kind k, int *n);
+/* Is x inside the domain a model was fitted on (its per-feature min/max)? */
+int est_in_domain(enum est_family f, const float *x, const float *fmin, const float *fmax);
 
 /* Predict nrows rows of EST_NFEAT features with an XGBoost booster. */
 int est_learned_booster_predict(void *booster, const float *x, size_t nrows, float *out);

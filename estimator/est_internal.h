@@ -88,6 +88,7 @@ void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batc
  * maya-est-train --calibrate refits them). */
 struct est_calib {
     double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_small_tile_exp, gemm_mem_eff, mem_eff;
+    double attn_eff_fwd;
     double coll_base_us, coll_step_us, ring_eff_nvlink, ring_eff_nic, ring_eff_pcie, nvls_factor;
     double p2p_base_us, p2p_eff_nvlink;
 };

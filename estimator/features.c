@@ -126,3 +126,15 @@ int est_model_path(char *buf, size_t size, const char *dir, enum est_family f, c
     int n = snprintf(buf, size, "%s/%s-%s.json", dir, est_family_name(f), gpu_key);
     return n < 0 || (size_t)n >= size ? -1 : 0;
 }
+
+int est_in_domain(enum est_family f, const float *x, const float *fmin, const float *fmax)
+{
+    int n;
+    const struct est_range_rule *r = est_range_rules(est_feature_kind(f), &n);
+    for (int i = 0; i < n; i++) {
+        int j = r[i].feature;
+        if (x[j] < fmin[j] - r[i].margin - 1e-6 || x[j] > fmax[j] + r[i].margin + 1e-6)
+            return 0;
+    }
+    return 1;
+}

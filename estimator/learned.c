@@ -135,18 +135,6 @@ void est_learned_free(struct est_learned *l)
     free(l);
 }
 
-static int in_domain(const struct model *m, enum est_family f, const float *x)
-{
-    int n;
-    const struct est_range_rule *r = est_range_rules(est_feature_kind(f), &n);
-    for (int i = 0; i < n; i++) {
-        int j = r[i].feature;
-        if (x[j] < m->min[j] - r[i].margin - 1e-6 || x[j] > m->max[j] + r[i].margin + 1e-6)
-            return 0;
-    }
-    return 1;
-}
-
 static size_t cache_slot(enum est_family f, const float *x)
 {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)f;
@@ -181,7 +169,7 @@ int est_learned_predict(struct est_learned *l, const struct maya_gpu_spec *g,
     float x[EST_NFEAT];
     est_features(g, c, d, an, x);
     const struct model *m = &l->m[d->family];
-    if (!in_domain(m, d->family, x))
+    if (!est_in_domain(d->family, x, m->min, m->max))
         return 0;
     if (!l->cache && !(l->cache = calloc(CACHE_SIZE, sizeof *l->cache)))
         return 0;

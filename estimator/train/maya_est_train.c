@@ -316,18 +316,6 @@ fail:
     return NULL;
 }
 
-static int in_domain(enum est_family f, const float *x, const float *fmin, const float *fmax)
-{
-    int n;
-    const struct est_range_rule *rr = est_range_rules(est_feature_kind(f), &n);
-    for (int i = 0; i < n; i++) {
-        int j = rr[i].feature;
-        if (x[j] < fmin[j] - rr[i].margin - 1e-6 || x[j] > fmax[j] + rr[i].margin + 1e-6)
-            return 0;
-    }
-    return 1;
-}
-
 /* Rows of one family on one GPU. */
 static size_t select_rows(enum est_family f, int gpu, size_t *idx)
 {
@@ -370,105 +358,118 @@ static void fmt_floats(char *buf, size_t size, const float *v)
         o += (size_t)snprintf(buf + o, size - o, "%s%.9g", j ? "," : "", isfinite(v[j]) ? v[j] : 0.0f);
 }
 
+/* Call fn for every family and GPU with enough rows to fit a model on
+ * (idx: their indexes in rows[]); stops at the first failure. */
+static int each_model(int (*fn)(enum est_family f, int gpu, const size_t *idx, size_t n, void *ctx), void *ctx)
+{
+    size_t *idx = malloc((nrows ? nrows : 1) * sizeof *idx);
+    if (!idx)
+        return maya_error("out of memory");
+    int rc = 0;
+    for (int f = 0; f < EST_NFAMILIES && rc == 0; f++)
+        for (size_t g = 0; g < hw.ngpus && rc == 0; g++) {
+            size_t n = select_rows((enum est_family)f, (int)g, idx);
+            if (n >= 20)
+                rc = fn((enum est_family)f, (int)g, idx, n, ctx);
+        }
+    free(idx);
+    return rc;
+}
+
+static int train_one(enum est_family f, int g, const size_t *idx, size_t n, void *ctx)
+{
+    const char *out = ctx;
+    float fmin[EST_NFEAT], fmax[EST_NFEAT];
+    BoosterHandle b = fit(idx, n, fmin, fmax);
+    if (!b)
+        return -1;
+    char path[4200], tmp[4300], buf[1024];
+    int rc = 0;
+    est_model_path(path, sizeof path, out, f, hw.gpus[g].key);
+    snprintf(tmp, sizeof tmp, "%s.tmp.json", path);
+    XGBoosterSetAttr(b, "maya_features", EST_FEATURES_VERSION);
+    fmt_floats(buf, sizeof buf, fmin);
+    XGBoosterSetAttr(b, "maya_min", buf);
+    fmt_floats(buf, sizeof buf, fmax);
+    XGBoosterSetAttr(b, "maya_max", buf);
+    snprintf(buf, sizeof buf, "%zu", n);
+    XGBoosterSetAttr(b, "maya_rows", buf);
+    if (XGBoosterSaveModel(b, tmp) != 0 || rename(tmp, path) != 0)
+        rc = maya_error("cannot write %s: %s", path, XGBGetLastError());
+    else
+        printf("%s: %zu rows\n", path, n);
+    XGBoosterFree(b);
+    return rc;
+}
+
 static int train_all(const char *out)
 {
     if (mkdir(out, 0755) < 0 && errno != EEXIST)
         return maya_error("cannot create %s: %m", out);
-    size_t *idx = malloc(nrows * sizeof *idx);
-    if (!idx)
-        return maya_error("out of memory");
+    return each_model(train_one, (void *)out);
+}
+
+/* Fit on the rows outside the held-out groups, print MAPE on the others. */
+static int accuracy_one(enum est_family f, int g, const size_t *idx, size_t n, void *ctx)
+{
+    (void)ctx;
+    size_t *tr = malloc(n * sizeof *tr), *te = malloc(n * sizeof *te);
+    char **groups = malloc(n * sizeof *groups);
+    float *x = malloc(n * EST_NFEAT * sizeof *x), *y = malloc(n * sizeof *y);
     int rc = 0;
-    for (int f = 0; f < EST_NFAMILIES && rc == 0; f++) {
-        for (size_t g = 0; g < hw.ngpus && rc == 0; g++) {
-            size_t n = select_rows((enum est_family)f, (int)g, idx);
-            if (n < 20)
-                continue;
-            float fmin[EST_NFEAT], fmax[EST_NFEAT];
-            BoosterHandle b = fit(idx, n, fmin, fmax);
-            if (!b) {
-                rc = -1;
-                break;
-            }
-            char path[4200], tmp[4300], buf[1024];
-            est_model_path(path, sizeof path, out, (enum est_family)f, hw.gpus[g].key);
-            snprintf(tmp, sizeof tmp, "%s.tmp.json", path);
-            XGBoosterSetAttr(b, "maya_features", EST_FEATURES_VERSION);
-            fmt_floats(buf, sizeof buf, fmin);
-            XGBoosterSetAttr(b, "maya_min", buf);
-            fmt_floats(buf, sizeof buf, fmax);
-            XGBoosterSetAttr(b, "maya_max", buf);
-            snprintf(buf, sizeof buf, "%zu", n);
-            XGBoosterSetAttr(b, "maya_rows", buf);
-            if (XGBoosterSaveModel(b, tmp) != 0 || rename(tmp, path) != 0)
-                rc = maya_error("cannot write %s: %s", path, XGBGetLastError());
-            else
-                printf("%s: %zu rows\n", path, n);
-            XGBoosterFree(b);
-        }
+    if (!tr || !te || !groups || !x || !y) {
+        rc = maya_error("out of memory");
+        goto out;
     }
-    free(idx);
+    size_t ng = sorted_groups(idx, n, groups), ntr = 0, nte = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (held_out(rows[idx[i]].group, groups, ng))
+            te[nte++] = idx[i];
+        else
+            tr[ntr++] = idx[i];
+    }
+    if (!nte || !ntr)
+        goto out;
+    float fmin[EST_NFEAT], fmax[EST_NFEAT];
+    BoosterHandle b = fit(tr, ntr, fmin, fmax);
+    if (!b) {
+        rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < nte; i++)
+        row_features(&rows[te[i]], x + i * EST_NFEAT);
+    rc = est_learned_booster_predict(b, x, nte, y);
+    XGBoosterFree(b);
+    if (rc < 0)
+        goto out;
+    double err_a = 0, err_l = 0;
+    for (size_t i = 0; i < nte; i++) {
+        const struct row *r = &rows[te[i]];
+        double an = analytical(r);
+        double ln = est_in_domain(f, x + i * EST_NFEAT, fmin, fmax) ? an * exp(y[i]) : an;
+        err_a += fabs(an - r->meas_ns) / r->meas_ns;
+        err_l += fabs(ln - r->meas_ns) / r->meas_ns;
+    }
+    const char *fam = est_family_name(f), *gk = hw.gpus[g].key;
+    printf("family=%s gpu=%s model=analytical mape_pct=%.2f n_train=%zu n_test=%zu\n", fam, gk,
+           100 * err_a / nte, ntr, nte);
+    printf("family=%s gpu=%s model=learned mape_pct=%.2f n_train=%zu n_test=%zu\n", fam, gk,
+           100 * err_l / nte, ntr, nte);
+out:
+    free(tr), free(te), free(groups), free(x), free(y);
     return rc;
 }
 
 static int accuracy(void)
 {
-    size_t *idx = malloc(nrows * sizeof *idx), *tr = malloc(nrows * sizeof *tr), *te = malloc(nrows * sizeof *te);
-    char **groups = malloc(nrows * sizeof *groups);
-    float *x = malloc(nrows * EST_NFEAT * sizeof *x), *y = malloc(nrows * sizeof *y);
-    if (!idx || !tr || !te || !groups || !x || !y)
-        return maya_error("out of memory");
     printf("# held-out accuracy: for each family and GPU, whole groups of rows are held out (every 4th\n"
            "# group sorted by name: transformer architectures for GEMMs and kernels, GEMM shapes for the\n"
-           "# XLA grid, message sizes for collectives); models are fitted on the rest. mape_pct is the\n"
-           "# mean absolute percentage error on the held-out rows; the learned model falls back to the\n"
-           "# analytical one for rows outside its trained domain, as the estimator does. The analytical\n"
-           "# model's few constants (est_calib, maya-est-train --calibrate) were fitted on all rows.\n");
-    int rc = 0;
-    for (int f = 0; f < EST_NFAMILIES && rc == 0; f++) {
-        for (size_t g = 0; g < hw.ngpus && rc == 0; g++) {
-            size_t n = select_rows((enum est_family)f, (int)g, idx);
-            if (n < 20)
-                continue;
-            size_t ng = sorted_groups(idx, n, groups), ntr = 0, nte = 0;
-            for (size_t i = 0; i < n; i++) {
-                if (held_out(rows[idx[i]].group, groups, ng))
-                    te[nte++] = idx[i];
-                else
-                    tr[ntr++] = idx[i];
-            }
-            if (!nte || !ntr)
-                continue;
-            float fmin[EST_NFEAT], fmax[EST_NFEAT];
-            BoosterHandle b = fit(tr, ntr, fmin, fmax);
-            if (!b) {
-                rc = -1;
-                break;
-            }
-            for (size_t i = 0; i < nte; i++)
-                row_features(&rows[te[i]], x + i * EST_NFEAT);
-            if (est_learned_booster_predict(b, x, nte, y) < 0) {
-                XGBoosterFree(b);
-                rc = -1;
-                break;
-            }
-            double err_a = 0, err_l = 0;
-            for (size_t i = 0; i < nte; i++) {
-                const struct row *r = &rows[te[i]];
-                double an = analytical(r);
-                double ln = in_domain((enum est_family)f, x + i * EST_NFEAT, fmin, fmax) ? an * exp(y[i]) : an;
-                err_a += fabs(an - r->meas_ns) / r->meas_ns;
-                err_l += fabs(ln - r->meas_ns) / r->meas_ns;
-            }
-            const char *fam = est_family_name((enum est_family)f), *gk = hw.gpus[g].key;
-            printf("family=%s gpu=%s model=analytical mape_pct=%.2f n_train=%zu n_test=%zu\n", fam, gk,
-                   100 * err_a / nte, ntr, nte);
-            printf("family=%s gpu=%s model=learned mape_pct=%.2f n_train=%zu n_test=%zu\n", fam, gk,
-                   100 * err_l / nte, ntr, nte);
-            XGBoosterFree(b);
-        }
-    }
-    free(idx), free(tr), free(te), free(groups), free(x), free(y);
-    return rc;
+           "# XLA grid, prefill chunk / KV-cache lengths for attention, message sizes for collectives);\n"
+           "# models are fitted on the rest. mape_pct is the mean absolute percentage error on the\n"
+           "# held-out rows; the learned model falls back to the analytical one for rows outside its\n"
+           "# trained domain, as the estimator does. The analytical model's few constants (est_calib,\n"
+           "# maya-est-train --calibrate) were fitted on all rows.\n");
+    return each_model(accuracy_one, NULL);
 }
 
 /* ---- calibrating the analytical model ---- */
@@ -516,12 +517,17 @@ static void descend(double **knobs, const char *const *names, int nk, const enum
 static void calibrate(void)
 {
     static const enum est_family gemm[] = { EST_GEMM }, mem[] = { EST_KERNEL }, ar[] = { EST_ALLREDUCE },
-                                 p2p[] = { EST_SENDRECV };
+                                 p2p[] = { EST_SENDRECV }, attn[] = { EST_ATTENTION };
     printf("# GEMM (mean |log error| before: %.4f)\n", log_error(gemm, 1));
     double *gk[] = { &est_calib.gemm_eff_max, &est_calib.gemm_k_half, &est_calib.gemm_small_tile_exp,
                      &est_calib.gemm_mem_eff };
     static const char *const gn[] = { "gemm_eff_max", "gemm_k_half", "gemm_small_tile_exp", "gemm_mem_eff" };
     descend(gk, gn, 4, gemm, 1);
+    /* printed for reference; analytical.c keeps the published figure */
+    printf("# attention, vLLM paged inference kernels only (before: %.4f)\n", log_error(attn, 1));
+    double *ak[] = { &est_calib.attn_eff_fwd };
+    static const char *const an[] = { "attn_eff_fwd" };
+    descend(ak, an, 1, attn, 1);
     printf("# memory-bound kernels (before: %.4f)\n", log_error(mem, 1));
     double *mk[] = { &est_calib.mem_eff };
     static const char *const mn[] = { "mem_eff" };
