@@ -197,3 +197,16 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     out->host_ns = to_ns(host);
     return 0;
 }
+
+double est_op_flops(const struct est_op *op)
+{
+    struct est_desc d;
+    if (!op || est_describe(op, &d) < 0)
+        return 0;
+    switch (d.family) {
+    case EST_GEMM: case EST_BATCHED_GEMM: case EST_CONV: case EST_ATTENTION:
+        return d.flops;
+    default:
+        return 0;
+    }
+}

@@ -26,15 +26,16 @@ ALL_TARGETS += $(EST_UNIT)
 # estimator/data/extract.py), so a clean clone builds them without it.
 EST_TRAIN := $(B)/bin/maya-est-train
 EST_DATA  := $(wildcard estimator/data/*.csv)
-EST_MODELS_STAMP := $(B)/share/maya/models/.trained
+EST_MODELS_DIR   := $(B)/share/maya/models
+EST_MODELS_STAMP := $(B)/obj/estimator/models.stamp
 $(B)/obj/estimator/train/maya_est_train.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
 $(EST_TRAIN): $(B)/obj/estimator/train/maya_est_train.o $(EST_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
 
 $(EST_MODELS_STAMP): $(EST_TRAIN) $(EST_DATA) $(HWSPEC_FILES)
-	@mkdir -p $(@D)
-	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --out $(@D) > $(B)/share/maya/models/.train.log
+	@mkdir -p $(@D) $(EST_MODELS_DIR)
+	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --out $(EST_MODELS_DIR) > $(@D)/train.log
 	@touch $@
 
 ALL_TARGETS += $(EST_TRAIN) $(EST_MODELS_STAMP)

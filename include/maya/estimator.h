@@ -73,6 +73,11 @@ void est_destroy(struct estimator *e);
  * place in any family gets the per-launch floor, not an error). */
 int est_estimate(struct estimator *e, const struct est_op *op, struct est_result *out);
 
+/* FLOPs of a compute op (GEMM, batched GEMM, convolution, attention) as
+ * the estimator counts them, 0 for other ops: for reports (model FLOP
+ * utilisation) that should agree with what the durations assume. */
+double est_op_flops(const struct est_op *op);
+
 const char *est_family_name(enum est_family f);
 const char *est_model_name(enum est_model m);
 /* Parse "analytical", "learned", "oracle"; -1 if none. */

@@ -197,12 +197,14 @@ static void test_families(const struct maya_gpu_spec *gpu)
     g.batch = 8;
     struct est_op op = { .rec = &g.h, .api = "cublasSgemmStridedBatched" };
     CHECK(est_estimate(e, &op, &r) == 0 && r.family == EST_BATCHED_GEMM && r.device_ns > 0, "batched");
+    CHECK(est_op_flops(&op) == 2.0 * 1024 * 1024 * 1024 * 8, "flops of a batched GEMM: %g", est_op_flops(&op));
     struct maya_rec_memset ms;
     memset(&ms, 0, sizeof ms);
     ms.h = (struct maya_rec_hdr){ MAYA_REC_MEMSET, 0, sizeof ms };
     ms.bytes = 1 << 30;
     op = (struct est_op){ .rec = &ms.h, .api = "cudaMemsetAsync" };
     CHECK(est_estimate(e, &op, &r) == 0 && r.family == EST_MEMSET && r.device_ns > 100000, "memset");
+    CHECK(est_op_flops(&op) == 0, "a memset has no FLOPs");
     struct maya_rec_coll c;
     memset(&c, 0, sizeof c);
     c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
