@@ -37,7 +37,7 @@
 
 #include "maya/common.h"
 
-enum { EV_HOST = 1, EV_STREAM_DONE = 2, EV_XFER_DONE = 3 };
+enum { EV_HOST = 1, EV_STREAM_DONE = 2, EV_XFER_DONE = 3, EV_BARRIER = 4 };
 
 /* the work list of waiters to wake (stream index, or rank | SIM_WAITER_HOST) */
 struct wake {
@@ -65,7 +65,8 @@ static int push(struct engine *E, uint64_t t, uint32_t type, uint32_t id, uint32
 
 /* ---- hosts ---- */
 
-/* The host of rank ri is free at t: schedule its next call. */
+/* The host of rank ri is free at t: schedule its next call (after the
+ * communicator barriers in front of it, if any). */
 static void host_next(struct engine *E, uint32_t ri, uint64_t t)
 {
     struct sim_rank *r = &E->j->ranks[ri];
@@ -75,7 +76,38 @@ static void host_next(struct engine *E, uint32_t ri, uint64_t t)
     if (r->next >= r->nops)
         return;
     const struct sim_op *o = &r->ops[r->next];
-    push(E, t + o->gap_ns + o->host_ns, EV_HOST, ri, 0);
+    int barrier = r->nextbar < r->nbars && r->bars[r->nextbar].op == r->next;
+    push(E, t + o->gap_ns + (barrier ? 0 : o->host_ns), barrier ? EV_BARRIER : EV_HOST, ri, 0);
+}
+
+/* The host of rank ri reached its next call, in front of which are
+ * communicator barriers: arrive at them; the call goes on when the last
+ * process has arrived at each. */
+static void barrier_arrive(struct engine *E, uint32_t ri)
+{
+    struct sim_job *j = E->j;
+    struct sim_rank *r = &j->ranks[ri];
+    while (r->nextbar < r->nbars && r->bars[r->nextbar].op == r->next) {
+        struct sim_comm *c = &j->comms[r->bars[r->nextbar++].comm];
+        if (++c->arrived < c->joiners) {
+            if (SIM_GROW(c->waiting, c->capwaiting, c->nwaiting + 1) < 0) {
+                oom(E);
+                return;
+            }
+            c->waiting[c->nwaiting++] = ri;
+            r->blocked = 1;
+            return;
+        }
+        /* the last one: everyone waiting goes on */
+        for (uint32_t k = 0; k < c->nwaiting; k++) {
+            struct sim_rank *w = &j->ranks[c->waiting[k]];
+            w->blocked = 0;
+            barrier_arrive(E, c->waiting[k]);
+        }
+        c->nwaiting = 0;
+    }
+    if (!r->blocked && r->next < r->nops)
+        push(E, j->now + r->ops[r->next].host_ns, EV_HOST, ri, 0);
 }
 
 static void wake_later(struct engine *E, uint32_t who)
@@ -295,10 +327,14 @@ static void try_start(struct engine *E, uint32_t s)
         }
         case SK_COLL:
         case SK_P2P: {
-            /* the head and the ops of its NCCL group right behind it arrive together */
+            /* the head and the ops of its NCCL group right behind it arrive
+             * together; NCCL launches a group at ncclGroupEnd, so a group
+             * whose last op the host has not issued yet does not start */
             uint32_t n = 1;
             while (n < st->qlen && (r->ops[q_at(st, n - 1)].flags & SF_GROUP_NEXT) && !(q_at(st, n) & SIM_Q_WAIT))
                 n++;
+            if (n == st->qlen && (r->ops[q_at(st, n - 1)].flags & SF_GROUP_NEXT))
+                return;
             st->busy = 1;
             st->running = n;
             st->pending = n;
@@ -649,6 +685,13 @@ static int report_deadlock(struct sim_job *j)
         if (!r->blocked)
             continue;
         char one[256];
+        if (r->nextbar > 0 && r->bars[r->nextbar - 1].op == r->next) {
+            const struct sim_comm *c = &j->comms[r->bars[r->nextbar - 1].comm];
+            snprintf(one, sizeof one, "rank %d waits to create communicator 0x%llx (%d of %d processes there)",
+                     r->rank, (unsigned long long)c->id, c->arrived, c->joiners);
+            snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", shown++ ? "; " : "", one);
+            continue;
+        }
         snprintf(one, sizeof one, "rank %d's host waits in %s (call %llu)", r->rank,
                  sim_name(j, r->ops[r->next - 1].name), (unsigned long long)(r->next - 1));
         snprintf(what + strlen(what), sizeof what - strlen(what), "%s%s", shown++ ? "; " : "", one);
@@ -679,6 +722,9 @@ int sim_run(struct sim_job *j)
             break;
         case EV_XFER_DONE:
             xfer_done(&E, ev.id, ev.version);
+            break;
+        case EV_BARRIER:
+            barrier_arrive(&E, ev.id);
             break;
         }
         drain(&E);

@@ -6,7 +6,9 @@
  * repeating period: for every signature occurring at least twice, the gaps
  * between its occurrences are compared (length and a rolling hash of the
  * signatures in between); the longest run of identical gaps, by ops covered,
- * gives the iteration's first op and length. A period must hold device work
+ * gives the iteration's length; the region with that period is then widened
+ * op by op both ways (the anchor may be the loop's last op) and cut into
+ * whole periods from its start. A period must hold device work
  * (a kernel, copy or collective) and cover at least a fifth of the rank's ops,
  * so that set-up details (three cudaMallocs in a row) are not taken for a
  * training loop. Grouping positions by signature and comparing gaps costs
@@ -122,6 +124,16 @@ static int detect_period(struct sim_rank *r)
         }
     }
     if (best_iters >= 2) {
+        /* The anchor may sit anywhere in the loop body (a sync at its end):
+         * widen the periodic region [a, b) op by op both ways, then cut it
+         * into whole periods from its start. */
+        uint64_t a = best_start, b = best_start + best_iters * best_len;
+        while (a > 0 && r->ops[a - 1].sig == r->ops[a - 1 + best_len].sig)
+            a--;
+        while (b < n && r->ops[b].sig == r->ops[b - best_len].sig)
+            b++;
+        best_start = a;
+        best_iters = (b - a) / best_len;
         r->iter_start = malloc(best_iters * sizeof *r->iter_start);
         r->iter_stop = malloc(best_iters * sizeof *r->iter_stop);
         if (!r->iter_start || !r->iter_stop)

@@ -437,6 +437,28 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     return 0;
 }
 
+/* A process joins a communicator (its COMM record comes just before the
+ * ncclCommInit or ncclCommSplit call that created it): the first time, the
+ * next call waits for every other process that joins it. */
+static int join_comm(struct loader *L, const struct maya_rec_comm *c)
+{
+    struct sim_job *j = L->j;
+    struct sim_rank *r = L->cur;
+    uint64_t *ci = maya_map_get(&j->comm_ids, c->comm, 0);
+    if (!ci)
+        return maya_error("rank %d joins communicator 0x%llx, which the job trace does not list", r->rank,
+                          (unsigned long long)c->comm);
+    int created;
+    if (!maya_map_put(&r->comms_joined, *ci, 0, &created) ||
+        (created && SIM_GROW(r->bars, r->capbars, r->nbars + 1) < 0))
+        return maya_error("out of memory loading the job");
+    if (!created)
+        return 0;
+    r->bars[r->nbars++] = (struct sim_barrier){ r->nops, (uint32_t)(*ci - 1) };
+    j->comms[*ci - 1].joiners++;
+    return 0;
+}
+
 /* ---- job records ---- */
 
 static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
@@ -562,6 +584,9 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
                 rc = maya_error("rank %d defines stream %llu twice", L.cur->rank, (unsigned long long)s->stream);
             else
                 rc = new_stream(&L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
+        } else if (h->type == MAYA_REC_COMM) {
+            rc = L.cur ? join_comm(&L, (const struct maya_rec_comm *)h)
+                       : maya_error("%s: a communicator outside any rank section", path);
         } else if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
             if (L.cur)
                 L.cur->peak_bytes = MAYA_MAX(L.cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
@@ -610,6 +635,8 @@ void sim_free(struct sim_job *j)
         free(r->streams);
         free(r->events);
         free(r->waits);
+        free(r->bars);
+        maya_map_free(&r->comms_joined);
         free(r->iter_start);
         free(r->iter_stop);
         maya_map_free(&r->stream_ids);
@@ -622,6 +649,7 @@ void sim_free(struct sim_job *j)
     }
     free(j->streams);
     for (uint32_t i = 0; i < j->ncomms; i++) {
+        free(j->comms[i].waiting);
         free(j->comms[i].nodes);
         free(j->comms[i].member_node);
     }

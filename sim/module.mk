@@ -10,3 +10,11 @@ $(SIM_LIB): $(SIM_OBJS)
 	$(AR) rcs $@ $^
 
 CLI_LIBS += $(SIM_LIB)
+
+# Simulator throughput (make bench runs build/bench/*).
+SIM_BENCH := $(B)/bench/sim_bench
+$(B)/obj/bench/sim_bench.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+$(SIM_BENCH): $(B)/obj/bench/sim_bench.o $(SIM_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $< $(SIM_LIB) $(COLLATOR_LIB) $(COMMON_LIB) $(LDFLAGS) $(COMMON_LIBS) -lz -lm
+ALL_TARGETS += $(SIM_BENCH)

@@ -122,6 +122,14 @@ struct sim_rank {
     int sync_device;              /* device being synchronised, -1 none */
     uint32_t sync_pos;            /* next stream to check in a device sync */
     uint64_t done_at;             /* last completion of anything of this rank */
+    /* communicator creation is collective: before call bars[k].op the host
+     * waits until every process joining communicator bars[k].comm got there */
+    struct sim_barrier {
+        uint64_t op;
+        uint32_t comm;
+    } *bars;
+    uint32_t nbars, capbars, nextbar;
+    struct maya_map comms_joined; /* comm index -> 1 */
     /* iterations: ops [iter_start[k], iter_stop[k]) are iteration k */
     uint64_t *iter_start, *iter_stop;
     int niter;
@@ -134,6 +142,11 @@ struct sim_comm {
     int max_per_node;
     int32_t *nodes;               /* distinct nodes */
     int32_t *member_node;         /* by comm rank */
+    /* its creation barrier */
+    int joiners;                  /* processes whose trace joins it */
+    int arrived;
+    uint32_t *waiting;            /* ranks (indices) waiting there */
+    uint32_t nwaiting, capwaiting;
 };
 
 struct sim_engine_q {             /* a copy engine: one per (rank, device, direction) */

@@ -119,7 +119,8 @@ static void test_pipeline_deadlock(void)
 
 /* ---- a straggler ----
  * Four ranks: compute 10 ms, all-reduce 5 ms, device sync; 1 ms of host
- * cost per call. Rank 2's host spends 20 ms before its first call.
+ * cost per call. The communicator is created first (a barrier for all four,
+ * free of host cost); then rank 2's host spends 20 ms before its compute.
  *   ranks 0 1 3: compute 1-11; all-reduce enqueued at 2, reaches the device at 11
  *   rank 2:      compute 21-31; all-reduce reaches the device at 31
  * The all-reduce starts when the last member arrives (31) and ends at 36 on
@@ -134,24 +135,60 @@ static void test_straggler(void)
                  "header rank=%d world_size=4 local_rank=%d\n"
                  "stream id=1 dev=0\n"
                  "comm id=0x44 rank=%d nranks=4 gpu=%d\n"
+                 "call api=ncclCommInitRank\n"
                  "launch t=%s stream=1 kernel=compute\n"
                  "coll stream=1 op=allreduce comm=0x44 rank=%d nranks=4 cseq=0 count=1M\n"
                  "sync sync=device\n", r, r, r, r, r == 2 ? "20ms" : "0", r);
         ranks[r] = straggler_text[r];
     }
     static const struct dur d[] = { { "compute", 10 * MS, UINT64_MAX }, { "ncclAllReduce", 5 * MS, UINT64_MAX },
-                                    { NULL, 0, 0 } };
+                                    { "ncclCommInitRank", 0, 0 }, { NULL, 0, 0 } };
     struct sim_job *j = replay("straggler", ranks, 4, d, 1 * MS, NULL);
     if (!j)
         return;
     for (int r = 0; r < 4; r++) {
-        EXPECT_U64(op(j, r, 1).dev_end, 36 * MS, "all-reduce end on every rank");
-        EXPECT_U64(op(j, r, 1).dev_start, (r == 2 ? 31 : 11) * MS, "all-reduce arrival");
+        EXPECT_U64(op(j, r, 2).dev_end, 36 * MS, "all-reduce end on every rank");
+        EXPECT_U64(op(j, r, 2).dev_start, (r == 2 ? 31 : 11) * MS, "all-reduce arrival");
     }
-    EXPECT_U64(op(j, 2, 0).dev_start, 21 * MS, "the straggler's compute starts late");
+    EXPECT_U64(op(j, 2, 1).dev_start, 21 * MS, "the straggler's compute starts late");
     struct sim_summary s;
     sim_summarize(j, &s);
     EXPECT_NEAR(s.makespan_s, 0.036, 1e-12, "job time");
+    sim_free(j);
+}
+
+/* ---- creating a communicator is collective ----
+ * Rank 1 starts 50 ms late (its program's start-up). Both create the
+ * communicator (the call returns on both when the last one arrives: 50),
+ * then compute 10 ms and all-reduce 5 ms: kernels 51-61 on both, the
+ * all-reduce 61-66 on both: the late start is absorbed by the creation, not
+ * by the first collective. (Host cost 1 ms per call, none for the init.) */
+static void test_comm_barrier(void)
+{
+    char text[2][512];
+    const char *ranks[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(text[r], sizeof text[r],
+                 "header rank=%d world_size=2 local_rank=%d\n"
+                 "stream id=1 dev=0\n"
+                 "comm id=0x22 rank=%d nranks=2 gpu=%d\n"
+                 "call t=%s api=ncclCommInitRank\n"
+                 "launch stream=1 kernel=compute\n"
+                 "coll stream=1 op=allreduce comm=0x22 rank=%d nranks=2 cseq=0 count=1M\n",
+                 r, r, r, r, r ? "50ms" : "0", r);
+        ranks[r] = text[r];
+    }
+    static const struct dur d[] = { { "compute", 10 * MS, UINT64_MAX }, { "ncclAllReduce", 5 * MS, UINT64_MAX },
+                                    { "ncclCommInitRank", 0, 0 }, { NULL, 0, 0 } };
+    struct sim_job *j = replay("barrier", ranks, 2, d, 1 * MS, NULL);
+    if (!j)
+        return;
+    for (int r = 0; r < 2; r++) {
+        EXPECT_U64(op(j, r, 0).host_end, 50 * MS, "communicator created when the last rank arrives");
+        EXPECT_U64(op(j, r, 1).dev_start, 51 * MS, "compute after the creation");
+        EXPECT_U64(op(j, r, 2).dev_start, 61 * MS, "all-reduce: nobody waits for a late starter");
+        EXPECT_U64(op(j, r, 2).dev_end, 66 * MS, "all-reduce end");
+    }
     sim_free(j);
 }
 
@@ -303,6 +340,7 @@ int main(void)
     test_pipeline();
     test_pipeline_deadlock();
     test_straggler();
+    test_comm_barrier();
     test_nic(2);
     test_nic(1);
     test_streams();

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# maya run on a real multi-rank CUDA program (tests/workloads/nccl_colls: every
+# NCCL collective and send/recv, small ones checked on the host, then a large
+# all-reduce): the ranks' traces collate, the replay finishes, the report and
+# timeline show the collectives; the same job on two nodes, and as one
+# process driving four GPUs; and a job whose ranks disagree is refused.
+. "$MAYA_TOP/tests/lib.sh"
+
+json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
+
+d=$TEST_TMP/one
+"$MAYA" run -q -g h100x4 -o "$d" -- "$WORKLOADS/nccl_colls" > "$TEST_TMP/out" 2>&1 ||
+    fail "maya run nccl_colls failed: $(cat "$TEST_TMP/out")"
+for r in 0 1 2 3; do
+    expect_grep "nccl_colls rank $r/4: [0-9]+ checks, 0 failed" "$d/logs/rank-$r.out"
+done
+expect_eq "$(json "$d/report.json" 'r["simulated"], r["world_size"], r["nodes"]')" "True 4 1" "report"
+expect_eq "$(json "$d/report.json" 'r["communication_time_s"] > 0 and r["iteration_time_s"] > 0')" "True" \
+    "communication and iteration time"
+dump "$d/job.mtrace" > "$TEST_TMP/dump"
+expect_grep "^job          world_size=4 ranks=4 nodes=1 gpus_per_node=4 gpu=H100-SXM comms=1 collectives=[1-9][0-9]* p2p_pairs=[1-9]" "$TEST_TMP/dump"
+python3 - "$d/timeline.json" <<'PY' || fail "timeline.json lacks the all-reduces (above)"
+import json, sys
+t = json.load(open(sys.argv[1]))
+pids = {e["pid"] for e in t["traceEvents"] if e["ph"] == "X" and e["name"] == "ncclAllReduce" and e["tid"] > 0}
+assert pids == {0, 1, 2, 3}, pids
+PY
+
+# two nodes of two GPUs: the collectives cross the nodes' NICs, so they take longer
+cat > "$TEST_TMP/two.conf" <<'CONF'
+cluster "two-by-two" {
+    gpu = "H100-SXM"
+    gpus_per_node = 2
+    nodes = 2
+    intra_node = "nvswitch"
+    intra_latency_us = 3
+    nics_per_node = 2
+    nic_gbps = 50
+    nic_latency_us = 5
+}
+CONF
+d2=$TEST_TMP/two
+"$MAYA" run -q -g h100x4 --cluster "$TEST_TMP/two.conf" -o "$d2" -- "$WORKLOADS/nccl_colls" > "$TEST_TMP/out" 2>&1 ||
+    fail "maya run on two nodes failed: $(cat "$TEST_TMP/out")"
+[ -f "$d2/cluster.conf" ] || fail "the cluster file was not kept in the run directory"
+expect_grep "^cluster=cluster.conf$" "$d2/run.conf"
+expect_eq "$(json "$d2/report.json" 'r["nodes"], r["gpus_per_node"], r["cluster"]')" "2 2 two-by-two" "two-node report"
+expect_eq "$(python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(b['communication_time_s'] > a['communication_time_s'])" "$d/report.json" "$d2/report.json")" \
+    "True" "communication between nodes is slower than inside one"
+# maya report on the same directory again gives the same report
+cp "$d2/report.json" "$TEST_TMP/first.json"
+"$MAYA" report -q "$d2" || fail "maya report on a finished run failed"
+cmp -s "$d2/report.json" "$TEST_TMP/first.json" || fail "maya report gave a different report.json the second time"
+
+# one process driving four GPUs (ncclCommInitAll): one trace, four members
+d3=$TEST_TMP/devices
+"$MAYA" run -q -g h100x4 -n 1 -o "$d3" -- "$WORKLOADS/nccl_colls" --devices 4 > "$TEST_TMP/out" 2>&1 ||
+    fail "maya run -n 1 nccl_colls --devices 4 failed: $(cat "$TEST_TMP/out")"
+expect_eq "$(json "$d3/report.json" 'r["simulated"], len(r["ranks"])')" "True 1" "single-process report"
+dump "$d3/job.mtrace" > "$TEST_TMP/dump3"
+expect_grep "^job_comm .* nranks=4 .*members=0@gpu0,0@gpu1,0@gpu2,0@gpu3" "$TEST_TMP/dump3"
+
+# ranks that disagree: rank 1's large all-reduce has one more element
+d4=$TEST_TMP/mismatch
+"$MAYA" run -q -g h100x3 -o "$d4" -- "$WORKLOADS/nccl_mismatch" large > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 3 "exit status when the ranks disagree"
+expect_grep "collective #0 on communicator 0x[0-9a-f]+ does not match: rank 0 \(comm rank 0\) calls allreduce of 1048576 float32.*rank 1 \(comm rank 1\) calls allreduce of 1048577 float32" "$TEST_TMP/out"
+expect_grep "^NOT SIMULATED: collation: collective #0" "$d4/report.txt"
+exit 0
