@@ -695,8 +695,11 @@ static int ptx_params(struct ptx_cursor *c, struct layout *out)
             if (tok_is(t, n, ",") || tok_is(t, n, ")"))
                 break;
             if (tok_is(t, n, ".align")) {
+                /* after .ptr it is the alignment of what the pointer
+                 * points to, not of the parameter */
                 n = ptx_token(c, &t);
-                align = (unsigned)tok_num(t, n);
+                if (!ptr)
+                    align = (unsigned)tok_num(t, n);
             } else if (tok_is(t, n, ".ptr")) {
                 ptr = 1;
             } else if (tok_is(t, n, "[")) {

@@ -246,6 +246,28 @@ int main(void)
         free(exe);
     }
 
+    /* Triton's PTX: ".ptr .global .align 1" aligns what a pointer points
+     * to; the parameter itself stays 8-aligned. */
+    static const char triton_ptx[] =
+        ".version 8.7\n.target sm_90a\n.address_size 64\n\n"
+        ".visible .entry tk(\n"
+        "\t.param .u64 .ptr .global .align 1 tk_param_0,\n"
+        "\t.param .u32 tk_param_1,\n"
+        "\t.param .u64 .ptr .global .align 1 tk_param_2\n"
+        ")\n.reqntid 128\n{\n\t.shared .align 16 .b8 tk_smem[4096];\n\tret;\n}\n";
+    static const struct expect_param tk[] = {
+        { 0, 8, MAYA_KP_PTR }, { 8, 4, MAYA_KP_U32 }, { 16, 8, MAYA_KP_PTR },
+    };
+    check_layout(triton_ptx, sizeof triton_ptx, "tk", 3, tk, "triton ptx");
+    {
+        struct emu_module *m = emu_module_new(triton_ptx, 0, 0, MAYA_KSRC_MODULE);
+        struct emu_kernel *k = emu_kernel_add(m, "tk", NULL);
+        EXPECT(emu_fatbin_kernel_layout(triton_ptx, 0, k) == 0);
+        EXPECT(k->max_threads_per_block == 128 && k->static_smem == 4096);
+        EXPECT(emu_image_runnable(m, 90) == 1 && emu_image_runnable(m, 80) == 0);
+        emu_module_free(m);
+    }
+
     /* Not images at all. */
     EXPECT(emu_image_probe("hello world", 0, NULL) == EMU_IMAGE_UNKNOWN);
     EXPECT(emu_image_probe(NULL, 0, NULL) == EMU_IMAGE_UNKNOWN);
