@@ -135,7 +135,7 @@ static int event_of(struct loader *L, uint64_t id)
     return (int)(*v - 1);
 }
 
-/* ---- FLOPs and precision of compute ops (for MFU) ---- */
+/* ---- precision of compute ops (the peak MFU divides by) ---- */
 
 static int prec_cuda(int atype, int compute)
 {
@@ -173,36 +173,6 @@ static double prod(const struct maya_tensor *t, int from)
     for (int i = from; i < t->ndims && i < MAYA_TENSOR_MAX_DIMS; i++)
         p *= (double)t->dims[i];
     return t->ndims > from ? p : 0;
-}
-
-static double dnn_flops(const struct maya_rec_dnn *d)
-{
-    const struct maya_tensor *t = d->t;
-    switch (d->op) {
-    case MAYA_DNN_CONV_FWD:
-    case MAYA_DNN_CONV_BWD_DATA:
-    case MAYA_DNN_CONV_BWD_FILTER:
-        /* every output element is a dot product over C/groups x R x S */
-        return 2 * prod(&t[2], 0) * prod(&t[1], 1);
-    case MAYA_DNN_MATMUL: {
-        int nd = t[1].ndims;
-        return nd >= 2 ? 2 * prod(&t[0], 0) * (double)t[1].dims[nd - 1] : 0;
-    }
-    case MAYA_DNN_SDPA_FWD:
-    case MAYA_DNN_SDPA_BWD: {
-        /* q [B, H, Sq, D], k [B, H, Skv, D]: QK^T and PV, 2 FLOPs per MAC;
-         * causal masks half; backward does 2.5x the forward's work */
-        if (t[0].ndims < 4 || t[1].ndims < 4)
-            return 0;
-        double f = 4 * (double)t[0].dims[0] * (double)t[0].dims[1] * (double)t[0].dims[2] *
-                   (double)t[1].dims[2] * (double)t[0].dims[3];
-        if (d->causal)
-            f /= 2;
-        return d->op == MAYA_DNN_SDPA_BWD ? f * 2.5 : f;
-    }
-    default:
-        return 0;
-    }
 }
 
 /* ---- signatures: what stays the same from one iteration to the next ---- */
@@ -297,14 +267,12 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
             const struct maya_rec_gemm *g = (const void *)h;
             o->kind = SK_KERNEL;
             o->sub = (uint16_t)prec_cuda(g->atype, g->compute_type);
-            o->arg2 = (uint64_t)(2.0 * (double)g->m * (double)g->n * (double)g->k * (double)MAYA_MAX(g->batch, 1));
             break;
         }
         case MAYA_REC_DNN: {
             const struct maya_rec_dnn *d = (const void *)h;
             o->kind = SK_KERNEL;
             o->sub = (uint16_t)prec_cudnn(d->t[0].dtype);
-            o->arg2 = (uint64_t)dnn_flops(d);
             break;
         }
         case MAYA_REC_MEMCPY: {
@@ -424,6 +392,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     if (L->cfg->estimate && L->cfg->estimate(L->cfg->estimate_ctx, &eo, &er) < 0)
         return maya_error("rank %d: cannot estimate %s (call %llu)", r->rank, kname ? kname : api,
                           (unsigned long long)c->seq);
+    if (o->kind == SK_KERNEL && o->sub && L->cfg->flops)
+        o->arg2 = (uint64_t)L->cfg->flops(&eo); /* as the estimator counts them */
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;

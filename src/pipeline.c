@@ -190,7 +190,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         }
     }
     if (rc == 0) {
-        struct sim_config sc = { estimate_op, est, marker && *marker ? marker : NULL, gpu };
+        struct sim_config sc = { estimate_op, est, marker && *marker ? marker : NULL, gpu, est_op_flops };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

@@ -24,6 +24,8 @@ struct sim_config {
     void *estimate_ctx;
     const char *iteration_marker; /* NULL or "": detect the period of each rank's ops */
     const struct maya_gpu_spec *gpu; /* the target GPU, for MFU (NULL: no MFU) */
+    /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
+    double (*flops)(const struct est_op *op);
 };
 
 struct sim_job;
