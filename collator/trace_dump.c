@@ -127,6 +127,13 @@ static void print_param(struct dump *d, const struct maya_kparam *p, const unsig
     }
 }
 
+static void print_end_devices(FILE *o, const struct maya_end_device *dv, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        fprintf(o, " dev%d_peak=%" PRIu64 " dev%d_total=%" PRIu64, dv[i].device, dv[i].peak_bytes, dv[i].device,
+                dv[i].total_bytes);
+}
+
 static void print_call(struct dump *d, const struct maya_rec_hdr *h, const struct maya_call *c)
 {
     fprintf(d->out, "%-12s seq=%" PRIu64 " t=%" PRIu64 "..%" PRIu64 " tid=%u dev=%d stream=%" PRIu64
@@ -367,9 +374,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_end_device *dv = (const void *)(e + 1);
         fprintf(o, "end          records=%" PRIu64 " unsupported_calls=%" PRIu64 " oom=%u", e->records,
                 e->unsupported_calls, e->oom);
-        for (uint32_t i = 0; i < e->ndevices; i++)
-            fprintf(o, " dev%d_peak=%" PRIu64 " dev%d_total=%" PRIu64, dv[i].device, dv[i].peak_bytes,
-                    dv[i].device, dv[i].total_bytes);
+        print_end_devices(o, dv, e->ndevices);
         break;
     }
     case MAYA_REC_JOB: {
@@ -402,9 +407,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_end_device *dv = (const void *)(e + 1);
         fprintf(o, "rank_end     records=%" PRIu64 " unsupported_calls=%" PRIu64 " oom=%u", e->records,
                 e->unsupported_calls, e->oom);
-        for (uint32_t i = 0; i < e->ndevices; i++)
-            fprintf(o, " dev%d_peak=%" PRIu64 " dev%d_total=%" PRIu64, dv[i].device, dv[i].peak_bytes,
-                    dv[i].device, dv[i].total_bytes);
+        print_end_devices(o, dv, e->ndevices);
         break;
     }
     case MAYA_REC_CALL:

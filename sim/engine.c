@@ -180,24 +180,30 @@ static void host_wake(struct engine *E, uint32_t ri)
 
 /* ---- streams ---- */
 
+/* Append to a ring buffer (a power-of-two capacity, doubled when full, so
+ * an append costs O(1) amortised). 0, or -1 when out of memory. */
+static int ring_push(struct engine *E, uint32_t **q, uint32_t *cap, uint32_t *head, uint32_t *len, uint32_t v)
+{
+    if (*len == *cap) {
+        uint32_t ncap = *cap ? *cap * 2 : 16;
+        uint32_t *n = malloc(ncap * sizeof *n);
+        if (!n)
+            return oom(E);
+        for (uint32_t i = 0; i < *len; i++)
+            n[i] = (*q)[(*head + i) & (*cap - 1)];
+        free(*q);
+        *q = n;
+        *cap = ncap;
+        *head = 0;
+    }
+    (*q)[(*head + (*len)++) & (*cap - 1)] = v;
+    return 0;
+}
+
 static void q_push(struct engine *E, struct sim_stream *st, uint32_t entry)
 {
-    if (st->qlen == st->qcap) {
-        uint32_t ncap = st->qcap ? st->qcap * 2 : 16;
-        uint32_t *q = malloc(ncap * sizeof *q);
-        if (!q) {
-            oom(E);
-            return;
-        }
-        for (uint32_t i = 0; i < st->qlen; i++)
-            q[i] = st->q[(st->qhead + i) & (st->qcap - 1)];
-        free(st->q);
-        st->q = q;
-        st->qcap = ncap;
-        st->qhead = 0;
-    }
-    st->q[(st->qhead + st->qlen++) & (st->qcap - 1)] = entry;
-    st->enqueued++;
+    if (ring_push(E, &st->q, &st->qcap, &st->qhead, &st->qlen, entry) == 0)
+        st->enqueued++;
 }
 
 static inline uint32_t q_at(const struct sim_stream *st, uint32_t i)
@@ -304,21 +310,7 @@ static void try_start(struct engine *E, uint32_t s)
                 return;
             st->busy = 1;
             if (eq->busy) {
-                if (eq->qlen == eq->qcap) {
-                    uint32_t ncap = eq->qcap ? eq->qcap * 2 : 8;
-                    uint32_t *q = malloc(ncap * sizeof *q);
-                    if (!q) {
-                        oom(E);
-                        return;
-                    }
-                    for (uint32_t i = 0; i < eq->qlen; i++)
-                        q[i] = eq->q[(eq->qhead + i) & (eq->qcap - 1)];
-                    free(eq->q);
-                    eq->q = q;
-                    eq->qcap = ncap;
-                    eq->qhead = 0;
-                }
-                eq->q[(eq->qhead + eq->qlen++) & (eq->qcap - 1)] = s;
+                ring_push(E, &eq->q, &eq->qcap, &eq->qhead, &eq->qlen, s); /* waits for the engine */
                 return;
             }
             eq->busy = 1;
