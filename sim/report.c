@@ -212,6 +212,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
+    else if (f->failed && f->replayed)
+        fprintf(fp, "\nThe workload failed: the figures below cover only what its ranks did before.\n");
     if (f->replayed) {
         int n;
         const double *it = sim_iteration_times(j, &n);
