@@ -542,6 +542,21 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
         xfer_start(E, xi);
 }
 
+/* ---- events ---- */
+
+/* The record a wait for `version` means: that version if it is still known,
+ * else the latest (the trace's versions say which; an older one that fell
+ * out of the history is complete long ago in practice). NULL if never
+ * recorded. */
+static const struct sim_event_record *event_record(const struct sim_event_state *ev, uint32_t version)
+{
+    const struct sim_event_record *v = &ev->v[version % SIM_EVENT_VERSIONS];
+    if (v->stream && v->version == version)
+        return v;
+    v = &ev->v[ev->latest % SIM_EVENT_VERSIONS];
+    return v->stream ? v : NULL;
+}
+
 /* ---- the host's calls ---- */
 
 static void host_call(struct engine *E, uint32_t ri)
@@ -563,14 +578,15 @@ static void host_call(struct engine *E, uint32_t ri)
         break;
     case SK_EVENT_RECORD: {
         struct sim_event_state *ev = &r->events[o->arg];
-        ev->version = (uint32_t)o->arg2;
-        ev->stream = o->stream;
-        ev->count = j->streams[o->stream - 1].enqueued;
+        uint32_t version = (uint32_t)o->arg2;
+        ev->v[version % SIM_EVENT_VERSIONS] =
+            (struct sim_event_record){ version, o->stream, j->streams[o->stream - 1].enqueued };
+        ev->latest = version;
         break;
     }
     case SK_STREAM_WAIT: {
-        const struct sim_event_state *ev = &r->events[o->arg];
-        if (ev->stream) {
+        const struct sim_event_record *ev = event_record(&r->events[o->arg], (uint32_t)o->arg2);
+        if (ev) {
             uint32_t s = o->stream - 1;
             struct sim_stream *st = &j->streams[s];
             if (j->streams[ev->stream - 1].completed < ev->count) {
@@ -585,8 +601,8 @@ static void host_call(struct engine *E, uint32_t ri)
         if (o->sub == MAYA_SYNC_STREAM) {
             host_wait_stream(E, ri, o->arg - 1, j->streams[o->arg - 1].enqueued);
         } else if (o->sub == MAYA_SYNC_EVENT) {
-            const struct sim_event_state *ev = &r->events[o->arg];
-            if (ev->stream)
+            const struct sim_event_record *ev = event_record(&r->events[o->arg], (uint32_t)o->arg2);
+            if (ev)
                 host_wait_stream(E, ri, ev->stream - 1, ev->count);
         } else {
             host_wait_device(E, ri, (int)o->arg);

@@ -92,10 +92,18 @@ struct sim_wait {         /* a stream waits until target has completed count ent
     uint64_t count;
 };
 
-struct sim_event_state {  /* the latest record of an event */
+/* The last records of an event, by version: an event handle is recorded
+ * again and again, and a wait names the version it waits for (with several
+ * host threads a wait may reach the replay after a newer record). */
+#define SIM_EVENT_VERSIONS 4
+struct sim_event_record {
     uint32_t version;
     uint32_t stream;      /* stream index + 1; 0 = never recorded */
-    uint64_t count;
+    uint64_t count;       /* complete when the stream has completed this many entries */
+};
+struct sim_event_state {
+    struct sim_event_record v[SIM_EVENT_VERSIONS]; /* by version % SIM_EVENT_VERSIONS */
+    uint32_t latest;
 };
 
 struct sim_rank {

@@ -253,6 +253,42 @@ static void test_streams(void)
     sim_free(j);
 }
 
+/* ---- event versions ----
+ * One event handle recorded twice on stream 1: after k1 (10 ms) as version
+ * 1 and after k2 (5 ms more) as version 2. A wait for version 1 (as a second
+ * host thread may issue after the second record) lets k3 on stream 2 start
+ * at 10; a wait for version 2 lets k4 on stream 3 start at 15; a wait for
+ * version 0 (never recorded) waits for nothing: k5 on stream 4 starts at 0. */
+static const char *const versions[] = {
+    "stream id=1 dev=0 non_blocking\n"
+    "stream id=2 dev=0 non_blocking\n"
+    "stream id=3 dev=0 non_blocking\n"
+    "stream id=4 dev=0 non_blocking\n"
+    "launch stream=1 kernel=k1\n"
+    "event_record stream=1 event=3 version=1\n"
+    "launch stream=1 kernel=k2\n"
+    "event_record stream=1 event=3 version=2\n"
+    "stream_wait stream=2 event=3 version=1\n"
+    "launch stream=2 kernel=k3\n"
+    "stream_wait stream=3 event=3 version=2\n"
+    "launch stream=3 kernel=k4\n"
+    "stream_wait stream=4 event=9 version=0\n"
+    "launch stream=4 kernel=k5\n",
+};
+
+static void test_event_versions(void)
+{
+    static const struct dur d[] = { { "k1", 10 * MS, 0 }, { "k2", 5 * MS, 0 }, { "k3", 1 * MS, 0 },
+                                    { "k4", 1 * MS, 0 }, { "k5", 1 * MS, 0 }, { NULL, 0, 0 } };
+    struct sim_job *j = replay("versions", versions, 1, d, 0, NULL);
+    if (!j)
+        return;
+    EXPECT_U64(op(j, 0, 5).dev_start, 10 * MS, "wait for version 1");
+    EXPECT_U64(op(j, 0, 7).dev_start, 15 * MS, "wait for version 2");
+    EXPECT_U64(op(j, 0, 9).dev_start, 0, "wait for a version never recorded");
+    sim_free(j);
+}
+
 /* ---- copy engines ----
  * Two host-to-device copies of 4 ms on different streams share the H2D
  * engine: 0-4 and 4-8; a device-to-host copy on a third stream uses the
@@ -344,6 +380,7 @@ int main(void)
     test_nic(2);
     test_nic(1);
     test_streams();
+    test_event_versions();
     test_copies();
     test_syncs();
     return finish("schedules");
