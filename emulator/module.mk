@@ -25,7 +25,9 @@ $(1)_SRCS := $$(wildcard emulator/$(3)/*.c)
 $(1)_OBJS := $$($(1)_SRCS:%.c=$(B)/obj/%.o) $(B)/obj/gen/$(1)_stubs.o
 $$($(1)_SRCS:%.c=$(B)/obj/%.o): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/$(3)
 
-$(EMU_GEN)/$(1)_stubs.c $(EMU_GEN)/$(1).map: emulator/$(3)/$(1).symbols emulator/gen_stubs.sh
+# One run of gen_stubs.sh writes both files: a grouped target (&:), or make -j
+# runs it twice at once and the two runs trip over each other's temp files.
+$(EMU_GEN)/$(1)_stubs.c $(EMU_GEN)/$(1).map &: emulator/$(3)/$(1).symbols emulator/gen_stubs.sh
 	@mkdir -p $(EMU_GEN)
 	emulator/gen_stubs.sh emulator/$(3)/$(1).symbols "$(4)" "$(5)" $(EMU_GEN)/$(1)_stubs.c $(EMU_GEN)/$(1).map
 
