@@ -480,6 +480,11 @@ int cmd_run(int argc, char **argv)
     int rc = pick_cluster(&r, &hw, cluster, gpus);
     if (rc == 0)
         rc = check_nprocs(&r, nproc ? nproc : r.count);
+    static struct maya_gpu_spec gpu_copy; /* r.gpu is used after hw is freed */
+    if (rc == 0) {
+        gpu_copy = *r.gpu;
+        r.gpu = &gpu_copy;
+    }
     maya_hwspecs_free(&hw);
     if (rc < 0)
         return 2;
