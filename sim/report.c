@@ -439,7 +439,7 @@ void sim_report_summary(const struct sim_job *j, const struct sim_report_info *i
     struct facts f;
     if (gather(&f, j, in) < 0)
         return;
-    write_status(fp, &f, dir, 1);
+    write_status(fp, &f, dir, dir != NULL);
     if (f.replayed) {
         char a[32], b[32];
         fmt_time(a, sizeof a, f.s.iteration_s);

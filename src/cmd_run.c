@@ -538,6 +538,7 @@ int cmd_run(int argc, char **argv)
         return 130;
     }
     r.popts.quiet = r.quiet;
+    r.popts.show_tails = 1;
     int prc = pipeline_run(r.dir, &r.popts);
     maya_run_desc_free(d);
     if (!workload_ok)

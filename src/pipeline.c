@@ -201,7 +201,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                                     error[0] ? error : NULL };
     int wrc = sim_report(job, &info, dir);
     if (!o->quiet) {
-        sim_report_summary(job, &info, dir, stderr);
+        sim_report_summary(job, &info, o->show_tails ? dir : NULL, stderr);
         if (wrc == 0)
             fprintf(stderr, "maya: report in %s/report.txt%s\n", dir,
                     rc == 0 ? " (timeline.json for Perfetto, timeline.svg)" : "");

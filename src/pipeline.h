@@ -11,6 +11,8 @@ struct pipeline_opts {
     const char *estimator;        /* NULL: as run.conf says */
     const char *oracle;           /* NULL: as run.conf says */
     int quiet;
+    int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
+                                     output went to files, not to the terminal) */
 };
 
 #define PIPELINE_OPTIONS_HELP \

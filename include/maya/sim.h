@@ -81,7 +81,8 @@ struct sim_report_info {
  * timeline.svg. job may be NULL (nothing could be loaded) or loaded but not
  * replayed (memory figures only). Files are written atomically. 0 or -1. */
 int sim_report(const struct sim_job *job, const struct sim_report_info *info, const char *dir);
-/* Print the report's short summary (a few lines) on fp. */
+/* Print the report's short summary (a few lines) on fp; with dir, failing
+ * ranks' stderr tails from dir/logs too. */
 void sim_report_summary(const struct sim_job *job, const struct sim_report_info *info, const char *dir, FILE *fp);
 
 #endif
