@@ -504,6 +504,9 @@ EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *b
  * for other GPUs), -1 no readable code at all. */
 EMU_API int emu_image_runnable(struct emu_module *m, int sm);
 EMU_API void emu_image_index_free(struct emu_image_index *x);
+/* Decompressed code is kept up to this many bytes in all (128 MiB), least
+ * recently used dropped first and decompressed again when needed. */
+EMU_API void emu_image_cache_budget(uint64_t bytes);
 /* Demangle an Itanium C++ name (malloc'd), or a copy of it if not mangled. */
 char *emu_demangle(const char *mangled);
 

@@ -273,19 +273,97 @@ static struct emu_image_index *index_new(const void *image, size_t bytes)
     return x;
 }
 
-EMU_API void emu_image_index_free(struct emu_image_index *x)
+/* Decompressed entries are kept while they fit in a budget and dropped
+ * least recently used first (a later use decompresses again): a program
+ * such as PyTorch launches kernels from hundreds of fat binaries, and their
+ * decompressed cubins would otherwise stay in memory for good. The list is
+ * a small array in use order; index_lock guards it. */
+static uint64_t decoded_budget = 128ull << 20;
+static struct code **decoded;
+static size_t ndecoded, cap_decoded;
+static uint64_t decoded_bytes;
+
+static void decoded_remove(size_t i)
+{
+    decoded_bytes -= decoded[i]->data.n;
+    memmove(&decoded[i], &decoded[i + 1], (ndecoded - i - 1) * sizeof *decoded);
+    ndecoded--;
+}
+
+static void decoded_drop(struct code *c)
+{
+    for (size_t i = 0; i < ndecoded; i++)
+        if (decoded[i] == c) {
+            decoded_remove(i);
+            break;
+        }
+    free(c->owned);
+    c->owned = NULL;
+    c->data = (struct blob){ NULL, 0 };
+    c->state = 0;
+}
+
+/* c was just used: it goes to the end; then the oldest others go while the
+ * total is over budget. */
+static void decoded_use(struct code *c)
+{
+    size_t i = 0;
+    while (i < ndecoded && decoded[i] != c)
+        i++;
+    if (i < ndecoded) {
+        memmove(&decoded[i], &decoded[i + 1], (ndecoded - i - 1) * sizeof *decoded);
+        ndecoded--;
+    } else {
+        decoded_bytes += c->data.n;
+    }
+    if (ndecoded == cap_decoded) {
+        size_t ncap = cap_decoded ? cap_decoded * 2 : 64;
+        struct code **n = realloc(decoded, ncap * sizeof *n);
+        if (!n) {
+            decoded_bytes -= c->data.n;
+            return; /* not tracked: kept until its index goes */
+        }
+        decoded = n;
+        cap_decoded = ncap;
+    }
+    decoded[ndecoded++] = c;
+    while (decoded_bytes > decoded_budget && ndecoded > 1)
+        decoded_drop(decoded[0]);
+}
+
+EMU_API void emu_image_cache_budget(uint64_t bytes)
+{
+    pthread_mutex_lock(&index_lock);
+    decoded_budget = bytes;
+    while (decoded_bytes > decoded_budget && ndecoded > 0)
+        decoded_drop(decoded[0]);
+    pthread_mutex_unlock(&index_lock);
+}
+
+static void index_free_locked(struct emu_image_index *x)
 {
     if (!x)
         return;
     for (int i = 0; i < x->ncodes; i++)
-        free(x->codes[i].owned);
+        if (x->codes[i].owned)
+            decoded_drop(&x->codes[i]);
     free(x->codes);
     free(x);
 }
 
-/* Decode an entry's payload once: decompress, check it is what it claims. */
+EMU_API void emu_image_index_free(struct emu_image_index *x)
+{
+    pthread_mutex_lock(&index_lock);
+    index_free_locked(x);
+    pthread_mutex_unlock(&index_lock);
+}
+
+/* Decode an entry's payload (once while it stays cached): decompress, and
+ * check it is what it claims to be. */
 static int code_ready(struct code *c)
 {
+    if (c->state == 1 && c->owned)
+        decoded_use(c);
     if (c->state)
         return c->state;
     c->state = -1;
@@ -310,12 +388,17 @@ static int code_ready(struct code *c)
         out[got] = 0;
         c->owned = out;
         c->data = (struct blob){ out, got };
+        decoded_use(c);
     } else {
         c->data = c->raw;
     }
     if (c->kind == ENTRY_ELF) {
-        if (!is_elf(c->data.p, c->data.n))
+        if (!is_elf(c->data.p, c->data.n)) {
+            if (c->owned)
+                decoded_drop(c);
+            c->state = -1;
             return -1;
+        }
         if (!c->sm)
             c->sm = cubin_sm(&c->data);
     }
@@ -960,15 +1043,14 @@ static struct emu_image_index *module_index(struct emu_module *m, const void *im
     return index_new(image, bytes);
 }
 
-/* The cubins of an index, best first (at most 64). */
+/* The cubins of an index, best first by the SM their entry headers name
+ * (at most 64); none is decoded here: callers decode (code_ready) the ones
+ * they read, in this order. */
 static int cubins_by_rank(struct emu_image_index *x, int *order)
 {
     int n = 0, want = device_sm();
     for (int i = 0; i < x->ncodes && n < 64; i++) {
-        if (x->codes[i].kind != ENTRY_ELF)
-            continue;
-        code_ready(&x->codes[i]);
-        if (x->codes[i].state != 1)
+        if (x->codes[i].kind != ENTRY_ELF || x->codes[i].state < 0)
             continue;
         int j = n++;
         while (j > 0 && cubin_rank(x->codes[order[j - 1]].sm, want) < cubin_rank(x->codes[i].sm, want)) {
@@ -984,7 +1066,7 @@ static int find_layout(struct emu_image_index *x, const char *mangled, struct la
 {
     int order[64], n = cubins_by_rank(x, order);
     for (int i = 0; i < n; i++)
-        if (cubin_layout(&x->codes[order[i]].data, mangled, l) == 0) {
+        if (code_ready(&x->codes[order[i]]) == 1 && cubin_layout(&x->codes[order[i]].data, mangled, l) == 0) {
             l->sm = x->codes[order[i]].sm;
             return 0;
         }
@@ -1052,7 +1134,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     if (rc == 0 && cxx_kinds(k->name ? k->name : "", l.params, l.n) != 0 && l.from_cubin)
         ptx_kinds(x, k->mangled, &l);
     if (temp)
-        emu_image_index_free(x);
+        index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     if (rc != 0)
         return -1;
@@ -1097,8 +1179,6 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
 /* ---- what a module holds (driver: cuModuleGetFunction, GetGlobal, ...) ---- */
 
 struct name_visit {
-    void (*fn)(const char *name, void *arg);
-    void *arg;
     int count;
     /* names already reported (a kernel appears in each cubin and the PTX) */
     char **seen;
@@ -1123,8 +1203,6 @@ static int visit_once(struct name_visit *v, const char *name, size_t len)
         return -1;
     v->seen[v->nseen++] = copy;
     v->count++;
-    if (v->fn)
-        v->fn(copy, v->arg);
     return 0;
 }
 
@@ -1157,15 +1235,18 @@ EMU_API int emu_image_kernels(struct emu_module *m, void (*fn)(const char *name,
 {
     if (!m || !m->image)
         return -1;
-    struct name_visit v = { fn, arg, 0, NULL, 0, 0 };
+    struct name_visit v = { 0, NULL, 0, 0 };
     int temp;
     pthread_mutex_lock(&index_lock);
     struct emu_image_index *x = module_index(m, m->image, m->image_bytes, &temp);
-    int order[64], n = x ? cubins_by_rank(x, order) : 0;
-    if (n > 0) {
+    int order[64], n = x ? cubins_by_rank(x, order) : 0, best = -1;
+    for (int i = 0; i < n && best < 0; i++)
+        if (code_ready(&x->codes[order[i]]) == 1)
+            best = order[i];
+    if (best >= 0) {
         /* the cubin the kernels would run from */
         struct elf e;
-        if (elf_open(&e, &x->codes[order[0]].data) == 0)
+        if (elf_open(&e, &x->codes[best].data) == 0)
             elf_symbols(&e, visit_entry, &v);
     } else {
         for (int i = 0; x && i < x->ncodes; i++)
@@ -1173,10 +1254,15 @@ EMU_API int emu_image_kernels(struct emu_module *m, void (*fn)(const char *name,
                 visit_ptx_entries(&x->codes[i].data, &v);
     }
     if (temp)
-        emu_image_index_free(x);
+        index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
-    for (int i = 0; i < v.nseen; i++)
+    /* The caller's function runs without the lock: it may look the module
+     * up again (the driver's cuModuleEnumerateFunctions does). */
+    for (int i = 0; i < v.nseen; i++) {
+        if (fn)
+            fn(v.seen[i], arg);
         free(v.seen[i]);
+    }
     free(v.seen);
     return x ? v.count : -1;
 }
@@ -1241,7 +1327,8 @@ EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *b
     for (int i = 0; i < n && rc < 0; i++) {
         struct elf e;
         struct sym_query q = { .name = name };
-        if (elf_open(&e, &x->codes[order[i]].data) == 0 && elf_symbols(&e, sym_object, &q)) {
+        if (code_ready(&x->codes[order[i]]) == 1 && elf_open(&e, &x->codes[order[i]].data) == 0 &&
+            elf_symbols(&e, sym_object, &q)) {
             *bytes = q.size;
             rc = 0;
         }
@@ -1250,7 +1337,7 @@ EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *b
         if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1)
             rc = ptx_global(&x->codes[i].data, name, bytes);
     if (temp)
-        emu_image_index_free(x);
+        index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     return rc;
 }
@@ -1275,7 +1362,7 @@ EMU_API int emu_image_runnable(struct emu_module *m, int sm)
             ok = !c->sm || !sm || c->sm <= sm;
     }
     if (temp)
-        emu_image_index_free(x);
+        index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     return ok ? 1 : usable ? 0 : -1;
 }

@@ -245,9 +245,9 @@ static CUresult enumerate_kernels(struct emu_module *m, void **out, unsigned n)
         return CUDA_ERROR_INVALID_VALUE;
     if (!m)
         return CUDA_ERROR_INVALID_HANDLE;
+    /* n is the most the caller has room for: fewer kernels are fine */
     struct enum_state s = { m, out, n, 0 };
-    int total = emu_image_kernels(m, collect, &s);
-    return total >= 0 && (unsigned)total <= n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return emu_image_kernels(m, collect, &s) >= 0 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_IMAGE;
 }
 
 CUresult cuModuleGetFunctionCount(unsigned int *count, CUmodule mod)

@@ -210,6 +210,11 @@ int main(void)
         EXPECT(kind == EMU_IMAGE_PTX ? size == len + 1 : size <= len);
         check_module(img, len, images[i].typed_c, images[i].file);
         check_module(img, 0, images[i].typed_c, images[i].file); /* size read from the image */
+        /* with no room to keep decompressed code, every use decompresses
+         * again and the answers are the same */
+        emu_image_cache_budget(1);
+        check_module(img, len, images[i].typed_c, images[i].file);
+        emu_image_cache_budget(128ull << 20);
         fuzz(img, len, 3000, images[i].file);
         free(img);
     }

@@ -60,6 +60,10 @@ int main(int argc, char **argv)
     unsigned count = 0;
     CHECK(cuModuleGetFunctionCount(&count, mod));
     printf("functions=%u\n", count);
+    CUfunction all[8] = { 0 };
+    CHECK(cuModuleEnumerateFunctions(all, 1, mod)); // room for one: one is returned
+    REQUIRE(all[0] != NULL && all[1] == NULL);
+    CHECK(cuModuleEnumerateFunctions(all, count, mod));
 
     CUfunction scale, mixed, smem;
     CHECK(cuModuleGetFunction(&scale, mod, "scale"));
@@ -71,6 +75,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "cuModuleGetFunction gave two handles for one kernel\n");
         return 1;
     }
+    int listed = 0;
+    for (unsigned i = 0; i < count; i++)
+        listed += all[i] == scale || all[i] == mixed || all[i] == smem;
+    REQUIRE(listed == 3);
     EXPECT(cuModuleGetFunction(&again, mod, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
     const char *name = NULL;
     CHECK(cuFuncGetName(&name, mixed));
