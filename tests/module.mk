@@ -76,3 +76,5 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 		$(UNIT_LIBS) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
 
 ALL_TARGETS += $(UNIT_TESTS)
+WORKLOAD_LIBS_minigpt := -lnccl -lcublasLt
+$(WORKLOAD_DIR)/minigpt: tests/workloads/nccl_boot.h
