@@ -366,8 +366,9 @@ NC_ALIAS(ncclCommShrink);
 
 /* ---- leaving ---- */
 
-/* Tell rank 0 and every point-to-point partner that this rank is gone, so
- * that a peer waiting for it gets an error instead of its timeout. */
+/* Tell rank 0 and every point-to-point partner that this rank is gone (rank
+ * 0 tells everyone), so that a peer waiting for it gets an error instead of
+ * its timeout. */
 static void leave(struct ncclComm *c)
 {
     if (c->left)
@@ -376,7 +377,7 @@ static void leave(struct ncclComm *c)
     if (c->state != NC_READY)
         return;
     for (int r = 0; r < c->nranks; r++) {
-        if (r == c->rank || (r != 0 && !c->p2p_peer[r]))
+        if (r == c->rank || (r != 0 && c->rank != 0 && !c->p2p_peer[r]))
             continue;
         struct nc_msg_hdr h = { .type = NC_BYE, .chan = NC_CH_HUB, .comm = c->id, .src = c->rank, .dst = r,
                                 .seq = c->coll_seq, .count = c->send_seq[r] };

@@ -138,6 +138,20 @@ static ncclResult_t send_to(struct nc_task *t, int rank, struct nc_msg_hdr *h, c
     return ncclSuccess;
 }
 
+/* Send a contribution to rank 0 (or a small send's data to its receiver).
+ * If rank 0's process is gone, its last word (an error, its departure) may
+ * still be waiting here: the finish step reports what happened. */
+static ncclResult_t post_to_root(struct nc_task *t, struct nc_msg_hdr *h, const void *payload)
+{
+    struct ncclComm *c = t->comm;
+    int to = t->type == NC_T_SEND ? t->peer : 0;
+    char why[256];
+    if (nc_net_send(&c->peers[to], h, payload, why, sizeof why) == 0 ||
+        (to == 0 && t->type != NC_T_SEND && nc_net_dead(c->peers[0].ep, why, sizeof why)))
+        return ncclSuccess;
+    return send_to(t, to, h, payload);
+}
+
 ncclResult_t nc_exchange_post(struct nc_task *t)
 {
     struct ncclComm *c = t->comm;
@@ -153,7 +167,7 @@ ncclResult_t nc_exchange_post(struct nc_task *t)
         split[0] = t->color;
         split[1] = t->key;
         h.bytes = sizeof split;
-        return send_to(t, 0, &h, split);
+        return post_to_root(t, &h, split);
     }
     if (t->type == NC_T_SEND) {
         h.type = NC_P2P;
@@ -177,7 +191,7 @@ ncclResult_t nc_exchange_post(struct nc_task *t)
         if (t->type == NC_T_COLL && t->redop >= ncclNumOps && premul_scalar(&t->premul, scalar) == 0)
             nc_scale(buf, elems, t->dtype, scalar);
     }
-    ncclResult_t r = send_to(t, t->type == NC_T_SEND ? t->peer : 0, &h, buf);
+    ncclResult_t r = post_to_root(t, &h, buf);
     free(buf);
     return r;
 }
@@ -394,6 +408,12 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu: no answer from rank 0 (pid %d on %s): %s", op, (unsigned long long)t->seq,
                          c->peers[0].pid, c->peers[0].host, why);
+    } else if (m->h.type == NC_BYE) {
+        r = nc_comm_fail(c, ncclInvalidUsage,
+                         "%s #%llu failed: rank 0 left the communicator (destroyed, finalized or aborted it) "
+                         "after %llu collectives, but rank %d issued %s as %s #%llu; it has no partner there", op,
+                         (unsigned long long)t->seq, (unsigned long long)m->h.seq, c->rank, op,
+                         kind == NC_KIND_SPLIT ? "exchange" : "collective", (unsigned long long)t->seq);
     } else if (m->h.type == NC_ERROR) {
         if (m->h.bytes)
             m->data[m->h.bytes - 1] = 0;

@@ -141,12 +141,16 @@ void nc_mb_deliver(struct nc_msg *m)
             final_seq = c->final_seq;
         }
     } else if (m->h.type == NC_BYE) {
-        /* A departure ends both what rank 0 waits for and what a receiver
-         * of point-to-point data waits for. */
-        struct nc_msg *copy = nc_msg_new(&m->h, m->data);
+        /* A departure ends what rank 0 waits for, what a receiver of
+         * point-to-point data waits for, and (rank 0's) what ranks wait
+         * for from rank 0. */
+        struct nc_msg *p2p = nc_msg_new(&m->h, m->data);
+        struct nc_msg *res = m->h.src == 0 ? nc_msg_new(&m->h, m->data) : NULL;
         push_locked(m, NC_CH_HUB);
-        if (copy)
-            push_locked(copy, NC_CH_P2P);
+        if (p2p)
+            push_locked(p2p, NC_CH_P2P);
+        if (res)
+            push_locked(res, NC_CH_RESULT);
         m = NULL;
     } else {
         push_locked(m, m->h.chan);

@@ -225,6 +225,21 @@ static void mark_dead_locked(struct conn *c, const char *why)
     snprintf(c->why, sizeof c->why, "%s", why);
 }
 
+static void add_dead_locked(uint64_t ep, const char *why)
+{
+    if (ndead == dead_cap) {
+        int cap = dead_cap ? dead_cap * 2 : 16;
+        struct dead_ep *d = realloc(dead, (size_t)cap * sizeof *d);
+        if (!d)
+            return;
+        dead = d;
+        dead_cap = cap;
+    }
+    dead[ndead].ep = ep;
+    snprintf(dead[ndead].why, sizeof dead[ndead].why, "%s", why);
+    ndead++;
+}
+
 static int ep_dead_locked(uint64_t ep, char *why, size_t n)
 {
     for (int i = 0; i < ndead; i++)
@@ -366,6 +381,13 @@ static int connect_peer(const struct nc_peer *to, char *why, size_t n)
     }
     if (fd < 0) {
         snprintf(why, n, "cannot connect to %s (pid %d on %s): %s", as, to->pid, to->host, strerror(err));
+        if (err == ECONNREFUSED) { /* nobody listens there any more */
+            pthread_mutex_lock(&lock);
+            if (!ep_dead_locked(to->ep, NULL, 0))
+                add_dead_locked(to->ep, "its process exited (connection refused)");
+            pthread_mutex_unlock(&lock);
+            nc_mb_peer_dead(to->ep, why);
+        }
         return -1;
     }
     set_sock_opts(fd);
@@ -517,19 +539,8 @@ static void reap(void)
         }
     }
     for (struct conn *c = gone; c; c = c->next)
-        if (c->ep && !ep_dead_locked(c->ep, NULL, 0)) {
-            if (ndead == dead_cap) {
-                int cap = dead_cap ? dead_cap * 2 : 16;
-                struct dead_ep *d = realloc(dead, (size_t)cap * sizeof *d);
-                if (!d)
-                    continue;
-                dead = d;
-                dead_cap = cap;
-            }
-            dead[ndead].ep = c->ep;
-            snprintf(dead[ndead].why, sizeof dead[ndead].why, "%s", c->why);
-            ndead++;
-        }
+        if (c->ep && !ep_dead_locked(c->ep, NULL, 0))
+            add_dead_locked(c->ep, c->why);
     pthread_mutex_unlock(&lock);
     while (gone) {
         struct conn *c = gone;
