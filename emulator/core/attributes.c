@@ -267,7 +267,8 @@ EMU_API int emu_occupancy_blocks(const struct emu_kernel *k, int device, int blo
 
 /* ---- function attributes (CUfunction_attribute numbers) ---- */
 
-EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int attr, int *value)
+/* The device a function attribute is asked for, the kernel's layout read. */
+static enum emu_err kernel_on(struct emu_kernel *k, int device, const struct cudaDeviceProp **p)
 {
     const struct emu_device *d = emu_device(device);
     if (!k)
@@ -275,7 +276,16 @@ EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int 
     if (!d)
         return EMU_ERR_INVALID_DEVICE;
     emu_kernel_prepare(k);
-    const struct cudaDeviceProp *p = &d->prop;
+    *p = &d->prop;
+    return EMU_OK;
+}
+
+EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int attr, int *value)
+{
+    const struct cudaDeviceProp *p;
+    enum emu_err e = kernel_on(k, device, &p);
+    if (e != EMU_OK)
+        return e;
     int sm = k->binary_sm ? k->binary_sm : p->major * 10 + p->minor;
     int v;
     switch (attr) {
@@ -314,13 +324,10 @@ EMU_API enum emu_err emu_kernel_attribute(struct emu_kernel *k, int device, int 
 
 EMU_API enum emu_err emu_kernel_set_attribute(struct emu_kernel *k, int device, int attr, int value)
 {
-    const struct emu_device *d = emu_device(device);
-    if (!k)
-        return EMU_ERR_INVALID_HANDLE;
-    if (!d)
-        return EMU_ERR_INVALID_DEVICE;
-    emu_kernel_prepare(k);
-    const struct cudaDeviceProp *p = &d->prop;
+    const struct cudaDeviceProp *p;
+    enum emu_err e = kernel_on(k, device, &p);
+    if (e != EMU_OK)
+        return e;
     switch (attr) {
     case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
         if (value < 0 || (uint64_t)value + (uint64_t)MAYA_MAX(k->static_smem, 0) > p->sharedMemPerBlockOptin)
