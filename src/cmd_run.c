@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -65,6 +66,7 @@ struct run {
     int port;
     double timeout_s;
     int quiet, progress;
+    pid_t parent;               /* maya run itself */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -165,6 +167,10 @@ static void exec_rank(const struct run *r, int rank)
     int nproc = r->desc.nprocs, node = rank / r->per_node, local = rank % r->per_node;
     char path[PATH_MAX + 64];
     setpgid(0, 0);
+    /* a rank does not outlive a maya run that was killed outright */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != r->parent)
+        _exit(127);
     snprintf(path, sizeof path, "%s/logs/rank-%d.out", r->dir, rank);
     int out = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
     snprintf(path, sizeof path, "%s/logs/rank-%d.err", r->dir, rank);
@@ -508,6 +514,7 @@ int cmd_run(int argc, char **argv)
     if (maya_run_desc_set_nprocs(d, nproc ? nproc : r.count) < 0)
         return 1;
     r.progress = !r.quiet && isatty(2);
+    r.parent = getpid();
 
     struct sigaction sa = { .sa_handler = on_signal };
     sigemptyset(&sa.sa_mask);
