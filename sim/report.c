@@ -225,10 +225,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         } else {
             fprintf(fp, " (the whole run: no repeating iteration was found)\n");
         }
-        fprintf(fp, "found      %d iteration%s %s\n", n, n == 1 ? "" : "s",
-                j->marker[0] ? "starting at each op named" : "from the repeating sequence of ops");
         if (j->marker[0])
-            fprintf(fp, "           \"%s\"\n", j->marker);
+            fprintf(fp, "found      %d iteration%s starting at each op named \"%s\"\n", n, n == 1 ? "" : "s",
+                    j->marker);
+        else if (n >= 2)
+            fprintf(fp, "found      %d iterations from the repeating sequence of ops\n", n);
+        else
+            fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names one)\n");
         for (int k = 0; k < n && k < 20; k++) {
             fmt_time(a, sizeof a, it[k]);
             fprintf(fp, "  iteration %-4d %12s\n", k + 1, a);

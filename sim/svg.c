@@ -156,8 +156,8 @@ int sim_write_svg(const struct sim_job *j, const char *path)
     xml(fp, j->gpu);
     fprintf(fp, " x %d: iteration %d of %d, %s%s</text>\n", j->nranks, which, MAYA_MAX(j->niter, 1), d,
             which == 2 ? " (the first steady one)" : "");
-    /* time axis: about eight ticks at 1, 2 or 5 x 10^k */
-    double raw = span / 8, mag = pow(10, floor(log10(raw))), step = mag;
+    /* time axis: at most ten ticks, 1, 2 or 5 x 10^k apart */
+    double raw = span / 10, mag = pow(10, floor(log10(raw))), step = mag;
     if (raw / mag > 5)
         step = 10 * mag;
     else if (raw / mag > 2)
