@@ -276,9 +276,14 @@ static int start_rank(struct launch *L, int i)
  * their next collective. */
 static void rank_ended(struct launch *L, int i, int status, int *first_failed, uint64_t *kill_at)
 {
-    L->ranks[i].done = 1;
-    L->ranks[i].status = status;
-    if (!failed(&L->ranks[i]) || *first_failed >= 0)
+    struct rank *r = &L->ranks[i];
+    r->done = 1;
+    r->status = status;
+    /* "terminated" only if our signal is what ended it (it may have been
+     * exiting on its own already). */
+    if (r->note[0] && !(WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL)))
+        r->note[0] = 0;
+    if (!failed(r) || *first_failed >= 0)
         return;
     *first_failed = i;
     for (int j = 0; j < L->count; j++) {

@@ -54,6 +54,7 @@ struct spank_emulate {
     int gpus_per_node;          /* of the emulated cluster */
     int nodes;
     char report[PATH_MAX];      /* report=BASE (files BASE.txt, BASE.json); "" = next to the output */
+    char marker[256];           /* marker=NAME: what starts each iteration; "" = detect */
 };
 
 /* Parse and check "<gpu>x<count>[,key=value...]" against the hwspecs. A

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define KEYS "cluster=NAME|FILE, report=PATH"
+#define KEYS "cluster=NAME|FILE, marker=NAME, report=PATH"
 
 static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const char *base_dir,
                         struct spank_emulate *e, struct maya_cluster_spec *out)
@@ -96,6 +96,9 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
         const char *val = eq + 1;
         if (!strcmp(kv, "cluster")) {
             cluster_arg = val;
+        } else if (!strcmp(kv, "marker")) {
+            if (maya_snprintf(e->marker, sizeof e->marker, "%s", val) < 0)
+                return -1;
         } else if (!strcmp(kv, "report")) {
             if (maya_snprintf(e->report, sizeof e->report, "%s", val) < 0)
                 return -1;

@@ -32,7 +32,9 @@ for r in 0 1 2 3; do
     expect_grep "^rank.$r.exit=0$" "$run/run.conf"
     [ -f "$run/traces/rank-$r.mtrace" ] || fail "no trace of rank $r in $run/traces"
 done
-expect_grep "job $job: report written to $JOBS_DIR/slurm-$job.maya.txt|job $job: no report" \
+expect_grep '^status +all 4 processes exited 0' "slurm-$job.maya.txt"
+expect_grep '"world_size": 4' "slurm-$job.maya.json"
+expect_grep "job $job: report written to $JOBS_DIR/slurm-$job.maya.txt" \
     "$SLURM_DIR/log/slurmd-n1.log" "the batch host's slurmd logged the post-processing"
 expect_no_grep "maya: job $job" "$SLURM_DIR/log/slurmd-n2.log" "the post-processing ran on the batch host only"
 
@@ -45,6 +47,8 @@ expect_grep 'task 1: Segmentation fault' "slurm-$job.out"
 [ -f "slurm-$job.maya.txt" ] || fail "the crashed job has no report"
 expect_eq "$(stat -c %U "slurm-$job.maya.txt")" "$user" "owner of the crashed job's report"
 expect_grep '^rank.1.signal=11$' "$TRACE_ROOT/$user/job-$job/step-0/run.conf"
+expect_grep 'rank 1 failed: signal 11 \(Segmentation fault\)' "slurm-$job.maya.txt"
+expect_grep '"signal": 11' "slurm-$job.maya.json"
 expect_grep '^rank.0.exit=0$' "$TRACE_ROOT/$user/job-$job/step-0/run.conf"
 
 # A post-processing that hangs (its launch record is a FIFO nobody writes,

@@ -33,7 +33,7 @@ refused 'count "0" is not a number from 1 to 1000000' sbatch --maya-emulate=h100
 refused 'count "eight" is not a number' srun --maya-emulate=h100xeight true
 refused '12 GPUs on nodes of 8 \(cluster [a-z0-9-]+\): expected a multiple of 8, or at most 8' \
     sbatch --maya-emulate=h100x12 --wrap true
-refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, report=PATH' \
+refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, marker=NAME, report=PATH' \
     srun --maya-emulate=h100x8,iterations=3 true
 refused '"oops" is not key=value; allowed keys: cluster=' sbatch --maya-emulate=h100x8,oops --wrap true
 refused 'cluster=nowhere: no such file and no known cluster of that name; known clusters:' \
@@ -54,7 +54,7 @@ cluster "pod" {
     nic_latency_us = 5
 }
 EOF
-srun --maya-emulate=h100x8,cluster=pod.conf,report=pod-report true > "$TEST_TMP/out" 2>&1 ||
+srun --maya-emulate=h100x8,cluster=pod.conf,marker=train_step,report=pod-report true > "$TEST_TMP/out" 2>&1 ||
     fail "a good --maya-emulate value was refused: $(cat "$TEST_TMP/out")"
 
 # More tasks than GPUs: refused by srun before the tasks start.

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# The report of a Slurm job is maya run's report for the same workload: an
+# sbatch job and an interactive srun of multi-rank CUDA workloads on two
+# nodes get slurm-<jobid>.maya.txt/.json with the same configuration,
+# estimates and memory figures as `maya run` gives (only what depends on the
+# host's measured timing may differ), and the same content as the run
+# directory's report.txt/report.json.
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/slurm/cluster.sh"
+cluster_start 2
+cd "$JOBS_DIR"
+
+# same_report A.json B.json [FIELD...]: equal but for host-timed fields, who
+# launched, and the FIELDs given.
+same_report() {
+    python3 - "$@" <<'EOF' || fail "the reports $1 and $2 differ"
+import json, sys
+timed = {"iteration_time_s", "first_iteration_time_s", "iterations", "makespan_s",
+         "idle_time_s", "exposed_communication_time_s", "launcher", *sys.argv[3:]}
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+bad = [k for k in sorted(set(a) | set(b)) if k not in timed and a.get(k) != b.get(k)]
+for k in bad:
+    print(f"{k}: {json.dumps(a.get(k))[:200]} != {json.dumps(b.get(k))[:200]}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+EOF
+}
+
+# json_get FILE KEY: a top-level value of a report.
+json_get() { python3 -c 'import json, sys; print(json.dumps(json.load(open(sys.argv[1]))[sys.argv[2]]))' "$1" "$2"; }
+
+for workload in "vector_add 4096" "nccl_colls"; do
+    set -- $workload
+    name=$1
+    cmd=("$WORKLOADS/$1" "${@:2}")
+    "$MAYA" run -q -g h100x4 -o "$TEST_TMP/ref-$name" -- "${cmd[@]}" > /dev/null 2>&1
+    [ -f "$TEST_TMP/ref-$name/report.json" ] || fail "maya run wrote no report for $name"
+
+    # Batch: two nodes, one task each, two ranks per task.
+    job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x4 --wrap "srun ${cmd[*]}") || fail "sbatch failed"
+    cluster_wait_job "$job"
+    for ext in txt json; do
+        [ -f "slurm-$job.maya.$ext" ] || fail "no slurm-$job.maya.$ext next to slurm-$job.out: $(ls)"
+        cmp -s "slurm-$job.maya.$ext" "$TRACE_ROOT/root/job-$job/step-0/report.$ext" ||
+            fail "slurm-$job.maya.$ext is not the run directory's report.$ext"
+    done
+    same_report "$TEST_TMP/ref-$name/report.json" "slurm-$job.maya.json"
+    expect_eq "$(json_get "slurm-$job.maya.json" launcher)" '"slurm"' "launcher in the $name batch report"
+    expect_eq "$(json_get "slurm-$job.maya.json" world_size)" 4 "world size in the $name batch report"
+    expect_grep '^launched +by slurm: 4 processes' "slurm-$job.maya.txt"
+    expect_grep '^status +all 4 processes exited 0' "slurm-$job.maya.txt"
+
+    # Interactive srun, one task running all four ranks: the report on its
+    # stderr, the files in its working directory.
+    srun -N1 -n1 --maya-emulate=h100x4 "${cmd[@]}" > "srun-$name.out" 2> "srun-$name.err" ||
+        fail "srun $name failed: $(cat "srun-$name.err")"
+    job=$(ls -t slurm-*.maya.json | head -1 | sed 's/^slurm-\([0-9]*\)\.maya\.json$/\1/')
+    [ -f "$TRACE_ROOT/root/job-$job/step-0/report.json" ] || fail "the srun's report is not job $job's"
+    same_report "$TEST_TMP/ref-$name/report.json" "slurm-$job.maya.json"
+    expect_grep '^maya report: ' "srun-$name.err" "srun printed the report"
+    expect_grep '^status +all 4 processes exited 0' "srun-$name.err"
+done
+
+# The keys: a cluster file (2 GPUs per node), an iteration marker, and where
+# the report goes; maya run given the same gives the same report.
+cat > pod.conf <<'EOF'
+cluster "pod" {
+    gpu = "H100-SXM"
+    gpus_per_node = 2
+    intra_node = "pcie"
+    intra_latency_us = 3
+    nics_per_node = 1
+    nic_gbps = 25
+    nic_latency_us = 5
+}
+EOF
+cmd=("$WORKLOADS/vector_add" 4096)
+"$MAYA" run -q -g h100x4 --cluster pod.conf --iteration-marker cudaMemcpy -o "$TEST_TMP/ref-pod" -- "${cmd[@]}" \
+    > /dev/null 2>&1
+job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x4,cluster=pod.conf,marker=cudaMemcpy,report=out/pod \
+    --wrap "mkdir -p out; srun ${cmd[*]}") || fail "sbatch with keys failed"
+cluster_wait_job "$job"
+[ -f out/pod.txt ] && [ -f out/pod.json ] || fail "report=out/pod did not give out/pod.txt and out/pod.json: $(ls . out)"
+[ ! -f "slurm-$job.maya.txt" ] || fail "with report=, the report also went next to the output"
+# (which iteration is the steady one, and so its breakdown, depends on timing
+# when iterations differ, as they do cut at each cudaMemcpy)
+same_report "$TEST_TMP/ref-pod/report.json" out/pod.json compute_time_s communication_time_s copy_time_s
+expect_eq "$(json_get out/pod.json gpus_per_node)" 2 "GPUs per node from the cluster file"
+expect_eq "$(json_get out/pod.json iteration_marker)" '"cudaMemcpy"' "the iteration marker"
+cmp -s pod.conf "$TRACE_ROOT/root/job-$job/step-0/cluster.conf" || fail "the cluster file was not copied into the run directory"
+
+# The workload's own output went to the job's output, as without maya.
+expect_count 4 'vector_add n=4096 blocks=16 threads=256: ok' "srun-vector_add.out"
+cluster_wait_idle
