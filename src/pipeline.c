@@ -114,8 +114,15 @@ int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, 
 int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *gpu, int count,
                      const char *cluster, const char *base_dir, struct maya_cluster_spec *out)
 {
-    if (!cluster || !*cluster)
-        return maya_default_cluster(hw, gpu, count, out);
+    if (!cluster || !*cluster) {
+        if (maya_default_cluster(hw, gpu, count, out) < 0)
+            return -1;
+        if (count > out->gpus_per_node && count % out->gpus_per_node)
+            return maya_error("%d GPUs do not fill nodes of %d (%s): expected a multiple of %d, or a "
+                              "cluster with other nodes (--cluster)", count, out->gpus_per_node, out->key,
+                              out->gpus_per_node);
+        return 0;
+    }
     if (pipeline_cluster_lookup(hw, cluster, base_dir, out) < 0)
         return -1;
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu->key);

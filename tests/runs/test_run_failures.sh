@@ -60,6 +60,7 @@ bad 'count "0" is not a number' -g h100x0 -- true
 bad 'expected a multiple of 2 processes' -g h100x16 -n 3 -- true
 bad 'expected a multiple of 2 processes' -g h100x16 -n 1 -- true
 bad 'cannot share 8 GPUs evenly' -g h100x8 -n 3 -- true
+bad '12 GPUs do not fill nodes of 8 .*expected a multiple of 8' -g h100x12 -- true
 bad 'expected a number of processes' -g h100x8 -n zero -- true
 bad 'no such file and no known cluster' --cluster /nonexistent.conf -- true
 bad 'unknown option "--bogus"' --bogus 1 -- true
