@@ -1,7 +1,13 @@
 # Start a multi-rank job under the emulator, one process per rank, the way
 # torchrun or srun would: source it after tests/lib.sh.
 #
-#   launch N OUT CMD...   runs N copies of CMD with RANK, WORLD_SIZE,
+#   mrun N OUT CMD...     maya run of N ranks on N emulated H100s into run
+#                         directory OUT (logs/rank-R.out, traces/); fails the
+#                         test if maya run fails (a rank failed, or the replay
+#                         refused the job), keeping OUT in tests/out/
+#
+#   launch N OUT CMD...   (when each rank's failure must be seen, which maya
+#                         run prevents by stopping the others) runs N copies of CMD with RANK, WORLD_SIZE,
 #                         LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR,
 #                         MASTER_PORT, MAYA_NODE (ranks fill nodes of
 #                         MAYA_GPUS_PER_NODE, default 8), MAYA_TRACE_DIR=OUT/trace
@@ -11,6 +17,16 @@
 #   rank_failures OUT     prints each failed rank's status and stderr tail
 #
 # Extra environment for all ranks comes from the caller's environment.
+
+mrun() {
+    local n=$1 out=$2
+    shift 2
+    if ! "$MAYA" run -q -g "h100x$n" -o "$out" -- "$@" > "$out.log" 2>&1; then
+        local keep=$MAYA_TOP/tests/out/failed-run.$$
+        rm -rf "$keep" && cp -r "$out" "$keep"  # the evidence outlives the test
+        fail "maya run $* failed (run directory kept in $keep): $(tail -20 "$out.log")"
+    fi
+}
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'

@@ -9,13 +9,13 @@
 export MAYA_NCCL_TIMEOUT=60
 
 out=$TEST_TMP/job
-launch 4 "$out" "$WORKLOADS/nccl_split" || { rank_failures "$out"; fail "nccl_split failed on 4 ranks"; }
+mrun 4 "$out" "$WORKLOADS/nccl_split"
 for r in 0 1 2 3; do
-    expect_grep "^nccl_split rank $r: [0-9]+ checks, 0 failed" "$out/rank-$r.out"
+    expect_grep "^nccl_split rank $r: [0-9]+ checks, 0 failed" "$out/logs/rank-$r.out"
 done
 # world, 2 halves, tail, 2 agains, shrunk: 7 communicators, 2 collectives each
-expect_matched "$out/trace" 14 2 7
-d=$out/trace.dump
+expect_matched "$out/traces" 14 2 7
+d=$out/traces.dump
 # ids as "parent=" prints them (no leading zeros; "id=" pads to 16 digits)
 ids() { sed 's/.* id=0x0*\([0-9a-f][0-9a-f]*\) .*/0x\1/' | sort -u; }
 id_of() { grep "^comm .*$1" "$d" | ids; }
