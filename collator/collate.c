@@ -43,21 +43,19 @@ struct comm {
     uint64_t ncoll;           /* highest sequence + 1 seen */
 };
 
-/* One collective, until all its members have been seen. */
-struct coll {
-    uint32_t op;
-    int32_t dtype, redop, root, nranks;
-    uint64_t count;
-    int arrived;
-    int first_rank, first_crank; /* process and comm rank of the first member seen */
-};
-
-/* One send/recv pair, until both sides have been seen. */
-struct p2p {
-    int have_send, have_recv;
+/* One collective until all its members have been seen, or one send/recv
+ * pair until both sides have. */
+struct match {
     uint64_t count;
     int32_t dtype;
-    int send_rank, recv_rank;   /* processes */
+    /* collectives */
+    uint32_t op;
+    int32_t redop, root, nranks;
+    int arrived;
+    int first_rank, first_crank; /* process and comm rank of the first member seen */
+    /* send/recv */
+    int have_send, have_recv;
+    int send_rank, recv_rank;    /* processes */
 };
 
 struct collator {
@@ -67,15 +65,11 @@ struct collator {
         size_t n, cap;
     } comms;
     struct maya_map colls;      /* (comm, seq) -> pool index + 1 */
-    struct coll *cpool;
-    size_t ncpool, cpool_cap;
-    size_t *cfree;              /* freed pool slots */
-    size_t ncfree, cfree_cap;
-    struct maya_map p2ps;       /* (comm, sender<<32|receiver ^ seq<<..) see p2p_key */
-    struct p2p *ppool;
-    size_t nppool, ppool_cap;
-    size_t *pfree;
-    size_t npfree, pfree_cap;
+    struct maya_map p2ps;       /* (comm, sender << 44 | receiver << 24 | seq) -> pool index + 1 */
+    struct match *pool;         /* pending matches of both maps */
+    size_t npool, pool_cap;
+    size_t *free_slots;         /* freed pool slots */
+    size_t nfree, free_cap;
     uint64_t collectives, pairs;
     int allow_incomplete;
     int gpus_per_node;
@@ -150,20 +144,35 @@ static int note_comm(struct collator *c, const struct maya_rec_comm *r, int rank
 
 /* ---- collectives ---- */
 
-static size_t pool_take(void **pool, size_t *n, size_t *cap, size_t elem, size_t *freel, size_t *nfree)
+/* The pending match for (k1, k2) in m: the one there, or a new zeroed one
+ * (*created). NULL when out of memory. */
+static struct match *match_get(struct collator *c, struct maya_map *m, uint64_t k1, uint64_t k2, int *created)
 {
-    if (*nfree)
-        return freel[--*nfree];
-    if (grow_array(pool, cap, *n + 1, elem) < 0)
-        return SIZE_MAX;
-    return (*n)++;
+    uint64_t *slot = maya_map_put(m, k1, k2, created);
+    if (!slot)
+        return NULL;
+    if (*created) {
+        size_t i;
+        if (c->nfree) {
+            i = c->free_slots[--c->nfree];
+        } else {
+            if (grow_array((void **)&c->pool, &c->pool_cap, c->npool + 1, sizeof *c->pool) < 0)
+                return NULL;
+            i = c->npool++;
+        }
+        memset(&c->pool[i], 0, sizeof c->pool[i]);
+        *slot = i + 1;
+    }
+    return &c->pool[*slot - 1];
 }
 
-static int pool_give(size_t idx, size_t **freel, size_t *nfree, size_t *cap)
+/* A match is complete: forget it. 0 or -1. */
+static int match_done(struct collator *c, struct maya_map *m, uint64_t k1, uint64_t k2, const struct match *e)
 {
-    if (grow_array((void **)freel, cap, *nfree + 1, sizeof **freel) < 0)
+    maya_map_del(m, k1, k2);
+    if (grow_array((void **)&c->free_slots, &c->free_cap, c->nfree + 1, sizeof *c->free_slots) < 0)
         return -1;
-    (*freel)[(*nfree)++] = idx;
+    c->free_slots[c->nfree++] = (size_t)(e - c->pool);
     return 0;
 }
 
@@ -185,20 +194,19 @@ static int note_collective(struct collator *c, const struct maya_rec_coll *r, in
     int root = r->op == MAYA_COLL_BROADCAST || r->op == MAYA_COLL_REDUCE || r->op == MAYA_COLL_GATHER ||
                r->op == MAYA_COLL_SCATTER ? r->peer : -1;
     int created;
-    uint64_t *slot = maya_map_put(&c->colls, r->comm, r->seq, &created);
-    if (!slot)
+    struct match *e = match_get(c, &c->colls, r->comm, r->seq, &created);
+    if (!e)
         return maya_error("out of memory collating");
     if (created) {
-        size_t i = pool_take((void **)&c->cpool, &c->ncpool, &c->cpool_cap, sizeof *c->cpool, c->cfree,
-                             &c->ncfree);
-        if (i == SIZE_MAX)
-            return -1;
-        slot = maya_map_get(&c->colls, r->comm, r->seq);
-        *slot = i + 1;
-        c->cpool[i] = (struct coll){ r->op, r->dtype, r->redop, root, r->nranks, r->count, 0, rank, r->rank };
+        e->op = r->op;
+        e->count = r->count;
+        e->dtype = r->dtype;
+        e->redop = r->redop;
+        e->root = root;
+        e->nranks = r->nranks;
+        e->first_rank = rank;
+        e->first_crank = r->rank;
     }
-    size_t idx = *slot - 1;
-    struct coll *e = &c->cpool[idx];
     if (e->op != r->op || e->count != r->count || e->dtype != r->dtype || e->root != root ||
         e->redop != r->redop)
         return maya_error("collective #%llu on communicator 0x%llx does not match: rank %d (comm rank %d) "
@@ -210,8 +218,7 @@ static int note_collective(struct collator *c, const struct maya_rec_coll *r, in
                           (unsigned long long)r->count, dtype_name(r->dtype), root, r->redop);
     if (++e->arrived == e->nranks) {
         c->collectives++;
-        maya_map_del(&c->colls, r->comm, r->seq);
-        return pool_give(idx, &c->cfree, &c->ncfree, &c->cfree_cap);
+        return match_done(c, &c->colls, r->comm, r->seq, e);
     }
     return 0;
 }
@@ -233,20 +240,14 @@ static int note_p2p(struct collator *c, const struct maya_rec_coll *r, int rank)
                           (unsigned long long)r->seq, (unsigned long long)from, (unsigned long long)to);
     uint64_t key = from << 44 | to << 24 | r->seq;
     int created;
-    uint64_t *slot = maya_map_put(&c->p2ps, r->comm, key, &created);
-    if (!slot)
+    struct match *e = match_get(c, &c->p2ps, r->comm, key, &created);
+    if (!e)
         return maya_error("out of memory collating");
     if (created) {
-        size_t i = pool_take((void **)&c->ppool, &c->nppool, &c->ppool_cap, sizeof *c->ppool, c->pfree,
-                             &c->npfree);
-        if (i == SIZE_MAX)
-            return -1;
-        slot = maya_map_get(&c->p2ps, r->comm, key);
-        *slot = i + 1;
-        c->ppool[i] = (struct p2p){ 0, 0, r->count, r->dtype, -1, -1 };
+        e->count = r->count;
+        e->dtype = r->dtype;
+        e->send_rank = e->recv_rank = -1;
     }
-    size_t idx = *slot - 1;
-    struct p2p *e = &c->ppool[idx];
     if (send ? e->have_send : e->have_recv)
         return maya_error("%s #%llu from comm rank %llu to %llu on communicator 0x%llx appears twice (rank %d)",
                           send ? "send" : "recv", (unsigned long long)r->seq, (unsigned long long)from,
@@ -269,8 +270,7 @@ static int note_p2p(struct collator *c, const struct maya_rec_coll *r, int rank)
     }
     if (e->have_send && e->have_recv) {
         c->pairs++;
-        maya_map_del(&c->p2ps, r->comm, key);
-        return pool_give(idx, &c->pfree, &c->npfree, &c->pfree_cap);
+        return match_done(c, &c->p2ps, r->comm, key, e);
     }
     return 0;
 }
@@ -286,7 +286,7 @@ static int check_leftovers(struct collator *c)
             worst = s;
     }
     if (worst) {
-        const struct coll *e = &c->cpool[worst->value - 1];
+        const struct match *e = &c->pool[worst->value - 1];
         uint64_t *ki = maya_map_get(&c->comms.index, worst->k1, 0);
         const struct comm *k = &c->comms.v[*ki - 1];
         char missing[512] = "";
@@ -316,7 +316,7 @@ static int check_leftovers(struct collator *c)
         const struct maya_map_slot *s = &c->p2ps.slots[i];
         if (!s->used)
             continue;
-        const struct p2p *e = &c->ppool[s->value - 1];
+        const struct match *e = &c->pool[s->value - 1];
         unsigned long long from = s->k2 >> 44, to = (s->k2 >> 24) & 0xfffff, seq = s->k2 & 0xffffff;
         if (e->have_send)
             return maya_error("rank %d (comm rank %llu) sends #%llu (%llu %s) to comm rank %llu on communicator "
@@ -535,10 +535,8 @@ static void collator_free(struct collator *c)
     maya_map_free(&c->comms.index);
     maya_map_free(&c->colls);
     maya_map_free(&c->p2ps);
-    free(c->cpool);
-    free(c->cfree);
-    free(c->ppool);
-    free(c->pfree);
+    free(c->pool);
+    free(c->free_slots);
 }
 
 int col_collate(const char *trace_dir, const char *job_path, int allow_incomplete, struct col_summary *out)
