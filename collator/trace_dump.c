@@ -317,6 +317,16 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 "NTC"[g->transa % 3], "NTC"[g->transb % 3], g->lda, g->ldb, g->ldc, g->ldd,
                 g->stride_a, g->stride_b, g->stride_c, g->atype, g->btype, g->ctype, g->dtype,
                 g->compute_type, g->scale_type, g->epilogue, g->algo, g->workspace_bytes);
+        if (g->stride_d != g->stride_c)
+            fprintf(o, " stride_d=%" PRId64, g->stride_d);
+        if (g->flags & MAYA_GEMM_POINTER_ARRAYS)
+            fputs(" pointer_arrays", o);
+        if (g->flags & MAYA_GEMM_MATVEC)
+            fputs(" matvec", o);
+        if (g->flags & (MAYA_GEMM_ROW_MAJOR_A | MAYA_GEMM_ROW_MAJOR_B | MAYA_GEMM_ROW_MAJOR_C | MAYA_GEMM_ROW_MAJOR_D))
+            fprintf(o, " row_major=%s%s%s%s", g->flags & MAYA_GEMM_ROW_MAJOR_A ? "A" : "",
+                    g->flags & MAYA_GEMM_ROW_MAJOR_B ? "B" : "", g->flags & MAYA_GEMM_ROW_MAJOR_C ? "C" : "",
+                    g->flags & MAYA_GEMM_ROW_MAJOR_D ? "D" : "");
         break;
     }
     case MAYA_REC_DNN: {

@@ -60,6 +60,10 @@ $(eval $(call STANDIN,cufile,libcufile.so.0,cufile,,5007,))
 $(eval $(call STANDIN,cusparselt,libcusparseLt.so.0,cusparselt,,10,))
 $(eval $(call STANDIN,nvshmem,libnvshmem_host.so.3,nvshmem,NVSHMEM,3,))
 
+# cuBLAS and cuBLASLt: GEMMs traced with their whole problem; anything not
+# implemented returns CUBLAS_STATUS_NOT_SUPPORTED (15).
+$(eval $(call STANDIN,cublas,libcublas.so.13,cublas,libcublas.so.13,15,-lm))
+
 # Unversioned names (libcuda.so, libcudart.so) for programs and tools that
 # link or dlopen without the version (e.g. Triton's launcher with -lcuda).
 $(EMU_LIBDIR)/libcuda.so: $(EMU_LIBDIR)/libcuda.so.1

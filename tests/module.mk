@@ -78,3 +78,7 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 ALL_TARGETS += $(UNIT_TESTS)
 WORKLOAD_LIBS_minigpt := -lnccl -lcublasLt
 $(WORKLOAD_DIR)/minigpt: tests/workloads/nccl_boot.h
+
+# cuBLAS / cuBLASLt / cuDNN workloads (tests/libs/): linked against the
+# toolkit's libraries, run against maya's.
+WORKLOAD_LIBS_gemm_cublas := -lcublas

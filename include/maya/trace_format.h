@@ -322,11 +322,21 @@ struct maya_rec_host_func {     /* MAYA_REC_HOST_FUNC: a host function run in st
 
 enum maya_gemm_lib { MAYA_GEMM_CUBLAS = 1, MAYA_GEMM_CUBLASLT = 2 };
 
+/* maya_rec_gemm.flags */
+#define MAYA_GEMM_POINTER_ARRAYS 0x01 /* batched over arrays of pointers (cublas*gemmBatched):
+                                         a, b, c, d are the addresses of the arrays */
+#define MAYA_GEMM_MATVEC         0x02 /* matrix-vector product (GEMV): n = 1, ldb and ldc are the
+                                         increments of x and y */
+#define MAYA_GEMM_ROW_MAJOR_A    0x10 /* cuBLASLt layout order ROW: the matrix is stored by rows, */
+#define MAYA_GEMM_ROW_MAJOR_B    0x20 /* its ld counts elements between rows (otherwise every */
+#define MAYA_GEMM_ROW_MAJOR_C    0x40 /* matrix is column-major, as in cuBLAS) */
+#define MAYA_GEMM_ROW_MAJOR_D    0x80
+
 struct maya_rec_gemm {          /* MAYA_REC_GEMM: one cuBLAS/cuBLASLt matrix multiply */
     struct maya_rec_hdr h;
     struct maya_call call;
     uint32_t lib;               /* enum maya_gemm_lib */
-    uint32_t flags;
+    uint32_t flags;             /* MAYA_GEMM_* */
     int32_t transa, transb;     /* cublasOperation_t: 0 N, 1 T, 2 C */
     int64_t m, n, k;
     int64_t batch;              /* 1 for a single GEMM */
