@@ -25,6 +25,7 @@
 #define _GNU_SOURCE
 #include "emu.h"
 #include "maya/common.h"
+#include "ptx_ops.h"
 
 #include <ctype.h>
 #include <lz4.h>
@@ -1095,15 +1096,15 @@ static int kinds_from(const struct blob *ptx, const char *mangled, struct layout
     return same;
 }
 
-/* Kinds for an extern "C" kernel laid out by a cubin: from the image's PTX
- * entry, else from the PTX a cubin may carry in .nv_debug_ptx_txt (Triton's
- * cubins do). */
-static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct layout *l)
+/* Call fn on each PTX text of the image until it returns nonzero: the PTX
+ * entries, then the PTX a cubin may carry in .nv_debug_ptx_txt (Triton's
+ * cubins do). Returns fn's nonzero result, or 0. */
+static int each_ptx_text(struct emu_image_index *x, int (*fn)(const struct blob *, void *), void *arg)
 {
+    int r;
     for (int i = 0; i < x->ncodes; i++)
-        if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1 &&
-            kinds_from(&x->codes[i].data, mangled, l))
-            return;
+        if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1 && (r = fn(&x->codes[i].data, arg)))
+            return r;
     for (int i = 0; i < x->ncodes; i++) {
         struct elf e;
         struct shdr s;
@@ -1111,9 +1112,46 @@ static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct lay
             elf_find(&e, ".nv_debug_ptx_txt", NULL, &s) < 0 || s.type == SHT_NOBITS)
             continue;
         struct blob text = { e.b.p + s.off, (size_t)s.size };
-        if (kinds_from(&text, mangled, l))
-            return;
+        if ((r = fn(&text, arg)))
+            return r;
     }
+    return 0;
+}
+
+struct kinds_arg {
+    const char *mangled;
+    struct layout *l;
+};
+
+static int kinds_visit(const struct blob *ptx, void *arg)
+{
+    struct kinds_arg *a = arg;
+    return kinds_from(ptx, a->mangled, a->l);
+}
+
+/* Kinds for an extern "C" kernel laid out by a cubin, from the image's PTX. */
+static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct layout *l)
+{
+    struct kinds_arg a = { mangled, l };
+    each_ptx_text(x, kinds_visit, &a);
+}
+
+struct ops_arg {
+    const char *mangled;
+    struct emu_ptx_ops *ops;
+};
+
+static int ops_visit(const struct blob *ptx, void *arg)
+{
+    struct ops_arg *a = arg;
+    return emu_ptx_op_counts((const char *)ptx->p, ptx->n, a->mangled, a->ops) == 0;
+}
+
+/* Instruction-class counts of a kernel from the image's PTX: 1 if found. */
+static int ptx_ops(struct emu_image_index *x, const char *mangled, struct emu_ptx_ops *ops)
+{
+    struct ops_arg a = { mangled, ops };
+    return each_ptx_text(x, ops_visit, &a);
 }
 
 static void add_feature(struct maya_kfeature *f, uint32_t *n, const char *name, int value)
@@ -1133,13 +1171,20 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     int rc = x ? find_layout(x, k->mangled, &l) : -1;
     if (rc == 0 && cxx_kinds(k->name ? k->name : "", l.params, l.n) != 0 && l.from_cubin)
         ptx_kinds(x, k->mangled, &l);
+    /* Code loaded at run time (Triton's, under torch.compile) is named by
+     * its generator: its instruction mix tells the estimator what it does. */
+    struct emu_ptx_ops ops;
+    int have_ops = rc == 0 && k->module &&
+                   (k->module->source == MAYA_KSRC_MODULE || k->module->source == MAYA_KSRC_LIBRARY) &&
+                   ptx_ops(x, k->mangled, &ops);
     if (temp)
         index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     if (rc != 0)
         return -1;
 
-    struct maya_kfeature *f = calloc(4, sizeof *f);
+#define PTX_OP_COUNT(name) +1
+    struct maya_kfeature *f = calloc(4 EMU_PTX_OP_FIELDS(PTX_OP_COUNT), sizeof *f);
     if (!f) {
         free(l.params);
         return -1;
@@ -1164,6 +1209,10 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
         k->const_bytes = l.const_bytes;
         if (l.max_threads)
             k->max_threads_per_block = MAYA_MIN(k->max_threads_per_block, l.max_threads);
+    }
+    if (have_ops) {
+#define PTX_OP_FEATURE(name) add_feature(f, &nf, "ptx." #name, (int)MAYA_MIN(ops.name, (uint32_t)INT32_MAX));
+        EMU_PTX_OP_FIELDS(PTX_OP_FEATURE)
     }
     k->binary_sm = l.sm;
     free(k->params);

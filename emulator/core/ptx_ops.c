@@ -45,11 +45,14 @@ static void classify(const char *m, size_t len, struct emu_ptx_ops *o)
     else if (starts(m, len, "stmatrix"))
         o->st_shared++;
     else if (starts(m, len, "ld") || starts(m, len, "st")) {
+        /* Generic addressing (no state space) is counted as global: that is
+         * where it almost always points. Parameters, locals and constants
+         * are not memory traffic of interest. */
         int load = m[0] == 'l';
-        if (has_part(m, len, "global"))
-            load ? o->ld_global++ : o->st_global++;
-        else if (has_part(m, len, "shared"))
+        if (has_part(m, len, "shared"))
             load ? o->ld_shared++ : o->st_shared++;
+        else if (!has_part(m, len, "param") && !has_part(m, len, "local") && !has_part(m, len, "const"))
+            load ? o->ld_global++ : o->st_global++;
     } else if (starts(m, len, "cp")) {
         if (has_part(m, len, "tensor"))
             o->tma++;
@@ -99,6 +102,8 @@ static void statement(const char *s, size_t n, struct emu_ptx_ops *o)
         size_t m = 0;
         while (m < n && !is_space(s[m]) && s[m] != '\n' && s[m] != '\0' && s[m] != ',')
             m++;
+        if (m == 0)                             /* not an instruction (damaged text) */
+            return;
         if (s[m - 1] != ':')
             break;
         s += m, n -= m;                         /* a label before the instruction */

@@ -8,7 +8,7 @@
 struct emu_ptx_ops {
     uint32_t insts;              /* every instruction of the body */
     uint32_t mma;                /* mma / wgmma / tcgen05.mma (tensor cores) */
-    uint32_t ld_global, st_global;
+    uint32_t ld_global, st_global; /* and generic (no state space) */
     uint32_t ld_shared, st_shared; /* including ldmatrix / stmatrix */
     uint32_t cp_async;           /* cp.async global -> shared */
     uint32_t tma;                /* cp.async.bulk.tensor */

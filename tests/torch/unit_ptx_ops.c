@@ -2,6 +2,7 @@
  * kernel in PTX text, in a .ptx file's form ('\n' lines with comments) and
  * in a cubin's .nv_debug_ptx_txt form ('\0' lines). */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ptx_ops.h"
@@ -29,6 +30,8 @@ static const char ptx[] =
     "\tmov.u32 %r25, %ctaid.x;\n"
     "\t@%p1 ld.global.v4.b32 { %r1, %r2, %r3, %r4 }, [ %rd1 + 0 ];\n"
     "\tld.global.nc.b32 %r5, [%rd2];\n"
+    "\tld.u32 %r27, [%rd9];\n"                         /* generic address: global */
+    "\tld.local.u32 %r28, [%rd10];\n"
     "$L__BB0_1:\n"                                      /* a label */
     "\tcp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%r1], [%rd3, {%r2, %r3}], [%r4];\n"
     "\tcp.async.ca.shared.global [%r6], [%rd4], 16;\n"
@@ -53,7 +56,7 @@ static const char ptx[] =
 static void check_attn(const struct emu_ptx_ops *o)
 {
     EXPECT(o->mma == 2);
-    EXPECT(o->ld_global == 2);
+    EXPECT(o->ld_global == 3);
     EXPECT(o->st_global == 1);
     EXPECT(o->ld_shared == 2);
     EXPECT(o->st_shared == 2);
@@ -64,9 +67,9 @@ static void check_attn(const struct emu_ptx_ops *o)
     EXPECT(o->shfl == 1);
     EXPECT(o->bar == 1);
     EXPECT(o->atom == 1);
-    /* ld.param, mov, 2 ld.global, 2 cp, ldmatrix, ld.shared, 2 mma, ex2,
-     * fma, shfl, bar, bra, atom, mov, st.shared, stmatrix, st.global, ret: 21 */
-    EXPECT(o->insts == 21);
+    /* ld.param, mov, 3 ld.global, ld.local, 2 cp, ldmatrix, ld.shared, 2 mma, ex2,
+     * fma, shfl, bar, bra, atom, mov, st.shared, stmatrix, st.global, ret: 23 */
+    EXPECT(o->insts == 23);
 }
 
 int main(void)
@@ -99,6 +102,35 @@ int main(void)
     /* A truncated text ends without the body's closing brace: what was read. */
     EXPECT(emu_ptx_op_counts(ptx, strstr(ptx, "bar.sync") - ptx, "attn_fwd", &o) == 0);
     EXPECT(o.mma == 2 && o.bar == 0);
+
+    /* Damaged text (a stray comma where an instruction would start, a label
+     * made of a colon alone, an unterminated comment) ends, counting what it can. */
+    static const char bad[] = ".entry k(\n)\n{\n, ld.global.f32 %f1, [%rd1];\n: ;\n:x;\nst.global.f32 [%rd1], %f1; /* open";
+    EXPECT(emu_ptx_op_counts(bad, sizeof bad - 1, "k", &o) == 0);
+    EXPECT(o.st_global == 1);
+
+    /* Every truncation and random damage: never a hang or a read past the
+     * end (exact-size copies, for ASan), counts bounded by the statements. */
+    unsigned long long rng = 88172645463325252ull;
+    for (size_t len = 0; len < sizeof ptx; len++) {
+        char *cut = malloc(len ? len : 1);
+        memcpy(cut, ptx, len);
+        emu_ptx_op_counts(cut, len, "attn_fwd", &o);
+        EXPECT(o.insts <= 40);
+        free(cut);
+    }
+    char *copy = malloc(sizeof ptx - 1);
+    static const char alphabet[] = ";{}:,@./*\n\t $xl";
+    for (int round = 0; round < 20000; round++) {
+        memcpy(copy, ptx, sizeof ptx - 1);
+        for (int i = 0; i < 1 + round % 8; i++) {
+            rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+            copy[rng % (sizeof ptx - 1)] = (rng >> 32) & 1 ? (char)(rng >> 40) : alphabet[(rng >> 40) % (sizeof alphabet)];
+        }
+        emu_ptx_op_counts(copy, sizeof ptx - 1, "attn_fwd", &o);
+        EXPECT(o.insts <= sizeof ptx);
+    }
+    free(copy);
 
     if (failures)
         return 1;
