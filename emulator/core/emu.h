@@ -44,6 +44,12 @@ enum emu_err {
     EMU_ERR_INVALID_IMAGE,       /* module data is not a cubin/fatbin/PTX */
     EMU_ERR_PEER_ACCESS_ALREADY_ENABLED,
     EMU_ERR_PEER_ACCESS_NOT_ENABLED,
+    EMU_ERR_CAPTURE_UNJOINED,    /* capture ended with a forked stream not joined back */
+    EMU_ERR_CAPTURE_IMPLICIT,    /* the legacy stream was used while a blocking stream captured */
+    EMU_ERR_CAPTURE_ISOLATION,   /* a dependency between two different captures */
+    EMU_ERR_CAPTURE_UNMATCHED,   /* end capture on a stream that did not begin it */
+    EMU_ERR_CAPTURE_WRONG_THREAD,/* thread-local capture ended by another thread */
+    EMU_ERR_GRAPH_UPDATE,        /* cudaGraphExecUpdate: the graphs differ (see result) */
 };
 
 /* ---- start-up and configuration ---- */
@@ -267,6 +273,8 @@ EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, 
 #define EMU_EVENT_MAGIC 0x6576746du
 
 struct emu_graph;
+struct emu_graph_node;
+struct emu_capture;
 
 struct emu_stream {
     uint32_t magic;
@@ -274,11 +282,12 @@ struct emu_stream {
     int device;
     unsigned flags;              /* MAYA_STREAM_* plus cudaStreamNonBlocking */
     int priority;
-    /* stream capture (cudaStreamBeginCapture) */
+    /* Stream capture (graph.c), guarded by its lock: the capture the stream
+     * takes part in (NULL: none) and the nodes its next op depends on. */
+    struct emu_capture *capture;
     int capture_mode;            /* 0 = not capturing, else cudaStreamCaptureMode + 1 */
-    struct emu_graph *capture;   /* graph receiving captured work */
-    uint64_t capture_id;
-    void *capture_origin;        /* the stream that began the capture */
+    struct emu_graph_node **cap_deps;
+    size_t ncap_deps, cap_deps_cap;
     /* host functions run in stream order on a worker thread */
     struct emu_hostfn_queue *hostfns;
 };
@@ -291,6 +300,11 @@ struct emu_event {
     int device;
     uint64_t stream;             /* stream of the last record */
     uint64_t t_ns;               /* host time of the last record (for elapsed time) */
+    /* recorded on a capturing stream: the capture and the nodes a wait on
+     * this event depends on (graph.c) */
+    struct emu_capture *capture;
+    struct emu_graph_node **cap_deps;
+    size_t ncap_deps;
 };
 
 /* Create / destroy. */
@@ -334,6 +348,10 @@ EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const stru
 /* MAYA_REC_HOST_FUNC. */
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream);
+/* The same for a host function issued to s: captured when s is capturing
+ * (see emu_copy_finish). */
+EMU_API enum emu_err emu_trace_host_func_on(uint32_t api, uint64_t t0, int result, void (*fn)(void *),
+                                            void *user_data, struct emu_stream *s);
 
 /* A copy of width bytes x height rows x depth slices (height, depth 0 = 1). */
 struct emu_copy {
@@ -352,12 +370,18 @@ struct emu_copy {
 EMU_API void emu_copy_classify(struct emu_copy *c);
 /* Move the bytes when result == 0 and the copy is small, then write the
  * MAYA_REC_MEMCPY record (call emu_copy_classify first). */
-EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c);
+EMU_API enum emu_err emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c);
 /* Likewise for a memset of width_elems elements of elem_bytes (1, 2, 4) per
  * row, height rows pitch bytes apart (height 0 = 1). */
-EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
-                               unsigned elem_bytes, uint64_t width_elems, uint64_t height, uint64_t pitch,
-                               struct emu_stream *stream, int async);
+EMU_API enum emu_err emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
+                                       unsigned elem_bytes, uint64_t width_elems, uint64_t height,
+                                       uint64_t pitch, struct emu_stream *stream, int async);
+/* Copies, memsets, launches and host functions issued (result 0) to a
+ * capturing stream are not performed: they become graph nodes and the call
+ * is traced as a CALL record flagged MAYA_F_CAPTURING; the return value is
+ * then the capture's (EMU_OK unless out of memory). Event records and waits
+ * on a capturing stream go through emu_event_record_on / emu_stream_wait_on
+ * and are traced by the library with emu_trace_call(..., MAYA_F_CAPTURING). */
 
 /* ---- driver entry points (procaddr.c) ----
  * The driver's cuGetProcAddress table, for cudaGetDriverEntryPoint[ByVersion]:
@@ -509,5 +533,175 @@ EMU_API void emu_image_index_free(struct emu_image_index *x);
 EMU_API void emu_image_cache_budget(uint64_t bytes);
 /* Demangle an Itanium C++ name (malloc'd), or a copy of it if not mangled. */
 char *emu_demangle(const char *mangled);
+
+
+/* ---- CUDA graphs and stream capture (graph.c) ----
+ * One implementation under cudaGraph* / cudaStream*Capture* and the
+ * driver's cuGraph* / cuStream*Capture*. Handles given to programs are the
+ * structs themselves (checked by magic). Graph objects follow CUDA's
+ * threading rule: one graph is not used from two threads at once.
+ *
+ * A graph launch is traced as the ops it contains, between MAYA_REC_GRAPH
+ * begin and end records, each op flagged MAYA_F_FROM_GRAPH. Branches that
+ * may run concurrently go to internal streams of the executable graph
+ * (STREAM records flagged MAYA_STREAM_GRAPH), ordered by event records and
+ * waits on internal events, so the trace says what may overlap in the
+ * terms the simulator already knows.
+ *
+ * Work issued to a capturing stream is not executed and not traced as an
+ * op: it becomes a node of the capture's graph, and the call is traced as a
+ * MAYA_REC_CALL record flagged MAYA_F_CAPTURING. */
+
+/* Node types, numbered as cudaGraphNodeType and CUgraphNodeType. */
+enum emu_node_type {
+    EMU_NODE_KERNEL = 0, EMU_NODE_MEMCPY = 1, EMU_NODE_MEMSET = 2, EMU_NODE_HOST = 3,
+    EMU_NODE_GRAPH = 4, EMU_NODE_EMPTY = 5, EMU_NODE_WAIT_EVENT = 6, EMU_NODE_EVENT_RECORD = 7,
+    EMU_NODE_MEM_ALLOC = 10, EMU_NODE_MEM_FREE = 11,
+};
+
+/* What a node does. Adding a node copies this (the kernel parameter buffer
+ * and a child graph are deep-copied). */
+struct emu_node_params {
+    int type;                    /* enum emu_node_type */
+    uint32_t api;                /* string id of the call that made it: its ops carry this api */
+    struct emu_launch launch;    /* KERNEL (launch.stream unused) */
+    const void *kparams;         /* KERNEL: packed parameter buffer (layout of the kernel) */
+    uint32_t kparam_bytes;
+    struct emu_copy copy;        /* MEMCPY (copy.stream unused; kind etc. classified on add) */
+    struct {
+        void *dst;
+        uint32_t value;
+        unsigned elem_bytes;     /* 1, 2 or 4 */
+        uint64_t width, height, pitch; /* width in elements */
+    } memset;
+    struct {
+        void (*fn)(void *);
+        void *arg;
+    } host;
+    struct emu_graph *child;     /* GRAPH */
+    struct emu_event *event;     /* WAIT_EVENT, EVENT_RECORD */
+    struct {
+        int device;
+        uint64_t bytes;
+        uint64_t ptr;            /* MEM_ALLOC: set by emu_graph_add_node; MEM_FREE: what is freed */
+    } mem;
+};
+
+struct emu_graph_exec;
+
+/* Update results, numbered as cudaGraphExecUpdateResult / CUgraphExecUpdateResult. */
+enum emu_update_result {
+    EMU_UPDATE_SUCCESS = 0, EMU_UPDATE_ERROR = 1, EMU_UPDATE_TOPOLOGY_CHANGED = 2,
+    EMU_UPDATE_NODE_TYPE_CHANGED = 3, EMU_UPDATE_FUNCTION_CHANGED = 4,
+    EMU_UPDATE_PARAMETERS_CHANGED = 5, EMU_UPDATE_NOT_SUPPORTED = 6,
+};
+
+EMU_API enum emu_err emu_graph_create(struct emu_graph **out);
+EMU_API enum emu_err emu_graph_destroy(struct emu_graph *g);
+EMU_API struct emu_graph *emu_graph_resolve(const void *handle);
+EMU_API struct emu_graph_node *emu_graph_node_resolve(const void *handle);
+EMU_API struct emu_graph_exec *emu_graph_exec_resolve(const void *handle);
+/* A deep copy; emu_graph_node_in_clone maps a node of g to its copy. */
+EMU_API enum emu_err emu_graph_clone(struct emu_graph *g, struct emu_graph **out);
+EMU_API struct emu_graph_node *emu_graph_node_in_clone(struct emu_graph *clone,
+                                                       const struct emu_graph_node *orig);
+
+/* Add a node depending on deps (nodes of g). Kernel parameters, child
+ * graphs are copied; a MEM_ALLOC node allocates its memory now. */
+EMU_API enum emu_err emu_graph_add_node(struct emu_graph *g, const struct emu_node_params *p,
+                                        struct emu_graph_node *const *deps, size_t ndeps,
+                                        struct emu_graph_node **out);
+EMU_API enum emu_err emu_graph_node_destroy(struct emu_graph_node *n);
+/* The node's parameters (valid while the node lives and is not changed). */
+EMU_API const struct emu_node_params *emu_graph_node_params(const struct emu_graph_node *n);
+EMU_API enum emu_err emu_graph_node_set_params(struct emu_graph_node *n, const struct emu_node_params *p);
+EMU_API struct emu_graph *emu_graph_node_graph(const struct emu_graph_node *n);
+/* Edges from[i] -> to[i]. */
+EMU_API enum emu_err emu_graph_add_deps(struct emu_graph *g, struct emu_graph_node *const *from,
+                                        struct emu_graph_node *const *to, size_t n);
+EMU_API enum emu_err emu_graph_remove_deps(struct emu_graph *g, struct emu_graph_node *const *from,
+                                           struct emu_graph_node *const *to, size_t n);
+/* Listing: fill up to *count entries (out may be NULL), *count = how many exist. */
+EMU_API void emu_graph_nodes(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
+EMU_API void emu_graph_roots(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
+EMU_API void emu_graph_edges(struct emu_graph *g, struct emu_graph_node **from, struct emu_graph_node **to,
+                             size_t *count);
+EMU_API void emu_graph_node_deps(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count);
+EMU_API void emu_graph_node_dependents(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count);
+
+/* Executable graphs. */
+EMU_API enum emu_err emu_graph_instantiate(struct emu_graph *g, uint64_t flags, struct emu_graph_exec **out);
+EMU_API enum emu_err emu_graph_exec_destroy(struct emu_graph_exec *x);
+EMU_API uint64_t emu_graph_exec_flags(const struct emu_graph_exec *x);
+/* Launch on a stream: trace its ops (begin/end records, api and t0 of the
+ * launching call), run its host nodes, move small copies. A capturing
+ * stream gets a child-graph node instead. */
+EMU_API enum emu_err emu_graph_launch(struct emu_graph_exec *x, struct emu_stream *s, uint32_t api, uint64_t t0);
+/* cudaGraphExecUpdate: g must have x's topology; *result says why not
+ * (EMU_ERR_GRAPH_UPDATE), *err_node the node of g that differs. */
+EMU_API enum emu_err emu_graph_exec_update(struct emu_graph_exec *x, struct emu_graph *g,
+                                           enum emu_update_result *result, struct emu_graph_node **err_node);
+/* Change one node of x (n: the node of the graph x was made from; for a
+ * GRAPH node, p->child is the new child graph of the same topology). */
+EMU_API enum emu_err emu_graph_exec_set_params(struct emu_graph_exec *x, struct emu_graph_node *n,
+                                               const struct emu_node_params *p);
+EMU_API enum emu_err emu_graph_exec_node_enable(struct emu_graph_exec *x, struct emu_graph_node *n,
+                                                int enable, int *was_enabled);
+
+/* Stream capture. mode: cudaStreamCaptureMode (0 global, 1 thread-local, 2 relaxed).
+ * into: capture into this existing graph (NULL: a new graph), after deps. */
+EMU_API enum emu_err emu_capture_begin(struct emu_stream *s, int mode, struct emu_graph *into,
+                                       struct emu_graph_node *const *deps, size_t ndeps);
+/* End the capture begun on s: *out is its graph (NULL if it was invalidated:
+ * EMU_ERR_CAPTURE_INVALIDATED). */
+EMU_API enum emu_err emu_capture_end(struct emu_stream *s, struct emu_graph **out);
+/* cudaStreamCaptureStatus: 0 none, 1 active, 2 invalidated. */
+EMU_API int emu_capture_status(const struct emu_stream *s, uint64_t *id, struct emu_graph **graph,
+                               struct emu_graph_node *const **deps, size_t *ndeps);
+/* cudaStreamUpdateCaptureDependencies: flags 0 add, 1 set. */
+EMU_API enum emu_err emu_capture_update_deps(struct emu_stream *s, struct emu_graph_node *const *deps,
+                                             size_t n, unsigned flags);
+/* Add a node to s's capture after its capture dependencies (which become
+ * the new node). Ops traced through this core are captured by it already;
+ * libraries use it for what only they know (memory nodes). */
+EMU_API enum emu_err emu_capture_add(struct emu_stream *s, const struct emu_node_params *p,
+                                     struct emu_graph_node **out);
+/* The thread's capture interaction mode (cudaThreadExchangeStreamCaptureMode). */
+EMU_API int emu_capture_exchange_mode(int mode);
+
+static inline int emu_stream_capturing(const struct emu_stream *s)
+{
+    return s && __builtin_expect(s->capture != NULL, 0);
+}
+
+/* Before issuing work to s: EMU_OK, or why it may not be issued
+ * (capture invalidated; the legacy stream used while a blocking stream of
+ * its device captures, which invalidates that capture). */
+EMU_API enum emu_err emu_stream_issue_check(struct emu_stream *s);
+/* Before a call CUDA calls "potentially unsafe" during capture (cudaMalloc,
+ * synchronisation, queries): EMU_OK, or EMU_ERR_CAPTURE_UNSUPPORTED when
+ * the thread's capture mode forbids it (the offending captures are
+ * invalidated). s: the stream a synchronising call targets (a capturing
+ * stream may not be synchronised in any mode), or NULL. */
+EMU_API enum emu_err emu_capture_unsafe_call(struct emu_stream *s);
+
+/* Events and capture: record e on s (external: cudaEventRecordExternal, an
+ * event-record node while capturing). Outside capture a new version. */
+EMU_API enum emu_err emu_event_record_on(struct emu_event *e, struct emu_stream *s, int external,
+                                         uint32_t api);
+/* Make s wait for e: while capturing, s joins e's capture (or a wait node
+ * is added for an event recorded outside it). api: the calling function's
+ * name id, for nodes made. */
+EMU_API enum emu_err emu_stream_wait_on(struct emu_stream *s, struct emu_event *e, uint32_t api);
+
+/* Pack a launch's parameter values (args: pointers to each value) into buf
+ * by the kernel's layout: the bytes written (0 when the layout is unknown). */
+EMU_API uint32_t emu_kernel_pack_args(struct emu_kernel *k, void **args, void *buf, size_t cap);
+
+/* Flags the trace writer adds to every call record this thread emits
+ * (graph.c sets MAYA_F_FROM_GRAPH while it replays a graph). */
+EMU_API void emu_trace_set_thread_flags(uint16_t flags);
+/* Is this thread replaying a graph launch? */
+EMU_API int emu_graph_replaying(void);
 
 #endif

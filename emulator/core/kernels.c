@@ -251,34 +251,73 @@ EMU_API enum emu_err emu_launch_check(const struct emu_launch *l)
     return EMU_OK;
 }
 
+EMU_API uint32_t emu_kernel_pack_args(struct emu_kernel *k, void **args, void *buf, size_t cap)
+{
+    emu_kernel_prepare(k);
+    if (!args || !k->layout_known || k->param_bytes > cap)
+        return 0;
+    unsigned char *p = buf;
+    memset(p, 0, k->param_bytes);
+    for (uint32_t i = 0; i < k->nparams; i++)
+        if (args[i] && (uint32_t)k->params[i].offset + k->params[i].bytes <= k->param_bytes)
+            memcpy(p + k->params[i].offset, args[i], k->params[i].bytes);
+    return k->param_bytes;
+}
+
+/* The largest parameter buffer a launch can have (CUDA 12.1+: 32764 bytes). */
+#define MAX_PARAM_BYTES 32764u
+
+/* Each thread builds its launch records in its own buffer, made on its
+ * first launch with room for the largest one. */
 static __thread unsigned char *launch_buf;
-static __thread size_t launch_cap;
+#define LAUNCH_BUF_BYTES (sizeof(struct maya_rec_launch) + MAYA_REC_ALIGN(MAX_PARAM_BYTES))
+
+static unsigned char *thread_launch_buf(void)
+{
+    if (__builtin_expect(!launch_buf, 0))
+        launch_buf = malloc(LAUNCH_BUF_BYTES);
+    return launch_buf;
+}
+
+/* A launch to a capturing stream: a kernel node with the packed values. */
+static void capture_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l, void **args,
+                           const void *extra_buf, size_t extra_bytes)
+{
+    struct emu_node_params p = { .type = EMU_NODE_KERNEL, .api = api, .launch = *l };
+    p.launch.stream = NULL;
+    if (extra_buf) {
+        p.kparams = extra_buf;
+        p.kparam_bytes = (uint32_t)MAYA_MIN(extra_bytes, MAX_PARAM_BYTES);
+    } else if (thread_launch_buf()) {
+        p.kparams = launch_buf;
+        p.kparam_bytes = emu_kernel_pack_args(l->kernel, args, launch_buf, MAX_PARAM_BYTES);
+    }
+    emu_capture_add(l->stream, &p, NULL);
+    emu_trace_call(api, t_enter, result, l->stream->id, MAYA_F_CAPTURING);
+}
 
 EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l,
                               void **args, const void *extra_buf, size_t extra_bytes, uint16_t flags)
 {
-    if (!emu_tracing())
+    if (result == 0 && emu_stream_capturing(l->stream)) {
+        capture_launch(api, t_enter, result, l, args, extra_buf, extra_bytes);
+        return;
+    }
+    if (!emu_tracing() || !thread_launch_buf())
         return;
     struct emu_kernel *k = l->kernel;
     emu_kernel_prepare(k);
     uint32_t pbytes = 0;
     if (extra_buf)
-        pbytes = (uint32_t)MAYA_MIN(extra_bytes, 32764u);
+        pbytes = (uint32_t)MAYA_MIN(extra_bytes, MAX_PARAM_BYTES);
     else if (args && k->layout_known)
         pbytes = k->param_bytes;
-    size_t bytes = sizeof(struct maya_rec_launch) + MAYA_REC_ALIGN(pbytes);
-    if (bytes > launch_cap) {
-        unsigned char *n = realloc(launch_buf, bytes);
-        if (!n)
-            return;
-        launch_buf = n;
-        launch_cap = bytes;
-    }
     struct maya_rec_launch *r = (void *)launch_buf;
-    memset(r, 0, bytes);
+    unsigned char *params = launch_buf + sizeof *r;
+    uint32_t padded = MAYA_REC_ALIGN(pbytes);
     r->h.type = MAYA_REC_LAUNCH;
     r->h.flags = flags;
-    r->h.bytes = (uint32_t)bytes;
+    r->h.bytes = (uint32_t)(sizeof *r + padded);
     emu_call_fill(&r->call, api, t_enter, result, l->stream ? l->stream->id : 0);
     r->kernel = k->trace_id;
     memcpy(r->grid, l->grid, sizeof r->grid);
@@ -287,12 +326,14 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
     r->smem_bytes = l->smem_bytes;
     r->flags = l->flags;
     r->param_bytes = pbytes;
-    unsigned char *params = launch_buf + sizeof *r;
+    r->reserved = 0;
     if (extra_buf) {
         memcpy(params, extra_buf, pbytes);
-    } else if (args && k->layout_known) {
+        memset(params + pbytes, 0, padded - pbytes);
+    } else if (pbytes) {
+        memset(params, 0, padded); /* gaps between parameters */
         for (uint32_t i = 0; i < k->nparams; i++)
-            if (args[i])
+            if (args[i] && (uint32_t)k->params[i].offset + k->params[i].bytes <= pbytes)
                 memcpy(params + k->params[i].offset, args[i], k->params[i].bytes);
     }
     emu_trace_emit(r);

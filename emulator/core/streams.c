@@ -7,6 +7,7 @@
  */
 #define _GNU_SOURCE
 #include "emu.h"
+#include "graph_int.h"
 #include "maya/common.h"
 
 #include <stdlib.h>
@@ -47,6 +48,11 @@ static struct emu_stream *stream_new(int device, unsigned flags, int priority)
     emu_device_touch(emu_device(device));
     define_stream(s);
     return s;
+}
+
+struct emu_stream *emu_stream_new_internal(int device, unsigned flags, int priority)
+{
+    return stream_new(device, flags, priority);
 }
 
 EMU_API enum emu_err emu_stream_create(int device, unsigned flags, int priority, struct emu_stream **out)
@@ -133,6 +139,16 @@ EMU_API enum emu_err emu_event_create(unsigned flags, struct emu_event **out)
     return EMU_OK;
 }
 
+void emu_event_init_internal(struct emu_event *e)
+{
+    memset(e, 0, sizeof *e);
+    e->flags = 0x2; /* cudaEventDisableTiming: nothing times internal events */
+    e->device = -1;
+    pthread_mutex_lock(&lock);
+    e->id = next_event_id++;
+    pthread_mutex_unlock(&lock);
+}
+
 EMU_API enum emu_err emu_event_destroy(struct emu_event *e)
 {
     if (!e || e->magic != EMU_EVENT_MAGIC)
@@ -188,6 +204,8 @@ static void *hostfn_main(void *arg)
 
 EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *), void *arg)
 {
+    if (emu_stream_capturing(s))
+        return EMU_OK; /* captured: it runs when the graph is launched */
     struct hostfn *f = calloc(1, sizeof *f);
     if (!f)
         return EMU_ERR_OUT_OF_MEMORY;
@@ -218,12 +236,23 @@ EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *)
     return EMU_OK;
 }
 
+/* Does synchronising s wait for work of stream t? A stream waits for its
+ * own work; the legacy default stream also for every blocking stream of its
+ * device (its implicit synchronisation); NULL stands for the whole process. */
+static int waits_for(const struct emu_stream *s, const struct emu_stream *t)
+{
+    if (!s || s == t)
+        return 1;
+    return (s->flags & MAYA_STREAM_LEGACY) && t && t->device == s->device &&
+           !(t->flags & MAYA_STREAM_NON_BLOCKING);
+}
+
 static int pending_for(struct emu_stream *s)
 {
-    if (fn_running && (!s || fn_running->stream == s))
+    if (fn_running && waits_for(s, fn_running->stream))
         return 1;
     for (struct hostfn *f = fn_head; f; f = f->next)
-        if (!s || f->stream == s)
+        if (waits_for(s, f->stream))
             return 1;
     return 0;
 }

@@ -81,6 +81,27 @@ EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const stru
     return EMU_OK;
 }
 
+/* Work issued to a capturing stream becomes a node of the capture's graph;
+ * the call is traced as a CALL record flagged CAPTURING, not as an op. */
+static enum emu_err capture(uint32_t api, uint64_t t0, int result, struct emu_stream *s,
+                            const struct emu_node_params *p)
+{
+    enum emu_err e = emu_capture_add(s, p, NULL);
+    emu_trace_call(api, t0, result, s->id, MAYA_F_CAPTURING);
+    return e;
+}
+
+EMU_API enum emu_err emu_trace_host_func_on(uint32_t api, uint64_t t0, int result, void (*fn)(void *),
+                                            void *user_data, struct emu_stream *s)
+{
+    if (result == 0 && emu_stream_capturing(s)) {
+        struct emu_node_params p = { .type = EMU_NODE_HOST, .api = api, .host = { fn, user_data } };
+        return capture(api, t0, result, s, &p);
+    }
+    emu_trace_host_func(api, t0, result, (uint64_t)(uintptr_t)fn, (uint64_t)(uintptr_t)user_data, s->id);
+    return EMU_OK;
+}
+
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream)
 {
@@ -123,8 +144,12 @@ static uint64_t copy_bytes(const struct emu_copy *c)
     return c->width * MAYA_MAX(c->height, 1) * MAYA_MAX(c->depth, 1);
 }
 
-EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c)
+EMU_API enum emu_err emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c)
 {
+    if (result == 0 && emu_stream_capturing(c->stream)) {
+        struct emu_node_params p = { .type = EMU_NODE_MEMCPY, .api = api, .copy = *c };
+        return capture(api, t0, result, c->stream, &p);
+    }
     uint64_t bytes = copy_bytes(c);
     uint64_t height = MAYA_MAX(c->height, 1), depth = MAYA_MAX(c->depth, 1);
     uint32_t flags = 0;
@@ -138,14 +163,16 @@ EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct
             flags |= MAYA_COPY_PERFORMED;
     }
     if (!emu_tracing())
-        return;
+        return EMU_OK;
     struct maya_rec_memcpy r;
     memset(&r, 0, sizeof r);
     r.h.type = MAYA_REC_MEMCPY;
     r.h.bytes = sizeof r;
     /* A synchronous copy returns when it is done; an async one from or to
-     * pageable host memory is staged, so the host waits for it too. */
-    if (!c->async || (!c->pinned && (c->kind == MAYA_COPY_D2H || c->kind == MAYA_COPY_H2D)))
+     * pageable host memory is staged, so the host waits for it too (not so
+     * for a copy of a graph launch: the host only issues the graph). */
+    if (!c->async || (!c->pinned && (c->kind == MAYA_COPY_D2H || c->kind == MAYA_COPY_H2D) &&
+                      !emu_graph_replaying()))
         r.h.flags = MAYA_F_HOST_WAITS;
     r.dst = (uint64_t)(uintptr_t)c->dst;
     r.src = (uint64_t)(uintptr_t)c->src;
@@ -159,14 +186,20 @@ EMU_API void emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct
     r.depth = depth;
     emu_call_fill(&r.call, api, t0, result, c->stream ? c->stream->id : 0);
     emu_trace_emit(&r);
+    return EMU_OK;
 }
 
 /* ---- memsets ---- */
 
-EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
-                               unsigned elem_bytes, uint64_t width_elems, uint64_t height, uint64_t pitch,
-                               struct emu_stream *stream, int async)
+EMU_API enum emu_err emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst, uint32_t value,
+                                       unsigned elem_bytes, uint64_t width_elems, uint64_t height,
+                                       uint64_t pitch, struct emu_stream *stream, int async)
 {
+    if (result == 0 && emu_stream_capturing(stream)) {
+        struct emu_node_params p = { .type = EMU_NODE_MEMSET, .api = api,
+                                     .memset = { dst, value, elem_bytes, width_elems, height, pitch } };
+        return capture(api, t0, result, stream, &p);
+    }
     height = MAYA_MAX(height, 1);
     uint64_t row_bytes = width_elems * elem_bytes, bytes = row_bytes * height;
     uint32_t flags = async ? MAYA_COPY_ASYNC : 0;
@@ -178,7 +211,7 @@ EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst,
             flags |= MAYA_COPY_PERFORMED;
     }
     if (!emu_tracing())
-        return;
+        return EMU_OK;
     struct maya_rec_memset r;
     memset(&r, 0, sizeof r);
     r.h.type = MAYA_REC_MEMSET;
@@ -190,4 +223,5 @@ EMU_API void emu_memset_finish(uint32_t api, uint64_t t0, int result, void *dst,
     r.flags = flags;
     emu_call_fill(&r.call, api, t0, result, stream ? stream->id : 0);
     emu_trace_emit(&r);
+    return EMU_OK;
 }

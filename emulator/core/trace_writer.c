@@ -207,11 +207,25 @@ static unsigned char *reserve_locked(uint32_t bytes)
     return p;
 }
 
+static __thread uint16_t thread_flags;
+
+EMU_API void emu_trace_set_thread_flags(uint16_t flags)
+{
+    thread_flags = flags;
+}
+
+EMU_API int emu_graph_replaying(void)
+{
+    return (thread_flags & MAYA_F_FROM_GRAPH) != 0;
+}
+
 static void emit_locked(void *rec)
 {
     struct maya_rec_hdr *h = rec;
-    if (maya_rec_is_call(h->type))
+    if (maya_rec_is_call(h->type)) {
         ((struct maya_rec_call *)rec)->call.seq = next_seq++;
+        h->flags |= thread_flags;
+    }
     unsigned char *p = reserve_locked(h->bytes);
     if (p)
         memcpy(p, rec, h->bytes);

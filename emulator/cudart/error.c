@@ -63,6 +63,12 @@ cudaError_t rt_error(enum emu_err e)
     case EMU_ERR_INVALID_IMAGE: return cudaErrorInvalidKernelImage;
     case EMU_ERR_PEER_ACCESS_ALREADY_ENABLED: return cudaErrorPeerAccessAlreadyEnabled;
     case EMU_ERR_PEER_ACCESS_NOT_ENABLED: return cudaErrorPeerAccessNotEnabled;
+    case EMU_ERR_CAPTURE_UNJOINED: return cudaErrorStreamCaptureUnjoined;
+    case EMU_ERR_CAPTURE_IMPLICIT: return cudaErrorStreamCaptureImplicit;
+    case EMU_ERR_CAPTURE_ISOLATION: return cudaErrorStreamCaptureIsolation;
+    case EMU_ERR_CAPTURE_UNMATCHED: return cudaErrorStreamCaptureUnmatched;
+    case EMU_ERR_CAPTURE_WRONG_THREAD: return cudaErrorStreamCaptureWrongThread;
+    case EMU_ERR_GRAPH_UPDATE: return cudaErrorGraphExecUpdateFailure;
     }
     return cudaErrorUnknown;
 }

@@ -133,6 +133,7 @@ struct maya_rec_device {        /* MAYA_REC_DEVICE: a device the process used */
 #define MAYA_STREAM_NON_BLOCKING 0x0001 /* cudaStreamNonBlocking: no implicit sync with legacy stream */
 #define MAYA_STREAM_LEGACY       0x0100 /* the device's legacy default stream (NULL / cudaStreamLegacy) */
 #define MAYA_STREAM_PER_THREAD   0x0200 /* a thread's per-thread default stream */
+#define MAYA_STREAM_GRAPH        0x0400 /* internal stream of an executable graph: one of its branches */
 
 struct maya_rec_stream {        /* MAYA_REC_STREAM: before a stream's first use */
     struct maya_rec_hdr h;
