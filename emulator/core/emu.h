@@ -64,6 +64,9 @@ enum emu_err {
  *   MAYA_COPY_THRESHOLD copies/memsets up to this many bytes are performed (64K)
  *   MAYA_HWSPEC_DIR     where GPU descriptions are (default: the install's)
  *   MAYA_QUIET          1: no notes on stderr (unsupported calls are still counted)
+ *   MAYA_INJECT_FAULT   N: the N-th kernel launch of the process faults (an
+ *                       illegal address, a sticky error), to try a program's
+ *                       error handling; 0 or unset: kernels never fault
  */
 struct emu_config {
     const struct maya_gpu_spec *gpu;
@@ -73,6 +76,7 @@ struct emu_config {
     uint64_t copy_threshold;
     int quiet;
     char trace_dir[4096];
+    uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
 };
 
 /* Start the emulator if it has not started (idempotent, thread-safe, cheap
@@ -256,6 +260,49 @@ EMU_API void emu_mem_info(int device, uint64_t *free_bytes, uint64_t *total_byte
 /* Fill an ALLOC/FREE record's device usage fields. */
 EMU_API void emu_mem_usage(int device, uint64_t *used, uint64_t *peak);
 
+/* Place an allocation whose capacity is already charged (pools): address
+ * space and a table entry only. */
+EMU_API enum emu_err emu_mem_place(int device, uint64_t bytes, uint64_t charged, int kind, uint64_t pool,
+                                   uint64_t *ptr);
+
+/* ---- memory pools (pool.c) ----
+ * cudaMemPool_t / CUmemoryPool: the struct itself. A pool's reserve counts
+ * against its device's capacity; freed allocations go back to the reserve,
+ * which shrinks to the release threshold when the program synchronises. */
+struct emu_pool {
+    uint32_t magic;
+    uint64_t id;                 /* emu_alloc.pool of its allocations */
+    int device;
+    int is_default, destroyed;
+    uint64_t max_bytes;          /* 0 = the device's memory */
+    uint64_t release_threshold;
+    uint64_t reserved, used;     /* bytes; guarded by the pool lock */
+    uint64_t reserved_high, used_high;
+    int reuse_follow_events, reuse_opportunistic, reuse_internal;
+    unsigned char access[64];    /* cudaMemAccessFlags per device */
+    struct emu_pool *next;
+};
+
+EMU_API struct emu_pool *emu_pool_resolve(const void *handle);
+EMU_API struct emu_pool *emu_pool_default(int device);
+/* The pool cudaMallocAsync uses on a device (cudaDeviceSetMemPool). */
+EMU_API struct emu_pool *emu_pool_current(int device);
+EMU_API enum emu_err emu_pool_set_current(int device, struct emu_pool *p);
+EMU_API enum emu_err emu_pool_create(int device, uint64_t max_bytes, struct emu_pool **out);
+EMU_API enum emu_err emu_pool_destroy(struct emu_pool *p);
+EMU_API enum emu_err emu_pool_alloc(struct emu_pool *p, uint64_t bytes, uint64_t *ptr);
+/* At a synchronisation: every pool of device (-1: all) gives back its idle
+ * reserve above its threshold; traced as a FREE with no address (api != 0).
+ * Returns the bytes given back. */
+EMU_API uint64_t emu_pool_release_idle(int device, uint32_t api, uint64_t t0);
+EMU_API enum emu_err emu_pool_trim(struct emu_pool *p, uint64_t keep, uint32_t api, uint64_t t0);
+/* cudaMemPoolAttr get (set = 0) or set; int attributes as 0/1. */
+EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, uint64_t *value);
+/* cudaMemAccessFlags of device on the pool's memory, get or set. */
+EMU_API enum emu_err emu_pool_access(struct emu_pool *p, int device, int set, int *flags);
+/* memory.c -> pool.c: an allocation from pool id was freed. */
+void emu_pool_freed(uint64_t id, uint64_t charged);
+
 /* Where a pointer lives, for copies: device ordinal, or -1 for host (pinned
  * says whether it is page-locked memory the emulator knows). */
 EMU_API int emu_ptr_device(uint64_t ptr, int *pinned);
@@ -300,6 +347,7 @@ struct emu_event {
     int device;
     uint64_t stream;             /* stream of the last record */
     uint64_t t_ns;               /* host time of the last record (for elapsed time) */
+    uint64_t hostfn_mark;        /* host functions queued before the last record */
     /* recorded on a capturing stream: the capture and the nodes a wait on
      * this event depends on (graph.c) */
     struct emu_capture *capture;
@@ -324,8 +372,17 @@ EMU_API struct emu_event *emu_event_resolve(const void *handle);
  * thread in the order they were enqueued per stream; stream and device
  * synchronisation wait for them. */
 EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *), void *arg);
-/* Wait for a stream's (or, with s NULL, every stream's) host functions. */
+/* Wait for a stream's (or, with s NULL, every stream's) host functions;
+ * synchronising the legacy stream waits for those of every blocking
+ * stream of its device too. */
 EMU_API void emu_hostfn_drain(struct emu_stream *s);
+/* Has s (NULL: any stream) host functions queued or running? */
+EMU_API int emu_hostfn_pending(struct emu_stream *s);
+/* Host functions are numbered as queued: the number queued so far; and
+ * whether / waiting until the first mark of them have run. */
+EMU_API uint64_t emu_hostfn_mark(void);
+EMU_API int emu_hostfn_done(uint64_t mark);
+EMU_API void emu_hostfn_wait(uint64_t mark);
 
 /* ---- tracing operations (trace_ops.c), shared by the runtime and driver ----
  * Each library checks its arguments and maps errors; these write the record

@@ -110,6 +110,10 @@ static int configure(void)
     const char *thr = getenv("MAYA_COPY_THRESHOLD");
     if (thr && *thr && maya_parse_size(thr, &config.copy_threshold) < 0)
         return maya_error("MAYA_COPY_THRESHOLD=\"%s\": expected a size in bytes (e.g. 65536, 64K)", thr);
+    const char *fault = getenv("MAYA_INJECT_FAULT");
+    if (fault && *fault && maya_parse_u64(fault, &config.fault_launch) < 0)
+        return maya_error("MAYA_INJECT_FAULT=\"%s\": expected the number of the launch that faults "
+                          "(1 = the first), or 0 for none", fault);
     const char *q = getenv("MAYA_QUIET");
     config.quiet = q && *q && strcmp(q, "0") != 0;
     const char *dir = getenv("MAYA_TRACE_DIR");

@@ -224,6 +224,27 @@ static enum emu_err charge_locked(struct emu_device *d, uint64_t bytes)
     return EMU_OK;
 }
 
+/* Carve an allocation out of the device's region and enter it in the table
+ * (mem_lock held); capacity is the caller's business. */
+static enum emu_err place_locked(int device, uint64_t bytes, uint64_t charged, int kind, unsigned flags,
+                                 uint64_t pool, uint64_t *ptr)
+{
+    struct arena *a = device_arena(device);
+    uint64_t base = 0;
+    if (!a || arena_take(a, charged, DEV_ALIGN, 0, &base) < 0) {
+        emu_note_oom();
+        return EMU_ERR_OUT_OF_MEMORY;
+    }
+    struct emu_alloc rec = { .base = base, .bytes = bytes, .charged = charged, .device = device,
+                             .kind = kind, .flags = flags, .pool = pool };
+    if (table_insert(&rec) < 0) {
+        arena_give(a, base, charged);
+        return EMU_ERR_OUT_OF_MEMORY;
+    }
+    *ptr = base;
+    return EMU_OK;
+}
+
 EMU_API enum emu_err emu_mem_alloc(int device, uint64_t bytes, int kind, unsigned flags, uint64_t *ptr)
 {
     struct emu_device *d = emu_device(device);
@@ -234,25 +255,20 @@ EMU_API enum emu_err emu_mem_alloc(int device, uint64_t bytes, int kind, unsigne
         return EMU_ERR_OUT_OF_MEMORY;
     pthread_mutex_lock(&mem_lock);
     enum emu_err rc = charge_locked(d, charged);
-    struct arena *a = rc == EMU_OK ? device_arena(device) : NULL;
-    uint64_t base = 0;
-    if (rc == EMU_OK && (!a || arena_take(a, charged, DEV_ALIGN, 0, &base) < 0)) {
+    if (rc == EMU_OK && (rc = place_locked(device, bytes, charged, kind, flags, 0, ptr)) != EMU_OK)
         d->used -= charged;
-        emu_note_oom();
-        rc = EMU_ERR_OUT_OF_MEMORY;
-    }
-    if (rc == EMU_OK) {
-        struct emu_alloc rec = { .base = base, .bytes = bytes, .charged = charged, .device = device,
-                                 .kind = kind, .flags = flags };
-        if (table_insert(&rec) < 0) {
-            arena_give(a, base, charged);
-            d->used -= charged;
-            rc = EMU_ERR_OUT_OF_MEMORY;
-        }
-    }
     pthread_mutex_unlock(&mem_lock);
-    if (rc == EMU_OK)
-        *ptr = base;
+    return rc;
+}
+
+EMU_API enum emu_err emu_mem_place(int device, uint64_t bytes, uint64_t charged, int kind, uint64_t pool,
+                                   uint64_t *ptr)
+{
+    if (!emu_device(device))
+        return EMU_ERR_INVALID_DEVICE;
+    pthread_mutex_lock(&mem_lock);
+    enum emu_err rc = place_locked(device, bytes, charged, kind, 0, pool, ptr);
+    pthread_mutex_unlock(&mem_lock);
     return rc;
 }
 
@@ -306,11 +322,14 @@ EMU_API enum emu_err emu_mem_free(uint64_t ptr, int kind_mask, struct emu_alloc 
     table_remove(a);
     if (copy.device >= 0 && copy.kind != MAYA_ALLOC_VMM_MAP) {
         struct emu_device *d = emu_device(copy.device);
-        d->used -= copy.charged;
+        if (!copy.pool)
+            d->used -= copy.charged; /* a pool keeps the capacity in its reserve */
         drop_pages(copy.base, copy.charged);
         arena_give(&dev_arenas[copy.device], copy.base, copy.charged);
     }
     pthread_mutex_unlock(&mem_lock);
+    if (copy.pool)
+        emu_pool_freed(copy.pool, copy.charged);
     if (copy.kind == MAYA_ALLOC_HOST)
         munmap((void *)(uintptr_t)copy.base, copy.charged);
     if (out)

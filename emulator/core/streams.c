@@ -178,6 +178,7 @@ static pthread_mutex_t fn_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t fn_cond = PTHREAD_COND_INITIALIZER;
 static struct hostfn *fn_head, *fn_tail;
 static struct hostfn *fn_running;
+static uint64_t fn_queued, fn_done;    /* host functions queued / finished so far */
 static int fn_worker_started;
 static pthread_t fn_worker;
 
@@ -196,6 +197,7 @@ static void *hostfn_main(void *arg)
         f->fn(f->arg);
         pthread_mutex_lock(&fn_lock);
         fn_running = NULL;
+        fn_done++;
         free(f);
         pthread_cond_broadcast(&fn_cond);
     }
@@ -231,6 +233,7 @@ EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *)
     else
         fn_head = f;
     fn_tail = f;
+    fn_queued++;
     pthread_cond_broadcast(&fn_cond);
     pthread_mutex_unlock(&fn_lock);
     return EMU_OK;
@@ -266,5 +269,37 @@ EMU_API void emu_hostfn_drain(struct emu_stream *s)
         while (pending_for(s))
             pthread_cond_wait(&fn_cond, &fn_lock);
     }
+    pthread_mutex_unlock(&fn_lock);
+}
+
+EMU_API int emu_hostfn_pending(struct emu_stream *s)
+{
+    pthread_mutex_lock(&fn_lock);
+    int p = pending_for(s);
+    pthread_mutex_unlock(&fn_lock);
+    return p;
+}
+
+EMU_API uint64_t emu_hostfn_mark(void)
+{
+    pthread_mutex_lock(&fn_lock);
+    uint64_t m = fn_queued;
+    pthread_mutex_unlock(&fn_lock);
+    return m;
+}
+
+EMU_API int emu_hostfn_done(uint64_t mark)
+{
+    pthread_mutex_lock(&fn_lock);
+    int d = fn_done >= mark;
+    pthread_mutex_unlock(&fn_lock);
+    return d;
+}
+
+EMU_API void emu_hostfn_wait(uint64_t mark)
+{
+    pthread_mutex_lock(&fn_lock);
+    while (fn_done < mark)
+        pthread_cond_wait(&fn_cond, &fn_lock);
     pthread_mutex_unlock(&fn_lock);
 }

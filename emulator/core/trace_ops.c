@@ -67,6 +67,9 @@ EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s)
     e->stream = s->id;
     e->device = s->device;
     e->t_ns = emu_now();
+    /* Host functions run in queue order, so the event is complete once
+     * every one queued before it has run. */
+    e->hostfn_mark = emu_hostfn_mark();
 }
 
 EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const struct emu_event *end, float *ms)

@@ -2,6 +2,7 @@
 #include "rt.h"
 
 #include <stddef.h>
+#include <stdio.h>
 
 struct err_name {
     const char *name;
@@ -36,6 +37,20 @@ static const struct { int value; const char *text; } short_strings[] = {
     { cudaErrorPeerAccessAlreadyEnabled, "peer access is already enabled" },
     { cudaErrorPeerAccessNotEnabled, "peer access has not been enabled" },
     { cudaErrorInvalidKernelImage, "device kernel image is invalid" },
+    { cudaErrorIllegalAddress, "an illegal memory access was encountered" },
+    { cudaErrorLaunchFailure, "unspecified launch failure" },
+    { cudaErrorMissingConfiguration, "__global__ function call is not configured" },
+    { cudaErrorInvalidSymbol, "invalid device symbol" },
+    { cudaErrorInvalidPitchValue, "invalid pitch argument" },
+    { cudaErrorInvalidMemcpyDirection, "invalid copy direction for memcpy" },
+    { cudaErrorUnsupportedLimit, "unsupported limit" },
+    { cudaErrorStreamCaptureUnjoined, "capture sequence contains a fork that was not joined to the primary stream" },
+    { cudaErrorStreamCaptureImplicit, "operation would make the legacy stream depend on a capturing blocking stream" },
+    { cudaErrorStreamCaptureIsolation, "dependency created on uncaptured work in another stream" },
+    { cudaErrorStreamCaptureUnmatched, "capture sequence was not initiated in this stream" },
+    { cudaErrorStreamCaptureWrongThread, "attempt to terminate a thread-local capture sequence from another thread" },
+    { cudaErrorHostMemoryAlreadyRegistered, "part or all of the requested memory range is already mapped" },
+    { cudaErrorHostMemoryNotRegistered, "pointer does not correspond to a registered memory region" },
 };
 
 cudaError_t rt_error(enum emu_err e)
@@ -73,22 +88,52 @@ cudaError_t rt_error(enum emu_err e)
     return cudaErrorUnknown;
 }
 
+int rt_sticky;
+
+cudaError_t rt_sticky_call(uint32_t api)
+{
+    cudaError_t e = (cudaError_t)rt_sticky;
+    emu_trace_call(api, emu_now(), e, 0, 0);
+    return rt_note(e);
+}
+
+/* MAYA_INJECT_FAULT=N: the N-th launch faults. The launch itself returns
+ * success (a kernel's fault is reported later, asynchronously); every call
+ * after it returns cudaErrorIllegalAddress. */
+void rt_count_launch(void)
+{
+    static uint64_t launches;
+    uint64_t n = __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
+    if (n == emu_config()->fault_launch) {
+        __atomic_store_n(&rt_sticky, cudaErrorIllegalAddress, __ATOMIC_RELEASE);
+        if (!emu_config()->quiet)
+            fprintf(stderr, "maya-emu: launch %llu faults (MAYA_INJECT_FAULT): the process now has the "
+                    "sticky error cudaErrorIllegalAddress\n", (unsigned long long)n);
+    }
+}
+
+/* The last error: a sticky error stays; any other is cleared by reading. */
 cudaError_t cudaGetLastError(void)
 {
-    RT_ENTER();
+    enum emu_err rc = emu_enter();
+    if (rc != EMU_OK)
+        return rt_error(rc);
+    uint64_t t0 = emu_now();
     struct emu_thread *t = emu_thread();
-    cudaError_t e = (cudaError_t)t->runtime_error;
+    cudaError_t e = rt_sticky ? (cudaError_t)rt_sticky : (cudaError_t)t->runtime_error;
     t->runtime_error = cudaSuccess;
-    /* The call itself succeeds; what it returns is the old error. */
-    emu_trace_call(RT_API(), rt_t0, e, 0, 0);
+    emu_trace_call(RT_API(), t0, e, 0, 0);
     return e;
 }
 
 cudaError_t cudaPeekAtLastError(void)
 {
-    RT_ENTER();
-    cudaError_t e = (cudaError_t)emu_thread()->runtime_error;
-    emu_trace_call(RT_API(), rt_t0, e, 0, 0);
+    enum emu_err rc = emu_enter();
+    if (rc != EMU_OK)
+        return rt_error(rc);
+    uint64_t t0 = emu_now();
+    cudaError_t e = rt_sticky ? (cudaError_t)rt_sticky : (cudaError_t)emu_thread()->runtime_error;
+    emu_trace_call(RT_API(), t0, e, 0, 0);
     return e;
 }
 

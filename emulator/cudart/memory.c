@@ -1,6 +1,7 @@
-/* Runtime memory: allocation (device, host, managed), copies, memsets and
- * pointer attributes. Copies and memsets up to the copy threshold move bytes
- * for real; every one is traced with its direction and size. */
+/* Runtime memory: allocation (device, pitched, async and pools, host,
+ * managed), freeing, memory information and pointer attributes. Device
+ * memory is reserved address space that costs no RAM until touched; its
+ * capacity is the emulated GPU's (core memory.c, pool.c). */
 #include "rt.h"
 
 #include <string.h>
@@ -8,27 +9,27 @@
 #define DEVICE_KINDS ((1 << MAYA_ALLOC_DEVICE) | (1 << MAYA_ALLOC_MANAGED) | (1 << MAYA_ALLOC_ASYNC))
 #define HOST_KINDS (1 << MAYA_ALLOC_HOST)
 
-static cudaError_t alloc_device(uint32_t api, uint64_t t0, void **devPtr, size_t size, int kind,
-                                unsigned flags, struct emu_stream *stream)
+/* cudaMalloc and friends are "potentially unsafe" during stream capture. */
+static cudaError_t alloc_device(uint32_t api, uint64_t t0, void **devPtr, size_t size, int kind, unsigned flags)
 {
-    int dev = stream ? stream->device : rt_device();
-    if (!devPtr)
-        return rt_note(cudaErrorInvalidValue);
-    emu_primary_ctx(dev);
+    int dev = rt_device();
+    cudaError_t e = devPtr ? rt_error(emu_capture_unsafe_call(NULL)) : cudaErrorInvalidValue;
     uint64_t p = 0;
-    cudaError_t e = cudaSuccess;
-    if (size == 0)
-        *devPtr = NULL;
-    else if ((e = rt_error(emu_mem_alloc(dev, size, kind, flags, &p))) == cudaSuccess)
-        *devPtr = (void *)(uintptr_t)p;
-    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, kind, dev, stream ? stream->id : 0, 0);
+    if (e == cudaSuccess) {
+        emu_primary_ctx(dev);
+        if (size == 0)
+            *devPtr = NULL;
+        else if ((e = rt_error(emu_mem_alloc(dev, size, kind, flags, &p))) == cudaSuccess)
+            *devPtr = (void *)(uintptr_t)p;
+    }
+    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, kind, dev, 0, 0);
     return rt_note(e);
 }
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
     RT_ENTER();
-    return alloc_device(RT_API(), rt_t0, devPtr, size, MAYA_ALLOC_DEVICE, 0, NULL);
+    return alloc_device(RT_API(), rt_t0, devPtr, size, MAYA_ALLOC_DEVICE, 0);
 }
 
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
@@ -36,16 +37,14 @@ cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
     RT_ENTER();
     if (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost)
         RT_RETURN(cudaErrorInvalidValue);
-    return alloc_device(RT_API(), rt_t0, devPtr, size, MAYA_ALLOC_MANAGED, flags, NULL);
+    return alloc_device(RT_API(), rt_t0, devPtr, size, MAYA_ALLOC_MANAGED, flags);
 }
 
-cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
+/* Rows padded to 512 bytes, as the real allocator does. */
+static size_t row_pitch(size_t width)
 {
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(hStream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    return alloc_device(RT_API(), rt_t0, devPtr, size, MAYA_ALLOC_ASYNC, 0, s);
+    size_t align = 512;
+    return (width + align - 1) / align * align;
 }
 
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
@@ -53,55 +52,66 @@ cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t h
     RT_ENTER();
     if (!pitch)
         RT_RETURN(cudaErrorInvalidValue);
-    size_t align = emu_device(rt_device())->prop.texturePitchAlignment * 16; /* 512 bytes */
-    size_t p = (width + align - 1) / align * align;
-    *pitch = p;
-    return alloc_device(RT_API(), rt_t0, devPtr, p * height, MAYA_ALLOC_DEVICE, 0, NULL);
+    *pitch = row_pitch(width);
+    return alloc_device(RT_API(), rt_t0, devPtr, *pitch * height, MAYA_ALLOC_DEVICE, 0);
+}
+
+cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent extent)
+{
+    RT_ENTER();
+    if (!pitchedDevPtr)
+        RT_RETURN(cudaErrorInvalidValue);
+    size_t pitch = row_pitch(extent.width);
+    void *p = NULL;
+    cudaError_t e = alloc_device(RT_API(), rt_t0, &p, pitch * extent.height * extent.depth, MAYA_ALLOC_DEVICE, 0);
+    if (e == cudaSuccess)
+        *pitchedDevPtr = make_cudaPitchedPtr(p, pitch, extent.width, extent.height);
+    return e;
 }
 
 static cudaError_t free_memory(uint32_t api, uint64_t t0, void *ptr, int kinds, uint16_t flags,
                                struct emu_stream *stream)
 {
+    uint64_t sid = stream ? stream->id : 0;
     if (!ptr) {
-        emu_trace_call(api, t0, cudaSuccess, 0, flags);
+        emu_trace_call(api, t0, cudaSuccess, sid, flags);
         return cudaSuccess;
     }
     struct emu_alloc a;
-    cudaError_t e = rt_error(emu_mem_free((uint64_t)(uintptr_t)ptr, kinds, &a));
-    if (e != cudaSuccess) {
-        e = cudaErrorInvalidValue;
-        emu_trace_call(api, t0, e, 0, flags);
-        return rt_note(e);
+    if (emu_mem_free((uint64_t)(uintptr_t)ptr, kinds, &a) != EMU_OK) {
+        emu_trace_call(api, t0, cudaErrorInvalidValue, sid, flags);
+        return rt_note(cudaErrorInvalidValue);
     }
-    emu_trace_alloc(MAYA_REC_FREE, api, t0, cudaSuccess, a.base, a.bytes, a.kind, a.device,
-                stream ? stream->id : 0, flags);
+    emu_trace_alloc(MAYA_REC_FREE, api, t0, cudaSuccess, a.base, a.bytes, a.kind, a.device, sid, flags);
     return cudaSuccess;
 }
 
 cudaError_t cudaFree(void *devPtr)
 {
     RT_ENTER();
-    emu_primary_ctx(rt_device());
-    /* cudaFree waits for the device, as on a GPU. */
+    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    int dev = rt_device();
+    emu_primary_ctx(dev);
+    /* cudaFree waits for the device, as on a GPU: a synchronisation point,
+     * where pools give back their idle memory. */
+    rt_drain(NULL);
+    emu_pool_release_idle(dev, RT_API(), rt_t0);
     return free_memory(RT_API(), rt_t0, devPtr, DEVICE_KINDS, MAYA_F_DEVICE_SYNC, NULL);
-}
-
-cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
-{
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(hStream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    return free_memory(RT_API(), rt_t0, devPtr, DEVICE_KINDS, 0, s);
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
     RT_ENTER();
-    if (!pHost)
+    unsigned known = cudaHostAllocPortable | cudaHostAllocMapped | cudaHostAllocWriteCombined;
+    if (!pHost || (flags & ~known))
         RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    if (e != cudaSuccess)
+        RT_RETURN(e);
     void *p = NULL;
-    cudaError_t e = rt_error(emu_mem_host_alloc(size, flags, &p));
+    e = rt_error(emu_mem_host_alloc(size, flags, &p));
     if (e == cudaSuccess)
         *pHost = p;
     emu_trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)p, size, MAYA_ALLOC_HOST, -1, 0, 0);
@@ -116,6 +126,10 @@ cudaError_t cudaMallocHost(void **ptr, size_t size)
 cudaError_t cudaFreeHost(void *ptr)
 {
     RT_ENTER();
+    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    rt_drain(NULL);
     return free_memory(RT_API(), rt_t0, ptr, HOST_KINDS, MAYA_F_DEVICE_SYNC, NULL);
 }
 
@@ -124,7 +138,7 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
     RT_ENTER();
     cudaError_t e = rt_error(emu_mem_host_register(ptr, size, flags));
     emu_trace_alloc(MAYA_REC_ALLOC, RT_API(), rt_t0, e, (uint64_t)(uintptr_t)ptr, size,
-                MAYA_ALLOC_HOST_REGISTER, -1, 0, 0);
+                    MAYA_ALLOC_HOST_REGISTER, -1, 0, 0);
     return rt_note(e);
 }
 
@@ -160,148 +174,277 @@ cudaError_t cudaHostGetFlags(unsigned int *pFlags, void *pHost)
     RT_RETURN(cudaSuccess);
 }
 
-/* ---- copies ---- */
-
-/* Does the copy kind the caller named agree with where the pointers are? */
-static int kind_matches(enum cudaMemcpyKind kind, uint32_t actual)
+cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
 {
-    switch (kind) {
-    case cudaMemcpyDefault: return 1;
-    case cudaMemcpyHostToHost: return actual == MAYA_COPY_H2H;
-    case cudaMemcpyHostToDevice: return actual == MAYA_COPY_H2D;
-    case cudaMemcpyDeviceToHost: return actual == MAYA_COPY_D2H;
-    case cudaMemcpyDeviceToDevice: return actual == MAYA_COPY_D2D || actual == MAYA_COPY_PEER;
-    default: return 0;
+    RT_ENTER();
+    if (!free || !total)
+        RT_RETURN(cudaErrorInvalidValue);
+    uint64_t f, t;
+    int dev = rt_device();
+    emu_primary_ctx(dev);
+    emu_mem_info(dev, &f, &t);
+    *free = f;
+    *total = t;
+    RT_RETURN(cudaSuccess);
+}
+
+/* ---- stream-ordered allocation ---- */
+
+static cudaError_t malloc_async(uint32_t api, uint64_t t0, void **devPtr, size_t size, struct emu_pool *pool,
+                                cudaStream_t stream, int pt)
+{
+    struct emu_stream *s = NULL;
+    cudaError_t e = devPtr ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
+    if (e == cudaSuccess && !pool)
+        pool = emu_pool_current(s->device);
+    if (e == cudaSuccess && (!pool || pool->destroyed))
+        e = cudaErrorInvalidValue;
+    uint64_t p = 0;
+    int dev = s ? s->device : rt_device();
+    if (e == cudaSuccess && size == 0) {
+        *devPtr = NULL;
+    } else if (e == cudaSuccess && emu_stream_capturing(s)) {
+        /* A memory node of the graph being captured: its memory is made now
+         * and belongs to the graph (core graph.c). */
+        struct emu_node_params np = { .type = EMU_NODE_MEM_ALLOC, .api = api,
+                                      .mem = { .device = pool->device, .bytes = size } };
+        struct emu_graph_node *n = NULL;
+        e = rt_error(emu_capture_add(s, &np, &n));
+        if (e == cudaSuccess)
+            *devPtr = (void *)(uintptr_t)emu_graph_node_params(n)->mem.ptr;
+        emu_trace_call(api, t0, e, s->id, e == cudaSuccess ? MAYA_F_CAPTURING : 0);
+        return rt_note(e);
+    } else if (e == cudaSuccess && (e = rt_error(emu_pool_alloc(pool, size, &p))) == cudaSuccess) {
+        *devPtr = (void *)(uintptr_t)p;
     }
-}
-
-/* One copy: validate, move the bytes if small, trace. */
-cudaError_t rt_copy(uint32_t api, uint64_t t0, void *dst, const void *src, size_t width,
-                    size_t height, size_t dpitch, size_t spitch, enum cudaMemcpyKind kind,
-                    struct emu_stream *stream, int async)
-{
-    struct emu_copy c = { .dst = dst, .src = src, .width = width, .height = height, .depth = 1,
-                          .dpitch = dpitch, .spitch = spitch, .stream = stream, .async = async };
-    size_t bytes = width * height;
-    emu_copy_classify(&c);
-    cudaError_t e = cudaSuccess;
-    if ((int)kind < 0 || kind > cudaMemcpyDefault)
-        e = cudaErrorInvalidMemcpyDirection;
-    else if (bytes && (!dst || !src))
-        e = cudaErrorInvalidValue;
-    else if (bytes && !kind_matches(kind, c.kind))
-        e = cudaErrorInvalidValue;
-    emu_copy_finish(api, t0, e, &c);
+    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, MAYA_ALLOC_ASYNC, dev, s ? s->id : 0, 0);
     return rt_note(e);
 }
 
-cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
+cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(NULL, 0);
-    emu_hostfn_drain(s);
-    return rt_copy(RT_API(), rt_t0, dst, src, count, 1, count, count, kind, s, 0);
+    return malloc_async(RT_API(), rt_t0, devPtr, size, NULL, hStream, 0);
 }
 
-cudaError_t cudaMemcpyAsync(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind,
-                            cudaStream_t stream)
+cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    return rt_copy(RT_API(), rt_t0, dst, src, count, 1, count, count, kind, s, 1);
+    return malloc_async(RT_API(), rt_t0, devPtr, size, NULL, hStream, 1);
 }
 
-cudaError_t cudaMemcpy2D(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                         size_t height, enum cudaMemcpyKind kind)
+cudaError_t cudaMallocFromPoolAsync(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
 {
     RT_ENTER();
-    if (width > dpitch || width > spitch)
-        RT_RETURN(cudaErrorInvalidPitchValue);
-    return rt_copy(RT_API(), rt_t0, dst, src, width, height, dpitch, spitch, kind, rt_stream(NULL, 0), 0);
+    struct emu_pool *p = emu_pool_resolve(memPool);
+    if (!p)
+        RT_RETURN(cudaErrorInvalidValue);
+    return malloc_async(RT_API(), rt_t0, ptr, size, p, stream, 0);
 }
 
-cudaError_t cudaMemcpy2DAsync(void *dst, size_t dpitch, const void *src, size_t spitch, size_t width,
-                              size_t height, enum cudaMemcpyKind kind, cudaStream_t stream)
+cudaError_t cudaMallocFromPoolAsync_ptsz(void **ptr, size_t size, cudaMemPool_t memPool, cudaStream_t stream)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if (width > dpitch || width > spitch)
-        RT_RETURN(cudaErrorInvalidPitchValue);
-    return rt_copy(RT_API(), rt_t0, dst, src, width, height, dpitch, spitch, kind, s, 1);
+    struct emu_pool *p = emu_pool_resolve(memPool);
+    if (!p)
+        RT_RETURN(cudaErrorInvalidValue);
+    return malloc_async(RT_API(), rt_t0, ptr, size, p, stream, 1);
 }
 
-cudaError_t cudaMemcpyPeer(void *dst, int dstDevice, const void *src, int srcDevice, size_t count)
+static cudaError_t free_async(uint32_t api, uint64_t t0, void *ptr, cudaStream_t stream, int pt)
+{
+    struct emu_stream *s = NULL;
+    cudaError_t e = rt_issue_stream(stream, pt, &s);
+    if (e == cudaSuccess && ptr && emu_stream_capturing(s)) {
+        struct emu_node_params np = { .type = EMU_NODE_MEM_FREE, .api = api,
+                                      .mem = { .device = s->device, .ptr = (uint64_t)(uintptr_t)ptr } };
+        e = rt_error(emu_capture_add(s, &np, NULL));
+        emu_trace_call(api, t0, e, s->id, e == cudaSuccess ? MAYA_F_CAPTURING : 0);
+        return rt_note(e);
+    }
+    if (e != cudaSuccess) {
+        emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+        return rt_note(e);
+    }
+    return free_memory(api, t0, ptr, DEVICE_KINDS, 0, s);
+}
+
+cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
     RT_ENTER();
-    if (!emu_device(dstDevice) || !emu_device(srcDevice))
+    return free_async(RT_API(), rt_t0, devPtr, hStream, 0);
+}
+
+cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
+{
+    RT_ENTER();
+    return free_async(RT_API(), rt_t0, devPtr, hStream, 1);
+}
+
+/* ---- memory pools ---- */
+
+cudaError_t cudaDeviceGetDefaultMemPool(cudaMemPool_t *memPool, int device)
+{
+    RT_ENTER();
+    if (!memPool)
+        RT_RETURN(cudaErrorInvalidValue);
+    struct emu_pool *p = emu_pool_default(device);
+    if (!p)
         RT_RETURN(cudaErrorInvalidDevice);
-    return rt_copy(RT_API(), rt_t0, dst, src, count, 1, count, count, cudaMemcpyDefault,
-                   rt_stream(NULL, 0), 0);
+    *memPool = (cudaMemPool_t)p;
+    RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaMemcpyPeerAsync(void *dst, int dstDevice, const void *src, int srcDevice, size_t count,
-                                cudaStream_t stream)
+cudaError_t cudaDeviceGetMemPool(cudaMemPool_t *memPool, int device)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if (!emu_device(dstDevice) || !emu_device(srcDevice))
+    if (!memPool)
+        RT_RETURN(cudaErrorInvalidValue);
+    struct emu_pool *p = emu_pool_current(device);
+    if (!p)
         RT_RETURN(cudaErrorInvalidDevice);
-    return rt_copy(RT_API(), rt_t0, dst, src, count, 1, count, count, cudaMemcpyDefault, s, 1);
+    *memPool = (cudaMemPool_t)p;
+    RT_RETURN(cudaSuccess);
 }
 
-/* ---- memsets ---- */
-
-cudaError_t rt_memset(uint32_t api, uint64_t t0, void *dst, int value, size_t width, size_t height,
-                      size_t pitch, struct emu_stream *stream, int async)
-{
-    size_t bytes = width * height;
-    int dev = emu_ptr_device((uint64_t)(uintptr_t)dst, NULL);
-    cudaError_t e = cudaSuccess;
-    if (bytes && (!dst || dev < 0))
-        e = cudaErrorInvalidValue;
-    emu_memset_finish(api, t0, e, dst, (uint32_t)value, 1, width, height, pitch, stream, async);
-    return rt_note(e);
-}
-
-cudaError_t cudaMemset(void *devPtr, int value, size_t count)
+cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
 {
     RT_ENTER();
-    return rt_memset(RT_API(), rt_t0, devPtr, value, count, 1, count, rt_stream(NULL, 0), 0);
+    RT_RETURN(rt_error(emu_pool_set_current(device, emu_pool_resolve(memPool))));
 }
 
-cudaError_t cudaMemsetAsync(void *devPtr, int value, size_t count, cudaStream_t stream)
+/* CUDA 13's location-based forms: device locations only (host pools are
+ * not emulated). */
+static cudaError_t pool_location(const struct cudaMemLocation *loc, enum cudaMemAllocationType type, int *device)
 {
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    return rt_memset(RT_API(), rt_t0, devPtr, value, count, 1, count, s, 1);
+    if (!loc || type != cudaMemAllocationTypePinned)
+        return cudaErrorInvalidValue;
+    if (loc->type != cudaMemLocationTypeDevice)
+        return cudaErrorNotSupported;
+    if (!emu_device(loc->id))
+        return cudaErrorInvalidDevice;
+    *device = loc->id;
+    return cudaSuccess;
 }
 
-cudaError_t cudaMemset2D(void *devPtr, size_t pitch, int value, size_t width, size_t height)
+cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                                     enum cudaMemAllocationType type)
 {
     RT_ENTER();
-    if (width > pitch)
-        RT_RETURN(cudaErrorInvalidPitchValue);
-    return rt_memset(RT_API(), rt_t0, devPtr, value, width, height, pitch, rt_stream(NULL, 0), 0);
+    int dev = 0;
+    cudaError_t e = memPool ? pool_location(location, type, &dev) : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        *memPool = (cudaMemPool_t)emu_pool_default(dev);
+    RT_RETURN(e);
 }
 
-cudaError_t cudaMemset2DAsync(void *devPtr, size_t pitch, int value, size_t width, size_t height,
-                              cudaStream_t stream)
+cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                              enum cudaMemAllocationType type)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if (width > pitch)
-        RT_RETURN(cudaErrorInvalidPitchValue);
-    return rt_memset(RT_API(), rt_t0, devPtr, value, width, height, pitch, s, 1);
+    int dev = 0;
+    cudaError_t e = memPool ? pool_location(location, type, &dev) : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        *memPool = (cudaMemPool_t)emu_pool_current(dev);
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type,
+                              cudaMemPool_t memPool)
+{
+    RT_ENTER();
+    int dev = 0;
+    cudaError_t e = pool_location(location, type, &dev);
+    if (e == cudaSuccess)
+        e = rt_error(emu_pool_set_current(dev, emu_pool_resolve(memPool)));
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemPoolCreate(cudaMemPool_t *memPool, const struct cudaMemPoolProps *props)
+{
+    RT_ENTER();
+    int dev = 0;
+    cudaError_t e = memPool && props ? pool_location(&props->location, props->allocType, &dev)
+                                     : cudaErrorInvalidValue;
+    struct emu_pool *p = NULL;
+    if (e == cudaSuccess && (e = rt_error(emu_pool_create(dev, props->maxSize, &p))) == cudaSuccess)
+        *memPool = (cudaMemPool_t)p;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemPoolDestroy(cudaMemPool_t memPool)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_pool_destroy(emu_pool_resolve(memPool))));
+}
+
+cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_pool_trim(emu_pool_resolve(memPool), minBytesToKeep, RT_API(), rt_t0)));
+}
+
+/* Flag attributes are ints in the API, byte counts 64-bit. */
+static int attr_is_int(enum cudaMemPoolAttr attr)
+{
+    return attr == cudaMemPoolReuseFollowEventDependencies || attr == cudaMemPoolReuseAllowOpportunistic ||
+           attr == cudaMemPoolReuseAllowInternalDependencies;
+}
+
+cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    RT_ENTER();
+    if (!value)
+        RT_RETURN(cudaErrorInvalidValue);
+    uint64_t v = attr_is_int(attr) ? (uint64_t)*(int *)value : *(uint64_t *)value;
+    RT_RETURN(rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 1, &v)));
+}
+
+cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
+{
+    RT_ENTER();
+    if (!value)
+        RT_RETURN(cudaErrorInvalidValue);
+    uint64_t v = 0;
+    cudaError_t e = rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 0, &v));
+    if (e == cudaSuccess) {
+        if (attr_is_int(attr))
+            *(int *)value = (int)v;
+        else
+            *(uint64_t *)value = v;
+    }
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
+{
+    RT_ENTER();
+    struct emu_pool *p = emu_pool_resolve(memPool);
+    if (!p || (count && !descList))
+        RT_RETURN(cudaErrorInvalidValue);
+    for (size_t i = 0; i < count; i++) {
+        if (descList[i].location.type != cudaMemLocationTypeDevice)
+            RT_RETURN(cudaErrorInvalidValue);
+        int f = (int)descList[i].flags;
+        cudaError_t e = rt_error(emu_pool_access(p, descList[i].location.id, 1, &f));
+        if (e != cudaSuccess)
+            RT_RETURN(e);
+    }
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool,
+                                 struct cudaMemLocation *location)
+{
+    RT_ENTER();
+    struct emu_pool *p = emu_pool_resolve(memPool);
+    if (!flags || !p || !location || location->type != cudaMemLocationTypeDevice)
+        RT_RETURN(cudaErrorInvalidValue);
+    int f = 0;
+    cudaError_t e = rt_error(emu_pool_access(p, location->id, 0, &f));
+    if (e == cudaSuccess)
+        *flags = (enum cudaMemAccessFlags)f;
+    RT_RETURN(e);
 }
 
 /* ---- pointer attributes ---- */

@@ -1,8 +1,25 @@
-/* Runtime streams, events, host functions and synchronisation. */
+/* Runtime streams, events, host functions, synchronisation and stream
+ * capture. Each entry point that takes a stream has a _ptsz twin (the
+ * per-thread default stream build) calling the same code with
+ * per_thread = 1. */
 #include "rt.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+cudaError_t rt_issue_stream(cudaStream_t stream, int per_thread, struct emu_stream **out)
+{
+    struct emu_stream *s = rt_stream(stream, per_thread);
+    if (!s)
+        return cudaErrorInvalidResourceHandle;
+    *out = s;
+    return rt_error(emu_stream_issue_check(s));
+}
+
+void rt_drain(struct emu_stream *s)
+{
+    emu_hostfn_drain(s);
+}
 
 /* ---- streams ---- */
 
@@ -38,47 +55,48 @@ cudaError_t cudaStreamDestroy(cudaStream_t stream)
 {
     RT_ENTER();
     struct emu_stream *s = rt_stream(stream, 0);
-    if (!s || !stream)
+    if (!s || !stream || stream == cudaStreamLegacy || stream == cudaStreamPerThread)
         RT_RETURN(cudaErrorInvalidResourceHandle);
     uint64_t id = s->id;
     RT_RETURN_STREAM(rt_error(emu_stream_destroy(s)), id);
 }
 
-cudaError_t cudaStreamGetPriority(cudaStream_t hStream, int *priority)
+static cudaError_t stream_get(uint32_t api, uint64_t t0, cudaStream_t h, int pt, int what, void *out)
 {
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(hStream, 0);
-    if (!priority)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    *priority = s->priority;
-    RT_RETURN_STREAM(cudaSuccess, s->id);
+    struct emu_stream *s = rt_stream(h, pt);
+    cudaError_t e = cudaSuccess;
+    if (!out)
+        e = cudaErrorInvalidValue;
+    else if (!s)
+        e = cudaErrorInvalidResourceHandle;
+    else if (what == 0)
+        *(int *)out = s->priority;
+    else if (what == 1)
+        *(unsigned *)out = (s->flags & MAYA_STREAM_NON_BLOCKING) ? cudaStreamNonBlocking : cudaStreamDefault;
+    else if (what == 2)
+        *(int *)out = s->device;
+    else
+        *(unsigned long long *)out = s->id;
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
 }
 
-cudaError_t cudaStreamGetFlags(cudaStream_t hStream, unsigned int *flags)
-{
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(hStream, 0);
-    if (!flags)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    *flags = (s->flags & MAYA_STREAM_NON_BLOCKING) ? cudaStreamNonBlocking : cudaStreamDefault;
-    RT_RETURN_STREAM(cudaSuccess, s->id);
-}
+#define STREAM_GETTER(name, type, what) \
+    cudaError_t name(cudaStream_t h, type *out) \
+    { \
+        RT_ENTER(); \
+        return stream_get(RT_API(), rt_t0, h, 0, what, out); \
+    } \
+    cudaError_t name##_ptsz(cudaStream_t h, type *out) \
+    { \
+        RT_ENTER(); \
+        return stream_get(RT_API(), rt_t0, h, 1, what, out); \
+    }
 
-cudaError_t cudaStreamGetDevice(cudaStream_t hStream, int *device)
-{
-    RT_ENTER();
-    struct emu_stream *s = rt_stream(hStream, 0);
-    if (!device)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    *device = s->device;
-    RT_RETURN_STREAM(cudaSuccess, s->id);
-}
+STREAM_GETTER(cudaStreamGetPriority, int, 0)
+STREAM_GETTER(cudaStreamGetFlags, unsigned int, 1)
+STREAM_GETTER(cudaStreamGetDevice, int, 2)
+STREAM_GETTER(cudaStreamGetId, unsigned long long, 3)
 
 cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPriority)
 {
@@ -90,26 +108,72 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPr
     RT_RETURN(cudaSuccess);
 }
 
+static cudaError_t stream_sync(uint32_t api, uint64_t t0, cudaStream_t stream, int pt)
+{
+    struct emu_stream *s = rt_stream(stream, pt);
+    cudaError_t e = s ? rt_error(emu_capture_unsafe_call(s)) : cudaErrorInvalidResourceHandle;
+    if (e == cudaSuccess)
+        e = rt_error(emu_stream_issue_check(s));
+    if (e != cudaSuccess) {
+        emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+        return rt_note(e);
+    }
+    rt_drain(s);
+    emu_trace_sync(api, t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
+    return cudaSuccess;
+}
+
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    emu_hostfn_drain(s);
-    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
-    return cudaSuccess;
+    return stream_sync(RT_API(), rt_t0, stream, 0);
+}
+
+cudaError_t cudaStreamSynchronize_ptsz(cudaStream_t stream)
+{
+    RT_ENTER();
+    return stream_sync(RT_API(), rt_t0, stream, 1);
+}
+
+static cudaError_t stream_query(uint32_t api, uint64_t t0, cudaStream_t stream, int pt)
+{
+    struct emu_stream *s = rt_stream(stream, pt);
+    cudaError_t e = s ? rt_error(emu_capture_unsafe_call(s)) : cudaErrorInvalidResourceHandle;
+    /* Emulated device work is done as soon as it is issued; host functions
+     * still queued or running are not. */
+    if (e == cudaSuccess && emu_hostfn_pending(s))
+        e = cudaErrorNotReady;
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return e == cudaErrorNotReady ? e : rt_note(e); /* not-ready is no error to remember */
 }
 
 cudaError_t cudaStreamQuery(cudaStream_t stream)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    /* Emulated work completes at once; only pending host functions are not done. */
-    emu_hostfn_drain(s);
-    RT_RETURN_STREAM(cudaSuccess, s->id);
+    return stream_query(RT_API(), rt_t0, stream, 0);
+}
+
+cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
+{
+    RT_ENTER();
+    return stream_query(RT_API(), rt_t0, stream, 1);
+}
+
+cudaError_t cudaDeviceSynchronize(void)
+{
+    RT_ENTER();
+    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    rt_drain(NULL);
+    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_DEVICE, (uint64_t)rt_device(), 0, 0);
+    return cudaSuccess;
+}
+
+/* cudaThreadSynchronize is the old name. */
+cudaError_t cudaThreadSynchronize(void)
+{
+    return cudaDeviceSynchronize();
 }
 
 /* ---- host functions ---- */
@@ -127,39 +191,67 @@ static void run_callback(void *arg)
     c.fn(c.stream, cudaSuccess, c.data);
 }
 
-static cudaError_t enqueue_host_func(uint32_t api, uint64_t t0, struct emu_stream *s, void (*fn)(void *),
-                                     void *arg, uint64_t user_fn, void *user_data)
+static cudaError_t host_func(uint32_t api, uint64_t t0, cudaStream_t stream, int pt, cudaHostFn_t fn, void *data)
 {
-    cudaError_t e = rt_error(emu_hostfn_enqueue(s, fn, arg));
-    emu_trace_host_func(api, t0, e, user_fn, (uint64_t)(uintptr_t)user_data, s->id);
+    struct emu_stream *s = NULL;
+    cudaError_t e = fn ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        e = rt_error(emu_hostfn_enqueue(s, fn, data));
+    if (e == cudaSuccess)
+        e = rt_error(emu_trace_host_func_on(api, t0, cudaSuccess, fn, data, s));
+    else
+        emu_trace_call(api, t0, e, s ? s->id : 0, 0);
     return rt_note(e);
 }
 
 cudaError_t cudaLaunchHostFunc(cudaStream_t stream, cudaHostFn_t fn, void *userData)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!fn)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    return enqueue_host_func(RT_API(), rt_t0, s, fn, userData, (uint64_t)(uintptr_t)fn, userData);
+    return host_func(RT_API(), rt_t0, stream, 0, fn, userData);
+}
+
+cudaError_t cudaLaunchHostFunc_ptsz(cudaStream_t stream, cudaHostFn_t fn, void *userData)
+{
+    RT_ENTER();
+    return host_func(RT_API(), rt_t0, stream, 1, fn, userData);
+}
+
+static cudaError_t add_callback(uint32_t api, uint64_t t0, cudaStream_t stream, int pt,
+                                cudaStreamCallback_t callback, void *userData, unsigned flags)
+{
+    struct emu_stream *s = NULL;
+    cudaError_t e = !callback || flags ? cudaErrorInvalidValue : rt_issue_stream(stream, pt, &s);
+    /* Not allowed in capture (cudaLaunchHostFunc is): it breaks the capture. */
+    if (e == cudaSuccess && emu_stream_capturing(s))
+        e = rt_error(emu_capture_unsafe_call(s));
+    struct callback *c = NULL;
+    if (e == cudaSuccess && !(c = malloc(sizeof *c)))
+        e = cudaErrorMemoryAllocation;
+    if (e == cudaSuccess) {
+        *c = (struct callback){ callback, stream, userData };
+        e = rt_error(emu_hostfn_enqueue(s, run_callback, c));
+        if (e != cudaSuccess)
+            free(c);
+    }
+    if (e == cudaSuccess)
+        emu_trace_host_func(api, t0, e, (uint64_t)(uintptr_t)callback, (uint64_t)(uintptr_t)userData, s->id);
+    else
+        emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
 }
 
 cudaError_t cudaStreamAddCallback(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
                                   unsigned int flags)
 {
     RT_ENTER();
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!callback || flags != 0)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    struct callback *c = malloc(sizeof *c);
-    if (!c)
-        RT_RETURN(cudaErrorMemoryAllocation);
-    *c = (struct callback){ callback, stream, userData };
-    return enqueue_host_func(RT_API(), rt_t0, s, run_callback, c, (uint64_t)(uintptr_t)callback, userData);
+    return add_callback(RT_API(), rt_t0, stream, 0, callback, userData, flags);
+}
+
+cudaError_t cudaStreamAddCallback_ptsz(cudaStream_t stream, cudaStreamCallback_t callback, void *userData,
+                                       unsigned int flags)
+{
+    RT_ENTER();
+    return add_callback(RT_API(), rt_t0, stream, 1, callback, userData, flags);
 }
 
 /* ---- events ---- */
@@ -189,42 +281,84 @@ cudaError_t cudaEventDestroy(cudaEvent_t event)
     RT_RETURN(rt_error(emu_event_destroy(emu_event_resolve(event))));
 }
 
-static cudaError_t event_record(uint32_t api, uint64_t t0, cudaEvent_t event, cudaStream_t stream)
+static cudaError_t event_record(uint32_t api, uint64_t t0, cudaEvent_t event, cudaStream_t stream, int pt,
+                                unsigned flags)
 {
     struct emu_event *e = emu_event_resolve(event);
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!e || !s) {
-        emu_trace_call(api, t0, cudaErrorInvalidResourceHandle, 0, 0);
-        return rt_note(cudaErrorInvalidResourceHandle);
-    }
-    emu_event_record(e, s);
-    emu_trace_event(MAYA_REC_EVENT_RECORD, api, t0, cudaSuccess, e, e->version, s->id);
-    return cudaSuccess;
+    struct emu_stream *s = NULL;
+    cudaError_t err = cudaSuccess;
+    if (flags & ~(unsigned)cudaEventRecordExternal)
+        err = cudaErrorInvalidValue;
+    else if (!e)
+        err = cudaErrorInvalidResourceHandle;
+    else
+        err = rt_issue_stream(stream, pt, &s);
+    int capturing = emu_stream_capturing(s);
+    if (err == cudaSuccess)
+        err = rt_error(emu_event_record_on(e, s, (flags & cudaEventRecordExternal) != 0, api));
+    if (err != cudaSuccess || capturing)
+        emu_trace_call(api, t0, err, s ? s->id : 0, capturing && !err ? MAYA_F_CAPTURING : 0);
+    else
+        emu_trace_event(MAYA_REC_EVENT_RECORD, api, t0, cudaSuccess, e, e->version, s->id);
+    return rt_note(err);
 }
 
 cudaError_t cudaEventRecord(cudaEvent_t event, cudaStream_t stream)
 {
     RT_ENTER();
-    return event_record(RT_API(), rt_t0, event, stream);
+    return event_record(RT_API(), rt_t0, event, stream, 0, 0);
+}
+
+cudaError_t cudaEventRecord_ptsz(cudaEvent_t event, cudaStream_t stream)
+{
+    RT_ENTER();
+    return event_record(RT_API(), rt_t0, event, stream, 1, 0);
 }
 
 cudaError_t cudaEventRecordWithFlags(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
 {
     RT_ENTER();
-    if (flags & ~(unsigned)cudaEventRecordExternal)
-        RT_RETURN(cudaErrorInvalidValue);
-    return event_record(RT_API(), rt_t0, event, stream);
+    return event_record(RT_API(), rt_t0, event, stream, 0, flags);
+}
+
+cudaError_t cudaEventRecordWithFlags_ptsz(cudaEvent_t event, cudaStream_t stream, unsigned int flags)
+{
+    RT_ENTER();
+    return event_record(RT_API(), rt_t0, event, stream, 1, flags);
+}
+
+static cudaError_t wait_event(uint32_t api, uint64_t t0, cudaStream_t stream, int pt, cudaEvent_t event,
+                              unsigned flags)
+{
+    struct emu_event *e = emu_event_resolve(event);
+    struct emu_stream *s = NULL;
+    cudaError_t err = cudaSuccess;
+    if (flags & ~(unsigned)cudaEventWaitExternal)
+        err = cudaErrorInvalidValue;
+    else if (!e)
+        err = cudaErrorInvalidResourceHandle;
+    else
+        err = rt_issue_stream(stream, pt, &s);
+    if (err == cudaSuccess)
+        err = rt_error(emu_stream_wait_on(s, e, api));
+    int capturing = err == cudaSuccess && emu_stream_capturing(s); /* joining makes it capture */
+    if (err != cudaSuccess || capturing)
+        emu_trace_call(api, t0, err, s ? s->id : 0, capturing ? MAYA_F_CAPTURING : 0);
+    else
+        emu_trace_event(MAYA_REC_STREAM_WAIT, api, t0, cudaSuccess, e, e->version, s->id);
+    return rt_note(err);
 }
 
 cudaError_t cudaStreamWaitEvent(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
 {
     RT_ENTER();
-    struct emu_event *e = emu_event_resolve(event);
-    struct emu_stream *s = rt_stream(stream, 0);
-    if (!e || !s)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    emu_trace_event(MAYA_REC_STREAM_WAIT, RT_API(), rt_t0, cudaSuccess, e, e->version, s->id);
-    return cudaSuccess;
+    return wait_event(RT_API(), rt_t0, stream, 0, event, flags);
+}
+
+cudaError_t cudaStreamWaitEvent_ptsz(cudaStream_t stream, cudaEvent_t event, unsigned int flags)
+{
+    RT_ENTER();
+    return wait_event(RT_API(), rt_t0, stream, 1, event, flags);
 }
 
 cudaError_t cudaEventSynchronize(cudaEvent_t event)
@@ -233,6 +367,10 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     struct emu_event *e = emu_event_resolve(event);
     if (!e)
         RT_RETURN(cudaErrorInvalidResourceHandle);
+    cudaError_t err = rt_error(emu_capture_unsafe_call(NULL));
+    if (err != cudaSuccess)
+        RT_RETURN(err);
+    emu_hostfn_wait(e->hostfn_mark);
     emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
     return cudaSuccess;
 }
@@ -241,9 +379,19 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
 {
     RT_ENTER();
     struct emu_event *e = emu_event_resolve(event);
-    RT_RETURN(e ? cudaSuccess : cudaErrorInvalidResourceHandle);
+    if (!e)
+        RT_RETURN(cudaErrorInvalidResourceHandle);
+    cudaError_t err = rt_error(emu_capture_unsafe_call(NULL));
+    if (err != cudaSuccess)
+        RT_RETURN(err);
+    err = emu_hostfn_done(e->hostfn_mark) ? cudaSuccess : cudaErrorNotReady;
+    emu_trace_call(RT_API(), rt_t0, err, 0, 0);
+    return err;
 }
 
+/* The host time between the two records: under emulation no device time
+ * exists to measure, so the figure is how long the program took to issue
+ * the work between them (docs/trace-format.md says so too). */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     RT_ENTER();
@@ -256,8 +404,179 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
         RT_RETURN(cudaErrorInvalidResourceHandle);
     if (!a->version || !b->version)
         RT_RETURN(cudaErrorInvalidResourceHandle);
-    /* The host time between the two records: what the program spent
-     * issuing the work between them. */
+    if (!emu_hostfn_done(a->hostfn_mark) || !emu_hostfn_done(b->hostfn_mark))
+        RT_RETURN(cudaErrorNotReady);
     *ms = (float)((double)((int64_t)(b->t_ns - a->t_ns)) / 1e6);
+    RT_RETURN(cudaSuccess);
+}
+
+/* ---- stream capture ---- */
+
+static cudaError_t begin_capture(uint32_t api, uint64_t t0, cudaStream_t stream, int pt, cudaGraph_t graph,
+                                 const cudaGraphNode_t *deps, size_t ndeps, enum cudaStreamCaptureMode mode)
+{
+    struct emu_stream *s = rt_stream(stream, pt);
+    cudaError_t e = cudaSuccess;
+    if (!s)
+        e = cudaErrorInvalidResourceHandle;
+    else if (graph && !emu_graph_resolve(graph))
+        e = cudaErrorInvalidValue;
+    else
+        e = rt_error(emu_capture_begin(s, (int)mode, (struct emu_graph *)graph,
+                                       (struct emu_graph_node *const *)deps, ndeps));
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    RT_ENTER();
+    return begin_capture(RT_API(), rt_t0, stream, 0, NULL, NULL, 0, mode);
+}
+
+cudaError_t cudaStreamBeginCapture_ptsz(cudaStream_t stream, enum cudaStreamCaptureMode mode)
+{
+    RT_ENTER();
+    return begin_capture(RT_API(), rt_t0, stream, 1, NULL, NULL, 0, mode);
+}
+
+cudaError_t cudaStreamBeginCaptureToGraph(cudaStream_t stream, cudaGraph_t graph, const cudaGraphNode_t *deps,
+                                          const cudaGraphEdgeData *depData, size_t ndeps,
+                                          enum cudaStreamCaptureMode mode)
+{
+    RT_ENTER();
+    if (!graph)
+        RT_RETURN(cudaErrorInvalidValue);
+    return begin_capture(RT_API(), rt_t0, stream, 0, graph, deps, ndeps, mode);
+}
+
+cudaError_t cudaStreamBeginCaptureToGraph_ptsz(cudaStream_t stream, cudaGraph_t graph,
+                                               const cudaGraphNode_t *deps, const cudaGraphEdgeData *depData,
+                                               size_t ndeps, enum cudaStreamCaptureMode mode)
+{
+    RT_ENTER();
+    if (!graph)
+        RT_RETURN(cudaErrorInvalidValue);
+    return begin_capture(RT_API(), rt_t0, stream, 1, graph, deps, ndeps, mode);
+}
+
+static cudaError_t end_capture(uint32_t api, uint64_t t0, cudaStream_t stream, int pt, cudaGraph_t *pGraph)
+{
+    struct emu_stream *s = rt_stream(stream, pt);
+    cudaError_t e = cudaSuccess;
+    if (!pGraph)
+        e = cudaErrorInvalidValue;
+    else if (!s)
+        e = cudaErrorInvalidResourceHandle;
+    else {
+        struct emu_graph *g = NULL;
+        e = rt_error(emu_capture_end(s, &g));
+        *pGraph = (cudaGraph_t)g;
+    }
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    RT_ENTER();
+    return end_capture(RT_API(), rt_t0, stream, 0, pGraph);
+}
+
+cudaError_t cudaStreamEndCapture_ptsz(cudaStream_t stream, cudaGraph_t *pGraph)
+{
+    RT_ENTER();
+    return end_capture(RT_API(), rt_t0, stream, 1, pGraph);
+}
+
+static cudaError_t capture_info(uint32_t api, uint64_t t0, cudaStream_t stream, int pt,
+                                enum cudaStreamCaptureStatus *status, unsigned long long *id, cudaGraph_t *graph,
+                                const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges, size_t *ndeps)
+{
+    struct emu_stream *s = NULL;
+    cudaError_t e = status ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
+    if (e == cudaErrorStreamCaptureInvalidated)
+        e = cudaSuccess; /* querying an invalidated capture is fine: it says so */
+    if (e == cudaSuccess) {
+        uint64_t cid;
+        struct emu_graph *g;
+        struct emu_graph_node *const *d;
+        size_t nd;
+        *status = (enum cudaStreamCaptureStatus)emu_capture_status(s, &cid, &g, &d, &nd);
+        if (id)
+            *id = cid;
+        if (graph)
+            *graph = (cudaGraph_t)g;
+        if (deps)
+            *deps = (const cudaGraphNode_t *)d;
+        if (edges)
+            *edges = NULL; /* every edge is a plain (default) edge */
+        if (ndeps)
+            *ndeps = nd;
+    }
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+{
+    RT_ENTER();
+    return capture_info(RT_API(), rt_t0, stream, 0, status, NULL, NULL, NULL, NULL, NULL);
+}
+
+cudaError_t cudaStreamIsCapturing_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status)
+{
+    RT_ENTER();
+    return capture_info(RT_API(), rt_t0, stream, 1, status, NULL, NULL, NULL, NULL, NULL);
+}
+
+cudaError_t cudaStreamGetCaptureInfo(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                     unsigned long long *id, cudaGraph_t *graph, const cudaGraphNode_t **deps,
+                                     const cudaGraphEdgeData **edges, size_t *ndeps)
+{
+    RT_ENTER();
+    return capture_info(RT_API(), rt_t0, stream, 0, status, id, graph, deps, edges, ndeps);
+}
+
+cudaError_t cudaStreamGetCaptureInfo_ptsz(cudaStream_t stream, enum cudaStreamCaptureStatus *status,
+                                          unsigned long long *id, cudaGraph_t *graph,
+                                          const cudaGraphNode_t **deps, const cudaGraphEdgeData **edges,
+                                          size_t *ndeps)
+{
+    RT_ENTER();
+    return capture_info(RT_API(), rt_t0, stream, 1, status, id, graph, deps, edges, ndeps);
+}
+
+static cudaError_t update_deps(uint32_t api, uint64_t t0, cudaStream_t stream, int pt, cudaGraphNode_t *deps,
+                               size_t n, unsigned flags)
+{
+    struct emu_stream *s = rt_stream(stream, pt);
+    cudaError_t e = s ? rt_error(emu_capture_update_deps(s, (struct emu_graph_node *const *)deps, n, flags))
+                      : cudaErrorInvalidResourceHandle;
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies(cudaStream_t stream, cudaGraphNode_t *deps,
+                                                const cudaGraphEdgeData *depData, size_t n, unsigned int flags)
+{
+    RT_ENTER();
+    return update_deps(RT_API(), rt_t0, stream, 0, deps, n, flags);
+}
+
+cudaError_t cudaStreamUpdateCaptureDependencies_ptsz(cudaStream_t stream, cudaGraphNode_t *deps,
+                                                     const cudaGraphEdgeData *depData, size_t n,
+                                                     unsigned int flags)
+{
+    RT_ENTER();
+    return update_deps(RT_API(), rt_t0, stream, 1, deps, n, flags);
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode)
+{
+    RT_ENTER();
+    if (!mode || (unsigned)*mode > cudaStreamCaptureModeRelaxed)
+        RT_RETURN(cudaErrorInvalidValue);
+    *mode = (enum cudaStreamCaptureMode)emu_capture_exchange_mode((int)*mode);
     RT_RETURN(cudaSuccess);
 }
