@@ -200,10 +200,11 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     }
     case MAYA_REC_STREAM: {
         const struct maya_rec_stream *s = (const void *)h;
-        fprintf(o, "stream       id=%" PRIu64 " dev=%d priority=%d%s%s%s", s->stream, s->device,
+        fprintf(o, "stream       id=%" PRIu64 " dev=%d priority=%d%s%s%s%s", s->stream, s->device,
                 s->priority, s->flags & MAYA_STREAM_LEGACY ? " legacy" : "",
                 s->flags & MAYA_STREAM_PER_THREAD ? " per_thread" : "",
-                s->flags & MAYA_STREAM_NON_BLOCKING ? " non_blocking" : "");
+                s->flags & MAYA_STREAM_NON_BLOCKING ? " non_blocking" : "",
+                s->flags & MAYA_STREAM_GRAPH ? " graph" : "");
         break;
     }
     case MAYA_REC_KERNEL: {

@@ -59,7 +59,7 @@ enum emu_err {
  *   MAYA_GPUS_PER_NODE  GPUs on the emulated node (default 8); CUDA_VISIBLE_DEVICES
  *                       then selects among them as on a real node
  *   MAYA_NODE           index of the emulated node (default 0)
- *   MAYA_TRACE_DIR      directory for the trace; none is written when unset
+ *   MAYA_TRACE_DIR      directory for the trace (made if missing); none is written when unset
  *   MAYA_RANK / RANK    names the trace file rank-<N>.mtrace (else pid-<pid>)
  *   MAYA_COPY_THRESHOLD copies/memsets up to this many bytes are performed (64K)
  *   MAYA_HWSPEC_DIR     where GPU descriptions are (default: the install's)
@@ -624,6 +624,8 @@ struct emu_node_params {
     struct emu_launch launch;    /* KERNEL (launch.stream unused) */
     const void *kparams;         /* KERNEL: packed parameter buffer (layout of the kernel) */
     uint32_t kparam_bytes;
+    void **kargs;                /* KERNEL, in a node: a pointer into kparams per parameter
+                                    (for cudaGraphKernelNodeGetParams); NULL when unknown */
     struct emu_copy copy;        /* MEMCPY (copy.stream unused; kind etc. classified on add) */
     struct {
         void *dst;
@@ -758,6 +760,9 @@ EMU_API uint32_t emu_kernel_pack_args(struct emu_kernel *k, void **args, void *b
 /* Flags the trace writer adds to every call record this thread emits
  * (graph.c sets MAYA_F_FROM_GRAPH while it replays a graph). */
 EMU_API void emu_trace_set_thread_flags(uint16_t flags);
+/* Calls made on behalf of another traced call (the runtime's cudaLibrary*
+ * calling the driver's cuLibrary*) are not traced: nest +1 before, -1 after. */
+EMU_API void emu_trace_nest(int delta);
 /* Is this thread replaying a graph launch? */
 EMU_API int emu_graph_replaying(void);
 

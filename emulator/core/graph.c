@@ -59,6 +59,8 @@ static void params_release(struct emu_node_params *p)
 {
     free((void *)p->kparams);
     p->kparams = NULL;
+    free(p->kargs);
+    p->kargs = NULL;
     if (p->child)
         emu_graph_destroy(p->child);
     p->child = NULL;
@@ -69,13 +71,19 @@ static enum emu_err params_copy(struct emu_node_params *dst, const struct emu_no
 {
     *dst = *src;
     dst->kparams = NULL;
+    dst->kargs = NULL;
     dst->child = NULL;
     if (src->type == EMU_NODE_KERNEL && src->kparams && src->kparam_bytes) {
-        void *b = malloc(src->kparam_bytes);
+        unsigned char *b = malloc(src->kparam_bytes);
         if (!b)
             return EMU_ERR_OUT_OF_MEMORY;
         memcpy(b, src->kparams, src->kparam_bytes);
         dst->kparams = b;
+        const struct emu_kernel *k = src->launch.kernel;
+        if (k && k->layout_known && k->param_bytes <= src->kparam_bytes &&
+            (dst->kargs = malloc((k->nparams + 1) * sizeof *dst->kargs)) != NULL)
+            for (uint32_t i = 0; i < k->nparams; i++)
+                dst->kargs[i] = b + k->params[i].offset;
     } else {
         dst->kparam_bytes = 0;
     }
@@ -83,11 +91,13 @@ static enum emu_err params_copy(struct emu_node_params *dst, const struct emu_no
         struct emu_graph *c = emu_graph_resolve(src->child);
         if (!c) {
             free((void *)dst->kparams);
+            free(dst->kargs);
             return EMU_ERR_INVALID_VALUE;
         }
         enum emu_err e = emu_graph_clone(c, &dst->child);
         if (e != EMU_OK) {
             free((void *)dst->kparams);
+            free(dst->kargs);
             return e;
         }
     }
@@ -596,6 +606,7 @@ static int slot_take_params(struct slot *s, const struct emu_graph_node *src)
     s->kbuf = kb;
     s->p = src->p;
     s->p.kparams = kb;
+    s->p.kargs = NULL;
     s->p.child = NULL;
     if (s->p.type == EMU_NODE_GRAPH)
         s->p.type = EMU_NODE_EMPTY; /* its join: the child's nodes have their own slots */
@@ -661,8 +672,15 @@ static enum emu_err exec_build(struct emu_graph_exec *x, const struct emu_graph 
                 s[s[i].deps[j]].has_event = 1;
     for (int l = 1; l < nlanes; l++)
         s[tail[l]].has_event = 1; /* joined back into the launching stream */
-    for (int i = 0; i < f.n; i++)
+    x->need_fork = 0;
+    for (int i = 0; i < f.n; i++) {
         s[i].lane_tail = tail[s[i].lane] == i;
+        s[i].join_at_end = s[i].lane_tail && s[i].lane != 0;
+        x->need_fork |= s[i].lane != 0 && s[i].ndeps == 0;
+    }
+    for (int i = 0; i < f.n; i++)
+        for (int j = 0; j < s[i].ndeps && s[i].lane == 0; j++)
+            s[s[i].deps[j]].join_at_end = 0; /* lane 0 waits for it already */
     exec_free_slots(x);
     x->slots = s;
     x->n = f.n;

@@ -39,6 +39,8 @@ struct slot {
     int lane;                    /* 0: the launching stream, else an internal stream */
     int has_event;               /* records ev after its op: a slot on another lane waits on it */
     int lane_tail;               /* last slot of its lane */
+    int join_at_end;             /* lane tail the launching stream must wait for at the end
+                                    (no later slot of lane 0 waited for it already) */
     int enabled;
     struct emu_node_params p;    /* what it does; p.kparams = kbuf */
     void *kbuf;
@@ -56,6 +58,7 @@ struct emu_graph_exec {
     struct emu_stream **lanes;   /* internal streams, [1..nlanes) */
     int lane_device;
     struct emu_event fork;       /* recorded on the launching stream, waited on by new lanes */
+    int need_fork;               /* a lane other than 0 starts with a root */
     uint32_t launches;
     pthread_mutex_t lock;
 };

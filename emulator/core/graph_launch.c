@@ -119,7 +119,7 @@ EMU_API enum emu_err emu_graph_launch(struct emu_graph_exec *x, struct emu_strea
     uint32_t v = ++x->launches;
     graph_record(api, t0, 1, x, s);
     emu_trace_set_thread_flags(MAYA_F_FROM_GRAPH);
-    if (x->nlanes > 1)
+    if (x->need_fork)
         emu_trace_event(MAYA_REC_EVENT_RECORD, api, emu_now(), 0, &x->fork, v, s->id);
     for (int i = 0; i < x->n; i++) {
         const struct slot *sl = &x->slots[i];
@@ -137,7 +137,7 @@ EMU_API enum emu_err emu_graph_launch(struct emu_graph_exec *x, struct emu_strea
             emu_trace_event(MAYA_REC_EVENT_RECORD, api, emu_now(), 0, &sl->ev, v, lane->id);
     }
     for (int i = 0; i < x->n; i++)
-        if (x->slots[i].lane != 0 && x->slots[i].lane_tail)
+        if (x->slots[i].join_at_end)
             emu_trace_event(MAYA_REC_STREAM_WAIT, api, emu_now(), 0, &x->slots[i].ev, v, s->id);
     emu_trace_set_thread_flags(0);
     graph_record(api, t0, 2, x, s);

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -208,6 +209,12 @@ static unsigned char *reserve_locked(uint32_t bytes)
 }
 
 static __thread uint16_t thread_flags;
+static __thread int nested;
+
+EMU_API void emu_trace_nest(int delta)
+{
+    nested += delta;
+}
 
 EMU_API void emu_trace_set_thread_flags(uint16_t flags)
 {
@@ -233,7 +240,7 @@ static void emit_locked(void *rec)
 
 EMU_API void emu_trace_emit(void *rec)
 {
-    if (!tracing)
+    if (!tracing || (__builtin_expect(nested > 0, 0) && maya_rec_is_call(((struct maya_rec_hdr *)rec)->type)))
         return;
     pthread_mutex_lock(&lock);
     if (!finished)
@@ -355,6 +362,10 @@ EMU_API void emu_unsupported(const char *name, int result)
         unsup_seen[unsup_nseen++] = name;
     pthread_mutex_unlock(&unsup_lock);
     __atomic_fetch_add(&unsupported_calls, 1, __ATOMIC_RELAXED);
+    /* A runtime call's failure is also the thread's last runtime error
+     * (cudaGetLastError), as for every other failing cudart call. */
+    if (strncmp(name, "cuda", 4) == 0)
+        emu_thread()->runtime_error = result;
     if (first)
         fprintf(stderr, "maya-emu: %s is not supported by the emulator; it returned %d "
                 "(counted in the trace)\n", name, result);
@@ -374,11 +385,32 @@ static void trace_name(const struct emu_config *cfg, char *name, size_t size)
         snprintf(name, size, "pid-%d.mtrace", (int)getpid());
 }
 
+/* mkdir -p: each missing directory of path. */
+static int make_dirs(const char *path)
+{
+    char buf[PATH_MAX];
+    if (maya_snprintf(buf, sizeof buf, "%s", path) < 0)
+        return -1;
+    for (char *p = buf + 1;; p++) {
+        if (*p != '/' && *p)
+            continue;
+        char c = *p;
+        *p = 0;
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return maya_error("cannot create trace directory %s: %m (MAYA_TRACE_DIR=%s)", buf, path);
+        *p = c;
+        if (!c)
+            return 0;
+    }
+}
+
 int emu_trace_start(const struct emu_config *cfg)
 {
     clock_base = maya_mono_ns();
     if (!cfg->trace_dir[0])
         return 0; /* emulate without writing a trace */
+    if (make_dirs(cfg->trace_dir) < 0)
+        return -1;
     char name[64];
     trace_name(cfg, name, sizeof name);
     if (maya_snprintf(final_path, sizeof final_path, "%s/%s", cfg->trace_dir, name) < 0)

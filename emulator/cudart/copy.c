@@ -19,17 +19,22 @@ static int kind_matches(enum cudaMemcpyKind kind, uint32_t actual)
     return 0;
 }
 
-cudaError_t rt_copy(uint32_t api, uint64_t t0, struct emu_copy *c, enum cudaMemcpyKind kind)
+cudaError_t rt_copy_check(struct emu_copy *c, enum cudaMemcpyKind kind)
 {
     uint64_t bytes = c->width * MAYA_MAX(c->height, 1) * MAYA_MAX(c->depth, 1);
     emu_copy_classify(c);
-    cudaError_t e = cudaSuccess;
     if ((int)kind < 0 || kind > cudaMemcpyDefault)
-        e = cudaErrorInvalidMemcpyDirection;
-    else if (bytes && (!c->dst || !c->src))
-        e = cudaErrorInvalidValue;
-    else if (bytes && !kind_matches(kind, c->kind))
-        e = cudaErrorInvalidValue;
+        return cudaErrorInvalidMemcpyDirection;
+    if (bytes && (!c->dst || !c->src))
+        return cudaErrorInvalidValue;
+    if (bytes && !kind_matches(kind, c->kind))
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+cudaError_t rt_copy(uint32_t api, uint64_t t0, struct emu_copy *c, enum cudaMemcpyKind kind)
+{
+    cudaError_t e = rt_copy_check(c, kind);
     if (e == cudaSuccess)
         e = rt_error(emu_copy_finish(api, t0, e, c));
     else
@@ -161,32 +166,39 @@ static char *pitched_at(const struct cudaPitchedPtr *p, const struct cudaPos *po
     return (char *)p->ptr + pos->z * p->pitch * p->ysize + pos->y * p->pitch + pos->x;
 }
 
+cudaError_t rt_copy_from_parms(const struct cudaMemcpy3DParms *p, struct emu_copy *c)
+{
+    if (!p)
+        return cudaErrorInvalidValue;
+    if (p->srcArray || p->dstArray)
+        return cudaErrorNotSupported; /* CUDA arrays (textures) are not emulated */
+    if (p->extent.height > 1 && (p->extent.width > p->srcPtr.pitch || p->extent.width > p->dstPtr.pitch))
+        return cudaErrorInvalidPitchValue;
+    *c = (struct emu_copy){
+        .dst = pitched_at(&p->dstPtr, &p->dstPos), .src = pitched_at(&p->srcPtr, &p->srcPos),
+        .width = p->extent.width, .height = p->extent.height, .depth = p->extent.depth,
+        .dpitch = p->dstPtr.pitch, .spitch = p->srcPtr.pitch,
+        .dslice = p->dstPtr.pitch * p->dstPtr.ysize, .sslice = p->srcPtr.pitch * p->srcPtr.ysize,
+    };
+    return cudaSuccess;
+}
+
 static cudaError_t copy3d(uint32_t api, uint64_t t0, const struct cudaMemcpy3DParms *p, int peer_src, int peer_dst,
                           cudaStream_t stream, int pt, int async)
 {
     struct emu_stream *s = NULL;
-    cudaError_t e = cudaSuccess;
-    if (!p)
-        e = cudaErrorInvalidValue;
-    else if (p->srcArray || p->dstArray)
-        e = cudaErrorNotSupported; /* CUDA arrays (textures) are not emulated */
-    else if (peer_src >= 0 && (!emu_device(peer_src) || !emu_device(peer_dst)))
+    struct emu_copy c;
+    cudaError_t e = rt_copy_from_parms(p, &c);
+    if (e == cudaSuccess && peer_src >= 0 && (!emu_device(peer_src) || !emu_device(peer_dst)))
         e = cudaErrorInvalidDevice;
-    else if (p->extent.height > 1 && (p->extent.width > p->srcPtr.pitch || p->extent.width > p->dstPtr.pitch))
-        e = cudaErrorInvalidPitchValue;
     if (e == cudaSuccess)
         e = async ? rt_issue_stream(stream, pt, &s) : sync_stream(pt, &s);
     if (e != cudaSuccess) {
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
         return rt_note(e);
     }
-    struct emu_copy c = {
-        .dst = pitched_at(&p->dstPtr, &p->dstPos), .src = pitched_at(&p->srcPtr, &p->srcPos),
-        .width = p->extent.width, .height = p->extent.height, .depth = p->extent.depth,
-        .dpitch = p->dstPtr.pitch, .spitch = p->srcPtr.pitch,
-        .dslice = p->dstPtr.pitch * p->dstPtr.ysize, .sslice = p->srcPtr.pitch * p->srcPtr.ysize,
-        .stream = s, .async = async,
-    };
+    c.stream = s;
+    c.async = async;
     return rt_copy(api, t0, &c, peer_src >= 0 ? cudaMemcpyDefault : p->kind);
 }
 

@@ -141,40 +141,12 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
     RT_RETURN(cudaSuccess);
 }
 
-cudaError_t cudaDeviceSynchronize(void)
-{
-    RT_ENTER();
-    emu_hostfn_drain(NULL);
-    struct maya_rec_sync r;
-    memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_SYNC;
-    r.h.bytes = sizeof r;
-    r.kind = MAYA_SYNC_DEVICE;
-    r.target = (uint64_t)rt_device();
-    emu_call_fill(&r.call, RT_API(), rt_t0, cudaSuccess, 0);
-    emu_trace_emit(&r);
-    return cudaSuccess;
-}
-
 cudaError_t cudaDeviceReset(void)
 {
     RT_ENTER();
     /* Memory and streams of the device stay valid here (a real reset
      * destroys them); programs call this at exit, where it does not matter. */
     emu_hostfn_drain(NULL);
-    RT_RETURN(cudaSuccess);
-}
-
-cudaError_t cudaMemGetInfo(size_t *free, size_t *total)
-{
-    RT_ENTER();
-    if (!free || !total)
-        RT_RETURN(cudaErrorInvalidValue);
-    uint64_t f, t;
-    emu_primary_ctx(rt_device());
-    emu_mem_info(rt_device(), &f, &t);
-    *free = f;
-    *total = t;
     RT_RETURN(cudaSuccess);
 }
 
@@ -213,4 +185,11 @@ cudaError_t cudaRuntimeGetVersion(int *runtimeVersion)
         RT_RETURN(cudaErrorInvalidValue);
     *runtimeVersion = CUDART_VERSION;
     RT_RETURN(cudaSuccess);
+}
+
+/* A plain constructor of the struct (header-inline in C++, exported for C). */
+struct cudaChannelFormatDesc cudaCreateChannelDesc(int x, int y, int z, int w, enum cudaChannelFormatKind f)
+{
+    struct cudaChannelFormatDesc d = { x, y, z, w, f };
+    return d;
 }

@@ -1,8 +1,10 @@
-/* Kernel registration (what nvcc's generated code calls before main) and
- * kernel launches. Registration never starts the emulator: a program that
- * only registers kernels and never launches one leaves no trace. */
+/* Kernel registration (what nvcc's generated code calls before main),
+ * kernel launches, function attributes and occupancy. Registration never
+ * starts the emulator: a program that only registers kernels and never
+ * calls CUDA leaves no trace. */
 #include "rt.h"
 
+#include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -50,11 +52,6 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
         k->max_threads_per_block = thread_limit;
 }
 
-char __cudaInitModule(void **fatCubinHandle)
-{
-    return fatCubinHandle != NULL;
-}
-
 unsigned __cudaPushCallConfiguration(dim3 gridDim, dim3 blockDim, size_t sharedMem, struct CUstream_st *stream)
 {
     struct emu_thread *t = emu_thread();
@@ -92,23 +89,22 @@ cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun)
     return cudaSuccess;
 }
 
-/* A kernel named by host stub, cudaKernel_t or cudaFunction_t. */
-static struct emu_kernel *find_kernel(const void *func)
+struct emu_kernel *rt_find_kernel(const void *func)
 {
     struct emu_kernel *k = emu_kernel_by_host_fun(func);
     return k ? k : emu_kernel_resolve(func);
 }
 
+/* ---- launches ---- */
+
 cudaError_t rt_launch(uint32_t api, uint64_t t0, struct emu_kernel *k, dim3 grid, dim3 block,
                       void **args, size_t smem, cudaStream_t stream, int per_thread,
                       const unsigned cluster[3], uint32_t flags)
 {
-    struct emu_stream *s = rt_stream(stream, per_thread);
-    cudaError_t e = cudaSuccess;
-    if (!k)
+    struct emu_stream *s = NULL;
+    cudaError_t e = rt_issue_stream(stream, per_thread, &s);
+    if (!k && e == cudaSuccess)
         e = cudaErrorInvalidDeviceFunction;
-    else if (!s)
-        e = cudaErrorInvalidResourceHandle;
     struct emu_launch l = {
         .kernel = k,
         .grid = { grid.x, grid.y, grid.z },
@@ -121,11 +117,13 @@ cudaError_t rt_launch(uint32_t api, uint64_t t0, struct emu_kernel *k, dim3 grid
         memcpy(l.cluster, cluster, sizeof l.cluster);
     if (e == cudaSuccess)
         e = rt_error(emu_launch_check(&l));
-    if (e != cudaSuccess) {
+    if (__builtin_expect(e != cudaSuccess, 0)) {
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
         return rt_note(e);
     }
     emu_trace_launch(api, t0, cudaSuccess, &l, args, NULL, 0, 0);
+    if (__builtin_expect(emu_config()->fault_launch != 0, 0) && !emu_stream_capturing(s))
+        rt_count_launch();
     return cudaSuccess;
 }
 
@@ -149,7 +147,7 @@ cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void
                              size_t sharedMem, cudaStream_t stream)
 {
     RT_ENTER();
-    return rt_launch(RT_API(), rt_t0, find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 0,
+    return rt_launch(RT_API(), rt_t0, rt_find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 0,
                      NULL, 0);
 }
 
@@ -157,18 +155,20 @@ cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim,
                                   size_t sharedMem, cudaStream_t stream)
 {
     RT_ENTER();
-    return rt_launch(RT_API(), rt_t0, find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 1,
+    return rt_launch(RT_API(), rt_t0, rt_find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 1,
                      NULL, 0);
 }
 
 static cudaError_t launch_ex(uint32_t api, uint64_t t0, const cudaLaunchConfig_t *config,
                              const void *func, void **args, int per_thread)
 {
-    if (!config)
+    if (!config) {
+        emu_trace_call(api, t0, cudaErrorInvalidValue, 0, 0);
         return rt_note(cudaErrorInvalidValue);
+    }
     unsigned cluster[3] = { 0, 0, 0 };
     uint32_t flags = 0;
-    for (unsigned i = 0; i < config->numAttrs; i++) {
+    for (unsigned i = 0; i < config->numAttrs && config->attrs; i++) {
         const cudaLaunchAttribute *a = &config->attrs[i];
         if (a->id == cudaLaunchAttributeClusterDimension) {
             cluster[0] = a->val.clusterDim.x;
@@ -178,7 +178,7 @@ static cudaError_t launch_ex(uint32_t api, uint64_t t0, const cudaLaunchConfig_t
             flags |= MAYA_LAUNCH_COOPERATIVE;
         }
     }
-    return rt_launch(api, t0, find_kernel(func), config->gridDim, config->blockDim, args,
+    return rt_launch(api, t0, rt_find_kernel(func), config->gridDim, config->blockDim, args,
                      config->dynamicSmemBytes, config->stream, per_thread, cluster, flags);
 }
 
@@ -198,6 +198,293 @@ cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blo
                                         size_t sharedMem, cudaStream_t stream)
 {
     RT_ENTER();
-    return rt_launch(RT_API(), rt_t0, find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 0,
+    return rt_launch(RT_API(), rt_t0, rt_find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 0,
                      NULL, MAYA_LAUNCH_COOPERATIVE);
+}
+
+cudaError_t cudaLaunchCooperativeKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args,
+                                             size_t sharedMem, cudaStream_t stream)
+{
+    RT_ENTER();
+    return rt_launch(RT_API(), rt_t0, rt_find_kernel(func), gridDim, blockDim, args, sharedMem, stream, 1,
+                     NULL, MAYA_LAUNCH_COOPERATIVE);
+}
+
+/* ---- functions: attributes and names ---- */
+
+cudaError_t cudaFuncGetAttributes(struct cudaFuncAttributes *attr, const void *func)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!attr)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    static const int attrs[] = {
+        CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, CU_FUNC_ATTRIBUTE_CONST_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        CU_FUNC_ATTRIBUTE_NUM_REGS, CU_FUNC_ATTRIBUTE_PTX_VERSION, CU_FUNC_ATTRIBUTE_BINARY_VERSION,
+        CU_FUNC_ATTRIBUTE_CACHE_MODE_CA, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT, CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT,
+        CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH, CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE,
+        CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED,
+    };
+    int v[sizeof attrs / sizeof attrs[0]];
+    int dev = rt_device();
+    for (size_t i = 0; i < sizeof attrs / sizeof attrs[0]; i++) {
+        cudaError_t e = rt_error(emu_kernel_attribute(k, dev, attrs[i], &v[i]));
+        if (e != cudaSuccess)
+            RT_RETURN(e);
+    }
+    memset(attr, 0, sizeof *attr);
+    attr->sharedSizeBytes = (size_t)v[0];
+    attr->constSizeBytes = (size_t)v[1];
+    attr->localSizeBytes = (size_t)v[2];
+    attr->maxThreadsPerBlock = v[3];
+    attr->numRegs = v[4];
+    attr->ptxVersion = v[5];
+    attr->binaryVersion = v[6];
+    attr->cacheModeCA = v[7];
+    attr->maxDynamicSharedSizeBytes = v[8];
+    attr->preferredShmemCarveout = v[9];
+    attr->clusterDimMustBeSet = v[10];
+    attr->requiredClusterWidth = v[11];
+    attr->requiredClusterHeight = v[12];
+    attr->requiredClusterDepth = v[13];
+    attr->clusterSchedulingPolicyPreference = v[14];
+    attr->nonPortableClusterSizeAllowed = v[15];
+    RT_RETURN(cudaSuccess);
+}
+
+/* cudaFuncAttribute numbers are CUfunction_attribute's from 8 on. */
+static int func_attr(enum cudaFuncAttribute attr)
+{
+    switch (attr) {
+    case cudaFuncAttributeMaxDynamicSharedMemorySize: return CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES;
+    case cudaFuncAttributePreferredSharedMemoryCarveout: return CU_FUNC_ATTRIBUTE_PREFERRED_SHARED_MEMORY_CARVEOUT;
+    case cudaFuncAttributeClusterDimMustBeSet: return CU_FUNC_ATTRIBUTE_CLUSTER_SIZE_MUST_BE_SET;
+    case cudaFuncAttributeRequiredClusterWidth: return CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH;
+    case cudaFuncAttributeRequiredClusterHeight: return CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_HEIGHT;
+    case cudaFuncAttributeRequiredClusterDepth: return CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_DEPTH;
+    case cudaFuncAttributeNonPortableClusterSizeAllowed: return CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED;
+    case cudaFuncAttributeClusterSchedulingPolicyPreference:
+        return CU_FUNC_ATTRIBUTE_CLUSTER_SCHEDULING_POLICY_PREFERENCE;
+    default: return -1;
+    }
+}
+
+static cudaError_t set_attribute(struct emu_kernel *k, enum cudaFuncAttribute attr, int value, int device)
+{
+    if (!k)
+        return cudaErrorInvalidDeviceFunction;
+    int a = func_attr(attr);
+    return a < 0 ? cudaErrorInvalidValue : rt_error(emu_kernel_set_attribute(k, device, a, value));
+}
+
+cudaError_t cudaFuncSetAttribute(const void *func, enum cudaFuncAttribute attr, int value)
+{
+    RT_ENTER();
+    RT_RETURN(set_attribute(rt_find_kernel(func), attr, value, rt_device()));
+}
+
+cudaError_t cudaKernelSetAttributeForDevice(cudaKernel_t kernel, enum cudaFuncAttribute attr, int value, int device)
+{
+    RT_ENTER();
+    if (!emu_device(device))
+        RT_RETURN(cudaErrorInvalidDevice);
+    RT_RETURN(set_attribute(emu_kernel_resolve(kernel), attr, value, device));
+}
+
+/* The cache and shared-memory bank preferences do not change what an
+ * emulated program does; they are accepted and checked. */
+cudaError_t cudaFuncSetCacheConfig(const void *func, enum cudaFuncCache cacheConfig)
+{
+    RT_ENTER();
+    if (!rt_find_kernel(func))
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    RT_RETURN((unsigned)cacheConfig <= cudaFuncCachePreferEqual ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaFuncSetSharedMemConfig(const void *func, enum cudaSharedMemConfig config)
+{
+    RT_ENTER();
+    if (!rt_find_kernel(func))
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    RT_RETURN((unsigned)config <= cudaSharedMemBankSizeEightByte ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDeviceSetCacheConfig(enum cudaFuncCache cacheConfig)
+{
+    RT_ENTER();
+    RT_RETURN((unsigned)cacheConfig <= cudaFuncCachePreferEqual ? cudaSuccess : cudaErrorInvalidValue);
+}
+
+cudaError_t cudaDeviceGetCacheConfig(enum cudaFuncCache *pCacheConfig)
+{
+    RT_ENTER();
+    if (!pCacheConfig)
+        RT_RETURN(cudaErrorInvalidValue);
+    *pCacheConfig = cudaFuncCachePreferNone;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaFuncGetName(const char **name, const void *func)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!name)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    *name = k->mangled; /* the real runtime also returns the mangled name */
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    emu_kernel_prepare(k);
+    if (!k->layout_known || paramIndex >= k->nparams)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (paramOffset)
+        *paramOffset = k->params[paramIndex].offset;
+    if (paramSize)
+        *paramSize = k->params[paramIndex].bytes;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(entryFuncAddr);
+    if (!kernelPtr)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    *kernelPtr = (cudaKernel_t)k;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(symbolPtr);
+    if (!functionPtr)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    *functionPtr = (cudaFunction_t)k;
+    RT_RETURN(cudaSuccess);
+}
+
+/* ---- occupancy ---- */
+
+static cudaError_t occupancy(const void *func, int block, size_t smem, unsigned flags, int *out)
+{
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!out || block <= 0 || (flags & ~(unsigned)cudaOccupancyDisableCachingOverride))
+        return cudaErrorInvalidValue;
+    if (!k)
+        return cudaErrorInvalidDeviceFunction;
+    emu_kernel_prepare(k);
+    *out = emu_occupancy_blocks(k, rt_device(), block, smem);
+    return cudaSuccess;
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessor(int *numBlocks, const void *func, int blockSize,
+                                                          size_t dynamicSMemSize)
+{
+    RT_ENTER();
+    RT_RETURN(occupancy(func, blockSize, dynamicSMemSize, 0, numBlocks));
+}
+
+cudaError_t cudaOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(int *numBlocks, const void *func, int blockSize,
+                                                                   size_t dynamicSMemSize, unsigned int flags)
+{
+    RT_ENTER();
+    RT_RETURN(occupancy(func, blockSize, dynamicSMemSize, flags, numBlocks));
+}
+
+/* The most dynamic shared memory a block can have with numBlocks blocks
+ * resident per SM: the largest amount that still gives that occupancy. */
+cudaError_t cudaOccupancyAvailableDynamicSMemPerBlock(size_t *dynamicSmemSize, const void *func, int numBlocks,
+                                                      int blockSize)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!dynamicSmemSize || numBlocks <= 0 || blockSize <= 0)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    emu_kernel_prepare(k);
+    int dev = rt_device();
+    const struct cudaDeviceProp *p = &emu_device(dev)->prop;
+    size_t lo = 0, hi = p->sharedMemPerBlockOptin;
+    if (emu_occupancy_blocks(k, dev, blockSize, 0) < numBlocks) {
+        *dynamicSmemSize = 0;
+        RT_RETURN(cudaSuccess);
+    }
+    while (lo < hi) { /* binary search in 128-byte steps is overkill; bytes are exact */
+        size_t mid = lo + (hi - lo + 1) / 2;
+        if (emu_occupancy_blocks(k, dev, blockSize, mid) >= numBlocks)
+            lo = mid;
+        else
+            hi = mid - 1;
+    }
+    *dynamicSmemSize = lo;
+    RT_RETURN(cudaSuccess);
+}
+
+static unsigned cluster_from_config(const cudaLaunchConfig_t *c)
+{
+    for (unsigned i = 0; c && i < c->numAttrs && c->attrs; i++)
+        if (c->attrs[i].id == cudaLaunchAttributeClusterDimension)
+            return c->attrs[i].val.clusterDim.x * c->attrs[i].val.clusterDim.y * c->attrs[i].val.clusterDim.z;
+    return 0;
+}
+
+/* Portable cluster size is 8 blocks; 16 with the non-portable attribute on
+ * GPUs that have clusters (compute capability 9.0 and later). */
+cudaError_t cudaOccupancyMaxPotentialClusterSize(int *clusterSize, const void *func,
+                                                 const cudaLaunchConfig_t *launchConfig)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!clusterSize || !launchConfig)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    const struct cudaDeviceProp *p = &emu_device(rt_device())->prop;
+    *clusterSize = p->major < 9 ? 0 : k->non_portable_cluster ? 16 : 8;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaOccupancyMaxActiveClusters(int *numClusters, const void *func, const cudaLaunchConfig_t *launchConfig)
+{
+    RT_ENTER();
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!numClusters || !launchConfig)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!k)
+        RT_RETURN(cudaErrorInvalidDeviceFunction);
+    emu_kernel_prepare(k);
+    int dev = rt_device();
+    const struct cudaDeviceProp *p = &emu_device(dev)->prop;
+    unsigned cluster = cluster_from_config(launchConfig);
+    if (!cluster)
+        cluster = (unsigned)MAYA_MAX(k->cluster_dims[0], 1) * (unsigned)MAYA_MAX(k->cluster_dims[1], 1) *
+                  (unsigned)MAYA_MAX(k->cluster_dims[2], 1);
+    int block = (int)(launchConfig->blockDim.x * launchConfig->blockDim.y * launchConfig->blockDim.z);
+    int per_sm = emu_occupancy_blocks(k, dev, block, launchConfig->dynamicSmemBytes);
+    if (p->major < 9 || cluster == 0 || per_sm <= 0) {
+        *numClusters = 0;
+        RT_RETURN(cluster > 1 && p->major < 9 ? cudaErrorInvalidClusterSize : cudaSuccess);
+    }
+    /* A cluster's blocks share a GPC: count whole clusters over the GPU. */
+    *numClusters = (int)((uint64_t)per_sm * (uint64_t)p->multiProcessorCount / cluster);
+    RT_RETURN(cudaSuccess);
 }

@@ -65,7 +65,7 @@ cudaError_t cudaMalloc3D(struct cudaPitchedPtr *pitchedDevPtr, struct cudaExtent
     void *p = NULL;
     cudaError_t e = alloc_device(RT_API(), rt_t0, &p, pitch * extent.height * extent.depth, MAYA_ALLOC_DEVICE, 0);
     if (e == cudaSuccess)
-        *pitchedDevPtr = make_cudaPitchedPtr(p, pitch, extent.width, extent.height);
+        *pitchedDevPtr = (struct cudaPitchedPtr){ p, pitch, extent.width, extent.height };
     return e;
 }
 

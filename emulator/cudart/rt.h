@@ -81,6 +81,10 @@ void rt_drain(struct emu_stream *s);
 /* A copy of width bytes x height rows x depth slices, or a memset,
  * validated, performed when small, and traced (copy.c). */
 cudaError_t rt_copy(uint32_t api, uint64_t t0, struct emu_copy *c, enum cudaMemcpyKind kind);
+/* Classify a copy and check it against the kind the caller named. */
+cudaError_t rt_copy_check(struct emu_copy *c, enum cudaMemcpyKind kind);
+/* A copy described by cudaMemcpy3DParms (pitched memory only). */
+cudaError_t rt_copy_from_parms(const struct cudaMemcpy3DParms *p, struct emu_copy *c);
 cudaError_t rt_memset(uint32_t api, uint64_t t0, void *dst, int value, size_t width, size_t height,
                       size_t pitch, struct emu_stream *stream, int async);
 

@@ -119,6 +119,7 @@ static cudaError_t stream_sync(uint32_t api, uint64_t t0, cudaStream_t stream, i
         return rt_note(e);
     }
     rt_drain(s);
+    emu_pool_release_idle(s->device, api, t0); /* pools shrink at synchronisation */
     emu_trace_sync(api, t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
     return cudaSuccess;
 }
@@ -166,6 +167,7 @@ cudaError_t cudaDeviceSynchronize(void)
     if (e != cudaSuccess)
         RT_RETURN(e);
     rt_drain(NULL);
+    emu_pool_release_idle(rt_device(), RT_API(), rt_t0);
     emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_DEVICE, (uint64_t)rt_device(), 0, 0);
     return cudaSuccess;
 }
@@ -371,6 +373,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     if (err != cudaSuccess)
         RT_RETURN(err);
     emu_hostfn_wait(e->hostfn_mark);
+    emu_pool_release_idle(e->device, RT_API(), rt_t0);
     emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
     return cudaSuccess;
 }
