@@ -401,16 +401,9 @@ cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
     struct emu_event *a = emu_event_resolve(start), *b = emu_event_resolve(end);
     if (!ms)
         RT_RETURN(cudaErrorInvalidValue);
-    if (!a || !b)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if ((a->flags | b->flags) & cudaEventDisableTiming)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if (!a->version || !b->version)
-        RT_RETURN(cudaErrorInvalidResourceHandle);
-    if (!emu_hostfn_done(a->hostfn_mark) || !emu_hostfn_done(b->hostfn_mark))
+    if (a && b && (!emu_hostfn_done(a->hostfn_mark) || !emu_hostfn_done(b->hostfn_mark)))
         RT_RETURN(cudaErrorNotReady);
-    *ms = (float)((double)((int64_t)(b->t_ns - a->t_ns)) / 1e6);
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(rt_error(emu_event_elapsed(a, b, ms)));
 }
 
 /* ---- stream capture ---- */
