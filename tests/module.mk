@@ -78,6 +78,14 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 ALL_TARGETS += $(UNIT_TESTS)
 WORKLOAD_LIBS_minigpt := -lnccl -lcublasLt
 $(WORKLOAD_DIR)/minigpt: tests/workloads/nccl_boot.h
+$(WORKLOAD_DIR)/nccl_bench: tests/workloads/nccl_boot.h
+WORKLOAD_LIBS_nccl_bench := -lnccl
+
+# The emulated NCCL's benchmark (make bench runs build/bench/*).
+$(B)/bench/nccl_bench: bench/nccl_bench.sh
+	@mkdir -p $(@D)
+	cp $< $@
+ALL_TARGETS += $(B)/bench/nccl_bench
 
 # cuBLAS / cuBLASLt / cuDNN workloads (tests/libs/): linked against the
 # toolkit's libraries, run against maya's.

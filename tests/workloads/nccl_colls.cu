@@ -242,15 +242,36 @@ static void check_send_recv()
     }
 }
 
+// A large all-reduce on memory from ncclMemAlloc, registered with the
+// communicator and as a window, as NCCL's zero-copy paths would have it.
 static void check_large(size_t count)
 {
+    std::vector<void *> bufs, handles;
+    std::vector<ncclWindow_t> wins;
+    for (Rank &r : ranks) {
+        void *buf, *handle;
+        ncclWindow_t win;
+        CUDA_CHECK(cudaSetDevice(r.dev));
+        NCCL_CHECK(ncclMemAlloc(&buf, count * sizeof(float)));
+        NCCL_CHECK(ncclCommRegister(r.comm, buf, count * sizeof(float), &handle));
+        NCCL_CHECK(ncclCommWindowRegister(r.comm, buf, count * sizeof(float), &win, NCCL_WIN_COLL_SYMMETRIC));
+        bufs.push_back(buf);
+        handles.push_back(handle);
+        wins.push_back(win);
+    }
+    int i = 0;
     each([&](Rank &r) {
-        void *buf;
-        CUDA_CHECK(cudaMalloc(&buf, count * sizeof(float)));
-        NCCL_CHECK(ncclAllReduce(buf, buf, count, ncclFloat32, ncclSum, r.comm, r.stream));
-        CUDA_CHECK(cudaStreamSynchronize(r.stream));
-        CUDA_CHECK(cudaFree(buf));
+        NCCL_CHECK(ncclAllReduce(bufs[i], bufs[i], count, ncclFloat32, ncclSum, r.comm, r.stream));
+        i++;
     });
+    for (size_t k = 0; k < ranks.size(); k++) {
+        Rank &r = ranks[k];
+        CUDA_CHECK(cudaSetDevice(r.dev));
+        CUDA_CHECK(cudaStreamSynchronize(r.stream));
+        NCCL_CHECK(ncclCommWindowDeregister(r.comm, wins[k]));
+        NCCL_CHECK(ncclCommDeregister(r.comm, handles[k]));
+        NCCL_CHECK(ncclMemFree(bufs[k]));
+    }
 }
 
 static void usage(FILE *f)
