@@ -13,9 +13,16 @@ ALL_TARGETS += $(WORKLOADS)
 
 # NCCL workloads (tests/nccl/): linked against the toolkit's libnccl, run
 # against maya's.
-NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch
+NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench minigpt
 $(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
 $(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
+WORKLOAD_LIBS_minigpt += -lcublasLt
+
+# The emulated NCCL's benchmark (make bench runs build/bench/*).
+$(B)/bench/nccl_bench: bench/nccl_bench.sh
+	@mkdir -p $(@D)
+	cp $< $@
+ALL_TARGETS += $(B)/bench/nccl_bench
 
 # Workloads built again with compressed fat binaries (every entry Zstd, or
 # LZ4 with -compress-mode=speed), for the kernel-parameter decoder.
@@ -76,16 +83,6 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 		$(UNIT_LIBS) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
 
 ALL_TARGETS += $(UNIT_TESTS)
-WORKLOAD_LIBS_minigpt := -lnccl -lcublasLt
-$(WORKLOAD_DIR)/minigpt: tests/workloads/nccl_boot.h
-$(WORKLOAD_DIR)/nccl_bench: tests/workloads/nccl_boot.h
-WORKLOAD_LIBS_nccl_bench := -lnccl
-
-# The emulated NCCL's benchmark (make bench runs build/bench/*).
-$(B)/bench/nccl_bench: bench/nccl_bench.sh
-	@mkdir -p $(@D)
-	cp $< $@
-ALL_TARGETS += $(B)/bench/nccl_bench
 
 # cuBLAS / cuBLASLt / cuDNN workloads (tests/libs/): linked against the
 # toolkit's libraries, run against maya's.
