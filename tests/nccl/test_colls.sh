@@ -50,6 +50,13 @@ done
 expect_matched "$out/traces" 17 8 1
 expect_count 4 "^call .*api=ncclCommInitRankConfig result=7" "$out/traces.dump"
 
+# ncclCommInitRankScalable
+out=$TEST_TMP/scalable
+mrun 2 "$out" "$WORKLOADS/nccl_colls" --scalable
+expect_grep "^nccl_colls rank 1/2: [0-9]+ checks, 0 failed" "$out/logs/rank-1.out"
+expect_matched "$out/traces" 17 4 1
+expect_count 2 "^call .*api=ncclCommInitRankScalable result=0" "$out/traces.dump"
+
 # The interface ranks meet on: loopback when asked; a name that matches
 # nothing is an error that says so.
 out=$TEST_TMP/lo

@@ -10,6 +10,7 @@
 //                          (ncclCommInitAll, or ncclCommInitRank per device
 //                          inside ncclGroupStart/End)
 // Options: --nonblocking  init with a non-blocking ncclConfig_t and poll
+//          --scalable     ncclCommInitRankScalable instead of ncclCommInitRankConfig
 //          --large COUNT  elements of the large all-reduce (default 4M floats)
 // Prints "nccl_colls rank R/N: K checks passed" per rank; exits 1 on a failure.
 #include <cuda_fp16.h>
@@ -276,17 +277,18 @@ static void check_large(size_t count)
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: nccl_colls [--devices N [--group-init]] [--nonblocking] [--large COUNT]\n"
+    fprintf(f, "usage: nccl_colls [--devices N [--group-init]] [--nonblocking] [--scalable] [--large COUNT]\n"
                "Runs every NCCL collective and send/recv on small buffers and checks the results on the\n"
                "host, then one large all-reduce of COUNT floats (default 4194304).\n"
                "Without --devices each process is one rank: RANK, WORLD_SIZE, LOCAL_RANK (its device),\n"
                "MASTER_ADDR and MASTER_PORT (where rank 0 hands out the unique id) must be set.\n"
                "  --devices N    one process drives devices 0..N-1 (ncclCommInitAll)\n"
                "  --group-init   with --devices: ncclCommInitRank per device inside ncclGroupStart/End\n"
-               "  --nonblocking  make communicators with a non-blocking ncclConfig_t\n");
+               "  --nonblocking  make communicators with a non-blocking ncclConfig_t\n"
+               "  --scalable     one rank per process: ncclCommInitRankScalable (one id)\n");
 }
 
-static void init_comms(int devices, bool group_init, bool nonblocking)
+static void init_comms(int devices, bool group_init, bool nonblocking, bool scalable)
 {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = nonblocking ? 0 : 1;
@@ -302,7 +304,9 @@ static void init_comms(int devices, bool group_init, bool nonblocking)
             NCCL_CHECK(ncclGetUniqueId(&id));
         else
             share_unique_id(&id, ranks[0].rank, nranks);
-        if (devices == 0) { // one rank: no group, so a non-blocking init returns at once
+        if (devices == 0 && scalable) {
+            NCCL_CHECK(ncclCommInitRankScalable(&ranks[0].comm, nranks, ranks[0].rank, 1, &id, &config));
+        } else if (devices == 0) { // one rank: no group, so a non-blocking init returns at once
             NCCL_CHECK(ncclCommInitRankConfig(&ranks[0].comm, nranks, id, ranks[0].rank, &config));
         } else {
             each([&](Rank &r) {
@@ -322,7 +326,7 @@ static void init_comms(int devices, bool group_init, bool nonblocking)
 int main(int argc, char **argv)
 {
     int devices = 0;
-    bool group_init = false, nonblocking = false;
+    bool group_init = false, nonblocking = false, scalable = false;
     size_t large = 4u << 20;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--devices") && i + 1 < argc)
@@ -331,6 +335,8 @@ int main(int argc, char **argv)
             group_init = true;
         else if (!strcmp(argv[i], "--nonblocking"))
             nonblocking = true;
+        else if (!strcmp(argv[i], "--scalable"))
+            scalable = true;
         else if (!strcmp(argv[i], "--large") && i + 1 < argc)
             large = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--help")) {
@@ -357,7 +363,7 @@ int main(int argc, char **argv)
         CUDA_CHECK(cudaMalloc(&r.send, SMALL));
         CUDA_CHECK(cudaMalloc(&r.recv, SMALL));
     }
-    init_comms(devices, group_init, nonblocking);
+    init_comms(devices, group_init, nonblocking, scalable);
     for (Rank &r : ranks) {
         int count, user_rank, dev;
         NCCL_CHECK(ncclCommCount(r.comm, &count));
