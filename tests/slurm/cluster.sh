@@ -75,6 +75,11 @@ cluster_start() {
         fail "slurm-wlm and munge are not installed (scripts/deps.sh installs them)"
     [ "$(id -u)" = 0 ] || fail "the Slurm tests start daemons and need root"
     trap cluster_stop EXIT
+    # A test stopped by a signal (tests/run's timeout) exits, so that the
+    # EXIT trap stops the daemons too.
+    trap 'exit 143' TERM
+    trap 'exit 130' INT
+    trap 'exit 129' HUP
     # The daemons and other users must reach files under here.
     chmod 755 "$TEST_TMP"
     mkdir -p "$SLURM_DIR"/{log,state,spool,munge} "$TRACE_ROOT"
