@@ -13,7 +13,8 @@
  * so one thread can drive several ranks of one communicator (several
  * devices), and several communicators, without deadlock, as with NCCL.
  * The waiting is the emulator's, not the program's: it is taken off the
- * host clock (emu_wait_begin/end).
+ * host clock (emu_wait_begin/end), except a non-blocking init's, which
+ * happens on a thread of its own while the program goes on.
  */
 #include "nc.h"
 
@@ -161,13 +162,14 @@ ncclResult_t nc_run_tasks(struct nc_task *t, int n)
     return emit_all(t, n);
 }
 
-/* A non-blocking init: JOIN now, wait for the table in the background. */
+/* A non-blocking init: JOIN now, wait for the table in the background.
+ * That wait stays on the host clock: the program's threads go on working
+ * meanwhile, and their time is theirs (only a call that must wait for the
+ * init, nc_comm_ready, takes its wait off the clock). */
 static void *detached_main(void *p)
 {
     struct nc_task *t = p;
-    emu_wait_begin();
     finish_all(t, 1);
-    emu_wait_end();
     free(t);
     return NULL;
 }
