@@ -61,6 +61,20 @@ for r in 0 2 3; do
     err $r "$AR #2 failed: rank 1 .* did not take part in $AR #2: nothing came in 2 s \(MAYA_NCCL_TIMEOUT=2\)"
 done
 
+# ncclCommInitRank: the rendezvous refuses what cannot make a communicator
+run init-nranks 4
+for r in 0 1 2 3; do
+    err $r "ncclCommInitRank \(rank [0-3] of [45]\): rank [0-3] \(pid [0-9]+ on .*\) calls ncclCommInitRank with nranks=[45], but ranks before it said nranks=[45]"
+done
+run init-dup 4
+for r in 0 1 2 3; do
+    err $r "rank 2 joined twice: pid [0-9]+ on .* and pid [0-9]+ on "
+done
+MAYA_NCCL_TIMEOUT=2 run init-missing 3
+for r in 0 1 2; do
+    err $r "ncclCommInitRank \(rank $r of 4, communicator 0x[0-9a-f]+\): waiting for all ranks to join at .* failed: nothing came in 2 s .*a rank did not call ncclCommInitRank with this id"
+done
+
 # large: no error in the emulator, the traces carry the different counts
 run large 0
 dump_all "$out/trace" > "$out/dump"

@@ -12,6 +12,9 @@
 //   p2p        rank 0 sends 4 int32 to rank 1, which expects 8
 //   large      large all-reduces (1M floats), rank 1's count one more
 //              (nothing moves, so no error here: the traces show it)
+//   init-nranks  rank 3 calls ncclCommInitRank with nranks 5
+//   init-dup     rank 3 calls ncclCommInitRank as rank 2
+//   init-missing rank 3 gets the unique id but exits without joining
 // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT as for torchrun.
 #include <string>
 
@@ -20,12 +23,14 @@
 int main(int argc, char **argv)
 {
     std::string mode = argc > 1 ? argv[1] : "";
-    const char *modes[] = { "ok", "count", "skip", "skip-last", "root-skip", "exit", "hang", "slow", "p2p", "large" };
+    const char *modes[] = { "ok", "count", "skip", "skip-last", "root-skip", "exit", "hang", "slow", "p2p", "large",
+                            "init-nranks", "init-dup", "init-missing" };
     bool known = false;
     for (const char *m : modes)
         known |= mode == m;
     if (!known) {
-        fprintf(stderr, "usage: nccl_mismatch MODE (ok count skip skip-last root-skip exit hang slow p2p large)\n");
+        fprintf(stderr, "usage: nccl_mismatch MODE (ok count skip skip-last root-skip exit hang slow p2p large "
+                        "init-nranks init-dup init-missing)\n");
         return 2;
     }
     int rank = env_int("RANK", 0), world = env_int("WORLD_SIZE", 1), ndev = 0;
@@ -40,7 +45,11 @@ int main(int argc, char **argv)
     ncclUniqueId id;
     share_unique_id(&id, rank, world);
     ncclComm_t comm;
-    NCCL_CHECK(ncclCommInitRank(&comm, world, id, rank));
+    if (mode == "init-missing" && rank == 3)
+        return 0;
+    int init_world = mode == "init-nranks" && rank == 3 ? world + 1 : world;
+    int init_rank = mode == "init-dup" && rank == 3 ? 2 : rank;
+    NCCL_CHECK(ncclCommInitRank(&comm, init_world, id, init_rank));
 
     ncclResult_t r = ncclSuccess;
     const char *what = "";
