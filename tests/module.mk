@@ -87,3 +87,4 @@ ALL_TARGETS += $(UNIT_TESTS)
 # cuBLAS / cuBLASLt / cuDNN workloads (tests/libs/): linked against the
 # toolkit's libraries, run against maya's.
 WORKLOAD_LIBS_gemm_cublas := -lcublas
+WORKLOAD_LIBS_gemm_lt := -lcublasLt

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "status_names.h"
 
 /* cuBLAS allocates a default workspace pool when it makes a context, 32 MiB
  * on Hopper and later and 4 MiB before (cuBLAS documentation,
@@ -165,38 +166,14 @@ HANDLE_FIELD(cublasGetFixedPointEmulationMantissaBitOffset, cublasSetFixedPointE
 HANDLE_FIELD(cublasGetFixedPointEmulationMantissaBitCountPointer, cublasSetFixedPointEmulationMantissaBitCountPointer,
              int *, mantissa_bits_ptr, 1)
 
-static const struct {
-    int status;
-    const char *name, *text;
-} statuses[] = {
-    { CUBLAS_STATUS_SUCCESS, "CUBLAS_STATUS_SUCCESS", "success" },
-    { CUBLAS_STATUS_NOT_INITIALIZED, "CUBLAS_STATUS_NOT_INITIALIZED", "the library was not initialized" },
-    { CUBLAS_STATUS_ALLOC_FAILED, "CUBLAS_STATUS_ALLOC_FAILED", "the resource allocation failed" },
-    { CUBLAS_STATUS_INVALID_VALUE, "CUBLAS_STATUS_INVALID_VALUE",
-      "an unsupported value or parameter was passed to the function" },
-    { CUBLAS_STATUS_ARCH_MISMATCH, "CUBLAS_STATUS_ARCH_MISMATCH",
-      "the function requires an architectural feature absent from the device" },
-    { CUBLAS_STATUS_MAPPING_ERROR, "CUBLAS_STATUS_MAPPING_ERROR", "an access to GPU memory space failed" },
-    { CUBLAS_STATUS_EXECUTION_FAILED, "CUBLAS_STATUS_EXECUTION_FAILED", "the function failed to launch on the GPU" },
-    { CUBLAS_STATUS_INTERNAL_ERROR, "CUBLAS_STATUS_INTERNAL_ERROR", "an internal operation failed" },
-    { CUBLAS_STATUS_NOT_SUPPORTED, "CUBLAS_STATUS_NOT_SUPPORTED", "the requested functionality is not supported" },
-    { CUBLAS_STATUS_LICENSE_ERROR, "CUBLAS_STATUS_LICENSE_ERROR", "the license check failed" },
-};
-
 const char *cublasGetStatusName(cublasStatus_t status)
 {
-    for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
-        if (statuses[i].status == (int)status)
-            return statuses[i].name;
-    return "unrecognized status";
+    return blas_status_name(status);
 }
 
 const char *cublasGetStatusString(cublasStatus_t status)
 {
-    for (size_t i = 0; i < sizeof statuses / sizeof *statuses; i++)
-        if (statuses[i].status == (int)status)
-            return statuses[i].text;
-    return "unrecognized status";
+    return blas_status_string(status);
 }
 
 /* cuBLAS's API log is not reproduced (the trace records every call); the

@@ -344,7 +344,8 @@ struct maya_rec_gemm {          /* MAYA_REC_GEMM: one cuBLAS/cuBLASLt matrix mul
     int64_t lda, ldb, ldc, ldd;
     int64_t stride_a, stride_b, stride_c, stride_d; /* elements between batches; 0 if not strided */
     int32_t atype, btype, ctype, dtype; /* cudaDataType_t */
-    int32_t compute_type;       /* cublasComputeType_t */
+    int32_t compute_type;       /* cublasComputeType_t the GEMM runs with (cuBLAS: after the
+                                   handle's math mode, e.g. TF32 makes 68 into 77) */
     int32_t scale_type;         /* cudaDataType_t */
     int32_t epilogue;           /* cublasLtEpilogue_t (1 = default) */
     int32_t algo;               /* algorithm id, -1 default */

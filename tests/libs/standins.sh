@@ -4,5 +4,6 @@
 # declare the library's API (read for return types).
 STANDINS=$(cat <<'LIST'
 libcublas.so.13 cublasStatus_t cublas.h cublasXt.h
+libcublasLt.so.13 cublasStatus_t cublasLt.h
 LIST
 )
