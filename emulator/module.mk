@@ -63,6 +63,7 @@ $(eval $(call STANDIN,nvshmem,libnvshmem_host.so.3,nvshmem,NVSHMEM,3,))
 # cuBLAS and cuBLASLt: GEMMs traced with their whole problem; anything not
 # implemented returns CUBLAS_STATUS_NOT_SUPPORTED (15).
 $(eval $(call STANDIN,cublas,libcublas.so.13,cublas,libcublas.so.13,15,-lm))
+$(eval $(call STANDIN,cublasLt,libcublasLt.so.13,cublasLt,libcublasLt.so.13,15,))
 
 # Unversioned names (libcuda.so, libcudart.so) for programs and tools that
 # link or dlopen without the version (e.g. Triton's launcher with -lcuda).
