@@ -1,1 +1,13 @@
-# bench/: rules added with its first sources.
+# bench/: benchmarks. `make bench` runs bench/run, which runs every program in
+# build/bench/ (other stages add theirs from their own module.mk).
+
+# The emulator's host cost per call: an nvcc-built program (build/bench/cuda/,
+# not run directly) and the script that runs it under the emulator.
+EMU_BENCH_CU := $(B)/bench/cuda/launch_bench
+$(EMU_BENCH_CU): bench/launch_bench.cu | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(NVCC_FLAGS) -o $@ $<
+$(B)/bench/emu_bench: bench/emu_bench $(EMU_BENCH_CU)
+	@mkdir -p $(@D)
+	cp bench/emu_bench $@
+ALL_TARGETS += $(EMU_BENCH_CU) $(B)/bench/emu_bench
