@@ -11,6 +11,9 @@ $(WORKLOAD_DIR)/%: tests/workloads/%.cu | $(DEPS_STAMP)
 
 ALL_TARGETS += $(WORKLOADS)
 
+# Built for per-thread default streams (the runtime's _ptsz/_ptds entry points).
+WORKLOAD_LIBS_ptds_streams := --default-stream per-thread
+
 # NCCL workloads (tests/nccl/): linked against the toolkit's libnccl, run
 # against maya's.
 NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench minigpt

@@ -260,6 +260,9 @@ EMU_API void emu_mem_info(int device, uint64_t *free_bytes, uint64_t *total_byte
 /* Fill an ALLOC/FREE record's device usage fields. */
 EMU_API void emu_mem_usage(int device, uint64_t *used, uint64_t *peak);
 
+/* Free every device, async and managed allocation of a device
+ * (cudaDeviceReset); returns the bytes freed. */
+EMU_API uint64_t emu_mem_reset_device(int device);
 /* Place an allocation whose capacity is already charged (pools): address
  * space and a table entry only. */
 EMU_API enum emu_err emu_mem_place(int device, uint64_t bytes, uint64_t charged, int kind, uint64_t pool,
@@ -337,6 +340,7 @@ struct emu_stream {
     size_t ncap_deps, cap_deps_cap;
     /* host functions run in stream order on a worker thread */
     struct emu_hostfn_queue *hostfns;
+    void *rt_attrs;              /* the runtime's stream attributes (made on first set) */
 };
 
 struct emu_event {
@@ -580,6 +584,9 @@ EMU_API int emu_image_kernels(struct emu_module *m, void (*fn)(const char *name,
 /* Size of a __device__ / __constant__ variable of the image: 0, or -1 if
  * it has none by that name. */
 EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *bytes);
+/* Its initial value, from the cubin the module would run (up to bytes into
+ * buf): 0 copied, 1 zero-initialised (buf zeroed), -1 not found. */
+EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *buf, uint64_t bytes);
 /* Can the image run on a GPU of this SM version (e.g. 90): a cubin of the
  * same major and not newer minor, or PTX not newer? 1 yes, 0 no (only code
  * for other GPUs), -1 no readable code at all. */

@@ -485,6 +485,8 @@ struct sym {
     const char *name;
     unsigned char type, other;
     uint64_t size;
+    uint16_t shndx;              /* section the symbol is in */
+    uint64_t value;              /* its offset there (relocatable cubin) */
 };
 
 /* Visit the symbol table; fn returns nonzero to stop (that value is returned). */
@@ -496,7 +498,8 @@ static int elf_symbols(const struct elf *e, int (*fn)(uint32_t index, const stru
         return 0;
     for (uint64_t i = 0; (i + 1) * 24 <= st.size; i++) {
         const unsigned char *p = e->b.p + st.off + i * 24;
-        struct sym s = { elf_str(e, st.link, get32(p)), (unsigned char)(p[4] & 0xf), p[5], get64(p + 16) };
+        struct sym s = { elf_str(e, st.link, get32(p)), (unsigned char)(p[4] & 0xf), p[5], get64(p + 16),
+                         (uint16_t)(p[6] | p[7] << 8), get64(p + 8) };
         if (!s.name)
             continue;
         int r = fn((uint32_t)i, &s, arg);
@@ -511,6 +514,8 @@ struct sym_query {
     int type;
     uint32_t index;
     uint64_t size;
+    uint16_t shndx;
+    uint64_t value;
 };
 
 static int match_sym(uint32_t index, const struct sym *s, void *arg)
@@ -1362,7 +1367,39 @@ static int sym_object(uint32_t index, const struct sym *s, void *arg)
     if (s->type != STT_OBJECT || strcmp(s->name, q->name) != 0)
         return 0;
     q->size = s->size;
+    q->shndx = s->shndx;
+    q->value = s->value;
     return 1;
+}
+
+EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *buf, uint64_t bytes)
+{
+    if (!m || !m->image || !name || !buf)
+        return -1;
+    int temp, rc = -1;
+    pthread_mutex_lock(&index_lock);
+    struct emu_image_index *x = module_index(m, m->image, m->image_bytes, &temp);
+    int order[64], n = x ? cubins_by_rank(x, order) : 0;
+    for (int i = 0; i < n && rc < 0; i++) {
+        struct elf e;
+        struct sym_query q = { .name = name };
+        struct shdr sh;
+        if (code_ready(&x->codes[order[i]]) != 1 || elf_open(&e, &x->codes[order[i]].data) != 0 ||
+            !elf_symbols(&e, sym_object, &q) || elf_shdr(&e, q.shndx, &sh) < 0)
+            continue;
+        uint64_t len = MAYA_MIN(bytes, q.size);
+        if (sh.type == SHT_NOBITS) {
+            memset(buf, 0, len); /* .nv.global: zero-initialised */
+            rc = 1;
+        } else if (q.value <= sh.size && len <= sh.size - q.value) {
+            memcpy(buf, e.b.p + sh.off + q.value, len); /* .nv.global.init, .nv.constant3 */
+            rc = 0;
+        }
+    }
+    if (temp)
+        index_free_locked(x);
+    pthread_mutex_unlock(&index_lock);
+    return rc;
 }
 
 EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *bytes)

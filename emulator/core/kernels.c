@@ -242,11 +242,15 @@ EMU_API enum emu_err emu_launch_check(const struct emu_launch *l)
                           : p->maxThreadsPerBlock;
     if (threads > (uint64_t)limit)
         return EMU_ERR_INVALID_CONFIG;
-    uint64_t smem_limit = p->sharedMemPerBlock;
-    if (l->kernel && l->kernel->max_dynamic_smem > 0)
-        smem_limit = MAYA_MAX(smem_limit, (uint64_t)l->kernel->max_dynamic_smem);
-    if (l->smem_bytes + (uint64_t)(l->kernel ? l->kernel->static_smem : 0) >
-        MAYA_MAX(smem_limit, (uint64_t)p->sharedMemPerBlock))
+    /* Dynamic shared memory up to the kernel's MaxDynamicSharedMemorySize
+     * (by default what the 48 KiB without opt-in leave beside its static
+     * shared memory), and static + dynamic within the opt-in maximum. */
+    uint64_t stat = (uint64_t)(l->kernel ? MAYA_MAX(l->kernel->static_smem, 0) : 0);
+    uint64_t max_dyn = l->kernel && l->kernel->max_dynamic_smem > 0
+                           ? (uint64_t)l->kernel->max_dynamic_smem
+                           : (p->sharedMemPerBlock > stat ? p->sharedMemPerBlock - stat : 0);
+    uint64_t optin = MAYA_MAX(p->sharedMemPerBlockOptin, p->sharedMemPerBlock);
+    if (l->smem_bytes > max_dyn || l->smem_bytes + stat > optin)
         return EMU_ERR_INVALID_CONFIG;
     return EMU_OK;
 }

@@ -524,3 +524,25 @@ EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a)
     pthread_mutex_unlock(&mem_lock);
     return rc < 0 ? EMU_ERR_OUT_OF_MEMORY : EMU_OK;
 }
+
+EMU_API uint64_t emu_mem_reset_device(int device)
+{
+    /* Free every device allocation of the device (cudaDeviceReset): one
+     * pass collecting bases, then the ordinary free of each. */
+    uint64_t freed = 0;
+    for (;;) {
+        uint64_t base = 0;
+        pthread_mutex_lock(&mem_lock);
+        for (size_t i = 0; i < nallocs && !base; i++)
+            if (allocs[i].device == device &&
+                (allocs[i].kind == MAYA_ALLOC_DEVICE || allocs[i].kind == MAYA_ALLOC_ASYNC ||
+                 allocs[i].kind == MAYA_ALLOC_MANAGED))
+                base = allocs[i].base;
+        pthread_mutex_unlock(&mem_lock);
+        struct emu_alloc a;
+        if (!base || emu_mem_free(base, (1 << MAYA_ALLOC_DEVICE) | (1 << MAYA_ALLOC_ASYNC) |
+                                            (1 << MAYA_ALLOC_MANAGED), &a) != EMU_OK)
+            return freed;
+        freed += a.charged;
+    }
+}

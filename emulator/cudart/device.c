@@ -141,12 +141,101 @@ cudaError_t cudaGetDeviceFlags(unsigned int *flags)
     RT_RETURN(cudaSuccess);
 }
 
+/* Destroys the device's memory, as a real reset does (pools give back
+ * their reserves). Streams, events and graphs stay valid handles: the
+ * emulator keeps no device state in them. A sticky error stays: after a
+ * fault the process must end. */
 cudaError_t cudaDeviceReset(void)
 {
     RT_ENTER();
-    /* Memory and streams of the device stay valid here (a real reset
-     * destroys them); programs call this at exit, where it does not matter. */
-    emu_hostfn_drain(NULL);
+    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    if (e != cudaSuccess)
+        RT_RETURN(e);
+    int dev = rt_device();
+    if (!emu_device(dev))
+        RT_RETURN(cudaErrorNoDevice);
+    rt_drain(NULL);
+    uint64_t freed = emu_mem_reset_device(dev);
+    emu_pool_release_idle(dev, 0, 0);
+    struct emu_pool *p = emu_pool_default(dev);
+    if (p) {
+        emu_pool_trim(p, 0, 0, 0);
+        emu_pool_set_current(dev, p);
+    }
+    /* One FREE with no address says how much went. */
+    emu_trace_alloc(MAYA_REC_FREE, RT_API(), rt_t0, cudaSuccess, 0, freed, MAYA_ALLOC_DEVICE, dev, 0,
+                    MAYA_F_DEVICE_SYNC);
+    return cudaSuccess;
+}
+
+/* ---- peer access: every pair of GPUs on an emulated node can reach each
+ * other (NVLink or PCIe), as on the nodes maya models ---- */
+
+cudaError_t cudaDeviceCanAccessPeer(int *canAccessPeer, int device, int peerDevice)
+{
+    RT_ENTER();
+    if (!canAccessPeer)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!emu_device(device) || !emu_device(peerDevice))
+        RT_RETURN(cudaErrorInvalidDevice);
+    *canAccessPeer = device != peerDevice;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceEnablePeerAccess(int peerDevice, unsigned int flags)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if (flags)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!d || !emu_device(peerDevice) || peerDevice == d->ordinal || peerDevice >= 64)
+        RT_RETURN(cudaErrorInvalidDevice);
+    if (d->peer_enabled[peerDevice])
+        RT_RETURN(cudaErrorPeerAccessAlreadyEnabled);
+    d->peer_enabled[peerDevice] = 1;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceDisablePeerAccess(int peerDevice)
+{
+    RT_ENTER();
+    struct emu_device *d = emu_device(rt_device());
+    if (!d || !emu_device(peerDevice) || peerDevice == d->ordinal || peerDevice >= 64)
+        RT_RETURN(cudaErrorInvalidDevice);
+    if (!d->peer_enabled[peerDevice])
+        RT_RETURN(cudaErrorPeerAccessNotEnabled);
+    d->peer_enabled[peerDevice] = 0;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceGetP2PAttribute(int *value, enum cudaDeviceP2PAttr attr, int srcDevice, int dstDevice)
+{
+    RT_ENTER();
+    if (!value)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!emu_device(srcDevice) || !emu_device(dstDevice) || srcDevice == dstDevice)
+        RT_RETURN(cudaErrorInvalidDevice);
+    switch (attr) {
+    case cudaDevP2PAttrPerformanceRank: *value = 0; break; /* all pairs alike */
+    case cudaDevP2PAttrAccessSupported:
+    case cudaDevP2PAttrNativeAtomicSupported:
+    case cudaDevP2PAttrCudaArrayAccessSupported: *value = 1; break;
+    case cudaDevP2PAttrOnlyPartialNativeAtomicSupported: *value = 0; break;
+    default: RT_RETURN(cudaErrorInvalidValue);
+    }
+    RT_RETURN(cudaSuccess);
+}
+
+/* Profiler ranges mean nothing without a profiler; they are traced as calls. */
+cudaError_t cudaProfilerStart(void)
+{
+    RT_ENTER();
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaProfilerStop(void)
+{
+    RT_ENTER();
     RT_RETURN(cudaSuccess);
 }
 

@@ -59,7 +59,7 @@ cudaError_t rt_error(enum emu_err e)
     case EMU_OK: return cudaSuccess;
     case EMU_ERR_INVALID_VALUE: return cudaErrorInvalidValue;
     case EMU_ERR_OUT_OF_MEMORY: return cudaErrorMemoryAllocation;
-    case EMU_ERR_INVALID_DEVICE: return cudaErrorInvalidDevice;
+    case EMU_ERR_INVALID_DEVICE: return emu_device_count() ? cudaErrorInvalidDevice : cudaErrorNoDevice;
     case EMU_ERR_NO_DEVICE: return cudaErrorNoDevice;
     case EMU_ERR_INVALID_HANDLE: return cudaErrorInvalidResourceHandle;
     case EMU_ERR_INVALID_CONTEXT: return cudaErrorDeviceUninitialized;

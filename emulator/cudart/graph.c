@@ -994,6 +994,29 @@ cudaError_t cudaDeviceGraphMemTrim(int device)
     RT_RETURN(emu_device(device) ? cudaSuccess : cudaErrorInvalidDevice);
 }
 
+/* The graph memory of a device: the memory nodes' allocations are ordinary
+ * device memory here, so nothing is set apart for graphs. */
+cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
+{
+    RT_ENTER();
+    if (!value || (unsigned)attr > cudaGraphMemAttrReservedMemHigh)
+        RT_RETURN(cudaErrorInvalidValue);
+    if (!emu_device(device))
+        RT_RETURN(cudaErrorInvalidDevice);
+    *(uint64_t *)value = 0;
+    RT_RETURN(cudaSuccess);
+}
+
+cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
+{
+    RT_ENTER();
+    /* only the high-water marks can be set, and only to 0 */
+    if (!value || (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
+        *(uint64_t *)value != 0)
+        RT_RETURN(cudaErrorInvalidValue);
+    RT_RETURN(emu_device(device) ? cudaSuccess : cudaErrorInvalidDevice);
+}
+
 /* ---- DOT output (cudaGraphDebugDotPrint) ---- */
 
 static const char *type_name(int t)

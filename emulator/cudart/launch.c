@@ -115,8 +115,10 @@ cudaError_t rt_launch(uint32_t api, uint64_t t0, struct emu_kernel *k, dim3 grid
     };
     if (cluster)
         memcpy(l.cluster, cluster, sizeof l.cluster);
-    if (e == cudaSuccess)
+    if (e == cudaSuccess) {
+        emu_kernel_prepare(k); /* its limits (launch bounds, shared memory) are checked */
         e = rt_error(emu_launch_check(&l));
+    }
     if (__builtin_expect(e != cudaSuccess, 0)) {
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
         return rt_note(e);

@@ -475,3 +475,137 @@ cudaError_t cudaPointerGetAttributes(struct cudaPointerAttributes *attr, const v
     }
     RT_RETURN(cudaSuccess);
 }
+
+/* ---- managed memory hints: pages do not migrate under emulation; the
+ * hints are checked (the range must be managed memory) and traced ---- */
+
+static cudaError_t managed_range(const void *ptr, size_t count)
+{
+    struct emu_alloc a;
+    uint64_t p = (uint64_t)(uintptr_t)ptr;
+    if (!ptr || !count || !emu_mem_lookup(p, &a) || a.kind != MAYA_ALLOC_MANAGED || p + count > a.base + a.bytes)
+        return cudaErrorInvalidValue;
+    return cudaSuccess;
+}
+
+static int location_ok(struct cudaMemLocation loc)
+{
+    return loc.type == cudaMemLocationTypeHost || loc.type == cudaMemLocationTypeHostNuma ||
+           loc.type == cudaMemLocationTypeHostNumaCurrent ||
+           (loc.type == cudaMemLocationTypeDevice && emu_device(loc.id));
+}
+
+static cudaError_t prefetch(uint32_t api, uint64_t t0, const void *devPtr, size_t count,
+                            struct cudaMemLocation location, unsigned flags, cudaStream_t stream, int pt)
+{
+    struct emu_stream *s = NULL;
+    cudaError_t e = flags ? cudaErrorInvalidValue : managed_range(devPtr, count);
+    if (e == cudaSuccess && !location_ok(location))
+        e = cudaErrorInvalidDevice;
+    if (e == cudaSuccess)
+        e = rt_issue_stream(stream, pt, &s);
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaMemPrefetchAsync(const void *devPtr, size_t count, struct cudaMemLocation location,
+                                 unsigned int flags, cudaStream_t stream)
+{
+    RT_ENTER();
+    return prefetch(RT_API(), rt_t0, devPtr, count, location, flags, stream, 0);
+}
+
+cudaError_t cudaMemPrefetchAsync_ptsz(const void *devPtr, size_t count, struct cudaMemLocation location,
+                                      unsigned int flags, cudaStream_t stream)
+{
+    RT_ENTER();
+    return prefetch(RT_API(), rt_t0, devPtr, count, location, flags, stream, 1);
+}
+
+cudaError_t cudaMemAdvise(const void *devPtr, size_t count, enum cudaMemoryAdvise advice,
+                          struct cudaMemLocation location)
+{
+    RT_ENTER();
+    cudaError_t e = managed_range(devPtr, count);
+    if (e == cudaSuccess && ((int)advice < cudaMemAdviseSetReadMostly || (int)advice > cudaMemAdviseUnsetAccessedBy))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess && advice != cudaMemAdviseSetReadMostly && advice != cudaMemAdviseUnsetReadMostly &&
+        advice != cudaMemAdviseUnsetPreferredLocation && !location_ok(location))
+        e = cudaErrorInvalidDevice;
+    RT_RETURN(e);
+}
+
+/* Nothing was advised or prefetched in a way the emulator keeps: the
+ * answers are those of untouched managed memory. */
+cudaError_t cudaMemRangeGetAttribute(void *data, size_t dataSize, enum cudaMemRangeAttribute attribute,
+                                     const void *devPtr, size_t count)
+{
+    RT_ENTER();
+    cudaError_t e = data && dataSize >= 4 ? managed_range(devPtr, count) : cudaErrorInvalidValue;
+    if (e == cudaSuccess) {
+        switch (attribute) {
+        case cudaMemRangeAttributeReadMostly:
+            *(int *)data = 0;
+            break;
+        case cudaMemRangeAttributePreferredLocation:
+        case cudaMemRangeAttributeLastPrefetchLocation:
+        case cudaMemRangeAttributePreferredLocationId:
+        case cudaMemRangeAttributeLastPrefetchLocationId:
+            *(int *)data = cudaInvalidDeviceId;
+            break;
+        case cudaMemRangeAttributePreferredLocationType:
+        case cudaMemRangeAttributeLastPrefetchLocationType:
+            *(int *)data = cudaMemLocationTypeInvalid;
+            break;
+        case cudaMemRangeAttributeAccessedBy:
+            memset(data, 0xff, dataSize / 4 * 4); /* no device: -1 each */
+            break;
+        default:
+            e = cudaErrorInvalidValue;
+        }
+    }
+    RT_RETURN(e);
+}
+
+cudaError_t cudaMemRangeGetAttributes(void **data, size_t *dataSizes, enum cudaMemRangeAttribute *attributes,
+                                      size_t numAttributes, const void *devPtr, size_t count)
+{
+    if (!data || !dataSizes || !attributes) {
+        RT_ENTER();
+        RT_RETURN(cudaErrorInvalidValue);
+    }
+    for (size_t i = 0; i < numAttributes; i++) {
+        cudaError_t e = cudaMemRangeGetAttribute(data[i], dataSizes[i], attributes[i], devPtr, count);
+        if (e != cudaSuccess)
+            return e;
+    }
+    return cudaSuccess;
+}
+
+static cudaError_t attach_mem(uint32_t api, uint64_t t0, cudaStream_t stream, void *devPtr, size_t length,
+                              unsigned flags, int pt)
+{
+    struct emu_stream *s = NULL;
+    struct emu_alloc a;
+    cudaError_t e = rt_issue_stream(stream, pt, &s);
+    if (e == cudaSuccess && (flags != cudaMemAttachGlobal && flags != cudaMemAttachHost &&
+                             flags != cudaMemAttachSingle))
+        e = cudaErrorInvalidValue;
+    if (e == cudaSuccess && (!emu_mem_lookup((uint64_t)(uintptr_t)devPtr, &a) || a.kind != MAYA_ALLOC_MANAGED ||
+                             (length && length != a.bytes)))
+        e = cudaErrorInvalidValue;
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamAttachMemAsync(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
+{
+    RT_ENTER();
+    return attach_mem(RT_API(), rt_t0, stream, devPtr, length, flags, 0);
+}
+
+cudaError_t cudaStreamAttachMemAsync_ptsz(cudaStream_t stream, void *devPtr, size_t length, unsigned int flags)
+{
+    RT_ENTER();
+    return attach_mem(RT_API(), rt_t0, stream, devPtr, length, flags, 1);
+}

@@ -576,3 +576,125 @@ cudaError_t cudaThreadExchangeStreamCaptureMode(enum cudaStreamCaptureMode *mode
     *mode = (enum cudaStreamCaptureMode)emu_capture_exchange_mode((int)*mode);
     RT_RETURN(cudaSuccess);
 }
+
+/* ---- stream attributes ----
+ * Kept per stream (they change nothing the emulator does, but programs
+ * read back what they set): access policy window, synchronisation policy,
+ * priority (the stream's own), memory sync domain and its map. */
+
+#define NATTR 11
+
+struct stream_attrs {
+    cudaLaunchAttributeValue v[NATTR];
+};
+
+static int stream_attr_ok(cudaLaunchAttributeID a)
+{
+    return a == cudaLaunchAttributeAccessPolicyWindow || a == cudaLaunchAttributeSynchronizationPolicy ||
+           a == cudaLaunchAttributePriority || a == cudaLaunchAttributeMemSyncDomainMap ||
+           a == cudaLaunchAttributeMemSyncDomain;
+}
+
+static void attr_get(const struct emu_stream *s, cudaLaunchAttributeID a, cudaLaunchAttributeValue *out)
+{
+    const struct stream_attrs *sa = s->rt_attrs;
+    memset(out, 0, sizeof *out);
+    if (a == cudaLaunchAttributePriority)
+        out->priority = s->priority;
+    else if (sa)
+        *out = sa->v[a];
+    else if (a == cudaLaunchAttributeSynchronizationPolicy)
+        out->syncPolicy = cudaSyncPolicyAuto;
+}
+
+static cudaError_t attr_set(struct emu_stream *s, cudaLaunchAttributeID a, const cudaLaunchAttributeValue *v)
+{
+    if (a == cudaLaunchAttributePriority) {
+        s->priority = v->priority < -5 ? -5 : v->priority > 0 ? 0 : v->priority;
+        return cudaSuccess;
+    }
+    if (a == cudaLaunchAttributeAccessPolicyWindow &&
+        (v->accessPolicyWindow.hitRatio < 0 || v->accessPolicyWindow.hitRatio > 1))
+        return cudaErrorInvalidValue;
+    if (!s->rt_attrs) {
+        struct stream_attrs *sa = calloc(1, sizeof *sa);
+        if (!sa)
+            return cudaErrorMemoryAllocation;
+        sa->v[cudaLaunchAttributeSynchronizationPolicy].syncPolicy = cudaSyncPolicyAuto;
+        s->rt_attrs = sa;
+    }
+    ((struct stream_attrs *)s->rt_attrs)->v[a] = *v;
+    return cudaSuccess;
+}
+
+static cudaError_t stream_attr(uint32_t api, uint64_t t0, cudaStream_t h, int pt, cudaLaunchAttributeID a,
+                               cudaLaunchAttributeValue *get, const cudaLaunchAttributeValue *set)
+{
+    struct emu_stream *s = rt_stream(h, pt);
+    cudaError_t e = cudaSuccess;
+    if (!s)
+        e = cudaErrorInvalidResourceHandle;
+    else if (!stream_attr_ok(a) || (unsigned)a >= NATTR || (!get && !set))
+        e = cudaErrorInvalidValue;
+    else if (get)
+        attr_get(s, a, get);
+    else
+        e = attr_set(s, a, set);
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamGetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr,
+                                   cudaLaunchAttributeValue *value_out)
+{
+    RT_ENTER();
+    return stream_attr(RT_API(), rt_t0, hStream, 0, attr, value_out, NULL);
+}
+
+cudaError_t cudaStreamGetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr,
+                                        cudaLaunchAttributeValue *value_out)
+{
+    RT_ENTER();
+    return stream_attr(RT_API(), rt_t0, hStream, 1, attr, value_out, NULL);
+}
+
+cudaError_t cudaStreamSetAttribute(cudaStream_t hStream, cudaLaunchAttributeID attr,
+                                   const cudaLaunchAttributeValue *value)
+{
+    RT_ENTER();
+    return stream_attr(RT_API(), rt_t0, hStream, 0, attr, NULL, value);
+}
+
+cudaError_t cudaStreamSetAttribute_ptsz(cudaStream_t hStream, cudaLaunchAttributeID attr,
+                                        const cudaLaunchAttributeValue *value)
+{
+    RT_ENTER();
+    return stream_attr(RT_API(), rt_t0, hStream, 1, attr, NULL, value);
+}
+
+static cudaError_t copy_attrs(uint32_t api, uint64_t t0, cudaStream_t dst, cudaStream_t src, int pt)
+{
+    struct emu_stream *d = rt_stream(dst, pt), *s = rt_stream(src, pt);
+    cudaError_t e = d && s ? cudaSuccess : cudaErrorInvalidResourceHandle;
+    for (int a = 0; a < NATTR && e == cudaSuccess; a++) {
+        if (!stream_attr_ok((cudaLaunchAttributeID)a))
+            continue;
+        cudaLaunchAttributeValue v;
+        attr_get(s, (cudaLaunchAttributeID)a, &v);
+        e = attr_set(d, (cudaLaunchAttributeID)a, &v);
+    }
+    emu_trace_call(api, t0, e, d ? d->id : 0, 0);
+    return rt_note(e);
+}
+
+cudaError_t cudaStreamCopyAttributes(cudaStream_t dst, cudaStream_t src)
+{
+    RT_ENTER();
+    return copy_attrs(RT_API(), rt_t0, dst, src, 0);
+}
+
+cudaError_t cudaStreamCopyAttributes_ptsz(cudaStream_t dst, cudaStream_t src)
+{
+    RT_ENTER();
+    return copy_attrs(RT_API(), rt_t0, dst, src, 1);
+}

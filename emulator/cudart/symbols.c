@@ -4,9 +4,9 @@
  *
  * A variable gets device memory on first use (registration happens before
  * main and must not start the emulator), counted against the device's
- * capacity like a module's globals. Its initial value is the host shadow's
- * (nvcc gives the shadow the same initializer) when it is no larger than
- * the copy threshold; larger ones start as zeros.
+ * capacity like a module's globals. Its initial value is read from the
+ * cubin when it is no larger than the copy threshold; larger ones start as
+ * zeros (the memory is untouched, so costs nothing).
  *
  * Variables are few; a list searched linearly under a mutex is enough. */
 #include "rt.h"
@@ -16,6 +16,7 @@
 
 struct var {
     const void *host;            /* host shadow (or, managed: the host pointer variable) */
+    struct emu_module *module;   /* the fat binary it was registered with */
     char *name;
     size_t bytes;
     int managed;
@@ -28,11 +29,13 @@ struct var {
 static pthread_mutex_t var_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct var *vars;
 
-static void add_var(const void *host, const char *name, size_t size, int managed, void **managed_ptr)
+static void add_var(void **handle, const void *host, const char *name, size_t size, int managed,
+                    void **managed_ptr)
 {
     struct var *v = calloc(1, sizeof *v);
     if (!v)
         return;
+    v->module = handle ? handle[0] : NULL;
     v->host = host;
     v->name = strdup(name ? name : "?");
     v->bytes = size;
@@ -47,13 +50,13 @@ static void add_var(const void *host, const char *name, size_t size, int managed
 void __cudaRegisterVar(void **fatCubinHandle, char *hostVar, char *deviceAddress, const char *deviceName, int ext,
                        size_t size, int constant, int global)
 {
-    add_var(hostVar, deviceName, size, 0, NULL);
+    add_var(fatCubinHandle, hostVar, deviceName, size, 0, NULL);
 }
 
 void __cudaRegisterManagedVar(void **fatCubinHandle, void **hostVarPtrAddress, char *deviceAddress,
                               const char *deviceName, int ext, size_t size, int constant, int global)
 {
-    add_var(hostVarPtrAddress, deviceName, size, 1, hostVarPtrAddress);
+    add_var(fatCubinHandle, hostVarPtrAddress, deviceName, size, 1, hostVarPtrAddress);
 }
 
 /* Memory for v (var_lock held, emulator started). */
@@ -71,11 +74,12 @@ static cudaError_t materialize(struct var *v)
         return e;
     v->dev = p;
     v->device = dev;
-    if (v->managed) {
+    if (v->managed)
         *v->managed_ptr = (void *)(uintptr_t)p;
-    } else if (v->bytes <= emu_config()->copy_threshold) {
-        emu_copy_bytes((void *)(uintptr_t)p, v->host, v->bytes);
-    }
+    /* The initial value is in the cubin (.nv.global.init, .nv.constant3):
+     * written when small enough to be worth the memory. */
+    if (v->bytes <= emu_config()->copy_threshold && v->module)
+        emu_image_global_init(v->module, v->name, (void *)(uintptr_t)p, v->bytes);
     return cudaSuccess;
 }
 
