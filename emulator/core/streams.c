@@ -216,16 +216,19 @@ EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *)
     f->stream = s;
     pthread_mutex_lock(&fn_lock);
     if (!fn_worker_started) {
+        /* Starting the worker is the emulator's cost, not the program's. */
+        emu_wait_begin();
         pthread_attr_t attr;
         pthread_attr_init(&attr);
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-        if (pthread_create(&fn_worker, &attr, hostfn_main, NULL) != 0) {
-            pthread_attr_destroy(&attr);
+        int rc = pthread_create(&fn_worker, &attr, hostfn_main, NULL);
+        pthread_attr_destroy(&attr);
+        emu_wait_end();
+        if (rc != 0) {
             pthread_mutex_unlock(&fn_lock);
             free(f);
             return EMU_ERR_OUT_OF_MEMORY;
         }
-        pthread_attr_destroy(&attr);
         fn_worker_started = 1;
     }
     if (fn_tail)

@@ -169,13 +169,16 @@ static void flush_locked(void)
     if (cur.used == 0)
         return;
     if (!compressor_running) {
-        if (pthread_create(&compressor, NULL, compressor_main, NULL) == 0) {
-            compressor_running = 1;
-        } else {
+        /* Starting the thread is the emulator's cost, not the program's. */
+        emu_wait_begin();
+        compressor_running = pthread_create(&compressor, NULL, compressor_main, NULL) == 0;
+        if (!compressor_running) {
             write_chunk(&cur); /* no thread: do it here */
             cur.used = 0;
-            return;
         }
+        emu_wait_end();
+        if (!compressor_running)
+            return;
     }
     if (have_pending) {
         emu_wait_begin();

@@ -11,7 +11,7 @@ RANK=0 emu "$TEST_TMP/tr" "$WORKLOADS/graph_capture" > /dev/null || fail "graph_
 t=$TEST_TMP/tr/rank-0.mtrace
 dump "$t" > /dev/null
 vg=0
-command -v valgrind > /dev/null && vg=12
+command -v valgrind > /dev/null && vg=12 # installed by scripts/deps.sh
 python3 "$MAYA_TOP/tests/emulator/trace_fuzz.py" "$MAYA" "$t" "$TEST_TMP" --valgrind $vg > "$TEST_TMP/out" 2>&1 ||
     fail "$(tail -20 "$TEST_TMP/out")"
 cat "$TEST_TMP/out"

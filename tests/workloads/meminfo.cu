@@ -116,6 +116,21 @@ int main(int argc, char **argv)
         CHECK(cudaSetDevice(0));
         CHECK(cudaFree(p0));
     }
+    // Device memory is address space: a 60 GiB allocation costs no RAM.
+    {
+        CHECK(cudaSetDevice(0));
+        size_t f, t;
+        CHECK(cudaMemGetInfo(&f, &t));
+        void *huge;
+        size_t want = f / 4 * 3;
+        CHECK(cudaMalloc(&huge, want));
+        long pages = 0, rss = 0;
+        FILE *st = fopen("/proc/self/statm", "r");
+        EXPECT(st && fscanf(st, "%ld %ld", &pages, &rss) == 2);
+        fclose(st);
+        EXPECT((size_t)rss * 4096 < (1u << 30));
+        CHECK(cudaFree(huge));
+    }
     if (argc > 1 && strcmp(argv[1], "oom") == 0) {
         CHECK(cudaSetDevice(0));
         size_t f, t;
