@@ -163,10 +163,8 @@ void nc_mb_deliver(struct nc_msg *m)
     free(m);
 }
 
-void nc_mb_peer_dead(uint64_t ep, const char *why)
+void nc_mb_peer_dead(void)
 {
-    (void)ep;
-    (void)why;
     pthread_once(&once, init_cond);
     pthread_mutex_lock(&lock);
     pthread_cond_broadcast(&cond);
@@ -183,15 +181,6 @@ static struct nc_msg *pop_locked(uint64_t comm, int dst, int src, int chan)
     if (!q->head)
         q->tail = NULL;
     m->next = NULL;
-    return m;
-}
-
-struct nc_msg *nc_mb_poll(uint64_t comm, int dst, int src, int chan)
-{
-    pthread_once(&once, init_cond);
-    pthread_mutex_lock(&lock);
-    struct nc_msg *m = pop_locked(comm, dst, src, chan);
-    pthread_mutex_unlock(&lock);
     return m;
 }
 

@@ -153,8 +153,8 @@ const char *nc_addr_str(const struct nc_addr *a, char *buf, size_t n);
 /* Take a message in (ownership passes): queue it, or answer it if it is
  * for a communicator this process has left. */
 void nc_mb_deliver(struct nc_msg *m);
-/* The endpoint ep went away: waits on its ranks fail. */
-void nc_mb_peer_dead(uint64_t ep, const char *why);
+/* A peer's process went away (nc_net_dead says which): waits on it end. */
+void nc_mb_peer_dead(void);
 
 enum nc_wait_status { NC_WAIT_OK = 0, NC_WAIT_DEAD = 1, NC_WAIT_TIMEOUT = 2 };
 /* Wait for the next message from src to dst on comm's channel chan, from
@@ -162,8 +162,6 @@ enum nc_wait_status { NC_WAIT_OK = 0, NC_WAIT_DEAD = 1, NC_WAIT_TIMEOUT = 2 };
  * MAYA_NCCL_TIMEOUT. why receives the reason of a failure. */
 enum nc_wait_status nc_mb_wait(uint64_t comm, int dst, int src, int chan, const struct nc_peer *from,
                                double patience, struct nc_msg **out, char *why, size_t n);
-/* The next message without waiting, or NULL. */
-struct nc_msg *nc_mb_poll(uint64_t comm, int dst, int src, int chan);
 /* Rank c->rank of c leaves this process: its queues are dropped, and so
  * are later messages to it, except contributions to a rank 0, which are
  * answered with an error (as are those it never served). */

@@ -386,7 +386,7 @@ static int connect_peer(const struct nc_peer *to, char *why, size_t n)
             if (!ep_dead_locked(to->ep, NULL, 0))
                 add_dead_locked(to->ep, "its process exited (connection refused)");
             pthread_mutex_unlock(&lock);
-            nc_mb_peer_dead(to->ep, why);
+            nc_mb_peer_dead();
         }
         return -1;
     }
@@ -547,7 +547,7 @@ static void reap(void)
         gone = c->next;
         close(c->fd);
         if (c->ep)
-            nc_mb_peer_dead(c->ep, c->why);
+            nc_mb_peer_dead();
         free(c->rbuf);
         free(c->sbuf);
         free(c);
@@ -577,6 +577,12 @@ static void *progress_main(void *arg)
             }
         }
         size_t k = 0;
+        if (cap < 2) { /* no memory for the poll set yet: try again soon */
+            pthread_mutex_unlock(&lock);
+            struct timespec ts = { 0, 10 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
         pfd[k++] = (struct pollfd){ .fd = wake_fd, .events = POLLIN };
         pfd[k++] = (struct pollfd){ .fd = listen_fd, .events = POLLIN };
         for (struct conn *c = conns; c && k < cap; c = c->next) {
