@@ -211,6 +211,44 @@ void nc_boot_join(struct nc_msg *m)
     }
 }
 
+/* The creator's own rank waited in vain: fail the rendezvous, naming the
+ * ranks that did not join, and tell those that did. 0 if there was none. */
+static int give_up(uint64_t id, double waited_s, char *text, size_t n)
+{
+    struct nc_peer *notify = NULL;
+    int *notify_rank = NULL, nnotify = 0, found = 0;
+    pthread_mutex_lock(&lock);
+    struct rdv *r = rdvs;
+    while (r && r->id != id)
+        r = r->next;
+    if (r && !r->failed && r->nranks > 0) {
+        found = 1;
+        int k = snprintf(text, n, "only %d of %d ranks joined in %g s; missing:", r->njoined, r->nranks, waited_s);
+        int listed = 0;
+        for (int i = 0; i < r->nranks && k > 0 && (size_t)k < n; i++)
+            if (!r->have[i] && listed++ < 16)
+                k += snprintf(text + k, n - (size_t)k, " %d", i);
+        if (k > 0 && (size_t)k < n)
+            snprintf(text + k, n - (size_t)k, "%s (they did not call ncclCommInitRank with this id, or called "
+                     "it with another nranks)", listed > 16 ? " ..." : "");
+        r->failed = 1;
+        snprintf(r->err, sizeof r->err, "%s", text);
+        notify = malloc((size_t)r->nranks * sizeof *notify);
+        notify_rank = malloc((size_t)r->nranks * sizeof *notify_rank);
+        for (int i = 0; notify && notify_rank && i < r->nranks; i++)
+            if (r->have[i]) {
+                notify_rank[nnotify] = i;
+                notify[nnotify++] = r->peers[i];
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    for (int i = 0; i < nnotify; i++)
+        send_error(&notify[i], id, notify_rank[i], text);
+    free(notify);
+    free(notify_rank);
+    return found;
+}
+
 /* ---- the joining side: the INIT task ---- */
 
 ncclResult_t nc_init_post(struct nc_task *t)
@@ -243,7 +281,14 @@ ncclResult_t nc_init_finish(struct nc_task *t)
     nc_boot_root_peer(&t->uid, &root);
     struct nc_msg *m = NULL;
     char why[256], as[80];
-    enum nc_wait_status st = nc_mb_wait(t->uid.id, t->peer, -1, NC_CH_BOOT, &root, 1, &m, why, sizeof why);
+    /* The creator's ranks wait the timeout, then name who did not come;
+     * the others wait longer, for that verdict. */
+    int creator = t->uid.ep == nc_net_self()->ep;
+    enum nc_wait_status st = nc_mb_wait(t->uid.id, t->peer, -1, NC_CH_BOOT, &root, creator ? 1 : 2, &m, why,
+                                        sizeof why);
+    char text[512];
+    if (st == NC_WAIT_TIMEOUT && creator && give_up(t->uid.id, nc_timeout_s(), text, sizeof text))
+        st = nc_mb_wait(t->uid.id, t->peer, -1, NC_CH_BOOT, &root, 1, &m, why, sizeof why); /* our own notice */
     ncclResult_t r = ncclSuccess;
     if (st != NC_WAIT_OK) {
         r = nc_fail(st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
