@@ -84,6 +84,9 @@ int spank_job_dir(const struct spank_conf *conf, const char *user, uint32_t job,
  * folder under the trace root must be a directory the user owns. */
 int spank_make_run_dir(const struct spank_conf *conf, const char *user, uid_t uid, const char *dir);
 
+/* Move aside a job folder left by an earlier job of the same id. */
+int spank_retire_job_dir(const struct spank_conf *conf, const char *user, uint32_t job);
+
 /* The user name of uid ("uid N" if unknown). */
 void spank_user_name(uid_t uid, char *buf, size_t size);
 

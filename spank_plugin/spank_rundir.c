@@ -87,3 +87,23 @@ int spank_make_run_dir(const struct spank_conf *conf, const char *user, uid_t ui
     }
     return 0;
 }
+
+/* A job's folder left by an earlier job of the same id (job ids start again
+ * when a cluster's state is reset) would mix its traces and launch records
+ * into this job's report: move it aside, to job-<id>.old-<time>. Called
+ * once per job, before any step writes (the batch script's user_init; srun
+ * for step 0 of a job that has no batch script). */
+int spank_retire_job_dir(const struct spank_conf *conf, const char *user, uint32_t job)
+{
+    char dir[PATH_MAX], old[PATH_MAX + 64];
+    struct stat st;
+    if (spank_job_dir(conf, user, job, dir, sizeof dir) < 0)
+        return -1;
+    if (lstat(dir, &st) < 0)
+        return 0;
+    snprintf(old, sizeof old, "%s.old-%lld", dir, (long long)st.st_mtime);
+    if (rename(dir, old) < 0)
+        return maya_error("cannot move %s, left by an earlier job %u, aside: %m", dir, job);
+    maya_warn("%s was left by an earlier job %u; moved to %s", dir, job, old);
+    return 0;
+}

@@ -5,45 +5,34 @@
  * is already the user, it is where the user is looking, and the job's epilog
  * would run too late to print anything. The summary goes to srun's stderr;
  * the files to the working directory: slurm-<jobid>.maya.txt/.json, or
- * slurm-<jobid>.<step>.maya.txt/.json for a step of a salloc session.
- * Inside a batch job srun leaves the report to the job's epilog.
+ * slurm-<jobid>.<step>.maya.txt/.json for a step of a salloc session (or
+ * of a batch job that was not itself given --maya-emulate). Inside a batch
+ * job given the option, srun leaves the report to the job's epilog.
  */
 #define _GNU_SOURCE
 #include "spank_maya.h"
 #include "maya/common.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <slurm/slurm.h>
 
+/* How sbatch passes --maya-emulate on to the batch script (and so to the
+ * sruns in it): Slurm's variable for option maya-emulate of plugin maya. */
+#define INHERITED_OPTION "SLURM_SPANK__SLURM_SPANK_OPTION_maya_maya_emulate"
+
 static int inside_allocation;   /* srun started inside sbatch or salloc */
+static int inherited;           /* ... which had --maya-emulate itself */
 static uint32_t job_id, step_id;
 static int launched;
 
 void spank_srun_init(void)
 {
     inside_allocation = getenv("SLURM_JOB_ID") != NULL || getenv("SLURM_JOBID") != NULL;
-}
-
-int spank_srun_user_init(spank_t sp, const struct spank_conf *conf, const char *value)
-{
-    uint32_t ntasks = 0;
-    struct spank_emulate em;
-    char cwd[PATH_MAX];
-    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
-        spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS)
-        return maya_error("cannot get the job and step id from srun");
-    if (!getcwd(cwd, sizeof cwd))
-        cwd[0] = 0;
-    if (spank_emulate_load(conf, value, cwd[0] ? cwd : NULL, &em) < 0)
-        return -1;
-    if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS && (int64_t)ntasks > em.count)
-        return maya_error("--maya-emulate=%s: the step has %u tasks for %d emulated GPUs; run at most %d "
-                          "tasks (each runs its share of the ranks)", value, ntasks, em.count, em.count);
-    launched = 1;
-    return 0;
+    inherited = getenv(INHERITED_OPTION) != NULL;
 }
 
 /* Is the job a batch job? (Then its epilog makes the report.) */
@@ -60,9 +49,58 @@ static int is_batch_job(void)
     return batch;
 }
 
+/* srun --multi-prog picks each task's program after the plugin's task_init,
+ * so the task cannot become maya-launch: refuse rather than run unemulated. */
+static int multi_prog(void)
+{
+    char buf[65536];
+    int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, buf, sizeof buf - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    if (n > 0)
+        buf[n] = 0;
+    for (ssize_t i = 0; i < n; i += (ssize_t)strlen(buf + i) + 1)
+        if (!strcmp(buf + i, "--multi-prog"))
+            return 1;
+    return getenv("SLURM_MULTI_PROG") != NULL;
+}
+
+int spank_srun_user_init(spank_t sp, const struct spank_conf *conf, const char *value)
+{
+    uint32_t ntasks = 0;
+    struct spank_emulate em;
+    char cwd[PATH_MAX];
+    if (spank_get_item(sp, S_JOB_ID, &job_id) != ESPANK_SUCCESS ||
+        spank_get_item(sp, S_JOB_STEPID, &step_id) != ESPANK_SUCCESS)
+        return maya_error("cannot get the job and step id from srun");
+    if (!getcwd(cwd, sizeof cwd))
+        cwd[0] = 0;
+    if (spank_emulate_load(conf, value, cwd[0] ? cwd : NULL, &em) < 0)
+        return -1;
+    if (multi_prog())
+        return maya_error("--maya-emulate does not work with --multi-prog (Slurm chooses each task's program "
+                          "after the plugin has made the task a launcher of ranks); run one program");
+    if (spank_get_item(sp, S_JOB_TOTAL_TASK_COUNT, &ntasks) == ESPANK_SUCCESS && (int64_t)ntasks > em.count)
+        return maya_error("--maya-emulate=%s: the step has %u tasks for %d emulated GPUs; run at most %d "
+                          "tasks (each runs its share of the ranks)", value, ntasks, em.count, em.count);
+    /* Step 0 of a job without a batch script is its first: nothing of this
+     * job can be in its folder yet. */
+    if (step_id == 0 && !(inside_allocation && inherited && is_batch_job())) {
+        char user[256];
+        spank_user_name(getuid(), user, sizeof user);
+        if (spank_retire_job_dir(conf, user, job_id) < 0)
+            return -1;
+    }
+    launched = 1;
+    return 0;
+}
+
 int spank_srun_exit(spank_t sp, const struct spank_conf *conf, const char *value)
 {
-    if (!launched || (inside_allocation && is_batch_job()))
+    /* A batch job given --maya-emulate is reported by its epilog; an srun
+     * given the option in a batch job that was not reports its own step. */
+    if (!launched || (inside_allocation && inherited && is_batch_job()))
         return 0;
     char user[256], run_dir[PATH_MAX], cwd[PATH_MAX], output[PATH_MAX + 64], why[1024];
     struct spank_post post = { 0 };

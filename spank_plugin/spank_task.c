@@ -153,6 +153,8 @@ int spank_task_user_init(spank_t sp, const struct spank_conf *conf, const char *
     if (spank_emulate_load(conf, value, cwd[0] ? cwd : NULL, &em) < 0)
         return -1;
     spank_user_name(uid, user, sizeof user);
+    if (step == SPANK_STEP_BATCH && spank_retire_job_dir(conf, user, job) < 0)
+        return -1;
     if (spank_run_dir(conf, user, job, step, run_dir, sizeof run_dir) < 0 ||
         spank_make_run_dir(conf, user, uid, run_dir) < 0)
         return -1;

@@ -13,6 +13,16 @@ MAYA_PLUGIN_ARGS="time_limit=3" cluster_start 2
 cd "$JOBS_DIR"
 as_user() { runuser -u "$user" -- env SLURM_CONF="$SLURM_CONF" "$@"; }
 
+# A folder left by an earlier job of the same id (a cluster whose job ids
+# started again) must not leak into the next job's report: plant one where
+# the first job's traces will go.
+first=$(sed -n 's/^FirstJobId=//p' "$SLURM_CONF")
+stale=$TRACE_ROOT/$user/job-$first/step-0
+mkdir -p "$stale/slurm" "$stale/traces" && chmod 700 "$TRACE_ROOT/$user"
+printf 'version=1\ngpu=H100-SXM\nnprocs=8\nrank.3.signal=9\nrank.6.exit=1\n' > "$stale/slurm/task-3.conf"
+echo "not a trace" > "$stale/traces/rank-6.mtrace"
+chown -R "$user" "$TRACE_ROOT/$user"
+
 # A batch job of two tasks on two nodes, four ranks.
 job=$(as_user sbatch --parsable -N2 -n2 --maya-emulate=h100x4 --wrap "srun $WORKLOADS/vector_add 1024") ||
     fail "sbatch as $user failed"
@@ -26,6 +36,10 @@ run=$TRACE_ROOT/$user/job-$job/step-0
 expect_eq "$(stat -c '%U %a' "$TRACE_ROOT/$user")" "$user 700" "owner and mode of the user's trace folder"
 left=$(find "$TRACE_ROOT/$user" ! -user "$user")
 [ -z "$left" ] || fail "files in the run directory not owned by $user: $left"
+[ "$job" = "$first" ] || fail "the first job is $job, not FirstJobId $first"
+ls -d "$TRACE_ROOT/$user/job-$job.old-"*/step-0/slurm/task-3.conf > /dev/null 2>&1 ||
+    fail "the earlier job's folder was not moved aside: $(ls "$TRACE_ROOT/$user")"
+expect_no_grep '^rank\.[3-7]\.(signal|exit)=[19]' "$run/run.conf" "the earlier job's records leaked into run.conf"
 expect_grep '^launcher=slurm$' "$run/run.conf"
 expect_grep '^nprocs=4$' "$run/run.conf"
 for r in 0 1 2 3; do

@@ -106,6 +106,15 @@ expect_eq "$(json_get out/pod.json gpus_per_node)" 2 "GPUs per node from the clu
 expect_eq "$(json_get out/pod.json iteration_marker)" '"cudaMemcpy"' "the iteration marker"
 cmp -s pod.conf "$TRACE_ROOT/root/job-$job/step-0/cluster.conf" || fail "the cluster file was not copied into the run directory"
 
+# A batch job not given --maya-emulate whose srun is: that srun reports its
+# step itself (the epilog knows nothing of the option), next to where it ran.
+job=$(sbatch --parsable -N2 -n2 --wrap "srun --maya-emulate=h100x2 $WORKLOADS/vector_add 4096") || fail "sbatch failed"
+cluster_wait_job "$job"
+[ -f "slurm-$job.0.maya.json" ] || fail "the step of a batch job without the option has no report: $(ls)"
+expect_eq "$(json_get "slurm-$job.0.maya.json" world_size)" 2 "world size of the step's report"
+expect_grep '^maya report: ' "slurm-$job.out" "srun printed the step's report into the job's output"
+[ ! -f "slurm-$job.maya.txt" ] || fail "a batch job without --maya-emulate got a job report too"
+
 # The workload's own output went to the job's output, as without maya.
 expect_count 4 'vector_add n=4096 blocks=16 threads=256: ok' "srun-vector_add.out"
 cluster_wait_idle

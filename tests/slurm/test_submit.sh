@@ -63,6 +63,14 @@ srun -n2 --maya-emulate=h100x1 true > "$TEST_TMP/out" 2>&1 || rc=$?
 [ $rc != 0 ] || fail "2 tasks for 1 emulated GPU were accepted"
 expect_grep 'the step has 2 tasks for 1 emulated GPUs; run at most 1 tasks' "$TEST_TMP/out"
 
+# --multi-prog chooses each task's program after the plugin could make the
+# task a launcher of ranks: refused before the tasks start.
+printf '0 true\n1 true\n' > multi.conf
+rc=0
+srun -n2 --multi-prog --maya-emulate=h100x2 multi.conf > "$TEST_TMP/out" 2>&1 || rc=$?
+[ $rc != 0 ] || fail "--multi-prog was accepted"
+expect_grep 'maya-emulate does not work with --multi-prog' "$TEST_TMP/out"
+
 # plugstack.conf is parsed strictly: a client reading a bad line refuses to
 # run and names what is allowed.
 bad_conf() {
