@@ -63,9 +63,9 @@ done
 
 # ncclCommInitRank: the rendezvous (in rank 0's process) refuses what cannot
 # make a communicator. Rank 0 and the rank at fault always hear why; a rank
-# that comes after rank 0 has exited can only say it is gone.
+# that comes (or is answered) after rank 0 has exited can only say it is gone.
 late() {
-    err $1 "$2|cannot reach the rendezvous of its unique id at .*: Connection refused\. The process that called ncclGetUniqueId must still run"
+    err $1 "$2|cannot reach the rendezvous of its unique id at .*: Connection refused\. The process that called ncclGetUniqueId must still run|waiting for all ranks to join at .* failed: .* \(the process that made the unique id is gone\)"
 }
 NRANKS="rank [0-3] \(pid [0-9]+ on .*\) calls ncclCommInitRank with nranks=[45], but ranks before it said nranks=[45]"
 run init-nranks 4
