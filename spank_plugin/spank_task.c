@@ -252,8 +252,11 @@ int spank_task_init(spank_t sp, const struct spank_conf *conf, const char *value
         return maya_error("cannot run %s: %m (is maya installed at prefix=%s on this node?)", launcher,
                           conf->prefix);
 
+    /* The same on every node without talking: from the job and step ids, in
+     * 10000..29999, below Linux's ephemeral ports (32768..60999), where
+     * outgoing connections would take it first. */
     char port[16];
-    snprintf(port, sizeof port, "%u", 20000u + (job % 1000u) * 32u + (step % 32u));
+    snprintf(port, sizeof port, "%u", 10000u + (job % 625u) * 32u + (step % 32u));
     if (set_envf(sp, "WORLD_SIZE", 1, "%d", em.count) < 0 ||
         (master_addr[0] && set_env(sp, "MASTER_ADDR", master_addr, 0) < 0) ||
         set_env(sp, "MASTER_PORT", port, 0) < 0 ||

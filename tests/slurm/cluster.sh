@@ -35,7 +35,9 @@ _cluster_pids=()
 _cluster_ports() {
     local n=$1 base tries used
     for tries in 1 2 3 4 5 6 7 8 9 10; do
-        base=$((20000 + (RANDOM % 4000) * 10))
+        # 30000..32760: clear of the plugin's MASTER_PORTs (10000..29999)
+        # and of Linux's ephemeral ports (32768..)
+        base=$((30000 + (RANDOM % 270) * 10))
         used=0
         for ((p = base; p <= base + n; p++)); do
             # /proc/net/tcp lists ports in hex, local address in column 2.

@@ -24,7 +24,7 @@ last_run() {
 # The job id of the newest run directory, and the MASTER_PORT the plugin
 # derives for its step 0.
 last_job() { basename "$(dirname "$(last_run)")" | sed 's/^job-//'; }
-port_of() { echo $((20000 + ($1 % 1000) * 32)); }
+port_of() { echo $((10000 + ($1 % 625) * 32)); }
 
 # field NAME LINE: the value of NAME=... in a line printed by $show.
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
