@@ -7,8 +7,8 @@
 # reduction on its own stream, after a wait on the compute stream's event,
 # issued while the backward pass still runs; the gradient-norm and loss
 # all-reduces carry data. Then the same with ZeRO-1 (reduce-scatter +
-# all-gather). GEMMs are cuBLASLt's when maya's libcublasLt.so.13 is built,
-# else (and always, too) the program's own kernel.
+# all-gather). GEMMs are cuBLASLt matmuls (maya's libcublasLt.so.13), then
+# once more the program's own kernel.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/nccl/launch.sh"
 export MAYA_NCCL_TIMEOUT=120
@@ -72,22 +72,24 @@ check_overlap() {
         fail "no backward kernel after rank 0's first $api: the reduction does not overlap the backward pass"
 }
 
-gemm=kernel
-[ -e "$MAYA_LIBS/libcublasLt.so.13" ] && gemm=cublaslt
-echo "GEMMs: $gemm"
+[ -e "$MAYA_LIBS/libcublasLt.so.13" ] || fail "maya's libcublasLt.so.13 is not built"
 
-train allreduce --gemm "$gemm"
+train allreduce
 check_structure 540
 check_overlap ncclAllReduce
 expect_count 3 "^coll .*op=allreduce .*count=1 dtype=7 redop=0 .*data_moved$" "$TEST_TMP/r0"  # grad norm, model-parallel group
 expect_count 24 "^coll .*api=ncclBroadcast .*dtype=9" "$dir/traces.dump"  # DP replicas start equal
+# per micro-batch and layer 18 matmuls (6 forward, 12 backward; 6 batched over
+# 2 sequences x 4 heads), 2 layers per stage, plus the LM head's 3 on the last
+expect_count 432 "^gemm .*api=cublasLtMatmul result=0 " "$TEST_TMP/r0"
+expect_count 144 "^gemm .*api=cublasLtMatmul result=0 .*batch=8 " "$TEST_TMP/r0"
+expect_count 468 "^gemm .*api=cublasLtMatmul result=0 " "$TEST_TMP/r4"
 
-train zero1 --zero1 --gemm "$gemm"
+train zero1 --zero1
 check_structure 573
 check_overlap ncclReduceScatter
 expect_count 9 "^coll .*api=ncclAllGather .*dtype=9" "$TEST_TMP/r0"
-if [ $gemm = cublaslt ]; then
-    expect_grep "^gemm .*api=cublasLtMatmul" "$TEST_TMP/r0"
-    train ownkernel --gemm kernel
-    check_structure 540
-fi
+
+train ownkernel --gemm kernel
+check_structure 540
+expect_count 0 "^gemm " "$TEST_TMP/r0"
