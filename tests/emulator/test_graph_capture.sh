@@ -46,3 +46,15 @@ expect_count 2 '^memcpy .*api=cudaGraphAddMemcpyNode1D result=0 from_graph kind=
 expect_count 2 '^event_record .*api=cudaGraphAddEventRecordNode result=0 from_graph event=[0-9]+ version=[12] flags=0x0' "$d"
 expect_grep '^call .*api=cudaGraphExecUpdate result=910' "$d" "the refused update"
 expect_grep '^end .*unsupported_calls=0 oom=0' "$d"
+
+# The rules that break a capture (the workload checks each error code): the
+# trace has the refused calls with CUDA's codes and no op of a broken capture.
+RANK=0 emu "$TEST_TMP/rules" "$WORKLOADS/capture_rules" > "$TEST_TMP/out" 2>&1 ||
+    fail "capture_rules failed: $(cat "$TEST_TMP/out")"
+expect_grep "capture_rules: ok" "$TEST_TMP/out"
+dump "$TEST_TMP/rules/rank-0.mtrace" > "$d"
+expect_grep '^call .*api=cudaStreamEndCapture result=903' "$d" "unmatched end"
+expect_grep '^call .*api=cudaStreamEndCapture result=904' "$d" "unjoined fork"
+expect_grep '^call .*api=cudaMemsetAsync result=906' "$d" "implicit dependency on the legacy stream"
+expect_grep '^alloc .*tid=[1-9][0-9]* .*api=cudaMalloc result=900 ' "$d" "another thread's cudaMalloc during a global capture"
+expect_no_grep '^launch ' "$d" "a captured launch ran"
