@@ -4,7 +4,7 @@
 # The emulator's host cost per call: an nvcc-built program (build/bench/cuda/,
 # not run directly) and the script that runs it under the emulator.
 EMU_BENCH_CU := $(B)/bench/cuda/launch_bench
-$(EMU_BENCH_CU): bench/launch_bench.cu | $(DEPS_STAMP)
+$(EMU_BENCH_CU): bench/launch_bench.cu tests/workloads/rt_check.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(NVCC) $(NVCC_FLAGS) -o $@ $<
 $(B)/bench/emu_bench: bench/emu_bench $(EMU_BENCH_CU)

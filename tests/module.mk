@@ -11,6 +11,9 @@ $(WORKLOAD_DIR)/%: tests/workloads/%.cu | $(DEPS_STAMP)
 
 ALL_TARGETS += $(WORKLOADS)
 
+# The runtime workloads share tests/workloads/rt_check.h.
+$(WORKLOADS): tests/workloads/rt_check.h
+
 # Built for per-thread default streams (the runtime's _ptsz/_ptds entry points).
 WORKLOAD_LIBS_ptds_streams := --default-stream per-thread
 

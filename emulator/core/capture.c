@@ -48,13 +48,8 @@ static __thread int thread_mode; /* cudaThreadExchangeStreamCaptureMode; 0 = glo
 static int set_deps(struct emu_graph_node ***arr, size_t *n, size_t *cap, struct emu_graph_node *const *d,
                     size_t nd)
 {
-    if (nd > *cap) {
-        struct emu_graph_node **p = realloc(*arr, nd * sizeof *p);
-        if (!p)
-            return -1;
-        *arr = p;
-        *cap = nd;
-    }
+    if (nd && graph_grow(arr, cap, nd - 1, sizeof **arr) < 0)
+        return -1;
     if (nd)
         memcpy(*arr, d, nd * sizeof *d);
     *n = nd;
@@ -69,14 +64,8 @@ static int add_deps(struct emu_stream *s, struct emu_graph_node *const *d, size_
             dup = s->cap_deps[j] == d[i];
         if (dup)
             continue;
-        if (s->ncap_deps == s->cap_deps_cap) {
-            size_t c = s->cap_deps_cap ? s->cap_deps_cap * 2 : 4;
-            struct emu_graph_node **p = realloc(s->cap_deps, c * sizeof *p);
-            if (!p)
-                return -1;
-            s->cap_deps = p;
-            s->cap_deps_cap = c;
-        }
+        if (graph_grow(&s->cap_deps, &s->cap_deps_cap, s->ncap_deps, sizeof *s->cap_deps) < 0)
+            return -1;
         s->cap_deps[s->ncap_deps++] = d[i];
     }
     return 0;
@@ -84,14 +73,8 @@ static int add_deps(struct emu_stream *s, struct emu_graph_node *const *d, size_
 
 static int join(struct emu_capture *c, struct emu_stream *s)
 {
-    if (c->nstreams == c->cap) {
-        size_t n = c->cap ? c->cap * 2 : 4;
-        struct emu_stream **p = realloc(c->streams, n * sizeof *p);
-        if (!p)
-            return -1;
-        c->streams = p;
-        c->cap = n;
-    }
+    if (graph_grow(&c->streams, &c->cap, c->nstreams, sizeof *c->streams) < 0)
+        return -1;
     c->streams[c->nstreams++] = s;
     s->capture = c;
     s->capture_mode = c->mode + 1;

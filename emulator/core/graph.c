@@ -116,14 +116,8 @@ static enum emu_err node_add_dep(struct emu_graph_node *n, struct emu_graph_node
 {
     if (node_has_dep(n, d))
         return EMU_OK;
-    if (n->ndeps == n->depcap) {
-        size_t c = n->depcap ? n->depcap * 2 : 4;
-        struct emu_graph_node **p = realloc(n->deps, c * sizeof *p);
-        if (!p)
-            return EMU_ERR_OUT_OF_MEMORY;
-        n->deps = p;
-        n->depcap = c;
-    }
+    if (graph_grow(&n->deps, &n->depcap, n->ndeps, sizeof *n->deps) < 0)
+        return EMU_ERR_OUT_OF_MEMORY;
     n->deps[n->ndeps++] = d;
     return EMU_OK;
 }
@@ -142,14 +136,8 @@ static int node_remove_dep(struct emu_graph_node *n, const struct emu_graph_node
 /* Append a node whose params are already owned (copied). */
 static enum emu_err graph_append(struct emu_graph *g, struct emu_graph_node *n)
 {
-    if (g->n == g->cap) {
-        size_t c = g->cap ? g->cap * 2 : 16;
-        struct emu_graph_node **p = realloc(g->nodes, c * sizeof *p);
-        if (!p)
-            return EMU_ERR_OUT_OF_MEMORY;
-        g->nodes = p;
-        g->cap = c;
-    }
+    if (graph_grow(&g->nodes, &g->cap, g->n, sizeof *g->nodes) < 0)
+        return EMU_ERR_OUT_OF_MEMORY;
     n->index = (uint32_t)g->n;
     g->nodes[g->n++] = n;
     return EMU_OK;

@@ -5,6 +5,8 @@
 
 #include "emu.h"
 
+#include <stdlib.h>
+
 #define GRAPH_MAGIC 0x67726170u
 #define NODE_MAGIC 0x6e6f6465u
 #define EXEC_MAGIC 0x67657865u
@@ -62,6 +64,24 @@ struct emu_graph_exec {
     uint32_t launches;
     pthread_mutex_t lock;
 };
+
+/* Room for element n of a growable array (doubling from 4): 0, or -1 when
+ * out of memory. */
+static inline int graph_grow(void *arrp, size_t *cap, size_t n, size_t elem)
+{
+    void **arr = arrp;
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 4;
+    while (c <= n)
+        c *= 2;
+    void *p = realloc(*arr, c * elem);
+    if (!p)
+        return -1;
+    *arr = p;
+    *cap = c;
+    return 0;
+}
 
 enum emu_err graph_add_node_owned(struct emu_graph *g, const struct emu_node_params *p,
                                   struct emu_graph_node *const *deps, size_t ndeps,

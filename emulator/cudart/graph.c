@@ -588,23 +588,6 @@ cudaError_t cudaGraphExecKernelNodeSetParams(cudaGraphExec_t hGraphExec, cudaGra
     return set_kernel(RT_API(), rt_t0, hGraphExec, node, pNodeParams);
 }
 
-cudaError_t cudaGraphMemcpyNodeSetParams(cudaGraphNode_t node, const struct cudaMemcpy3DParms *pNodeParams)
-{
-    RT_ENTER();
-    struct emu_node_params p;
-    cudaError_t e = memcpy_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, NULL, node, EMU_NODE_MEMCPY, e, &p);
-}
-
-cudaError_t cudaGraphExecMemcpyNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-                                             const struct cudaMemcpy3DParms *pNodeParams)
-{
-    RT_ENTER();
-    struct emu_node_params p;
-    cudaError_t e = memcpy_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, hGraphExec, node, EMU_NODE_MEMCPY, e, &p);
-}
-
 cudaError_t cudaGraphMemcpyNodeSetParams1D(cudaGraphNode_t node, void *dst, const void *src, size_t count,
                                            enum cudaMemcpyKind kind)
 {
@@ -623,23 +606,6 @@ cudaError_t cudaGraphExecMemcpyNodeSetParams1D(cudaGraphExec_t hGraphExec, cudaG
     return set_params(RT_API(), rt_t0, hGraphExec, node, EMU_NODE_MEMCPY, e, &p);
 }
 
-cudaError_t cudaGraphMemsetNodeSetParams(cudaGraphNode_t node, const struct cudaMemsetParams *pNodeParams)
-{
-    RT_ENTER();
-    struct emu_node_params p;
-    cudaError_t e = memset_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, NULL, node, EMU_NODE_MEMSET, e, &p);
-}
-
-cudaError_t cudaGraphExecMemsetNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-                                             const struct cudaMemsetParams *pNodeParams)
-{
-    RT_ENTER();
-    struct emu_node_params p;
-    cudaError_t e = memset_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, hGraphExec, node, EMU_NODE_MEMSET, e, &p);
-}
-
 static cudaError_t host_params(uint32_t api, const struct cudaHostNodeParams *hp, struct emu_node_params *p)
 {
     if (!hp || !hp->fn)
@@ -650,21 +616,66 @@ static cudaError_t host_params(uint32_t api, const struct cudaHostNodeParams *hp
     return cudaSuccess;
 }
 
-cudaError_t cudaGraphHostNodeSetParams(cudaGraphNode_t node, const struct cudaHostNodeParams *pNodeParams)
+/* A node's setter and its executable-graph twin, for parameters that
+ * conv(api, params, &p) converts: cudaGraph<Name> and cudaGraphExec<Name>. */
+#define NODE_SETTERS(name, ptype, conv, type) \
+    cudaError_t cudaGraph##name(cudaGraphNode_t node, const ptype *params) \
+    { \
+        RT_ENTER(); \
+        struct emu_node_params p; \
+        cudaError_t e = conv(node_api(node, RT_API()), params, &p); \
+        return set_params(RT_API(), rt_t0, NULL, node, type, e, &p); \
+    } \
+    cudaError_t cudaGraphExec##name(cudaGraphExec_t exec, cudaGraphNode_t node, const ptype *params) \
+    { \
+        RT_ENTER(); \
+        struct emu_node_params p; \
+        cudaError_t e = conv(node_api(node, RT_API()), params, &p); \
+        return set_params(RT_API(), rt_t0, exec, node, type, e, &p); \
+    }
+
+NODE_SETTERS(MemcpyNodeSetParams, struct cudaMemcpy3DParms, memcpy_params, EMU_NODE_MEMCPY)
+NODE_SETTERS(MemsetNodeSetParams, struct cudaMemsetParams, memset_params, EMU_NODE_MEMSET)
+NODE_SETTERS(HostNodeSetParams, struct cudaHostNodeParams, host_params, EMU_NODE_HOST)
+
+/* Memcpy nodes set to copy to or from a device variable. */
+static cudaError_t set_symbol_copy(uint32_t api, uint64_t t0, cudaGraphExec_t exec, cudaGraphNode_t node, int to,
+                                   const void *symbol, void *host, size_t count, size_t offset,
+                                   enum cudaMemcpyKind kind)
 {
-    RT_ENTER();
     struct emu_node_params p;
-    cudaError_t e = host_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, NULL, node, EMU_NODE_HOST, e, &p);
+    cudaError_t e = symbol_copy_params(node_api(node, api), to, symbol, host, count, offset, kind, &p);
+    return set_params(api, t0, exec, node, EMU_NODE_MEMCPY, e, &p);
 }
 
-cudaError_t cudaGraphExecHostNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
-                                           const struct cudaHostNodeParams *pNodeParams)
+cudaError_t cudaGraphMemcpyNodeSetParamsToSymbol(cudaGraphNode_t node, const void *symbol, const void *src,
+                                                 size_t count, size_t offset, enum cudaMemcpyKind kind)
 {
     RT_ENTER();
-    struct emu_node_params p;
-    cudaError_t e = host_params(node_api(node, RT_API()), pNodeParams, &p);
-    return set_params(RT_API(), rt_t0, hGraphExec, node, EMU_NODE_HOST, e, &p);
+    return set_symbol_copy(RT_API(), rt_t0, NULL, node, 1, symbol, (void *)src, count, offset, kind);
+}
+
+cudaError_t cudaGraphMemcpyNodeSetParamsFromSymbol(cudaGraphNode_t node, void *dst, const void *symbol,
+                                                   size_t count, size_t offset, enum cudaMemcpyKind kind)
+{
+    RT_ENTER();
+    return set_symbol_copy(RT_API(), rt_t0, NULL, node, 0, symbol, dst, count, offset, kind);
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsToSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                     const void *symbol, const void *src, size_t count,
+                                                     size_t offset, enum cudaMemcpyKind kind)
+{
+    RT_ENTER();
+    return set_symbol_copy(RT_API(), rt_t0, hGraphExec, node, 1, symbol, (void *)src, count, offset, kind);
+}
+
+cudaError_t cudaGraphExecMemcpyNodeSetParamsFromSymbol(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
+                                                       void *dst, const void *symbol, size_t count, size_t offset,
+                                                       enum cudaMemcpyKind kind)
+{
+    RT_ENTER();
+    return set_symbol_copy(RT_API(), rt_t0, hGraphExec, node, 0, symbol, dst, count, offset, kind);
 }
 
 cudaError_t cudaGraphExecChildGraphNodeSetParams(cudaGraphExec_t hGraphExec, cudaGraphNode_t node,
@@ -757,29 +768,37 @@ cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t 
 
 /* ---- structure ---- */
 
-/* The listing functions: with out NULL only the count. */
+/* The listing functions: with out NULL only the count; every edge is a
+ * plain (default) edge, so edge data comes back zeroed. */
+typedef void (*graph_lister)(struct emu_graph *, struct emu_graph_node **, size_t *);
+typedef void (*node_lister)(struct emu_graph_node *, struct emu_graph_node **, size_t *);
+
+static cudaError_t list(graph_lister gl, struct emu_graph *g, node_lister nl, struct emu_graph_node *n,
+                        cudaGraphNode_t *out, cudaGraphEdgeData *edges, size_t *count)
+{
+    if ((gl ? !g : !n) || !count)
+        return cudaErrorInvalidValue;
+    size_t cap = out ? *count : 0, k = cap;
+    if (gl)
+        gl(g, (struct emu_graph_node **)out, &k);
+    else
+        nl(n, (struct emu_graph_node **)out, &k);
+    if (edges)
+        memset(edges, 0, MAYA_MIN(k, cap) * sizeof *edges);
+    *count = k;
+    return cudaSuccess;
+}
+
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
 {
     RT_ENTER();
-    if (!G(graph) || !numNodes)
-        RT_RETURN(cudaErrorInvalidValue);
-    size_t n = nodes ? *numNodes : 0;
-    emu_graph_nodes(G(graph), (struct emu_graph_node **)nodes, &n);
-    if (nodes && n < *numNodes)
-        memset(nodes + n, 0, (*numNodes - n) * sizeof *nodes);
-    *numNodes = n;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(list(emu_graph_nodes, G(graph), NULL, NULL, nodes, NULL, numNodes));
 }
 
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)
 {
     RT_ENTER();
-    if (!G(graph) || !pNumRootNodes)
-        RT_RETURN(cudaErrorInvalidValue);
-    size_t n = pRootNodes ? *pNumRootNodes : 0;
-    emu_graph_roots(G(graph), (struct emu_graph_node **)pRootNodes, &n);
-    *pNumRootNodes = n;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(list(emu_graph_roots, G(graph), NULL, NULL, pRootNodes, NULL, pNumRootNodes));
 }
 
 cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
@@ -800,28 +819,15 @@ cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *
                                          cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
 {
     RT_ENTER();
-    if (!N(node) || !pNumDependencies)
-        RT_RETURN(cudaErrorInvalidValue);
-    size_t cap = pDependencies ? *pNumDependencies : 0, n = cap;
-    emu_graph_node_deps(N(node), (struct emu_graph_node **)pDependencies, &n);
-    if (edgeData)
-        memset(edgeData, 0, MAYA_MIN(n, cap) * sizeof *edgeData);
-    *pNumDependencies = n;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(list(NULL, NULL, emu_graph_node_deps, N(node), pDependencies, edgeData, pNumDependencies));
 }
 
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
                                            cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)
 {
     RT_ENTER();
-    if (!N(node) || !pNumDependentNodes)
-        RT_RETURN(cudaErrorInvalidValue);
-    size_t cap = pDependentNodes ? *pNumDependentNodes : 0, n = cap;
-    emu_graph_node_dependents(N(node), (struct emu_graph_node **)pDependentNodes, &n);
-    if (edgeData)
-        memset(edgeData, 0, MAYA_MIN(n, cap) * sizeof *edgeData);
-    *pNumDependentNodes = n;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(list(NULL, NULL, emu_graph_node_dependents, N(node), pDependentNodes, edgeData,
+                   pNumDependentNodes));
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,

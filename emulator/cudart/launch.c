@@ -359,28 +359,28 @@ cudaError_t cudaFuncGetParamInfo(const void *func, size_t paramIndex, size_t *pa
     RT_RETURN(cudaSuccess);
 }
 
+/* cudaKernel_t and cudaFunction_t are both the struct emu_kernel. */
+static cudaError_t kernel_handle(const void *func, void **out)
+{
+    struct emu_kernel *k = rt_find_kernel(func);
+    if (!out)
+        return cudaErrorInvalidValue;
+    if (!k)
+        return cudaErrorInvalidDeviceFunction;
+    *out = k;
+    return cudaSuccess;
+}
+
 cudaError_t cudaGetKernel(cudaKernel_t *kernelPtr, const void *entryFuncAddr)
 {
     RT_ENTER();
-    struct emu_kernel *k = rt_find_kernel(entryFuncAddr);
-    if (!kernelPtr)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!k)
-        RT_RETURN(cudaErrorInvalidDeviceFunction);
-    *kernelPtr = (cudaKernel_t)k;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(kernel_handle(entryFuncAddr, (void **)kernelPtr));
 }
 
 cudaError_t cudaGetFuncBySymbol(cudaFunction_t *functionPtr, const void *symbolPtr)
 {
     RT_ENTER();
-    struct emu_kernel *k = rt_find_kernel(symbolPtr);
-    if (!functionPtr)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!k)
-        RT_RETURN(cudaErrorInvalidDeviceFunction);
-    *functionPtr = (cudaFunction_t)k;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(kernel_handle(symbolPtr, (void **)functionPtr));
 }
 
 /* ---- occupancy ---- */

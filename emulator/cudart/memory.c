@@ -327,26 +327,29 @@ static cudaError_t pool_location(const struct cudaMemLocation *loc, enum cudaMem
     return cudaSuccess;
 }
 
+static cudaError_t location_pool(uint32_t api, uint64_t t0, cudaMemPool_t *memPool, struct cudaMemLocation *location,
+                                 enum cudaMemAllocationType type, int current)
+{
+    int dev = 0;
+    cudaError_t e = memPool ? pool_location(location, type, &dev) : cudaErrorInvalidValue;
+    if (e == cudaSuccess)
+        *memPool = (cudaMemPool_t)(current ? emu_pool_current(dev) : emu_pool_default(dev));
+    emu_trace_call(api, t0, e, 0, 0);
+    return rt_note(e);
+}
+
 cudaError_t cudaMemGetDefaultMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                                      enum cudaMemAllocationType type)
 {
     RT_ENTER();
-    int dev = 0;
-    cudaError_t e = memPool ? pool_location(location, type, &dev) : cudaErrorInvalidValue;
-    if (e == cudaSuccess)
-        *memPool = (cudaMemPool_t)emu_pool_default(dev);
-    RT_RETURN(e);
+    return location_pool(RT_API(), rt_t0, memPool, location, type, 0);
 }
 
 cudaError_t cudaMemGetMemPool(cudaMemPool_t *memPool, struct cudaMemLocation *location,
                               enum cudaMemAllocationType type)
 {
     RT_ENTER();
-    int dev = 0;
-    cudaError_t e = memPool ? pool_location(location, type, &dev) : cudaErrorInvalidValue;
-    if (e == cudaSuccess)
-        *memPool = (cudaMemPool_t)emu_pool_current(dev);
-    RT_RETURN(e);
+    return location_pool(RT_API(), rt_t0, memPool, location, type, 1);
 }
 
 cudaError_t cudaMemSetMemPool(struct cudaMemLocation *location, enum cudaMemAllocationType type,

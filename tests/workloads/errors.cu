@@ -12,14 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cuda_runtime.h>
-
-#define EXPECT(cond)                                                          \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
+#include "rt_check.h"
 
 __global__ void touch(int *p)
 {

@@ -11,23 +11,7 @@
 #include <cstring>
 #include <cuda.h>
 #include <cuda_runtime.h>
-
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        cudaError_t e_ = (call);                                                                 \
-        if (e_ != cudaSuccess) {                                                                 \
-            fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-            exit(1);                                                                             \
-        }                                                                                        \
-    } while (0)
-
-#define EXPECT(cond)                                                          \
-    do {                                                                      \
-        if (!(cond)) {                                                        \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            exit(1);                                                          \
-        }                                                                     \
-    } while (0)
+#include "rt_check.h"
 
 __device__ int counter = 42;
 __constant__ float coeffs[4] = { 1.0f, 2.0f, 3.0f, 4.0f };
