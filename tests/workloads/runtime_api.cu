@@ -215,6 +215,28 @@ int main(int argc, char **argv)
     EXPECT(pa.type == cudaMemoryTypeManaged);
     CHECK(cudaFreeHost(pinned));
 
+    // ---- a graph that writes a device variable: the bytes move at launch ----
+    cudaGraph_t g;
+    cudaGraphNode_t cn;
+    CHECK(cudaGraphCreate(&g, 0));
+    static int seventy = 70;
+    CHECK(cudaGraphAddMemcpyNodeToSymbol(&cn, g, NULL, 0, counter, &seventy, sizeof(int), 0, cudaMemcpyHostToDevice));
+    cudaGraphExec_t gx;
+    CHECK(cudaGraphInstantiate(&gx, g, 0));
+    seventy = 77; // the node copies from this address when the graph runs
+    CHECK(cudaGraphLaunch(gx, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpyFromSymbol(&c, counter, sizeof c));
+    EXPECT(c == 77);
+    static int eighty = 80;
+    CHECK(cudaGraphExecMemcpyNodeSetParamsToSymbol(gx, cn, counter, &eighty, sizeof(int), 0, cudaMemcpyHostToDevice));
+    CHECK(cudaGraphLaunch(gx, s));
+    CHECK(cudaStreamSynchronize(s));
+    CHECK(cudaMemcpyFromSymbol(&c, counter, sizeof c));
+    EXPECT(c == 80);
+    CHECK(cudaGraphExecDestroy(gx));
+    CHECK(cudaGraphDestroy(g));
+
     // ---- reset: the device's memory is gone ----
     CHECK(cudaStreamSynchronize(s));
     size_t f, t;
