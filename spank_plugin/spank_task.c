@@ -217,12 +217,12 @@ int spank_task_init(spank_t sp, const struct spank_conf *conf, const char *value
 {
     uint32_t job, step, ntasks, task, nlocal;
     int local;
-    if (!prepared) /* user_init failed or did not run: it said why */
-        return -1;
     if (get_u32(sp, S_JOB_ID, &job, "job id") < 0 || get_u32(sp, S_JOB_STEPID, &step, "step id") < 0)
         return -1;
     if (step == SPANK_STEP_EXTERN)
         return 0;
+    if (!prepared) /* user_init failed or did not run: it said why */
+        return -1;
     if (set_common_env(sp, conf) < 0)
         return -1;
     if (step == SPANK_STEP_BATCH || step == SPANK_STEP_INTERACTIVE)
