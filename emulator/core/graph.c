@@ -55,8 +55,59 @@ EMU_API enum emu_err emu_graph_create(struct emu_graph **out)
     return EMU_OK;
 }
 
+/* ---- graph memory ----
+ * An allocation made by a MEM_ALLOC node belongs to the graphs holding that
+ * node (the graph, its clones, executable graphs' copies). When a graph
+ * also frees it (a MEM_FREE node), it is the graph's own workspace and is
+ * given back when the last graph holding it goes; memory a graph allocates
+ * without freeing is the program's to free, as in CUDA. Few entries: a
+ * list under a mutex. */
+
+struct gmem {
+    uint64_t ptr;
+    int refs;                    /* MEM_ALLOC nodes holding it */
+    int freed_in_graph;          /* some MEM_FREE node frees it */
+    struct gmem *next;
+};
+
+static struct gmem *gmems;
+static pthread_mutex_t gmem_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void gmem_ref(const struct emu_node_params *p, int delta)
+{
+    if (!p->mem.ptr || (p->type != EMU_NODE_MEM_ALLOC && p->type != EMU_NODE_MEM_FREE))
+        return;
+    uint64_t release = 0;
+    pthread_mutex_lock(&gmem_lock);
+    struct gmem **at = &gmems;
+    while (*at && (*at)->ptr != p->mem.ptr)
+        at = &(*at)->next;
+    struct gmem *m = *at;
+    if (!m && p->type == EMU_NODE_MEM_ALLOC && delta > 0 && (m = calloc(1, sizeof *m)) != NULL) {
+        m->ptr = p->mem.ptr;
+        m->next = gmems;
+        gmems = m;
+        at = &gmems;
+    }
+    if (m && p->type == EMU_NODE_MEM_FREE)
+        m->freed_in_graph |= delta > 0;
+    if (m && p->type == EMU_NODE_MEM_ALLOC && (m->refs += delta) <= 0) {
+        if (m->freed_in_graph)
+            release = m->ptr;
+        *at = m->next;
+        free(m);
+    }
+    pthread_mutex_unlock(&gmem_lock);
+    struct emu_alloc a;
+    uint64_t t0 = emu_now();
+    if (release && emu_mem_free(release, 1 << MAYA_ALLOC_ASYNC, &a) == EMU_OK)
+        emu_trace_alloc(MAYA_REC_FREE, EMU_API_ID("cudaGraphDestroy"), t0, 0, a.base, a.bytes, a.kind, a.device, 0,
+                        0);
+}
+
 static void params_release(struct emu_node_params *p)
 {
+    gmem_ref(p, -1);
     free((void *)p->kparams);
     p->kparams = NULL;
     free(p->kargs);
@@ -87,6 +138,7 @@ static enum emu_err params_copy(struct emu_node_params *dst, const struct emu_no
     } else {
         dst->kparam_bytes = 0;
     }
+    gmem_ref(dst, +1);
     if (src->type == EMU_NODE_GRAPH) {
         struct emu_graph *c = emu_graph_resolve(src->child);
         if (!c) {
@@ -202,9 +254,11 @@ enum emu_err graph_add_node_owned(struct emu_graph *g, const struct emu_node_par
          * allocated (a real graph's pool keeps it mapped across launches). */
         uint64_t t0 = emu_now();
         e = emu_mem_alloc(n->p.mem.device, n->p.mem.bytes, MAYA_ALLOC_ASYNC, 0, &n->p.mem.ptr);
-        if (e == EMU_OK)
+        if (e == EMU_OK) {
             emu_trace_alloc(MAYA_REC_ALLOC, n->p.api, t0, 0, n->p.mem.ptr, n->p.mem.bytes, MAYA_ALLOC_ASYNC,
                             n->p.mem.device, 0, 0);
+            gmem_ref(&n->p, +1);
+        }
     }
     for (size_t i = 0; i < ndeps && e == EMU_OK; i++)
         e = node_add_dep(n, deps[i]);

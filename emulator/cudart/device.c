@@ -156,6 +156,7 @@ cudaError_t cudaDeviceReset(void)
         RT_RETURN(cudaErrorNoDevice);
     rt_drain(NULL);
     uint64_t freed = emu_mem_reset_device(dev);
+    emu_device(dev)->primary_active = 0; /* the primary context is reset too */
     emu_pool_release_idle(dev, 0, 0);
     struct emu_pool *p = emu_pool_default(dev);
     if (p) {

@@ -100,6 +100,36 @@ int main()
     CHECK(cudaGraphGetNodes(g, NULL, &n));
     EXPECT(n == 1);
     CHECK(cudaGraphDestroy(g));
+
+    // Graph memory: allocated and freed inside the graph, it is the graph's
+    // until the graph and its executable copies are gone; allocated without
+    // being freed, it is the program's.
+    size_t f0, f1, t;
+    CHECK(cudaMemGetInfo(&f0, &t));
+    CHECK(cudaStreamBeginCapture(s1, cudaStreamCaptureModeGlobal));
+    float *ws, *kept;
+    CHECK(cudaMallocAsync(&ws, 4 << 20, s1));
+    CHECK(cudaMallocAsync(&kept, 2 << 20, s1));
+    k<<<1, 32, 0, s1>>>(ws);
+    CHECK(cudaFreeAsync(ws, s1));
+    CHECK(cudaStreamEndCapture(s1, &g));
+    CHECK(cudaMemGetInfo(&f1, &t));
+    EXPECT(f0 - f1 == (6u << 20));
+    cudaGraphExec_t gx;
+    CHECK(cudaGraphInstantiate(&gx, g, 0));
+    CHECK(cudaGraphLaunch(gx, s1));
+    CHECK(cudaGraphLaunch(gx, s1));
+    CHECK(cudaStreamSynchronize(s1));
+    CHECK(cudaGraphDestroy(g));
+    CHECK(cudaMemGetInfo(&f1, &t));
+    EXPECT(f0 - f1 == (6u << 20)); // the executable graph still holds it
+    CHECK(cudaGraphExecDestroy(gx));
+    CHECK(cudaMemGetInfo(&f1, &t));
+    EXPECT(f0 - f1 == (2u << 20)); // what the graph did not free stays
+    CHECK(cudaFree(kept));
+    CHECK(cudaMemGetInfo(&f1, &t));
+    EXPECT(f1 == f0);
+
     CHECK(cudaFree(x));
     printf("capture_rules: ok\n");
     return 0;
