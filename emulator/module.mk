@@ -65,6 +65,23 @@ $(eval $(call STANDIN,nvshmem,libnvshmem_host.so.3,nvshmem,NVSHMEM,3,))
 $(eval $(call STANDIN,cublas,libcublas.so.13,cublas,libcublas.so.13,15,-lm))
 $(eval $(call STANDIN,cublasLt,libcublasLt.so.13,cublasLt,libcublasLt.so.13,15,))
 
+# cuDNN: libcudnn.so.9 and the sub-libraries real programs link or load,
+# each with its own soname, version node and exports. The implementation
+# (emulator/cudnn/) is linked into libcudnn.so.9 and into the sub-libraries
+# that export the same C functions (graph: handles and the backend API;
+# ops, cnn, adv: the legacy API); the others only have their stubs.
+# Unimplemented calls return CUDNN_STATUS_NOT_SUPPORTED (3000).
+$(eval $(call STANDIN,cudnn,libcudnn.so.9,cudnn,libcudnn.so.9,3000,-lm))
+$(EMU_GEN)/cudnn_status.inc: $(CUDA_HOME)/include/cudnn_graph.h
+	@mkdir -p $(@D)
+	sed -n 's/^ *\(CUDNN_STATUS_[A-Z0-9_]*\)[A-Z_ ]* *= *\([0-9][0-9]*\).*/    { "\1", \2 },/p' $< > $@.tmp && mv $@.tmp $@
+$(B)/obj/emulator/cudnn/handle.o: $(EMU_GEN)/cudnn_status.inc
+CUDNN_IMPL_OBJS := $(filter-out $(B)/obj/gen/%,$(cudnn_OBJS))
+$(foreach l,graph ops cnn adv,$(eval $(call STANDIN,cudnn_$(l),libcudnn_$(l).so.9,cudnn_$(l),libcudnn_$(l).so.9,3000,-lm)) \
+	$(eval cudnn_$(l)_OBJS += $(CUDNN_IMPL_OBJS)) $(eval $(EMU_LIBDIR)/libcudnn_$(l).so.9: $(CUDNN_IMPL_OBJS)))
+$(foreach l,engines_precompiled engines_runtime_compiled heuristic,\
+	$(eval $(call STANDIN,cudnn_$(l),libcudnn_$(l).so.9,cudnn_$(l),libcudnn_$(l).so.9,3000,)))
+
 # Unversioned names (libcuda.so, libcudart.so) for programs and tools that
 # link or dlopen without the version (e.g. Triton's launcher with -lcuda).
 $(EMU_LIBDIR)/libcuda.so: $(EMU_LIBDIR)/libcuda.so.1

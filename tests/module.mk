@@ -94,3 +94,4 @@ ALL_TARGETS += $(UNIT_TESTS)
 # toolkit's libraries, run against maya's.
 WORKLOAD_LIBS_gemm_cublas := -lcublas
 WORKLOAD_LIBS_gemm_lt := -lcublasLt
+WORKLOAD_LIBS_cudnn_legacy := -lcudnn
