@@ -184,6 +184,23 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
 
 /* ---- conversion into structs ---- */
 
+static const char *const intra_link_names[] = { "nvswitch", "pairwise", "pcie" };
+
+const char *maya_intra_link_name(enum maya_intra_link l)
+{
+    return (unsigned)l < MAYA_ARRAY_LEN(intra_link_names) ? intra_link_names[l] : "unknown";
+}
+
+int maya_intra_link_parse(const char *s, enum maya_intra_link *out)
+{
+    for (size_t i = 0; s && i < MAYA_ARRAY_LEN(intra_link_names); i++)
+        if (strcmp(s, intra_link_names[i]) == 0) {
+            *out = (enum maya_intra_link)i;
+            return 0;
+        }
+    return -1;
+}
+
 static int parse_uuid(const char *s, unsigned char out[16])
 {
     /* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" as nvidia-smi prints it */

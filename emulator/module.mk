@@ -59,6 +59,9 @@ $(eval $(call STANDIN,cupti,libcupti.so.13,cupti,libcupti.so.13,27,))
 $(eval $(call STANDIN,cufile,libcufile.so.0,cufile,,5007,))
 $(eval $(call STANDIN,cusparselt,libcusparseLt.so.0,cusparselt,,10,))
 $(eval $(call STANDIN,nvshmem,libnvshmem_host.so.3,nvshmem,NVSHMEM,3,))
+# NVML (libnvidia-ml.so.1, unversioned like the real one): the node's GPUs as
+# nvidia-smi sees them; the rest returns NVML_ERROR_NOT_SUPPORTED (3).
+$(eval $(call STANDIN,nvml,libnvidia-ml.so.1,nvml,,3,))
 
 # cuBLAS and cuBLASLt: GEMMs traced with their whole problem; anything not
 # implemented returns CUBLAS_STATUS_NOT_SUPPORTED (15).

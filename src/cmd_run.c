@@ -190,6 +190,7 @@ static void exec_rank(const struct run *r, int rank)
         setenv("OMP_NUM_THREADS", "1", 0);
     setenv("MAYA_GPU", r->gpu->key, 1);
     set_env_int("MAYA_GPUS_PER_NODE", r->cluster.gpus_per_node);
+    setenv("MAYA_INTRA_NODE", maya_intra_link_name(r->cluster.intra), 1);
     set_env_int("MAYA_NODE", node);
     if (nproc > 1)
         set_env_int("MAYA_RANK", rank);

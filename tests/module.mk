@@ -95,3 +95,7 @@ ALL_TARGETS += $(UNIT_TESTS)
 WORKLOAD_LIBS_gemm_cublas := -lcublas
 WORKLOAD_LIBS_gemm_lt := -lcublasLt
 WORKLOAD_LIBS_cudnn_legacy := -lcudnn
+
+# NVML workload: dlopens libnvidia-ml.so.1, with the stand-in's API header.
+WORKLOAD_LIBS_nvml_query := -Iemulator/nvml -ldl
+$(WORKLOAD_DIR)/nvml_query: emulator/nvml/nvml_types.h

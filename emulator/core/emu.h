@@ -67,6 +67,9 @@ enum emu_err {
  *   MAYA_INJECT_FAULT   N: the N-th kernel launch of the process faults (an
  *                       illegal address, a sticky error), to try a program's
  *                       error handling; 0 or unset: kernels never fault
+ *   MAYA_INTRA_NODE     how the node's GPUs are linked: nvswitch, pairwise or pcie
+ *                       (maya run sets the cluster's; default: the GPU's default
+ *                       cluster, maya_default_cluster); NVML reports NVLinks from it
  */
 struct emu_config {
     const struct maya_gpu_spec *gpu;
@@ -75,6 +78,7 @@ struct emu_config {
     int rank, world_size, local_rank;
     uint64_t copy_threshold;
     int quiet;
+    enum maya_intra_link intra;
     char trace_dir[4096];
     uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
 };
@@ -88,6 +92,12 @@ static inline enum emu_err emu_enter(void)
 {
     return __builtin_expect(emu_started == 1, 1) ? EMU_OK : emu_init();
 }
+
+/* Read the configuration and lay out the devices without starting the
+ * emulator (no trace, and a child forked afterwards may still start it):
+ * for NVML, which a real program may call without initialising CUDA.
+ * Idempotent; EMU_OK or EMU_ERR_INIT (message printed). */
+EMU_API enum emu_err emu_configure(void);
 
 EMU_API const struct emu_config *emu_config(void);
 
@@ -123,6 +133,11 @@ struct emu_device {
 EMU_API int emu_device_count(void);
 /* NULL when ordinal is out of range. */
 EMU_API struct emu_device *emu_device(int ordinal);
+/* The properties of GPU index_on_node of the emulated node, visible to this
+ * process or not (NVML lists every GPU of the node): the hwspec's, with that
+ * GPU's uuid and PCI bus id. -1 when index_on_node is not below
+ * gpus_per_node or the emulator has not started. */
+EMU_API int emu_node_gpu_prop(int index_on_node, struct cudaDeviceProp *out);
 
 #define EMU_CTX_MAGIC 0x6374786du
 

@@ -116,6 +116,15 @@ static int configure(void)
                           "(1 = the first), or 0 for none", fault);
     const char *q = getenv("MAYA_QUIET");
     config.quiet = q && *q && strcmp(q, "0") != 0;
+    const char *intra = getenv("MAYA_INTRA_NODE");
+    if (intra && *intra) {
+        if (maya_intra_link_parse(intra, &config.intra) < 0)
+            return maya_error("MAYA_INTRA_NODE=\"%s\": expected nvswitch, pairwise or pcie", intra);
+    } else {
+        struct maya_cluster_spec node;
+        maya_default_cluster(&hwspecs, config.gpu, config.gpus_per_node, &node);
+        config.intra = node.intra;
+    }
     const char *dir = getenv("MAYA_TRACE_DIR");
     if (dir && *dir && maya_snprintf(config.trace_dir, sizeof config.trace_dir, "%s", dir) < 0)
         return -1;
@@ -131,13 +140,22 @@ static int configure(void)
         d->index_on_node = map[i];
         d->global_index = config.node * config.gpus_per_node + map[i];
         d->spec = config.gpu;
-        d->prop = config.gpu->prop;
-        d->prop.pciBusID = config.gpu->prop.pciBusID + map[i];
-        make_uuid(&d->prop, d->global_index);
+        emu_node_gpu_prop(map[i], &d->prop);
         /* A real context keeps some memory for itself; the program gets the rest. */
         d->capacity = d->prop.totalGlobalMem;
         d->primary_flags = 0;
     }
+    return 0;
+}
+
+EMU_API int emu_node_gpu_prop(int index_on_node, struct cudaDeviceProp *out)
+{
+    if (!config.gpu || index_on_node < 0 || index_on_node >= config.gpus_per_node)
+        return -1;
+    *out = config.gpu->prop;
+    /* consecutive buses, as the GPUs of a real node enumerate */
+    out->pciBusID = config.gpu->prop.pciBusID + index_on_node;
+    make_uuid(out, config.node * config.gpus_per_node + index_on_node);
     return 0;
 }
 
@@ -156,6 +174,26 @@ static void at_exit(void)
         emu_trace_finish();
 }
 
+static int configured; /* 0 not yet, 1 done, -1 failed (message printed) */
+
+/* Under init_lock. */
+static int configure_once(void)
+{
+    if (!configured)
+        __atomic_store_n(&configured, configure() < 0 ? -1 : 1, __ATOMIC_RELEASE);
+    return configured;
+}
+
+EMU_API enum emu_err emu_configure(void)
+{
+    if (__atomic_load_n(&configured, __ATOMIC_ACQUIRE) == 1)
+        return EMU_OK;
+    pthread_mutex_lock(&init_lock);
+    int c = configure_once();
+    pthread_mutex_unlock(&init_lock);
+    return c == 1 ? EMU_OK : EMU_ERR_INIT;
+}
+
 EMU_API enum emu_err emu_init(void)
 {
     if (emu_started == 1)
@@ -164,7 +202,7 @@ EMU_API enum emu_err emu_init(void)
         return EMU_ERR_NOT_INITIALIZED;
     pthread_mutex_lock(&init_lock);
     if (emu_started == 0) {
-        if (configure() < 0) {
+        if (configure_once() < 0) {
             emu_started = -1;
         } else {
             emu_streams_init();

@@ -161,6 +161,11 @@ enum maya_intra_link {
     MAYA_LINK_PCIE,      /* PCIe only */
 };
 
+/* The cluster file's intra_node names: "nvswitch", "pairwise", "pcie". */
+const char *maya_intra_link_name(enum maya_intra_link l);
+/* 0 with *out set, or -1 when s is none of those names. */
+int maya_intra_link_parse(const char *s, enum maya_intra_link *out);
+
 struct maya_cluster_spec {
     char key[MAYA_NAME_MAX];           /* "dgx-h100" */
     char description[256];
