@@ -750,6 +750,21 @@ EMU_API enum emu_err emu_capture_add(struct emu_stream *s, const struct emu_node
 /* The thread's capture interaction mode (cudaThreadExchangeStreamCaptureMode). */
 EMU_API int emu_capture_exchange_mode(int mode);
 
+/* User objects (cudaUserObject_t / CUuserObject): a pointer and a
+ * destructor, reference counted by the program and by the graphs that
+ * retain them (a graph's clones and executable graphs retain them too). The
+ * destructor runs on the host-function worker when the count reaches 0. */
+struct emu_user_object;
+EMU_API enum emu_err emu_user_object_create(void *ptr, void (*destroy)(void *), unsigned refs,
+                                            struct emu_user_object **out);
+EMU_API struct emu_user_object *emu_user_object_resolve(const void *handle);
+EMU_API enum emu_err emu_user_object_retain(struct emu_user_object *o, unsigned count);
+EMU_API enum emu_err emu_user_object_release(struct emu_user_object *o, unsigned count);
+/* move: the caller's references pass to the graph (cudaGraphUserObjectMove). */
+EMU_API enum emu_err emu_graph_retain_user_object(struct emu_graph *g, struct emu_user_object *o, unsigned count,
+                                                  int move);
+EMU_API enum emu_err emu_graph_release_user_object(struct emu_graph *g, struct emu_user_object *o, unsigned count);
+
 static inline int emu_stream_capturing(const struct emu_stream *s)
 {
     return s && __builtin_expect(s->capture != NULL, 0);

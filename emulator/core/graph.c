@@ -24,6 +24,107 @@
 
 static uint64_t next_graph_id = 1, next_exec_id = 1;
 
+/* ---- user objects ---- */
+
+#define UOBJ_MAGIC 0x756f626au
+
+struct emu_user_object {
+    uint32_t magic;
+    void *ptr;
+    void (*destroy)(void *);
+    unsigned refs;               /* atomic */
+};
+
+EMU_API enum emu_err emu_user_object_create(void *ptr, void (*destroy)(void *), unsigned refs,
+                                            struct emu_user_object **out)
+{
+    if (!destroy || !refs || !out)
+        return EMU_ERR_INVALID_VALUE;
+    struct emu_user_object *o = calloc(1, sizeof *o);
+    if (!o)
+        return EMU_ERR_OUT_OF_MEMORY;
+    o->magic = UOBJ_MAGIC;
+    o->ptr = ptr;
+    o->destroy = destroy;
+    o->refs = refs;
+    *out = o;
+    return EMU_OK;
+}
+
+EMU_API struct emu_user_object *emu_user_object_resolve(const void *handle)
+{
+    const struct emu_user_object *o = handle;
+    return o && o->magic == UOBJ_MAGIC ? (struct emu_user_object *)o : NULL;
+}
+
+EMU_API enum emu_err emu_user_object_retain(struct emu_user_object *o, unsigned count)
+{
+    if (!emu_user_object_resolve(o) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    __atomic_add_fetch(&o->refs, count, __ATOMIC_RELAXED);
+    return EMU_OK;
+}
+
+/* The destructor runs like a host function, off the caller's thread (CUDA
+ * runs it asynchronously; it may not call CUDA). The object is kept,
+ * marked dead, so a stale handle is refused rather than read after free. */
+EMU_API enum emu_err emu_user_object_release(struct emu_user_object *o, unsigned count)
+{
+    if (!emu_user_object_resolve(o) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    unsigned old = __atomic_load_n(&o->refs, __ATOMIC_RELAXED);
+    do {
+        if (count > old)
+            return EMU_ERR_INVALID_VALUE;
+    } while (!__atomic_compare_exchange_n(&o->refs, &old, old - count, 0, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED));
+    if (old == count) {
+        o->magic = 0;
+        if (emu_hostfn_enqueue(NULL, o->destroy, o->ptr) != EMU_OK)
+            o->destroy(o->ptr);
+    }
+    return EMU_OK;
+}
+
+static enum emu_err uref_add(struct emu_graph *g, struct emu_user_object *o, unsigned count)
+{
+    for (size_t i = 0; i < g->nurefs; i++)
+        if (g->urefs[i].obj == o) {
+            g->urefs[i].count += count;
+            return EMU_OK;
+        }
+    if (graph_grow(&g->urefs, &g->urefcap, g->nurefs, sizeof *g->urefs) < 0)
+        return EMU_ERR_OUT_OF_MEMORY;
+    g->urefs[g->nurefs++] = (struct graph_uref){ o, count };
+    return EMU_OK;
+}
+
+EMU_API enum emu_err emu_graph_retain_user_object(struct emu_graph *g, struct emu_user_object *o, unsigned count,
+                                                  int move)
+{
+    if (!emu_graph_resolve(g) || !emu_user_object_resolve(o) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    enum emu_err e = move ? EMU_OK : emu_user_object_retain(o, count);
+    if (e == EMU_OK && (e = uref_add(g, o, count)) != EMU_OK && !move)
+        emu_user_object_release(o, count);
+    return e;
+}
+
+EMU_API enum emu_err emu_graph_release_user_object(struct emu_graph *g, struct emu_user_object *o, unsigned count)
+{
+    if (!emu_graph_resolve(g) || !emu_user_object_resolve(o) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    for (size_t i = 0; i < g->nurefs; i++)
+        if (g->urefs[i].obj == o) {
+            if (count > g->urefs[i].count)
+                return EMU_ERR_INVALID_VALUE;
+            g->urefs[i].count -= count;
+            if (!g->urefs[i].count)
+                g->urefs[i] = g->urefs[--g->nurefs];
+            return emu_user_object_release(o, count);
+        }
+    return EMU_ERR_INVALID_VALUE;
+}
+
 /* ---- graphs and nodes ---- */
 
 EMU_API struct emu_graph *emu_graph_resolve(const void *handle)
@@ -305,6 +406,9 @@ EMU_API enum emu_err emu_graph_destroy(struct emu_graph *g)
     for (size_t i = 0; i < g->n; i++)
         node_free(g->nodes[i]);
     free(g->nodes);
+    for (size_t i = 0; i < g->nurefs; i++)
+        emu_user_object_release(g->urefs[i].obj, g->urefs[i].count);
+    free(g->urefs);
     g->magic = 0;
     free(g);
     return EMU_OK;
@@ -334,6 +438,9 @@ EMU_API enum emu_err emu_graph_clone(struct emu_graph *g, struct emu_graph **out
         if ((e = graph_append(c, n)) != EMU_OK)
             node_free(n);
     }
+    /* A clone keeps the user objects alive as well. */
+    for (size_t i = 0; i < g->nurefs && e == EMU_OK; i++)
+        e = emu_graph_retain_user_object(c, g->urefs[i].obj, g->urefs[i].count, 0);
     /* Edges by index: the clone's nodes are in the same order. */
     for (size_t i = 0; i < g->n && e == EMU_OK; i++)
         for (size_t j = 0; j < g->nodes[i]->ndeps && e == EMU_OK; j++)

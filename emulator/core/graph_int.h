@@ -24,11 +24,19 @@ struct emu_graph_node {
     int enabled;                 /* cudaGraphNodeSetEnabled (executable graphs) */
 };
 
+/* A user object reference a graph holds (cudaGraphRetainUserObject). */
+struct graph_uref {
+    struct emu_user_object *obj;
+    unsigned count;
+};
+
 struct emu_graph {
     uint32_t magic;
     uint64_t id;
     struct emu_graph_node **nodes; /* creation order */
     size_t n, cap;
+    struct graph_uref *urefs;    /* user objects it keeps alive */
+    size_t nurefs, urefcap;
 };
 
 /* One node of an executable graph, child graphs inlined. */

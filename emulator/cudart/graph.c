@@ -1084,3 +1084,46 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned
     fprintf(f, "}\n");
     RT_RETURN(fclose(f) == 0 ? cudaSuccess : cudaErrorOperatingSystem);
 }
+
+/* ---- user objects ---- */
+
+cudaError_t cudaUserObjectCreate(cudaUserObject_t *object_out, void *ptr, cudaHostFn_t destroy,
+                                 unsigned int initialRefcount, unsigned int flags)
+{
+    RT_ENTER();
+    struct emu_user_object *o = NULL;
+    if (!object_out || flags != cudaUserObjectNoDestructorSync)
+        RT_RETURN(cudaErrorInvalidValue);
+    cudaError_t e = rt_error(emu_user_object_create(ptr, destroy, initialRefcount, &o));
+    if (e == cudaSuccess)
+        *object_out = (cudaUserObject_t)o;
+    RT_RETURN(e);
+}
+
+cudaError_t cudaUserObjectRetain(cudaUserObject_t object, unsigned int count)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_user_object_retain(emu_user_object_resolve(object), count)));
+}
+
+cudaError_t cudaUserObjectRelease(cudaUserObject_t object, unsigned int count)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_user_object_release(emu_user_object_resolve(object), count)));
+}
+
+cudaError_t cudaGraphRetainUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count,
+                                      unsigned int flags)
+{
+    RT_ENTER();
+    if (flags & ~(unsigned)cudaGraphUserObjectMove)
+        RT_RETURN(cudaErrorInvalidValue);
+    RT_RETURN(rt_error(emu_graph_retain_user_object(G(graph), emu_user_object_resolve(object), count,
+                                                    (flags & cudaGraphUserObjectMove) != 0)));
+}
+
+cudaError_t cudaGraphReleaseUserObject(cudaGraph_t graph, cudaUserObject_t object, unsigned int count)
+{
+    RT_ENTER();
+    RT_RETURN(rt_error(emu_graph_release_user_object(G(graph), emu_user_object_resolve(object), count)));
+}

@@ -32,6 +32,12 @@ static void CUDART_CB count_host(void *arg)
     host_calls += *(int *)arg;
 }
 
+static int destroyed;
+static void CUDART_CB destroy_object(void *arg)
+{
+    destroyed += *(int *)arg;
+}
+
 int main()
 {
     const int n = 1 << 20;
@@ -195,9 +201,22 @@ int main()
     CHECK(cudaStreamSynchronize(s2));
     EXPECT(host_calls == 4);
 
+    // A user object the graph keeps alive: its destructor runs once the
+    // graph and the executable graph made from it are gone.
+    cudaUserObject_t obj;
+    CHECK(cudaUserObjectCreate(&obj, &one, destroy_object, 1, cudaUserObjectNoDestructorSync));
+    CHECK(cudaGraphRetainUserObject(graph, obj, 1, cudaGraphUserObjectMove));
+    cudaGraphExec_t held;
+    CHECK(cudaGraphInstantiate(&held, graph, 0));
+    CHECK(cudaGraphDestroy(graph));
+    CHECK(cudaDeviceSynchronize());
+    EXPECT(destroyed == 0);
+    CHECK(cudaGraphExecDestroy(held));
+    CHECK(cudaDeviceSynchronize());
+    EXPECT(destroyed == 1);
+
     CHECK(cudaGraphExecDestroy(exec));
     CHECK(cudaGraphExecDestroy(gx));
-    CHECK(cudaGraphDestroy(graph));
     CHECK(cudaGraphDestroy(g));
     CHECK(cudaGraphDestroy(g2));
     CHECK(cudaGraphDestroy(child));
