@@ -13,11 +13,16 @@ CORE_OBJS := $(CORE_SRCS:%.c=$(B)/obj/%.o)
 CORE_LIB  := $(EMU_LIBDIR)/libmaya-core.so
 $(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
 
-$(CORE_LIB): $(CORE_OBJS) $(COMMON_LIB) emulator/core/core.map
+# The device clock (core/device_clock.c) times events with the estimator's
+# analytical model: only those objects, no learned models (XGBoost).
+CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o host.o)
+$(B)/obj/emulator/core/device_clock.o: EXTRA_CFLAGS += -Iestimator
+
+$(CORE_LIB): $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/core/core.map
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ $(CORE_OBJS) $(COMMON_LIB) $(LDFLAGS) \
+	$(CC) -shared -o $@ $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) $(LDFLAGS) \
 		-Wl,-soname,libmaya-core.so -Wl,--version-script,emulator/core/core.map \
-		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++
+		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++ -lm
 
 # $(call STANDIN,name,soname,dir,version-node,error-code,extra-libs)
 define STANDIN

@@ -214,6 +214,15 @@ EMU_API uint32_t emu_string(const char *s);
        if (__builtin_expect(!emu_api_id_, 0)) emu_api_id_ = emu_string(name); \
        emu_api_id_; })
 
+/* The text of a string id (NULL if unknown); valid for the process's life. */
+EMU_API const char *emu_string_text(uint32_t id);
+
+/* The emulated GPU's clock (device_clock.c): emu_trace_emit hands it every
+ * record; emu_clock_event_time gives the device time of an event's record
+ * (0, or -1 when unknown: no trace, or another version). */
+EMU_API void emu_clock_record(const void *rec);
+EMU_API int emu_clock_event_time(uint64_t event, uint32_t version, uint64_t *t_ns);
+
 /* Fill the common call part of a record (t_exit taken now). */
 EMU_API void emu_call_fill(struct maya_call *c, uint32_t api, uint64_t t_enter, int result,
                            uint64_t stream);

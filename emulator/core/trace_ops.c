@@ -78,9 +78,15 @@ EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const stru
      * (cudaEventDisableTiming and CU_EVENT_DISABLE_TIMING are both 0x2). */
     if (!start || !end || ((start->flags | end->flags) & 0x2) || !start->version || !end->version)
         return EMU_ERR_INVALID_HANDLE;
-    /* The host time between the two records: what the program spent issuing
-     * the work between them (the work itself is not run). */
-    *ms = (float)((double)(int64_t)(end->t_ns - start->t_ns) / 1e6);
+    /* The emulated GPU's time between the two records (device_clock.c);
+     * without a trace there is no clock, and the host time between them
+     * (what the program spent issuing the work) stands in. */
+    uint64_t a, b;
+    if (emu_clock_event_time(start->id, start->version, &a) == 0 &&
+        emu_clock_event_time(end->id, end->version, &b) == 0)
+        *ms = (float)((double)(int64_t)(b - a) / 1e6);
+    else
+        *ms = (float)((double)(int64_t)(end->t_ns - start->t_ns) / 1e6);
     return EMU_OK;
 }
 

@@ -97,6 +97,8 @@ struct str_slot {
 };
 static struct str_slot *strs;
 static uint32_t str_cap, str_count;
+static const char **str_text;    /* by id, for emu_string_text */
+static uint32_t str_text_cap;
 
 static int write_all(const void *buf, size_t len)
 {
@@ -245,6 +247,7 @@ EMU_API void emu_trace_emit(void *rec)
 {
     if (!tracing || (__builtin_expect(nested > 0, 0) && maya_rec_is_call(((struct maya_rec_hdr *)rec)->type)))
         return;
+    emu_clock_record(rec);
     pthread_mutex_lock(&lock);
     if (!finished)
         emit_locked(rec);
@@ -302,6 +305,16 @@ EMU_API uint32_t emu_string(const char *s)
     strs[i].hash = h;
     strs[i].id = ++str_count;
     uint32_t id = strs[i].id;
+    if (id >= str_text_cap) {
+        uint32_t ncap = str_text_cap ? str_text_cap * 2 : 1024;
+        const char **n = realloc(str_text, ncap * sizeof *n);
+        if (n) {
+            str_text = n;
+            str_text_cap = ncap;
+        }
+    }
+    if (id < str_text_cap)
+        str_text[id] = strs[i].text;
     if (tracing && !finished) {
         size_t len = strlen(s);
         if (len > CHUNK_BYTES / 2)
@@ -317,6 +330,14 @@ EMU_API uint32_t emu_string(const char *s)
     }
     pthread_mutex_unlock(&lock);
     return id;
+}
+
+EMU_API const char *emu_string_text(uint32_t id)
+{
+    pthread_mutex_lock(&lock);
+    const char *t = id && id <= str_count && id < str_text_cap ? str_text[id] : NULL;
+    pthread_mutex_unlock(&lock);
+    return t;
 }
 
 EMU_API void emu_call_fill(struct maya_call *c, uint32_t api, uint64_t t_enter, int result,

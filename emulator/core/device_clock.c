@@ -1,0 +1,287 @@
+/* The emulated GPU's clock, so that CUDA events time what the chosen GPU
+ * would take (cudaEventElapsedTime, torch.cuda.Event.elapsed_time, the
+ * autotuners of Triton and cuDNN-benchmark mode).
+ *
+ * Every op the trace records (kernel launch, GEMM, cuDNN call, copy, memset,
+ * collective) gets a device duration from the estimator's analytical model
+ * (hwspecs only: the learned models would load XGBoost into every emulated
+ * process). Each stream keeps a clock: an op starts when the stream's
+ * previous op ends, or when the host issues it, whichever is later, and ends
+ * its duration later. The host's clock here is an ideal host: it advances by
+ * the estimated cost of each call (a launch costs microseconds), not by the
+ * emulator's own much slower pace, and catches up with the device at every
+ * synchronisation. Events take the time of the point where they are recorded;
+ * a stream that waits on an event starts no earlier than it. The legacy
+ * default stream waits for the device's blocking streams and they for it.
+ *
+ * This is a small online version of what sim/ replays exactly afterwards;
+ * its only consumer is event timing. Cost: one hash lookup and one analytical
+ * estimate (about 0.5 us) per traced op. */
+#include "emu.h"
+#include "maya/common.h"
+#include "est_internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct sclock {
+    uint64_t id;                 /* stream id, 0 = free slot */
+    uint64_t t_ns;               /* when its last op ends */
+    int device;
+    uint32_t flags;              /* MAYA_STREAM_* */
+};
+
+struct eclock {
+    uint64_t id;                 /* event id, 0 = free slot */
+    uint64_t t_ns;
+    uint32_t version;
+};
+
+struct kdef {
+    struct maya_rec_kernel *rec; /* copy of the KERNEL record */
+    const char *name;
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static int state;                /* 0 not set up, 1 running, -1 unavailable */
+static struct maya_hwspecs hw;
+static struct maya_cluster_spec cluster;
+static const struct maya_gpu_spec *gpu;
+static uint64_t host_ns;         /* the ideal host's clock */
+static struct sclock *streams;   /* open addressing by id; O(1) expected */
+static size_t nstreams, cap_streams;
+static struct eclock *events;
+static size_t nevents, cap_events;
+static struct kdef *kernels;     /* by kernel id */
+static size_t cap_kernels;
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdull;
+    return x ^ (x >> 33);
+}
+
+/* The slot of id in an open-addressed table of elem-byte entries whose first
+ * field is the uint64_t id; grows at half full. NULL when out of memory. */
+static void *slot(void **table, size_t *n, size_t *cap, size_t elem, uint64_t id)
+{
+    if (*n * 2 >= *cap) {
+        size_t ncap = *cap ? *cap * 2 : 256;
+        unsigned char *t = calloc(ncap, elem);
+        if (!t)
+            return NULL;
+        for (size_t i = 0; i < *cap; i++) {
+            unsigned char *e = (unsigned char *)*table + i * elem;
+            uint64_t eid;
+            memcpy(&eid, e, sizeof eid);
+            if (!eid)
+                continue;
+            size_t j = mix(eid) & (ncap - 1);
+            while (*(uint64_t *)(t + j * elem))
+                j = (j + 1) & (ncap - 1);
+            memcpy(t + j * elem, e, elem);
+        }
+        free(*table);
+        *table = t;
+        *cap = ncap;
+    }
+    size_t i = mix(id) & (*cap - 1);
+    for (;;) {
+        unsigned char *e = (unsigned char *)*table + i * elem;
+        uint64_t eid = *(uint64_t *)e;
+        if (eid == id)
+            return e;
+        if (!eid) {
+            *(uint64_t *)e = id;
+            ++*n;
+            return e;
+        }
+        i = (i + 1) & (*cap - 1);
+    }
+}
+
+static struct sclock *stream_of(uint64_t id)
+{
+    return slot((void **)&streams, &nstreams, &cap_streams, sizeof *streams, id);
+}
+
+static struct eclock *event_of(uint64_t id)
+{
+    return slot((void **)&events, &nevents, &cap_events, sizeof *events, id);
+}
+
+static int setup(void)
+{
+    const struct emu_config *cfg = emu_config();
+    gpu = cfg ? cfg->gpu : NULL;
+    if (!gpu || maya_hwspecs_load_default((const void *)setup, &hw) < 0 ||
+        maya_default_cluster(&hw, gpu, cfg->gpus_per_node, &cluster) < 0)
+        return -1;
+    return 1;
+}
+
+/* When an op on stream s can start: after the stream's last op, after the
+ * host issued it, and for the legacy default stream and the blocking
+ * streams, after each other's work on the device. */
+static uint64_t start_time(const struct sclock *s)
+{
+    uint64_t t = MAYA_MAX(s->t_ns, host_ns);
+    if (s->flags & MAYA_STREAM_NON_BLOCKING)
+        return t;
+    for (size_t i = 0; i < cap_streams; i++) {
+        const struct sclock *o = &streams[i];
+        if (!o->id || o == s || o->device != s->device || (o->flags & MAYA_STREAM_NON_BLOCKING))
+            continue;
+        if ((s->flags & MAYA_STREAM_LEGACY) || (o->flags & MAYA_STREAM_LEGACY))
+            t = MAYA_MAX(t, o->t_ns);
+    }
+    return t;
+}
+
+static void sync_device(int device)
+{
+    for (size_t i = 0; i < cap_streams; i++)
+        if (streams[i].id && streams[i].device == device)
+            host_ns = MAYA_MAX(host_ns, streams[i].t_ns);
+}
+
+static void keep_kernel(const struct maya_rec_kernel *k)
+{
+    if (k->id >= 1u << 24)
+        return;
+    if (k->id >= cap_kernels) {
+        size_t ncap = MAYA_MAX((size_t)k->id + 1, cap_kernels * 2);
+        struct kdef *n = realloc(kernels, ncap * sizeof *n);
+        if (!n)
+            return;
+        memset(n + cap_kernels, 0, (ncap - cap_kernels) * sizeof *n);
+        kernels = n;
+        cap_kernels = ncap;
+    }
+    struct maya_rec_kernel *copy = malloc(k->h.bytes);
+    if (!copy)
+        return;
+    memcpy(copy, k, k->h.bytes);
+    free(kernels[k->id].rec);
+    kernels[k->id].rec = copy;
+    kernels[k->id].name = emu_string_text(k->name);
+}
+
+/* Device and host time of one op, from the analytical model. */
+static void estimate(const struct maya_rec_hdr *h, const struct maya_call *c, uint64_t *dev, uint64_t *host)
+{
+    struct est_op op = { .rec = h, .api = emu_string_text(c->api), .rank = emu_config()->rank };
+    if (h->type == MAYA_REC_LAUNCH) {
+        uint32_t id = ((const struct maya_rec_launch *)h)->kernel;
+        if (id < cap_kernels && kernels[id].rec) {
+            op.kernel = kernels[id].rec;
+            op.kernel_name = kernels[id].name;
+        }
+    }
+    struct est_desc d;
+    double dev_ns = 0;
+    if (est_describe(&op, &d) == 0 && d.family != EST_HOST)
+        dev_ns = est_analytical_ns(gpu, &cluster, &d);
+    double call_ns = est_host_ns(gpu, &op);
+    *dev = dev_ns > 0 ? (uint64_t)dev_ns : 0;
+    *host = call_ns > 0 ? (uint64_t)call_ns : 0;
+}
+
+EMU_API void emu_clock_record(const void *rec)
+{
+    const struct maya_rec_hdr *h = rec;
+    if (h->type != MAYA_REC_KERNEL && h->type != MAYA_REC_STREAM && !maya_rec_is_call(h->type))
+        return;
+    if (maya_rec_is_call(h->type) && (h->flags & MAYA_F_CAPTURING))
+        return;                  /* joins a graph: runs when the graph is launched */
+    pthread_mutex_lock(&lock);
+    if (state == 0)
+        state = setup();
+    if (state < 0) {
+        pthread_mutex_unlock(&lock);
+        return;
+    }
+    if (h->type == MAYA_REC_KERNEL) {
+        keep_kernel(rec);
+    } else if (h->type == MAYA_REC_STREAM) {
+        const struct maya_rec_stream *r = rec;
+        struct sclock *s = stream_of(r->stream);
+        if (s) {
+            s->device = r->device;
+            s->flags = r->flags;
+        }
+    } else {
+        const struct maya_call *c = &((const struct maya_rec_call *)rec)->call;
+        switch (h->type) {
+        case MAYA_REC_EVENT_RECORD: {
+            const struct maya_rec_event *r = rec;
+            struct sclock *s = stream_of(c->stream);
+            struct eclock *e = event_of(r->event);
+            if (s && e) {
+                e->t_ns = start_time(s);
+                e->version = r->version;
+            }
+            break;
+        }
+        case MAYA_REC_STREAM_WAIT: {
+            const struct maya_rec_event *r = rec;
+            struct sclock *s = stream_of(c->stream);
+            struct eclock *e = r->version ? event_of(r->event) : NULL;
+            if (s && e && e->version == r->version)
+                s->t_ns = MAYA_MAX(s->t_ns, e->t_ns);
+            break;
+        }
+        case MAYA_REC_SYNC: {
+            const struct maya_rec_sync *r = rec;
+            if (r->kind == MAYA_SYNC_DEVICE) {
+                sync_device(c->device);
+            } else if (r->kind == MAYA_SYNC_STREAM) {
+                struct sclock *s = stream_of(r->target);
+                if (s)
+                    host_ns = MAYA_MAX(host_ns, start_time(s));
+            } else if (r->kind == MAYA_SYNC_EVENT) {
+                struct eclock *e = event_of(r->target);
+                if (e)
+                    host_ns = MAYA_MAX(host_ns, e->t_ns);
+            }
+            break;
+        }
+        case MAYA_REC_LAUNCH: case MAYA_REC_MEMCPY: case MAYA_REC_MEMSET: case MAYA_REC_GEMM:
+        case MAYA_REC_DNN: case MAYA_REC_COLL: {
+            uint64_t dev, host;
+            estimate(h, c, &dev, &host);
+            host_ns += host;
+            struct sclock *s = c->stream ? stream_of(c->stream) : NULL;
+            if (s)
+                s->t_ns = start_time(s) + dev;
+            /* A copy to or from pageable memory returns when it is done. */
+            if (s && (h->flags & MAYA_F_HOST_WAITS))
+                host_ns = MAYA_MAX(host_ns, s->t_ns);
+            break;
+        }
+        default:
+            break;
+        }
+    }
+    pthread_mutex_unlock(&lock);
+}
+
+EMU_API int emu_clock_event_time(uint64_t event, uint32_t version, uint64_t *t_ns)
+{
+    int rc = -1;
+    pthread_mutex_lock(&lock);
+    if (state > 0 && cap_events) {
+        size_t i = mix(event) & (cap_events - 1);
+        for (; events[i].id; i = (i + 1) & (cap_events - 1))
+            if (events[i].id == event) {
+                if (events[i].version == version) {
+                    *t_ns = events[i].t_ns;
+                    rc = 0;
+                }
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    return rc;
+}
