@@ -95,6 +95,7 @@ ALL_TARGETS += $(UNIT_TESTS)
 WORKLOAD_LIBS_gemm_cublas := -lcublas
 WORKLOAD_LIBS_gemm_lt := -lcublasLt
 WORKLOAD_LIBS_cudnn_legacy := -lcudnn
+WORKLOAD_LIBS_cudnn_graph := -lcudnn
 
 # NVML workload: dlopens libnvidia-ml.so.1, with the stand-in's API header.
 WORKLOAD_LIBS_nvml_query := -Iemulator/nvml -ldl
