@@ -5,7 +5,8 @@
 # what torch asks (GPU by PCI bus id, fabric info) and is traced;
 # torch.cuda.device_count() counts through NVML without initialising CUDA;
 # the UUIDs NVML gives match the device properties; an out-of-memory message
-# names the memory this process uses (torch reads it from NVML).
+# names the memory this process uses (torch reads it from NVML); torch's
+# NVLink detector (symmetric memory) sees the node as it is built.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
@@ -63,3 +64,16 @@ EOF
 expect_grep "^oom: .*this process has 60\.00 GiB memory in use" "$TEST_TMP/oom.out"
 dump "$TEST_TMP/oom/rank-0.mtrace" > "$TEST_TMP/oom.dump"
 expect_grep "^call .* api=nvmlDeviceGetComputeRunningProcesses result=0$" "$TEST_TMP/oom.dump"
+
+# NVLink connectivity as torch's detector counts it from NVML: 18 links
+# between every pair on an NVSwitch node, within bridged pairs only on a
+# pairwise one.
+for intra in nvswitch pairwise; do
+    torch_emu "links-$intra" MAYA_GPUS_PER_NODE=4 MAYA_INTRA_NODE=$intra <<'EOF'
+import torch
+from torch._C._distributed_c10d import _detect_dma_connectivity
+print("matrix", _detect_dma_connectivity(torch._C._autograd.DeviceType.CUDA, "nvlink").matrix)
+EOF
+done
+expect_grep '^matrix \[\[0, 18, 18, 18\], \[18, 0, 18, 18\], \[18, 18, 0, 18\], \[18, 18, 18, 0\]\]$' "$TEST_TMP/links-nvswitch.out"
+expect_grep '^matrix \[\[0, 18, 0, 0\], \[18, 0, 0, 0\], \[0, 0, 0, 18\], \[0, 0, 18, 0\]\]$' "$TEST_TMP/links-pairwise.out"
