@@ -506,6 +506,88 @@ static void walk_back(const struct exec *x, int64_t op, int64_t from, struct cha
         walk_back(x, producer(x, uid_of(in[i])), from, c);
 }
 
+static float dropout_of(const struct exec *x);
+
+/* Does the output of operation i flow, before any matmul, into an
+ * exponential (a softmax)? seen: scratch, one byte per operation. */
+static int reaches_exp(const struct exec *x, int64_t i, char *seen)
+{
+    int64_t out = uid_of(op_output(x->ops[i]));
+    for (int64_t k = 0; k < x->nops && out >= 0; k++) {
+        const struct be_desc *in[8];
+        int n = op_inputs(x->ops[k], in, 8), uses = 0;
+        for (int j = 0; j < n; j++)
+            uses |= uid_of(in[j]) == out;
+        if (!uses || seen[k] || x->ops[k]->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+            continue;
+        seen[k] = 1;
+        if (pw_mode(x->ops[k]) == CUDNN_POINTWISE_EXP || reaches_exp(x, k, seen))
+            return 1;
+    }
+    return 0;
+}
+
+static int same_dims(const struct maya_tensor *a, const struct maya_tensor *b)
+{
+    if (a->ndims != b->ndims)
+        return 0;
+    for (int i = 0; i < a->ndims; i++)
+        if (a->dims[i] != b->dims[i])
+            return 0;
+    return 1;
+}
+
+/* The frontend's attention backward graph: four or more matmuls around a
+ * softmax recomputed from Q.K^T (S), dP = dO.V^T beside it, then dV, dQ,
+ * dK. One SDPA_BWD record: q and k from S, v and o (dO's shape) from dP.
+ * Returns 1 if the graph is one. */
+static int attention_backward(const struct exec *x, struct maya_rec_dnn *r, const struct chain *att, char *seen)
+{
+    int nmm = 0;
+    int64_t s_op = -1, dp_op = -1;
+    for (int64_t i = 0; i < x->nops; i++) {
+        if (x->ops[i]->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+            continue;
+        nmm++;
+        memset(seen, 0, (size_t)x->nops);
+        if (s_op < 0 && reaches_exp(x, i, seen))
+            s_op = i;
+    }
+    if (nmm < 4 || s_op < 0)
+        return 0;
+    struct maya_tensor s_out, t;
+    tensor_to_trace(&s_out, be_ref(x->ops[s_op], CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0));
+    for (int64_t i = 0; i < x->nops && dp_op < 0; i++) {
+        if (i == s_op || x->ops[i]->type != CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
+            continue;
+        tensor_to_trace(&t, be_ref(x->ops[i], CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0));
+        if (same_dims(&t, &s_out))
+            dp_op = i;
+    }
+    const struct be_desc *s = x->ops[s_op];
+    r->op = MAYA_DNN_SDPA_BWD;
+    r->ntensors = 4;
+    tensor_to_trace(&r->t[0], be_ref(s, CUDNN_ATTR_OPERATION_MATMUL_ADESC, 0));
+    tensor_to_trace(&r->t[1], be_ref(s, CUDNN_ATTR_OPERATION_MATMUL_BDESC, 0));
+    swap_last2(&r->t[1]);
+    if (dp_op >= 0) {
+        tensor_to_trace(&r->t[2], be_ref(x->ops[dp_op], CUDNN_ATTR_OPERATION_MATMUL_BDESC, 0));
+        swap_last2(&r->t[2]); /* V^T -> V */
+        tensor_to_trace(&r->t[3], be_ref(x->ops[dp_op], CUDNN_ATTR_OPERATION_MATMUL_ADESC, 0));
+    }
+    be_enum(be_ref(s, CUDNN_ATTR_OPERATION_MATMUL_DESC, 0), CUDNN_ATTR_MATMUL_COMP_TYPE, &r->compute_type);
+    r->attn_scale = 1.0f;
+    for (int64_t i = 0; i < x->nops; i++)
+        if (att[i].first == s_op) {
+            r->causal |= att[i].mask;
+            if (att[i].scale_found)
+                r->attn_scale = att[i].scale;
+            if (att[i].dropout)
+                r->dropout = dropout_of(x);
+        }
+    return 1;
+}
+
 /* Probability that the graph's RNG drops an element (1 - Bernoulli keep
  * probability), 0 if none. */
 static float dropout_of(const struct exec *x)
@@ -576,6 +658,13 @@ static int trace_graph(cudnnHandle_t h, uint32_t api, uint64_t t0, const struct 
             att[i] = c;
             fused[c.first] = 1;
         }
+    }
+    struct maya_rec_dnn bwd = *base;
+    if (attention_backward(x, &bwd, att, seen)) {
+        free(fused);
+        free(seen);
+        free(att);
+        return dnn_rec_finish(h, api, t0, CUDNN_STATUS_SUCCESS, &bwd) == CUDNN_STATUS_SUCCESS;
     }
     for (int64_t i = 0; i < x->nops; i++) {
         const struct be_desc *op = x->ops[i];

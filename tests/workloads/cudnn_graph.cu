@@ -277,6 +277,52 @@ int main()
         CHECK(cudnnBackendExecute(handle, plan, vp));
     }
 
+    // 2b. its backward pass the frontend's way: S = Q.K^T recomputed, P = exp(S * scale - stats),
+    // dV = P^T.dO, dP = dO.V^T, dS = P * (dP - sum(dO * O)), dQ = dS.K, dK = dS^T.Q
+    {
+        const int64_t b = 2, h = 8, s = 512, d = 64;
+        std::vector<int64_t> qd = { b, h, s, d }, sd = { b, h, s, s }, rd = { b, h, s, 1 };
+        std::vector<int64_t> tr = { h * s * d, s * d, 1, d }; // [b, h, d, s] view of a [b, h, s, d] tensor
+        std::vector<int64_t> st = { h * s * s, s * s, 1, s }; // transposed [b, h, s, s]
+        Desc q = tensor(40, qd, packed(qd)), kt = tensor(41, { b, h, d, s }, tr), k = tensor(42, qd, packed(qd));
+        Desc vt = tensor(43, { b, h, d, s }, tr), o = tensor(44, qd, packed(qd)), dO = tensor(45, qd, packed(qd));
+        Desc stats = tensor(46, rd, packed(rd), CUDNN_DATA_FLOAT);
+        Desc dQ = tensor(47, qd, packed(qd)), dK = tensor(48, qd, packed(qd)), dV = tensor(49, qd, packed(qd));
+        Desc scale = tensor(50, { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, CUDNN_DATA_FLOAT, false, true);
+        int64_t uid = 200;
+        auto virt = [&](std::vector<int64_t> dims, std::vector<int64_t> strides, cudnnDataType_t t) {
+            return tensor(uid++, dims, strides, t, true);
+        };
+        Desc S = virt(sd, packed(sd), CUDNN_DATA_FLOAT), S2 = virt(sd, packed(sd), CUDNN_DATA_FLOAT);
+        Desc S3 = virt(sd, packed(sd), CUDNN_DATA_FLOAT), P = virt(sd, packed(sd), CUDNN_DATA_FLOAT);
+        Desc Pt = virt(sd, st, CUDNN_DATA_HALF), dP = virt(sd, packed(sd), CUDNN_DATA_FLOAT);
+        Desc dOO = virt(qd, packed(qd), CUDNN_DATA_FLOAT), D = virt(rd, packed(rd), CUDNN_DATA_FLOAT);
+        Desc dS0 = virt(sd, packed(sd), CUDNN_DATA_FLOAT), dS = virt(sd, packed(sd), CUDNN_DATA_FLOAT);
+        Desc dSh = virt(sd, packed(sd), CUDNN_DATA_HALF), dSt = virt(sd, st, CUDNN_DATA_HALF);
+        std::vector<Desc> ops = {
+            matmul(q, kt, S),
+            pointwise(CUDNN_POINTWISE_MUL, S, scale, S2),
+            pointwise(CUDNN_POINTWISE_SUB, S2, stats, S3),
+            pointwise(CUDNN_POINTWISE_EXP, S3, NULL, P),
+            pointwise(CUDNN_POINTWISE_IDENTITY, P, NULL, Pt),
+            matmul(Pt, dO, dV),
+            matmul(dO, vt, dP),
+            pointwise(CUDNN_POINTWISE_MUL, dO, o, dOO),
+            reduction(CUDNN_REDUCE_TENSOR_ADD, dOO, D),
+            pointwise(CUDNN_POINTWISE_SUB, dP, D, dS0),
+            pointwise(CUDNN_POINTWISE_MUL, P, dS0, dS),
+            pointwise(CUDNN_POINTWISE_IDENTITY, dS, NULL, dSh),
+            matmul(dSh, k, dQ),
+            pointwise(CUDNN_POINTWISE_IDENTITY, dS, NULL, dSt),
+            matmul(dSt, q, dK),
+        };
+        Desc plan = plan_for(ops, "sdpa backward graph", &wsize);
+        float sc = 0.125f;
+        Desc vp = pack({ 40, 41, 42, 43, 44, 45, 46, 47, 48, 49, 50 },
+                       { mem[0], mem[1], mem[1], mem[2], mem[3], mem[4], mem[5], mem[0], mem[1], mem[2], &sc }, ws);
+        CHECK(cudnnBackendExecute(handle, plan, vp));
+    }
+
     // 3. attention through cuDNN's SDPA operation: grouped K/V (8 query heads, 2 kv heads), seq 1024, d 128
     {
         Desc q = tensor(20, { 4, 8, 1024, 128 }, packed({ 4, 8, 1024, 128 }), CUDNN_DATA_BFLOAT16);
