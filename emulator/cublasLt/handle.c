@@ -24,7 +24,7 @@ cublasStatus_t cublasLtCreate(cublasLtHandle_t *handle)
 cublasStatus_t cublasLtDestroy(cublasLtHandle_t handle)
 {
     LT_ENTER();
-    if (!lt_handle_ok(handle))
+    if (!emu_lib_handle_ok(handle, LT_HANDLE_MAGIC)) /* a cuBLAS handle is cuBLAS's to destroy */
         EMU_CALL_RETURN(CUBLAS_STATUS_NOT_INITIALIZED);
     emu_lib_handle_free(handle);
     EMU_CALL_RETURN(CUBLAS_STATUS_SUCCESS);

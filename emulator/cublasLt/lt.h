@@ -30,9 +30,14 @@ struct cublasLtContext {
     int device;
 };
 
+/* A cublasHandle_t is also a cublasLtHandle_t, as with the real libraries:
+ * PyTorch passes its cuBLAS handle to cuBLASLt (getCurrentCUDABlasLtHandle).
+ * cuBLAS's context starts like this one: { struct emu_lib_handle; int device; }. */
+#define LT_CUBLAS_HANDLE_MAGIC 0x626c6173u /* emulator/cublas/blas.h BLAS_MAGIC */
+
 static inline int lt_handle_ok(cublasLtHandle_t h)
 {
-    return emu_lib_handle_ok(h, LT_HANDLE_MAGIC);
+    return emu_lib_handle_ok(h, LT_HANDLE_MAGIC) || emu_lib_handle_ok(h, LT_CUBLAS_HANDLE_MAGIC);
 }
 
 /* One attribute of a descriptor: where it lives in the struct and its size. */
