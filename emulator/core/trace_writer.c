@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -440,8 +441,22 @@ int emu_trace_start(const struct emu_config *cfg)
     if (maya_snprintf(final_path, sizeof final_path, "%s/%s", cfg->trace_dir, name) < 0)
         return -1;
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
-    fd = open(tmp_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    /* The trace being written stays locked. A process that finds it locked
+     * is a helper the rank started with the rank's environment (PyTorch's
+     * compile workers, which ask the driver about the GPU): its trace is
+     * kept beside the rank's as rank-N.mtrace.pid-P.aux, which the collator
+     * does not take for a rank. A lock left by no one (a crashed run) is
+     * taken over. */
+    if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        close(fd);
+        if (maya_snprintf(final_path, sizeof final_path, "%s/%s.pid-%d.aux", cfg->trace_dir, name,
+                          (int)getpid()) < 0)
+            return -1;
+        snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
+        fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    }
+    if (fd < 0 || ftruncate(fd, 0) != 0)
         return maya_error("cannot create trace %s: %m (MAYA_TRACE_DIR=%s)", tmp_path, cfg->trace_dir);
 
     struct maya_trace_header h;
@@ -538,10 +553,15 @@ EMU_API void emu_trace_finish(void)
     pthread_mutex_unlock(&lock);
     if (compressor_running)
         pthread_join(compressor, NULL);
-    if (fsync(fd) != 0 || close(fd) != 0 || write_failed) {
+    if (fsync(fd) != 0 || write_failed) {
         maya_warn("trace %s is incomplete: %s", tmp_path, write_failed ? "a write failed" : strerror(errno));
+        close(fd);
         return;
     }
+    /* Renamed while still open (and locked), so that no helper process
+     * takes the name over in between (see emu_trace_start). */
     if (rename(tmp_path, final_path) != 0)
         maya_warn("cannot rename %s to %s: %m", tmp_path, final_path);
+    if (close(fd) != 0)
+        maya_warn("trace %s may be incomplete: %m", final_path);
 }
