@@ -10,6 +10,7 @@ import sys
 
 import torch
 from torch.distributed.device_mesh import init_device_mesh
+from torch.distributed.tensor import DTensor
 from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
 import common
@@ -27,8 +28,12 @@ def main():
             "proj": RowwiseParallel(), "fc": ColwiseParallel(), "out": RowwiseParallel()}
     for blk in model.blocks:
         parallelize_module(blk, mesh, plan)
+    # Sharded (DTensor) and replicated (plain) parameters in separate groups:
+    # the multi-tensor optimizer steps each group as one batch of one kind.
+    sharded = [p for p in model.parameters() if isinstance(p, DTensor)]
+    plain = [p for p in model.parameters() if not isinstance(p, DTensor)]
+    opt = torch.optim.AdamW([{"params": sharded}, {"params": plain}], lr=3e-4, foreach=True)
     # Every rank trains on the same batch, as tensor parallelism requires.
-    opt = torch.optim.AdamW(model.parameters(), lr=3e-4, foreach=True)
     batches = common.token_batches(cfg, batch=8, device=device, seed=0)
     gpu_ms, host_s = common.train(model, batches, common.lm_loss, opt, steps, rank, torch.bfloat16)
     common.report("tp_gpt", rank, world, gpu_ms, host_s)
