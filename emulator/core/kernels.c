@@ -196,9 +196,14 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
         pthread_mutex_unlock(&lock);
         return;
     }
-    if (!k->layout_known && k->module && k->module->image &&
-        emu_fatbin_kernel_layout(k->module->image, k->module->image_bytes, k) == 0)
-        k->layout_known = 1;
+    if (!k->layout_known && k->module && k->module->image) {
+        /* Reading the fat binary (decompressing it, for big libraries some
+         * milliseconds) is the emulator's work: off the program's clock. */
+        emu_wait_begin();
+        if (emu_fatbin_kernel_layout(k->module->image, k->module->image_bytes, k) == 0)
+            k->layout_known = 1;
+        emu_wait_end();
+    }
     uint32_t id = next_kernel_id++;
     pthread_mutex_unlock(&lock);
 
