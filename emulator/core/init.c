@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 EMU_API volatile int emu_started; /* 0 not yet, 1 running, -1 failed, -2 forked child */
@@ -42,9 +43,44 @@ static int env_int(const char *name, int def, int lo, int hi, int *out)
     return 0;
 }
 
-/* CUDA_VISIBLE_DEVICES: a comma list of indices (or GPU-uuid prefixes, which
- * an emulated node cannot match, so they end the list as the driver does on an
- * unknown entry). An empty value hides every device. */
+static void make_uuid(struct cudaDeviceProp *p, int global_index);
+
+/* "GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx", as nvidia-smi and NVML print it. */
+static void format_uuid(const unsigned char *u, char *out, size_t size)
+{
+    snprintf(out, size, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+             u[0], u[1], u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13],
+             u[14], u[15]);
+}
+
+/* The node GPU a CUDA_VISIBLE_DEVICES entry names: an index, or a GPU UUID
+ * (a prefix is enough when it names one GPU only, as the driver accepts);
+ * -1 if none. */
+static int visible_entry(const char *tok, int gpus_per_node)
+{
+    int64_t v;
+    if (maya_parse_i64(tok, &v) == 0)
+        return v >= 0 && v < gpus_per_node ? (int)v : -1;
+    if (strncmp(tok, "GPU-", 4) != 0 || strlen(tok) <= 4)
+        return -1;
+    int found = -1;
+    for (int i = 0; i < gpus_per_node; i++) {
+        struct cudaDeviceProp p = config.gpu->prop;
+        char text[64];
+        make_uuid(&p, config.node * gpus_per_node + i);
+        format_uuid((const unsigned char *)p.uuid.bytes, text, sizeof text);
+        if (strncasecmp(text, tok, strlen(tok)) == 0) {
+            if (found >= 0)
+                return -1; /* ambiguous prefix */
+            found = i;
+        }
+    }
+    return found;
+}
+
+/* CUDA_VISIBLE_DEVICES: a comma list of indices or GPU UUIDs. The driver
+ * stops at the first entry that names no GPU (or one already listed); an
+ * empty value hides every device. */
 static int visible_devices(int gpus_per_node, int *map, int max)
 {
     const char *s = getenv("CUDA_VISIBLE_DEVICES");
@@ -60,15 +96,15 @@ static int visible_devices(int gpus_per_node, int *map, int max)
     for (char *tok = strtok_r(buf, ",", &save); tok && n < max; tok = strtok_r(NULL, ",", &save)) {
         while (isspace((unsigned char)*tok))
             tok++;
-        int64_t v;
-        if (maya_parse_i64(tok, &v) < 0 || v < 0 || v >= gpus_per_node)
-            break; /* the driver stops at the first invalid entry */
+        int v = visible_entry(tok, gpus_per_node);
+        if (v < 0)
+            break;
         int dup = 0;
         for (int i = 0; i < n; i++)
-            dup |= map[i] == (int)v;
+            dup |= map[i] == v;
         if (dup)
             break;
-        map[n++] = (int)v;
+        map[n++] = v;
     }
     return n;
 }
@@ -76,12 +112,14 @@ static int visible_devices(int gpus_per_node, int *map, int max)
 static void make_uuid(struct cudaDeviceProp *p, int global_index)
 {
     /* Distinct per emulated GPU, stable across runs: the file's uuid with the
-     * device's global index in the last bytes. */
+     * device's global index mixed into the first and last bytes, so that even
+     * the first group (what people abbreviate a UUID to) differs. */
     unsigned char *u = (unsigned char *)p->uuid.bytes;
-    u[12] ^= (unsigned char)(global_index >> 24);
-    u[13] ^= (unsigned char)(global_index >> 16);
-    u[14] ^= (unsigned char)(global_index >> 8);
-    u[15] ^= (unsigned char)global_index;
+    uint32_t mix = (uint32_t)global_index * 0x9e3779b1u;
+    for (int i = 0; i < 4; i++) {
+        u[i] ^= (unsigned char)(mix >> (24 - 8 * i));
+        u[12 + i] ^= (unsigned char)((uint32_t)global_index >> (24 - 8 * i));
+    }
 }
 
 static int configure(void)

@@ -246,7 +246,10 @@ static void emit_locked(void *rec)
 
 EMU_API void emu_trace_emit(void *rec)
 {
-    if (!tracing || (__builtin_expect(nested > 0, 0) && maya_rec_is_call(((struct maya_rec_hdr *)rec)->type)))
+    /* Nothing in a child forked after start-up (emu_started -2): the trace
+     * and its file belong to the parent. */
+    if (!tracing || __builtin_expect(emu_started < 0, 0) ||
+        (__builtin_expect(nested > 0, 0) && maya_rec_is_call(((struct maya_rec_hdr *)rec)->type)))
         return;
     emu_clock_record(rec);
     pthread_mutex_lock(&lock);
