@@ -202,6 +202,11 @@ CUresult cuMemCreate(CUmemGenericAllocationHandle *handle, size_t size, const CU
     CUresult e = check_prop(prop);
     if (e != CUDA_SUCCESS)
         DRV_RETURN(e);
+    /* Fabric handles need IMEX, which this driver reports absent
+     * (HANDLE_TYPE_FABRIC_SUPPORTED 0): refused as on a node without it,
+     * so callers (PyTorch's expandable segments) fall back to fd handles. */
+    if (prop->requestedHandleTypes & CU_MEM_HANDLE_TYPE_FABRIC)
+        DRV_RETURN(CUDA_ERROR_NOT_PERMITTED);
     int dev = prop->location.id;
     emu_device_touch(emu_device(dev));
     struct phys *p = calloc(1, sizeof *p);

@@ -174,6 +174,14 @@ static void virtual_memory(void)
     REQUIRE(free1 == free0); // address space costs no memory
 
     CUmemGenericAllocationHandle small, large;
+    // Fabric handles need IMEX, which the emulated driver reports absent
+    // (HANDLE_TYPE_FABRIC_SUPPORTED 0): refused as on a node without it.
+    int fabric = -1;
+    CHECK(cuDeviceGetAttribute(&fabric, CU_DEVICE_ATTRIBUTE_HANDLE_TYPE_FABRIC_SUPPORTED, 0));
+    REQUIRE(fabric == 0);
+    CUmemAllocationProp fprop = prop;
+    fprop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_FABRIC;
+    EXPECT(cuMemCreate(&small, 2u << 20, &fprop, 0), CUDA_ERROR_NOT_PERMITTED);
     CHECK(cuMemCreate(&small, 2u << 20, &prop, 0));
     CHECK(cuMemCreate(&large, 20u << 20, &prop, 0));
     CHECK(cuMemGetInfo(&free1, &total));
