@@ -53,6 +53,7 @@ struct spank_emulate {
     int cluster_is_file;
     int gpus_per_node;          /* of the emulated cluster */
     int nodes;
+    enum maya_intra_link intra; /* how the cluster's GPUs are linked inside a node */
     char report[PATH_MAX];      /* report=BASE (files BASE.txt, BASE.json); "" = next to the output */
     char marker[256];           /* marker=NAME: what starts each iteration; "" = detect */
 };

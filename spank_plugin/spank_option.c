@@ -121,6 +121,7 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
                           "or at most %d", value, e->count, gpn, c.key, gpn, gpn);
     e->gpus_per_node = e->count < gpn ? e->count : gpn;
     e->nodes = (e->count + e->gpus_per_node - 1) / e->gpus_per_node;
+    e->intra = c.intra;
     return 0;
 }
 

@@ -208,6 +208,7 @@ static int set_common_env(spank_t sp, const struct spank_conf *conf)
 {
     if (set_library_path(sp, conf) < 0 || set_env(sp, "MAYA_GPU", em.gpu, 1) < 0 ||
         set_envf(sp, "MAYA_GPUS_PER_NODE", 1, "%d", em.gpus_per_node) < 0 ||
+        set_env(sp, "MAYA_INTRA_NODE", maya_intra_link_name(em.intra), 1) < 0 ||
         set_envf(sp, "MAYA_TRACE_DIR", 1, "%s/traces", run_dir) < 0)
         return -1;
     return 0;
