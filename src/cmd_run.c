@@ -209,6 +209,9 @@ static void exec_rank(const struct run *r, int rank)
     char ld[PATH_MAX * 4];
     snprintf(ld, sizeof ld, "%s%s%s", r->libdir, old && *old ? ":" : "", old && *old ? old : "");
     setenv("LD_LIBRARY_PATH", ld, 1);
+    /* Triton (torch.compile) links its launcher against the libcuda it finds
+     * here, before ldconfig's (a real driver's, where one is installed). */
+    setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
     /* maya's handlers were inherited with the signals blocked (start_all):
      * restore the defaults first, so a stop sent now still ends the child. */
     signal(SIGINT, SIG_DFL);

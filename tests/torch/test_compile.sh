@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# torch.compile under `maya run`: Inductor's Triton kernels are compiled by
+# Triton's bundled ptxas for the emulated GPU, loaded as modules (Inductor's
+# static launcher: cuModuleLoad of the cubin file; Triton's own launcher:
+# cuModuleLoadData), launched through the driver API and traced with name,
+# grid and static features, PTX instruction counts among them; nothing is
+# unsupported.
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/torch/torch_lib.sh"
+
+# maya run sets TRITON_LIBCUDA_PATH: Triton links its launcher against the emulated driver.
+unset TRITON_LIBCUDA_PATH
+steps=3
+d=$TEST_TMP/compiled
+torch_run "$d" h100x1 train_compiled.py $steps
+check_rank_traces "$d" 1
+dump=$d/dump-0
+expect_eq "$(result "$d/logs/rank-0.out" steps)" $steps "steps trained"
+expect_grep 'api=cuModuleLoad(Data)? result=0' "$dump" "the Triton kernels' cubins are loaded as modules"
+# Inductor's kernels are named triton_<kind>_fused_...; each launch carries its grid.
+n=$(grep -cE '^launch .*api=cuLaunchKernel(Ex)? result=0 kernel="triton_[a-z]+_fused[^"]*" grid=[1-9][0-9]*,1,1 ' "$dump" || true)
+[ "$n" -ge $((3 * steps)) ] || fail "expected Triton kernels launched through the driver every step, found $n launches"
+# Layer norm (a reduction: shuffles or shared memory) and GELU (exp2 in erf's
+# approximation or tanh): what their PTX says they do.
+expect_grep '^kernel .*name="triton_per_fused_native_layer_norm[^"]*" .* regs=[1-9][0-9]* .* ptx\.insts=[1-9][0-9]* ptx\.mma=0 ptx\.ld_global=[1-9]' "$dump" \
+    "the layer-norm kernel traced with registers and PTX instruction counts"
+expect_grep '^kernel .*name="triton_poi_fused_gelu[^"]*" .* ptx\.fma=[1-9]' "$dump" "the GELU kernel's FMAs"
+echo "torch.compile: ok"
