@@ -929,11 +929,14 @@ cudaError_t cudaGraphExecDestroy(cudaGraphExec_t graphExec)
     RT_RETURN(rt_error(emu_graph_exec_destroy(X(graphExec))));
 }
 
-static cudaError_t graph_launch(uint32_t api, uint64_t t0, cudaGraphExec_t exec, cudaStream_t stream, int pt)
+/* A launch, or an upload (which makes a later launch cheaper on a GPU and
+ * has nothing to do here beyond its checks). */
+static cudaError_t graph_launch(uint32_t api, uint64_t t0, cudaGraphExec_t exec, cudaStream_t stream, int pt,
+                                int upload)
 {
     struct emu_stream *s = NULL;
     cudaError_t e = X(exec) ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
-    if (e == cudaSuccess)
+    if (e == cudaSuccess && !upload)
         e = rt_error(emu_graph_launch(X(exec), s, api, t0));
     else
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
@@ -943,34 +946,25 @@ static cudaError_t graph_launch(uint32_t api, uint64_t t0, cudaGraphExec_t exec,
 cudaError_t cudaGraphLaunch(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     RT_ENTER();
-    return graph_launch(RT_API(), rt_t0, graphExec, stream, 0);
+    return graph_launch(RT_API(), rt_t0, graphExec, stream, 0, 0);
 }
 
 cudaError_t cudaGraphLaunch_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     RT_ENTER();
-    return graph_launch(RT_API(), rt_t0, graphExec, stream, 1);
-}
-
-/* Uploading makes a later launch cheaper on a GPU; here it has nothing to do. */
-static cudaError_t upload(uint32_t api, uint64_t t0, cudaGraphExec_t exec, cudaStream_t stream, int pt)
-{
-    struct emu_stream *s = NULL;
-    cudaError_t e = X(exec) ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
-    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
-    return rt_note(e);
+    return graph_launch(RT_API(), rt_t0, graphExec, stream, 1, 0);
 }
 
 cudaError_t cudaGraphUpload(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     RT_ENTER();
-    return upload(RT_API(), rt_t0, graphExec, stream, 0);
+    return graph_launch(RT_API(), rt_t0, graphExec, stream, 0, 1);
 }
 
 cudaError_t cudaGraphUpload_ptsz(cudaGraphExec_t graphExec, cudaStream_t stream)
 {
     RT_ENTER();
-    return upload(RT_API(), rt_t0, graphExec, stream, 1);
+    return graph_launch(RT_API(), rt_t0, graphExec, stream, 1, 1);
 }
 
 cudaError_t cudaGraphExecUpdate(cudaGraphExec_t hGraphExec, cudaGraph_t hGraph,
