@@ -47,6 +47,21 @@ check_rank_traces() {
     done
 }
 
+# report_field DIR EXPR: a value from DIR/report.json (EXPR indexes r, e.g.
+# "r['oom']"), printed as JSON.
+report_field() {
+    [ -f "$1/report.json" ] || fail "no report.json in $1"
+    "$PY" -c 'import json, sys; r = json.load(open(sys.argv[1] + "/report.json")); print(json.dumps(eval(sys.argv[2])))' "$1" "$2"
+}
+
+# check_report DIR: the run's report says the workload succeeded, nothing
+# was unsupported and no rank ran out of memory.
+check_report() {
+    expect_eq "$(report_field "$1" "r['workload_ok']")" true "report.json workload_ok in $1"
+    expect_eq "$(report_field "$1" "r['unsupported_calls']")" "{}" "report.json unsupported_calls in $1"
+    expect_eq "$(report_field "$1" "r['oom']")" false "report.json oom in $1"
+}
+
 # peak_bytes DUMP DEV: the device's peak memory from a trace dump's end record.
 peak_bytes() {
     sed -n "s/^end .* dev$2_peak=\([0-9]*\).*/\1/p" "$1"

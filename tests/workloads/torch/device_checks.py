@@ -44,9 +44,11 @@ def main():
                l2=props.L2_cache_size, warp=props.warp_size,
                max_threads_per_sm=props.max_threads_per_multi_processor,
                mem_total=total, free_before=free0, free_after=free1, allocated=allocated,
-               max_allocated=peak, max_reserved=torch.cuda.max_memory_reserved(dev),
+               max_allocated=peak,
                capability=list(torch.cuda.get_device_capability(dev)), bf16=torch.cuda.is_bf16_supported(),
-               mm_ms=mm_ms, mm_tflops=10 * 2 * 4096 ** 3 / (mm_ms * 1e-3) / 1e12 if mm_ms > 0 else 0)
+               mm_ms=mm_ms, mm_tflops=10 * 2 * 4096 ** 3 / (mm_ms * 1e-3) / 1e12 if mm_ms > 0 else 0,
+               end_max_allocated=torch.cuda.max_memory_allocated(dev),
+               end_max_reserved=torch.cuda.max_memory_reserved(dev))
     print("MAYA_RESULT " + json.dumps(res), flush=True)
 
 
