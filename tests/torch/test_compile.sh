@@ -14,6 +14,7 @@ steps=3
 d=$TEST_TMP/compiled
 torch_run "$d" h100x1 train_compiled.py $steps
 check_rank_traces "$d" 1
+check_report "$d"
 dump=$d/dump-0
 expect_eq "$(result "$d/logs/rank-0.out" steps)" $steps "steps trained"
 expect_grep 'api=cuModuleLoad(Data)? result=0' "$dump" "the Triton kernels' cubins are loaded as modules"
