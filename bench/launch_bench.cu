@@ -7,6 +7,7 @@
 // Prints name=value lines:
 //   <prefix>launch_ns_median      kernel<<<grid, block, 0, stream>>>(3 args)
 //   <prefix>launch_ns_p90
+//   <prefix>launch_legacy_ns_median  the same on the legacy default stream
 //   <prefix>memcpy_async_ns_median  cudaMemcpyAsync of 256 bytes host to device
 //   <prefix>event_record_ns_median  cudaEventRecord
 //   <prefix>graph_launch_ns_median  cudaGraphLaunch of a captured graph of 10 kernels
@@ -68,6 +69,8 @@ int main(int argc, char **argv)
     CHECK(cudaGetLastError());
     print(prefix, "launch_ns_median", l[l.size() / 2]);
     print(prefix, "launch_ns_p90", l[l.size() * 9 / 10]);
+    auto ll = rounds(nrounds / 4, batch, [&](int i) { step<<<n / 256, 256>>>(x, 1.0f + i, n); });
+    print(prefix, "launch_legacy_ns_median", ll[ll.size() / 2]);
 
     static char host[256];
     auto m = rounds(nrounds / 4, batch, [&](int) { cudaMemcpyAsync(x, host, sizeof host, cudaMemcpyHostToDevice, s); });

@@ -54,6 +54,12 @@ static struct eclock *events;
 static size_t nevents, cap_events;
 static struct kdef *kernels;     /* by kernel id */
 static size_t cap_kernels;
+/* Per device, the latest end of any op on its legacy stream and on its
+ * blocking streams: clocks only move forward, so these running maxima are
+ * what the legacy stream's implicit waits need, in O(1) per op. */
+static uint64_t legacy_end[64], blocking_end[64];
+static const char **api_text;    /* api string id -> text, cached (strings live forever) */
+static size_t cap_api_text;
 
 static uint64_t mix(uint64_t x)
 {
@@ -127,16 +133,37 @@ static int setup(void)
 static uint64_t start_time(const struct sclock *s)
 {
     uint64_t t = MAYA_MAX(s->t_ns, host_ns);
-    if (s->flags & MAYA_STREAM_NON_BLOCKING)
+    if ((s->flags & MAYA_STREAM_NON_BLOCKING) || s->device < 0 || s->device >= 64)
         return t;
-    for (size_t i = 0; i < cap_streams; i++) {
-        const struct sclock *o = &streams[i];
-        if (!o->id || o == s || o->device != s->device || (o->flags & MAYA_STREAM_NON_BLOCKING))
-            continue;
-        if ((s->flags & MAYA_STREAM_LEGACY) || (o->flags & MAYA_STREAM_LEGACY))
-            t = MAYA_MAX(t, o->t_ns);
+    if (s->flags & MAYA_STREAM_LEGACY)
+        return MAYA_MAX(t, blocking_end[s->device]);
+    return MAYA_MAX(t, legacy_end[s->device]);
+}
+
+/* The stream's last op now ends at t (clocks only move forward). */
+static void advance(struct sclock *s, uint64_t t)
+{
+    s->t_ns = MAYA_MAX(s->t_ns, t);
+    if ((s->flags & MAYA_STREAM_NON_BLOCKING) || s->device < 0 || s->device >= 64)
+        return;
+    uint64_t *end = (s->flags & MAYA_STREAM_LEGACY) ? &legacy_end[s->device] : &blocking_end[s->device];
+    *end = MAYA_MAX(*end, s->t_ns);
+}
+
+static const char *api_name(uint32_t id)
+{
+    if (id >= cap_api_text) {
+        size_t ncap = MAYA_MAX((size_t)id + 1, cap_api_text * 2);
+        const char **n = realloc(api_text, ncap * sizeof *n);
+        if (!n)
+            return emu_string_text(id);
+        memset(n + cap_api_text, 0, (ncap - cap_api_text) * sizeof *n);
+        api_text = n;
+        cap_api_text = ncap;
     }
-    return t;
+    if (!api_text[id])
+        api_text[id] = emu_string_text(id);
+    return api_text[id];
 }
 
 static void sync_device(int device)
@@ -171,7 +198,7 @@ static void keep_kernel(const struct maya_rec_kernel *k)
 /* Device and host time of one op, from the analytical model. */
 static void estimate(const struct maya_rec_hdr *h, const struct maya_call *c, uint64_t *dev, uint64_t *host)
 {
-    struct est_op op = { .rec = h, .api = emu_string_text(c->api), .rank = emu_config()->rank };
+    struct est_op op = { .rec = h, .api = api_name(c->api), .rank = emu_config()->rank };
     if (h->type == MAYA_REC_LAUNCH) {
         uint32_t id = ((const struct maya_rec_launch *)h)->kernel;
         if (id < cap_kernels && kernels[id].rec) {
@@ -229,7 +256,7 @@ EMU_API void emu_clock_record(const void *rec)
             struct sclock *s = stream_of(c->stream);
             struct eclock *e = r->version ? event_of(r->event) : NULL;
             if (s && e && e->version == r->version)
-                s->t_ns = MAYA_MAX(s->t_ns, e->t_ns);
+                advance(s, e->t_ns);
             break;
         }
         case MAYA_REC_SYNC: {
@@ -254,7 +281,7 @@ EMU_API void emu_clock_record(const void *rec)
             host_ns += host;
             struct sclock *s = c->stream ? stream_of(c->stream) : NULL;
             if (s)
-                s->t_ns = start_time(s) + dev;
+                advance(s, start_time(s) + dev);
             /* A copy to or from pageable memory returns when it is done. */
             if (s && (h->flags & MAYA_F_HOST_WAITS))
                 host_ns = MAYA_MAX(host_ns, s->t_ns);
