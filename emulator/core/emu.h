@@ -81,6 +81,7 @@ struct emu_config {
     enum maya_intra_link intra;
     char trace_dir[4096];
     uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
+    int passthrough;             /* emu_init_passthrough: real GPUs, the core only traces */
 };
 
 /* Start the emulator if it has not started (idempotent, thread-safe, cheap
@@ -100,6 +101,26 @@ static inline enum emu_err emu_enter(void)
 EMU_API enum emu_err emu_configure(void);
 
 EMU_API const struct emu_config *emu_config(void);
+
+/* Passthrough (maya profile, emulator/profile): the program runs on real
+ * GPUs through the real CUDA libraries, and a private copy of the core only
+ * writes the trace. Instead of emu_init, before anything else starts the
+ * core: trace_dir is where rank-N.mtrace goes (NULL or "": none; not
+ * MAYA_TRACE_DIR, which the emulator reads), gpu_key the hwspec key of the
+ * real GPU (NULL or "": MAYA_GPU as emu_init reads it). Identity and the
+ * node's devices are read as emu_init reads them; devices have no capacity
+ * limit (the real allocator decides), nothing is copied (copy threshold 0),
+ * the trace header carries MAYA_TRACE_F_PASSTHROUGH and the PROCESS record
+ * mode 2. EMU_ERR_INIT if the core had already started in emulation. */
+EMU_API enum emu_err emu_init_passthrough(const char *trace_dir, const char *gpu_key);
+
+/* Passthrough: every call record emu_trace_emit receives is handed to fn
+ * instead of being written (the profiler holds each until its device time is
+ * measured); emu_trace_commit writes one, giving it its seq then. NULL: write
+ * as usual. Set once, before tracing starts. */
+typedef void (*emu_trace_divert_fn)(void *rec);
+EMU_API void emu_trace_divert(emu_trace_divert_fn fn);
+EMU_API void emu_trace_commit(void *rec);
 
 /* The driver API has been initialised: by cuInit, or by the runtime (which
  * initialises the driver before it makes a context or hands out driver

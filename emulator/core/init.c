@@ -18,6 +18,8 @@ static struct emu_config config;
 static struct maya_hwspecs hwspecs;
 static struct emu_device *devices;
 static int ndevices;
+/* emu_init_passthrough's arguments, until configure reads them */
+static char pt_trace_dir[4096], pt_gpu[64];
 
 /* trace_writer.c */
 int emu_trace_start(const struct emu_config *cfg);
@@ -127,7 +129,7 @@ static int configure(void)
     maya_set_error_prefix("maya-emu");
     if (maya_hwspecs_load_default((const void *)configure, &hwspecs) < 0)
         return -1;
-    const char *gpu = getenv("MAYA_GPU");
+    const char *gpu = config.passthrough && pt_gpu[0] ? pt_gpu : getenv("MAYA_GPU");
     if (!gpu || !*gpu)
         gpu = "H100-SXM";
     config.gpu = maya_hwspecs_find_gpu(&hwspecs, gpu);
@@ -144,8 +146,8 @@ static int configure(void)
         env_int("WORLD_SIZE", -1, -1, 1 << 24, &config.world_size) < 0 ||
         env_int("LOCAL_RANK", -1, -1, 1 << 24, &config.local_rank) < 0)
         return -1;
-    config.copy_threshold = 64 << 10;
-    const char *thr = getenv("MAYA_COPY_THRESHOLD");
+    config.copy_threshold = config.passthrough ? 0 : 64 << 10;
+    const char *thr = config.passthrough ? NULL : getenv("MAYA_COPY_THRESHOLD");
     if (thr && *thr && maya_parse_size(thr, &config.copy_threshold) < 0)
         return maya_error("MAYA_COPY_THRESHOLD=\"%s\": expected a size in bytes (e.g. 65536, 64K)", thr);
     const char *fault = getenv("MAYA_INJECT_FAULT");
@@ -163,7 +165,7 @@ static int configure(void)
         maya_default_cluster(&hwspecs, config.gpu, config.gpus_per_node, &node);
         config.intra = node.intra;
     }
-    const char *dir = getenv("MAYA_TRACE_DIR");
+    const char *dir = config.passthrough ? pt_trace_dir : getenv("MAYA_TRACE_DIR");
     if (dir && *dir && maya_snprintf(config.trace_dir, sizeof config.trace_dir, "%s", dir) < 0)
         return -1;
 
@@ -180,7 +182,7 @@ static int configure(void)
         d->spec = config.gpu;
         emu_node_gpu_prop(map[i], &d->prop);
         /* A real context keeps some memory for itself; the program gets the rest. */
-        d->capacity = d->prop.totalGlobalMem;
+        d->capacity = config.passthrough ? UINT64_MAX / 2 : d->prop.totalGlobalMem;
         d->primary_flags = 0;
     }
     return 0;
@@ -257,6 +259,21 @@ EMU_API enum emu_err emu_init(void)
     if (emu_started == 1)
         return EMU_OK;
     return emu_started == -2 ? EMU_ERR_NOT_INITIALIZED : EMU_ERR_INIT;
+}
+
+EMU_API enum emu_err emu_init_passthrough(const char *trace_dir, const char *gpu_key)
+{
+    pthread_mutex_lock(&init_lock);
+    int fresh = emu_started == 0;
+    if (fresh) {
+        config.passthrough = 1;
+        snprintf(pt_trace_dir, sizeof pt_trace_dir, "%s", trace_dir ? trace_dir : "");
+        snprintf(pt_gpu, sizeof pt_gpu, "%s", gpu_key ? gpu_key : "");
+    }
+    pthread_mutex_unlock(&init_lock);
+    if (!fresh && !config.passthrough)
+        return EMU_ERR_INIT;
+    return emu_init();
 }
 
 EMU_API int emu_device_count(void)

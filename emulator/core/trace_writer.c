@@ -244,18 +244,36 @@ static void emit_locked(void *rec)
         memcpy(p, rec, h->bytes);
 }
 
-EMU_API void emu_trace_emit(void *rec)
+static emu_trace_divert_fn divert;
+
+EMU_API void emu_trace_divert(emu_trace_divert_fn fn)
+{
+    divert = fn;
+}
+
+EMU_API void emu_trace_commit(void *rec)
 {
     /* Nothing in a child forked after start-up (emu_started -2): the trace
      * and its file belong to the parent. */
-    if (!tracing || __builtin_expect(emu_started < 0, 0) ||
-        (__builtin_expect(nested > 0, 0) && maya_rec_is_call(((struct maya_rec_hdr *)rec)->type)))
+    if (!tracing || __builtin_expect(emu_started < 0, 0))
         return;
     emu_clock_record(rec);
     pthread_mutex_lock(&lock);
     if (!finished)
         emit_locked(rec);
     pthread_mutex_unlock(&lock);
+}
+
+EMU_API void emu_trace_emit(void *rec)
+{
+    int call = maya_rec_is_call(((struct maya_rec_hdr *)rec)->type);
+    if (__builtin_expect(nested > 0, 0) && call)
+        return;
+    if (__builtin_expect(divert != NULL, 0) && tracing && call) {
+        divert(rec);
+        return;
+    }
+    emu_trace_commit(rec);
 }
 
 EMU_API int emu_tracing(void)
@@ -468,6 +486,7 @@ int emu_trace_start(const struct emu_config *cfg)
     h.version = MAYA_TRACE_VERSION;
     h.header_bytes = sizeof h;
     h.kind = MAYA_TRACE_RANK;
+    h.flags = cfg->passthrough ? MAYA_TRACE_F_PASSTHROUGH : 0;
     h.rank = cfg->rank;
     h.world_size = cfg->world_size;
     h.local_rank = cfg->local_rank;
@@ -510,7 +529,7 @@ int emu_trace_start(const struct emu_config *cfg)
     p.h.bytes = sizeof p;
     p.hostname = emu_string(host);
     p.cmdline = emu_string(cmd);
-    p.mode = 1;
+    p.mode = cfg->passthrough ? 2 : 1;
     p.copy_threshold = (uint32_t)MAYA_MIN(cfg->copy_threshold, UINT32_MAX);
     emu_trace_emit(&p);
     return 0;
