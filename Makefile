@@ -63,6 +63,7 @@ INSTALL_RULES :=
 include common/module.mk
 include hwspecs/module.mk
 include emulator/module.mk
+include emulator/profile/module.mk
 include collator/module.mk
 include estimator/module.mk
 include sim/module.mk

@@ -1,0 +1,296 @@
+/* Measuring device work: records held until their events complete.
+ *
+ * Every call record the core builds comes here (prof_divert) in the order the
+ * calls returned. A record of device work carries two events recorded around
+ * the real call on its stream; it waits in a FIFO until the end event has
+ * completed, then goes to the trace writer with measured_ns = the time
+ * between the events (cudaEventElapsedTime, about 0.5 us resolution) and
+ * MAYA_F_MEASURED. Records behind it wait too, so the trace keeps the order
+ * of the calls and each record gets its seq when it is written, as in an
+ * emulated trace. A record with nothing to measure, behind nothing, is
+ * written at once.
+ *
+ * Finished records are collected without waiting after every traced call
+ * once 256 are held, after every synchronising call, and with waiting when
+ * 8192 are held (the GPU is that far behind; a real launch queue is
+ * shallower, so the program would have blocked anyway) and at exit.
+ * Events come from a per-device pool and go back to it once read.
+ *
+ * Costs: two event records per op on the program's thread (off the trace's
+ * host clock), one event query per finished op, one malloc and copy per
+ * held record. Lock order: the queue lock, then the trace writer's.
+ */
+#define _GNU_SOURCE
+#include "prof.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "maya/common.h"
+
+#define COLLECT_AT 256
+#define BLOCK_AT 8192
+#define MAX_DEVICES 64
+
+struct pending {
+    struct pending *next;
+    cudaEvent_t start, end;      /* NULL: nothing to measure */
+    int device;                  /* pool the events go back to */
+    int waiting;                 /* grouped op: events not recorded yet */
+    cudaStream_t stream;         /* grouped op: its real stream */
+    uint64_t rec[];              /* the record (8-byte aligned) */
+};
+
+static pthread_mutex_t qlock = PTHREAD_MUTEX_INITIALIZER;
+static struct pending *head, *tail;
+static size_t nheld;
+static uint64_t nmeasured, nunmeasured;
+
+/* The op whose record is being built on this thread (prof_returned .. the
+ * divert), and this thread's ops inside an NCCL group. */
+static __thread struct prof_op *building;
+static __thread struct pending **group_ops;
+static __thread size_t ngroup_ops, capgroup_ops;
+
+void prof_building(struct prof_op *op)
+{
+    building = op;
+}
+
+/* ---- the event pool ---- */
+
+static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    cudaEvent_t *ev;
+    size_t n, cap;
+} pool[MAX_DEVICES];
+static int atexit_done;
+
+static void at_exit(void);
+
+cudaEvent_t prof_event_get(int device)
+{
+    if (device < 0 || device >= MAX_DEVICES)
+        return NULL;
+    cudaEvent_t e = NULL;
+    pthread_mutex_lock(&pool_lock);
+    if (pool[device].n)
+        e = pool[device].ev[--pool[device].n];
+    pthread_mutex_unlock(&pool_lock);
+    if (e)
+        return e;
+    /* A new event belongs to the current device: the caller's (the thread's
+     * current device is the op's). */
+    cudaError_t (*create)(cudaEvent_t *, unsigned) = PROF_REAL(prof_cudart, cudaEventCreateWithFlags);
+    if (!create || create(&e, cudaEventDefault) != cudaSuccess)
+        return NULL;
+    /* The real runtime is running now: an exit handler registered after its
+     * own runs before it, while events can still be read. */
+    pthread_mutex_lock(&pool_lock);
+    if (!atexit_done) {
+        atexit_done = 1;
+        atexit(at_exit);
+    }
+    pthread_mutex_unlock(&pool_lock);
+    return e;
+}
+
+void prof_event_put(int device, cudaEvent_t e)
+{
+    if (!e || device < 0 || device >= MAX_DEVICES)
+        return;
+    pthread_mutex_lock(&pool_lock);
+    if (pool[device].n == pool[device].cap) {
+        size_t cap = pool[device].cap ? pool[device].cap * 2 : 64;
+        cudaEvent_t *n = realloc(pool[device].ev, cap * sizeof *n);
+        if (!n) {
+            pthread_mutex_unlock(&pool_lock);
+            return; /* leaked: one event */
+        }
+        pool[device].ev = n;
+        pool[device].cap = cap;
+    }
+    pool[device].ev[pool[device].n++] = e;
+    pthread_mutex_unlock(&pool_lock);
+}
+
+/* ---- the queue ---- */
+
+void prof_divert(void *rec)
+{
+    struct maya_rec_hdr *h = rec;
+    struct prof_op *op = building;
+    int measured = op && op->start && op->end && !op->consumed;
+    int grouped = op && op->group;
+    pthread_mutex_lock(&qlock);
+    if (!head && !measured && !grouped) {
+        emu_trace_commit(rec);
+        pthread_mutex_unlock(&qlock);
+        return;
+    }
+    struct pending *p = malloc(sizeof *p + h->bytes);
+    if (!p) {
+        /* No room to hold it: write it unmeasured (out of order with what is
+         * held, which is better than losing it). */
+        nunmeasured += measured;
+        emu_trace_commit(rec);
+        pthread_mutex_unlock(&qlock);
+        return;
+    }
+    memset(p, 0, sizeof *p);
+    memcpy(p->rec, rec, h->bytes);
+    p->device = -1;
+    if (measured) {
+        p->start = op->start;
+        p->end = op->end;
+        p->device = op->device;
+        op->consumed = 1;
+    }
+    p->waiting = grouped;
+    if (grouped) {
+        p->stream = op->stream;
+        p->device = op->device;
+    }
+    if (tail)
+        tail->next = p;
+    else
+        head = p;
+    tail = p;
+    nheld++;
+    pthread_mutex_unlock(&qlock);
+    if (grouped) {
+        if (ngroup_ops == capgroup_ops) {
+            size_t cap = capgroup_ops ? capgroup_ops * 2 : 16;
+            struct pending **n = realloc(group_ops, cap * sizeof *n);
+            if (!n) {
+                pthread_mutex_lock(&qlock);
+                p->waiting = 0; /* written unmeasured */
+                pthread_mutex_unlock(&qlock);
+                return;
+            }
+            group_ops = n;
+            capgroup_ops = cap;
+        }
+        group_ops[ngroup_ops++] = p;
+    }
+}
+
+/* Write the head record (qlock held) with its measurement, if it has one. */
+static void write_head(int measured, uint64_t ns)
+{
+    struct pending *p = head;
+    struct maya_rec_hdr *h = (void *)p->rec;
+    if (measured) {
+        struct maya_rec_call *c = (void *)p->rec;
+        c->call.measured_ns = ns;
+        h->flags |= MAYA_F_MEASURED;
+        nmeasured++;
+    } else if (p->start) {
+        nunmeasured++;
+    }
+    emu_trace_commit(p->rec);
+    prof_event_put(p->device, p->start);
+    prof_event_put(p->device, p->end);
+    head = p->next;
+    if (!head)
+        tail = NULL;
+    nheld--;
+    free(p);
+}
+
+/* Write every finished record from the head (qlock held); with blocking,
+ * wait for each. */
+static void collect_locked(int blocking)
+{
+    cudaError_t (*query)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventQuery);
+    cudaError_t (*sync)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventSynchronize);
+    cudaError_t (*elapsed)(float *, cudaEvent_t, cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventElapsedTime);
+    while (head) {
+        if (head->waiting) {
+            if (!blocking)
+                return;
+            head->waiting = 0; /* its group never ended: unmeasured */
+        }
+        if (!head->start) {
+            write_head(0, 0);
+            continue;
+        }
+        cudaError_t e = query ? query(head->end) : cudaErrorNotSupported;
+        if (e == cudaErrorNotReady) {
+            if (!blocking)
+                return;
+            e = sync ? sync(head->end) : cudaErrorNotSupported;
+        }
+        float ms = 0;
+        if (e == cudaSuccess && elapsed && elapsed(&ms, head->start, head->end) == cudaSuccess && ms >= 0)
+            write_head(1, (uint64_t)((double)ms * 1e6 + 0.5));
+        else
+            write_head(0, 0);
+    }
+}
+
+void prof_collect(int blocking)
+{
+    if (!blocking && nheld < COLLECT_AT)
+        return;
+    pthread_mutex_lock(&qlock);
+    collect_locked(blocking || nheld >= BLOCK_AT);
+    pthread_mutex_unlock(&qlock);
+}
+
+void prof_collect_now(void)
+{
+    pthread_mutex_lock(&qlock);
+    collect_locked(0);
+    pthread_mutex_unlock(&qlock);
+}
+
+/* ---- NCCL groups ---- */
+
+void prof_group_begin_events(void)
+{
+    cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
+    for (size_t i = 0; i < ngroup_ops && rec; i++) {
+        struct pending *p = group_ops[i];
+        cudaEvent_t e = prof_event_get(p->device);
+        if (e && rec(e, p->stream) == cudaSuccess)
+            p->start = e;
+        else
+            prof_event_put(p->device, e);
+    }
+}
+
+void prof_group_end_events(int ok)
+{
+    cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
+    pthread_mutex_lock(&qlock);
+    for (size_t i = 0; i < ngroup_ops; i++) {
+        struct pending *p = group_ops[i];
+        if (p->start) {
+            cudaEvent_t e = ok && rec ? prof_event_get(p->device) : NULL;
+            if (e && rec(e, p->stream) == cudaSuccess) {
+                p->end = e;
+            } else {
+                prof_event_put(p->device, e);
+                prof_event_put(p->device, p->start);
+                p->start = NULL;
+            }
+        }
+        p->waiting = 0;
+    }
+    ngroup_ops = 0;
+    pthread_mutex_unlock(&qlock);
+}
+
+static void at_exit(void)
+{
+    pthread_mutex_lock(&qlock);
+    collect_locked(1);
+    uint64_t m = nmeasured, u = nunmeasured;
+    pthread_mutex_unlock(&qlock);
+    if (u && !emu_config()->quiet)
+        fprintf(stderr, "maya-profile: %llu of %llu device ops could not be measured (an event "
+                "could not be recorded or read)\n", (unsigned long long)u, (unsigned long long)(m + u));
+}

@@ -1,0 +1,21 @@
+# emulator/profile/: libmaya-profile.so, the passthrough profiler that
+# `maya profile` preloads into a program running on real GPUs (prof.h).
+#
+# It carries its own copy of the core (CORE_OBJS, linked in and hidden by
+# the version script), so that it never shares trace state with the
+# emulator's libmaya-core.so: in the tests the "real" libraries it forwards
+# to are the emulator's, and both write traces.
+PROF_SRCS := $(wildcard emulator/profile/*.c)
+PROF_OBJS := $(PROF_SRCS:%.c=$(B)/obj/%.o)
+PROF_LIB  := $(EMU_LIBDIR)/libmaya-profile.so
+# Default visibility: the wrappers are the library's exports (profile.map
+# names them under the real libraries' version nodes).
+$(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile
+
+$(PROF_LIB): $(PROF_OBJS) $(CORE_OBJS) $(COMMON_LIB) emulator/profile/profile.map
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(PROF_OBJS) $(CORE_OBJS) $(COMMON_LIB) $(LDFLAGS) \
+		-Wl,-soname,libmaya-profile.so -Wl,--version-script,emulator/profile/profile.map \
+		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++
+
+ALL_TARGETS += $(PROF_LIB)

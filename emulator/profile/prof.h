@@ -1,0 +1,152 @@
+/* libmaya-profile.so: passthrough profiling (maya profile).
+ *
+ * LD_PRELOADed into a program that runs on real GPUs. It defines the traced
+ * entry points of libcudart, cuBLAS, cuBLASLt, cuDNN and NCCL, each under
+ * the real library's version node (profile.map) so that the program's
+ * versioned references bind here; forwards every call to the real function
+ * (looked up once, prof_sym); and writes the trace records the emulator
+ * writes, with a private copy of the emulator's core started in passthrough
+ * mode (emu_init_passthrough): the same record builders, kernel names and
+ * parameter layouts from the same fat-binary reader. Device work is
+ * bracketed by two CUDA events on its stream; its record is held until the
+ * events have completed, then written with call.measured_ns and
+ * MAYA_F_MEASURED (measure.c).
+ *
+ * The profiler's own work (event records and queries, building records) is
+ * taken off the trace's host clock (emu_wait_begin/end: the clock stands
+ * still meanwhile), so host gaps are the program's own and a call's
+ * t_exit is when the real call returned.
+ *
+ * A call made while another traced call of the same thread is in progress
+ * (cuBLAS calling cuBLASLt through its PLT, say) is forwarded without a
+ * record: the trace holds what the program asked for, once.
+ *
+ * Environment, read once (maya profile sets it):
+ *   MAYA_PROFILE_TRACE_DIR  where the trace goes (rank-N.mtrace); unset:
+ *                           every call is only forwarded
+ *   MAYA_PROFILE_GPU        hwspec key of the real GPU, for the header
+ */
+#ifndef MAYA_PROF_H
+#define MAYA_PROF_H
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu.h"
+
+/* ---- the real libraries (init.c) ---- */
+
+struct prof_lib {
+    const char *soname;          /* "libcudart.so.13" */
+    const char *version;         /* version node of its symbols; NULL: unversioned */
+    void *handle;                /* the loaded library, when RTLD_NEXT did not find a symbol */
+};
+
+extern struct prof_lib prof_cudart, prof_cublas, prof_cublaslt, prof_cudnn, prof_nccl;
+
+/* The real definition of name (NULL if the library is not loaded or lacks
+ * it; a note is printed once). */
+void *prof_sym(struct prof_lib *lib, const char *name);
+
+/* The real fn of lib, looked up on first use (a miss is looked up again next
+ * time: a library may be loaded later). Type-checked against fn's prototype. */
+#define PROF_REAL(lib, fn) \
+    ({ \
+        static __typeof__(&fn) prof_real_; \
+        __typeof__(&fn) prof_r_ = __atomic_load_n(&prof_real_, __ATOMIC_RELAXED); \
+        if (__builtin_expect(!prof_r_, 0)) { \
+            prof_r_ = (__typeof__(&fn))prof_sym(&lib, #fn); \
+            __atomic_store_n(&prof_real_, prof_r_, __ATOMIC_RELAXED); \
+        } \
+        prof_r_; \
+    })
+
+/* ---- one traced call (init.c, measure.c) ---- */
+
+struct prof_op {
+    int on;                      /* this call is traced */
+    uint64_t t0;                 /* host time when the real call began */
+    /* measured device work: events recorded around the real call on stream */
+    cudaStream_t stream;
+    cudaEvent_t start, end;
+    int device;                  /* the events' device (their pool) */
+    int consumed;                /* the events went with the record */
+    int group;                   /* NCCL op inside a group: events come at ncclGroupEnd */
+    int capturing;               /* the stream is capturing a graph: nothing runs now */
+};
+
+/* Begin a call: 1 when it is traced (the profiler runs and no other traced
+ * call of this thread is in progress), else 0 and the caller only forwards.
+ * The thread's current device is brought into the core. */
+int prof_begin(struct prof_op *op);
+/* Device work on stream: record the start event (off the host clock), or
+ * note that the stream is capturing a CUDA graph (no events then: they would
+ * become nodes of the program's graph). */
+void prof_device_begin(struct prof_op *op, cudaStream_t stream);
+/* The clock runs again and op->t0 is now: call the real function next. */
+void prof_go(struct prof_op *op);
+/* The real call returned: the host clock stops (until prof_end); for device
+ * work that succeeded, the end event is recorded. Then build the record. */
+void prof_returned(struct prof_op *op, int ok);
+/* The call's record is out: release what it did not take, maybe collect
+ * finished measurements, restart the host clock. */
+void prof_end(struct prof_op *op);
+/* Collect finished measurements once many are held (blocking: all of
+ * them, waiting); prof_collect_now: whatever has finished (after a
+ * synchronising call). */
+void prof_collect(int blocking);
+void prof_collect_now(void);
+
+/* A real function is missing: a note once; the wrapper returns its
+ * library's not-supported code. */
+void prof_missing(const char *lib, const char *name);
+
+/* ---- the held records (measure.c) ---- */
+
+/* emu_trace_divert's hook: queue the record with the events of the op
+ * this thread is building a record for (prof_building). */
+void prof_divert(void *rec);
+void prof_building(struct prof_op *op);
+/* ncclGroupEnd: the grouped ops of this thread get their events now
+ * (start recorded before the real ncclGroupEnd, end after). */
+void prof_group_begin_events(void);
+void prof_group_end_events(int ok);
+/* Events of the pool of the current device (the thread's device). */
+cudaEvent_t prof_event_get(int device);
+void prof_event_put(int device, cudaEvent_t e);
+
+/* ---- the program's objects (objects.c) ---- */
+
+/* Streams: the core's stream for a real handle (NULL, cudaStreamLegacy and
+ * cudaStreamPerThread are the device's own; a stream made by the program is
+ * defined on first sight). per_thread: the _ptsz/_ptds entry points. */
+struct emu_stream *prof_stream(cudaStream_t s, int per_thread);
+/* A stream the program just made: defined now with what it was made with. */
+struct emu_stream *prof_stream_new(cudaStream_t s, unsigned flags, int priority);
+void prof_stream_forget(cudaStream_t s);
+struct emu_event *prof_event(cudaEvent_t e, unsigned flags, int create);
+void prof_event_forget(cudaEvent_t e);
+
+/* Kernels: by nvcc host stub or by a handle the real runtime gave out
+ * (__cudaGetKernel, cudaLibraryGetKernel); unknown handles are named by the
+ * real cudaFuncGetName. */
+void prof_module_register(void **real_handle, const void *image);
+void prof_kernel_register(void **real_handle, const void *host_fun, const char *mangled, int thread_limit);
+void prof_kernel_handle(const void *handle, const void *host_fun);
+struct emu_kernel *prof_kernel(const void *func);
+
+/* Allocations: remembered for their frees and the device's usage. */
+void prof_alloc_note(uint64_t ptr, uint64_t bytes, int kind, int device);
+/* The allocation starting at ptr, removed: 1 found (bytes, kind, device
+ * set), 0 not. */
+int prof_alloc_take(uint64_t ptr, uint64_t *bytes, int *kind, int *device);
+
+/* Where a pointer lives (real cudaPointerGetAttributes): device ordinal or
+ * -1 for host; *pinned for page-locked host memory. */
+int prof_ptr_device(const void *p, int *pinned);
+
+/* The thread's current device (real cudaGetDevice), kept in the core. */
+int prof_device(void);
+
+#endif
