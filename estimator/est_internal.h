@@ -61,12 +61,14 @@ struct est_links {
 
 struct est_oracle;
 struct est_learned;
+struct est_measured;
 
 struct estimator {
     struct maya_gpu_spec gpu;
     struct maya_cluster_spec cluster;
     enum est_model model[EST_NFAMILIES];
     struct est_oracle *oracle;
+    struct est_measured *measured;       /* est_config.profile_dir */
     struct est_learned *learned;
 };
 

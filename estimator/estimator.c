@@ -4,6 +4,7 @@
 #include <strings.h>
 
 #include "est_internal.h"
+#include "est_profile.h"
 #include "maya/common.h"
 
 static const char *const family_names[EST_NFAMILIES] = {
@@ -109,12 +110,14 @@ int est_create(const struct est_config *cfg, struct estimator **out)
         need_learned |= e->model[f] == EST_LEARNED;
     }
     if (need_oracle) {
-        if (!cfg->oracle_path) {
+        if (!cfg->oracle_path && !cfg->profile_dir) {
             free(e);
-            return maya_error("estimator: oracle mode needs a durations file (--oracle FILE)");
+            return maya_error("estimator: oracle mode needs a durations file (--oracle FILE) or a "
+                              "profile (--oracle-profile DIR)");
         }
-        if (est_oracle_load(cfg->oracle_path, &e->oracle) < 0) {
-            free(e);
+        if ((cfg->oracle_path && est_oracle_load(cfg->oracle_path, &e->oracle) < 0) ||
+            (cfg->profile_dir && est_measured_load(cfg->profile_dir, &e->measured) < 0)) {
+            est_destroy(e);
             return -1;
         }
     }
@@ -131,6 +134,7 @@ void est_destroy(struct estimator *e)
     if (!e)
         return;
     est_oracle_free(e->oracle);
+    est_measured_free(e->measured);
     est_learned_free(e->learned);
     free(e);
 }
@@ -167,14 +171,26 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
         }
     }
     /* The oracle answers for device time when the op's family is in oracle
-     * mode, and for host time when the host family is. */
+     * mode, and for host time when the host family is: a file's rule first,
+     * then a profile's measurement, then what the op's own record measured
+     * (a trace recorded by maya profile). */
     int dev_oracle = want == EST_ORACLE, host_oracle = e->model[EST_HOST] == EST_ORACLE;
-    if ((dev_oracle || host_oracle) && e->oracle) {
-        int64_t odev, ohost;
-        if (est_oracle_lookup(e->oracle, op, &odev, &ohost) < 0)
+    if ((dev_oracle || host_oracle) && (e->oracle || e->measured)) {
+        int64_t odev = -1, ohost = -1, pdev, phost;
+        if (e->oracle && est_oracle_lookup(e->oracle, op, &odev, &ohost) < 0)
             return -1;
+        if (e->measured) {
+            if (est_measured_lookup(e->measured, op, &pdev, &phost) < 0)
+                return -1;
+            if (odev < 0)
+                odev = pdev;
+            if (ohost < 0)
+                ohost = phost;
+        }
+        if (odev < 0 && op->rec && maya_rec_is_call(op->rec->type) && (op->rec->flags & MAYA_F_MEASURED))
+            odev = (int64_t)((const struct maya_rec_call *)op->rec)->call.measured_ns;
         int need_dev = dev_oracle && d.family != EST_HOST;
-        if (est_oracle_strict(e->oracle) && ((need_dev && odev < 0) || (host_oracle && ohost < 0))) {
+        if (e->oracle && est_oracle_strict(e->oracle) && ((need_dev && odev < 0) || (host_oracle && ohost < 0))) {
             const struct maya_rec_call *c = (const struct maya_rec_call *)op->rec;
             return maya_error("%s: no rule gives the %s duration of rank %d seq %llu (%s%s%s), and "
                               "the file says unmatched=error", est_oracle_path(e->oracle),

@@ -2,7 +2,7 @@
 EST_SRCS := $(wildcard estimator/*.c)
 EST_OBJS := $(EST_SRCS:%.c=$(B)/obj/%.o)
 EST_LIB  := $(B)/obj/libmaya-estimator.a
-EST_LDLIBS := -lxgboost -lm
+EST_LDLIBS := -lxgboost -lm -lz
 
 $(EST_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include
 
@@ -10,13 +10,14 @@ $(EST_LIB): $(EST_OBJS)
 	@mkdir -p $(@D)
 	$(AR) rcs $@ $^
 
+# The estimator reads profiles (traces) with the collator's reader.
 CLI_LIBS += $(EST_LIB)
 CLI_LDLIBS += $(EST_LDLIBS)
 
 # Unit tests of the estimator (tests/run runs build/tests/unit/test_*).
 EST_UNIT := $(B)/tests/unit/test_estimator
 $(B)/obj/tests/estimator/unit_estimator.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
-$(EST_UNIT): $(B)/obj/tests/estimator/unit_estimator.o $(EST_LIB) $(COMMON_LIB)
+$(EST_UNIT): $(B)/obj/tests/estimator/unit_estimator.o $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
 ALL_TARGETS += $(EST_UNIT)
@@ -29,7 +30,7 @@ EST_DATA  := $(wildcard estimator/data/*.csv)
 EST_MODELS_DIR   := $(B)/share/maya/models
 EST_MODELS_STAMP := $(B)/obj/estimator/models.stamp
 $(B)/obj/estimator/train/maya_est_train.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
-$(EST_TRAIN): $(B)/obj/estimator/train/maya_est_train.o $(EST_LIB) $(COMMON_LIB)
+$(EST_TRAIN): $(B)/obj/estimator/train/maya_est_train.o $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
 
@@ -47,7 +48,7 @@ accuracy: $(EST_TRAIN)
 # Speed of est_estimate (make bench runs build/bench/*).
 EST_BENCH := $(B)/bench/est_bench
 $(B)/obj/bench/est_bench.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
-$(EST_BENCH): $(B)/obj/bench/est_bench.o $(EST_LIB) $(COMMON_LIB)
+$(EST_BENCH): $(B)/obj/bench/est_bench.o $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) $(EST_LDLIBS)
 ALL_TARGETS += $(EST_BENCH)

@@ -449,9 +449,6 @@ int est_oracle_lookup(struct est_oracle *o, const struct est_op *op, int64_t *de
     }
     if (bdev)
         *dev_ns = bdev->device_ns;
-    else if (has_seq && (op->rec->flags & MAYA_F_MEASURED))
-        /* a trace recorded in passthrough mode carries measured durations */
-        *dev_ns = (int64_t)((const struct maya_rec_call *)op->rec)->call.measured_ns;
     if (bhost)
         *host_ns = bhost->host_ns;
     return 0;

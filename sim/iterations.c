@@ -255,6 +255,21 @@ int sim_find_iterations(struct sim_job *j)
     return 0;
 }
 
+int sim_iteration_ops(const struct sim_job *j, int rank, int k, uint64_t *first, uint64_t *end)
+{
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->rank != rank)
+            continue;
+        if (k < 0 || k >= r->niter || k >= j->niter)
+            return -1;
+        *first = r->iter_start[k];
+        *end = r->iter_stop[k];
+        return 0;
+    }
+    return -1;
+}
+
 const double *sim_iteration_times(const struct sim_job *j, int *n)
 {
     *n = j->niter;

@@ -54,6 +54,7 @@ static void usage(FILE *fp)
 }
 
 struct run {
+    const struct run_passthrough *pt; /* maya profile: real GPUs, no pipeline */
     struct maya_run_desc desc;
     struct pipeline_opts popts;
     const struct maya_gpu_spec *gpu;
@@ -188,7 +189,10 @@ static void exec_rank(const struct run *r, int rank)
     set_env_int("MASTER_PORT", r->port);
     if (nproc > 1)
         setenv("OMP_NUM_THREADS", "1", 0);
-    setenv("MAYA_GPU", r->gpu->key, 1);
+    if (r->pt)
+        setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
+    else
+        setenv("MAYA_GPU", r->gpu->key, 1);
     set_env_int("MAYA_GPUS_PER_NODE", r->cluster.gpus_per_node);
     setenv("MAYA_INTRA_NODE", maya_intra_link_name(r->cluster.intra), 1);
     set_env_int("MAYA_NODE", node);
@@ -197,7 +201,7 @@ static void exec_rank(const struct run *r, int rank)
     else
         unsetenv("MAYA_RANK");
     snprintf(path, sizeof path, "%s/traces", r->dir);
-    setenv("MAYA_TRACE_DIR", path, 1);
+    setenv(r->pt ? "MAYA_PROFILE_TRACE_DIR" : "MAYA_TRACE_DIR", path, 1);
     int gpus_each = r->cluster.gpus_per_node / r->per_node;
     if (gpus_each > 1 && r->per_node > 1) {
         char vis[1024] = "";
@@ -206,12 +210,22 @@ static void exec_rank(const struct run *r, int rank)
         setenv("CUDA_VISIBLE_DEVICES", vis, 1);
     }
     const char *old = getenv("LD_LIBRARY_PATH");
+    const char *first = r->pt ? r->pt->real_libdir : r->libdir; /* maya profile: the real libraries */
     char ld[PATH_MAX * 4];
-    snprintf(ld, sizeof ld, "%s%s%s", r->libdir, old && *old ? ":" : "", old && *old ? old : "");
-    setenv("LD_LIBRARY_PATH", ld, 1);
-    /* Triton (torch.compile) links its launcher against the libcuda it finds
-     * here, before ldconfig's (a real driver's, where one is installed). */
-    setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
+    if (first && *first) {
+        snprintf(ld, sizeof ld, "%s%s%s", first, old && *old ? ":" : "", old && *old ? old : "");
+        setenv("LD_LIBRARY_PATH", ld, 1);
+    }
+    if (r->pt) {
+        old = getenv("LD_PRELOAD");
+        snprintf(ld, sizeof ld, "%s/libmaya-profile.so%s%s", r->libdir, old && *old ? ":" : "",
+                 old && *old ? old : "");
+        setenv("LD_PRELOAD", ld, 1);
+    } else {
+        /* Triton (torch.compile) links its launcher against the libcuda it finds
+         * here, before ldconfig's (a real driver's, where one is installed). */
+        setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
+    }
     /* maya's handlers were inherited with the signals blocked (start_all):
      * restore the defaults first, so a stop sent now still ends the child. */
     signal(SIGINT, SIG_DFL);
@@ -362,7 +376,7 @@ static int prepare_dir(struct run *r, const char *out)
         time_t t = time(NULL);
         struct tm tm;
         localtime_r(&t, &tm);
-        strftime(def, sizeof def, "maya-run-%Y%m%d-%H%M%S", &tm);
+        strftime(def, sizeof def, r->pt ? "maya-profile-%Y%m%d-%H%M%S" : "maya-run-%Y%m%d-%H%M%S", &tm);
         out = def;
     }
     char path[PATH_MAX + 32];
@@ -384,9 +398,9 @@ static int find_libdir(struct run *r)
     char bin[PATH_MAX], probe[PATH_MAX + 64];
     if (maya_self_dir((const void *)find_libdir, bin, sizeof bin) < 0)
         return -1;
-    snprintf(probe, sizeof probe, "%s/../lib/maya/libcudart.so.13", bin);
+    snprintf(probe, sizeof probe, "%s/../lib/maya/%s", bin, r->pt ? "libmaya-profile.so" : "libcudart.so.13");
     if (access(probe, R_OK) != 0)
-        return maya_error("the emulator's libraries are not where maya expects them (%s): %m", probe);
+        return maya_error("maya's libraries are not where maya expects them (%s): %m", probe);
     snprintf(probe, sizeof probe, "%s/../lib/maya", bin);
     if (!realpath(probe, r->libdir))
         return maya_error("cannot resolve %s: %m", probe);
@@ -426,8 +440,14 @@ static int parse_double_opt(const char *name, const char *v, double *out)
 
 int cmd_run(int argc, char **argv)
 {
+    return cmd_run_passthrough(argc, argv, NULL);
+}
+
+int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
+{
     struct run r;
     memset(&r, 0, sizeof r);
+    r.pt = pt;
     maya_run_desc_init(&r.desc);
     const char *gpus = NULL, *out = NULL, *cluster = NULL;
     int nproc = 0, i;
@@ -451,6 +471,9 @@ int cmd_run(int argc, char **argv)
             maya_error("%s: expected a value after it", a);
             usage(stderr);
             return 2;
+        } else if (pt && (!strcmp(a, "-g") || !strcmp(a, "--gpus") || !strcmp(a, "--cluster"))) {
+            maya_error("%s: maya profile runs on this machine's GPUs", a);
+            return 2;
         } else if (!strcmp(a, "-g") || !strcmp(a, "--gpus")) {
             gpus = v;
         } else if (!strcmp(a, "-n") || !strcmp(a, "--nproc")) {
@@ -467,7 +490,7 @@ int cmd_run(int argc, char **argv)
         } else if (!strcmp(a, "--timeout")) {
             if (parse_double_opt(a, v, &r.timeout_s) < 0)
                 return 2;
-        } else {
+        } else if (!pt) {
             int rc = pipeline_parse_option(&r.popts, a, v);
             if (rc < 0)
                 return 2;
@@ -475,11 +498,14 @@ int cmd_run(int argc, char **argv)
                 maya_error("unknown option \"%s\" (maya run --help lists them)", a);
                 return 2;
             }
+        } else {
+            maya_error("unknown option \"%s\" (maya profile --help lists them)", a);
+            return 2;
         }
         i += took;
     }
     if (i >= argc) {
-        maya_error("no command to run: expected maya run [OPTIONS] -- CMD [ARGS...]");
+        maya_error("no command to run: expected maya %s [OPTIONS] -- CMD [ARGS...]", pt ? "profile" : "run");
         return 2;
     }
     r.cmd = argv + i;
@@ -487,7 +513,17 @@ int cmd_run(int argc, char **argv)
     struct maya_hwspecs hw;
     if (cli_load_hwspecs(&hw) < 0)
         return 1;
-    int rc = pick_cluster(&r, &hw, cluster, gpus);
+    int rc;
+    if (pt) { /* this machine's GPUs, one process unless -n says more */
+        r.gpu = maya_hwspecs_find_gpu(&hw, pt->gpu_key);
+        r.count = pt->gpus;
+        rc = r.gpu ? pipeline_cluster(&hw, r.gpu, r.count, NULL, NULL, &r.cluster)
+                   : maya_error("GPU \"%s\" is not known (maya hwspecs list)", pt->gpu_key);
+        if (!nproc)
+            nproc = 1;
+    } else {
+        rc = pick_cluster(&r, &hw, cluster, gpus);
+    }
     if (rc == 0)
         rc = check_nprocs(&r, nproc ? nproc : r.count);
     static struct maya_gpu_spec gpu_copy; /* r.gpu is used after hw is freed */
@@ -502,11 +538,13 @@ int cmd_run(int argc, char **argv)
         return 2;
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0)
         return 1;
+    if (pt)
+        snprintf(pt->dir, sizeof pt->dir, "%s", r.dir);
     if ((r.port = free_port()) < 0)
         return 1;
 
     struct maya_run_desc *d = &r.desc;
-    snprintf(d->launcher, sizeof d->launcher, "maya-run");
+    snprintf(d->launcher, sizeof d->launcher, pt ? "maya-profile" : "maya-run");
     snprintf(d->gpu, sizeof d->gpu, "%s", r.gpu->key);
     d->gpu_count = r.count;
     d->gpus_per_node = r.cluster.gpus_per_node;
@@ -526,7 +564,10 @@ int cmd_run(int argc, char **argv)
     sigaction(SIGTERM, &sa, NULL);
     maya_utc_now(d->start_time, sizeof d->start_time);
     double t0 = now_s();
-    if (!r.quiet)
+    if (!r.quiet && pt)
+        fprintf(stderr, "maya profile: %d rank%s on this machine's %d x %s -> %s\n", d->nprocs,
+                d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, r.dir);
+    else if (!r.quiet)
         fprintf(stderr, "maya run: %d rank%s on %d emulated %s (%d node%s of %d) -> %s\n", d->nprocs,
                 d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
                 d->gpus_per_node, r.dir);
@@ -547,6 +588,10 @@ int cmd_run(int argc, char **argv)
         maya_error("interrupted; what the ranks left is in %s", r.dir);
         maya_run_desc_free(d);
         return 130;
+    }
+    if (pt) { /* what was measured is the result; maya report can replay it */
+        maya_run_desc_free(d);
+        return workload_ok ? 0 : 1;
     }
     r.popts.quiet = r.quiet;
     r.popts.show_tails = 1;

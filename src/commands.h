@@ -8,11 +8,23 @@
     X(estimate, "predict the duration of one op on a GPU (maya estimate --help)") \
     X(trace,   "inspect traces (maya trace dump FILE)") \
     X(run,     "run a workload on emulated GPUs and report what it would cost") \
-    X(report,  "collate, estimate, simulate and report again on a run directory")
+    X(report,  "collate, estimate, simulate and report again on a run directory") \
+    X(profile, "run a workload on this machine's real GPUs, measuring every op (maya profile --help)")
 
 #define MAYA_DECLARE_CMD(name, help) int cmd_##name(int argc, char **argv);
 MAYA_COMMANDS(MAYA_DECLARE_CMD)
 #undef MAYA_DECLARE_CMD
+
+/* maya profile runs its workload with maya run's launcher, on real GPUs
+ * (src/cmd_run.c): each rank gets libmaya-profile.so preloaded and real_libdir
+ * (if set) first in LD_LIBRARY_PATH; no pipeline runs after. */
+struct run_passthrough {
+    const char *gpu_key;         /* hwspec key of this machine's GPUs */
+    int gpus;                    /* how many the machine has */
+    const char *real_libdir;     /* MAYA_PROFILE_REAL_LIBDIR, or NULL */
+    char dir[4096];              /* set: the run directory made */
+};
+int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt);
 
 /* Shared by commands: load hwspecs from the install (or MAYA_HWSPEC_DIR). */
 struct maya_hwspecs;

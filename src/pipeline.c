@@ -32,16 +32,18 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
         if (!value || !*value)
             return maya_error("--oracle: expected a file of measured durations");
         o->oracle = value;
+    } else if (!strcmp(name, "--oracle-profile")) {
+        if (!value || !*value)
+            return maya_error("--oracle-profile: expected a directory made by maya profile");
+        o->oracle_profile = value;
     } else {
         return 0;
     }
     return 1;
 }
 
-/* The models for every family: spec (as --estimator takes it), or oracle
- * everywhere when only an oracle file is given, or learned (which falls back
- * to analytical where no model was trained). */
-static int choose_models(const char *spec, const char *oracle, enum est_model model[EST_NFAMILIES])
+/* Learned falls back to analytical where no model was trained. */
+int pipeline_models(const char *spec, int oracle, enum est_model model[EST_NFAMILIES])
 {
     for (int f = 0; f < EST_NFAMILIES; f++)
         model[f] = oracle && (!spec || !*spec) ? EST_ORACLE : EST_LEARNED;
@@ -54,15 +56,20 @@ int pipeline_check_options(const struct pipeline_opts *o)
 {
     if (o->oracle && access(o->oracle, R_OK) != 0)
         return maya_error("--oracle %s: cannot read it: %m", o->oracle);
+    char traces[4200];
+    snprintf(traces, sizeof traces, "%s/traces", o->oracle_profile ? o->oracle_profile : "");
+    if (o->oracle_profile && access(traces, R_OK | X_OK) != 0)
+        return maya_error("--oracle-profile %s: no traces/ in it (%m): expected a directory made by maya profile",
+                          o->oracle_profile);
     enum est_model model[EST_NFAMILIES];
-    if (choose_models(o->estimator, o->oracle, model) < 0)
+    if (pipeline_models(o->estimator, o->oracle || o->oracle_profile, model) < 0)
         return -1;
     int any_oracle = 0;
     for (int f = 0; f < EST_NFAMILIES; f++)
         any_oracle |= model[f] == EST_ORACLE;
-    if (any_oracle && !o->oracle)
-        return maya_error("--estimator %s asks for the oracle model: give its durations with --oracle FILE",
-                          o->estimator);
+    if (any_oracle && !o->oracle && !o->oracle_profile)
+        return maya_error("--estimator %s asks for the oracle model: give its durations with --oracle FILE "
+                          "or --oracle-profile DIR", o->estimator);
     return 0;
 }
 
@@ -190,8 +197,9 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     struct estimator *est = NULL;
     struct sim_job *job = NULL;
     if (rc == 0) {
-        struct est_config ec = { .gpu = gpu, .cluster = &cluster, .oracle_path = oracle };
-        if (choose_models(spec, oracle, ec.model) < 0 || est_create(&ec, &est) < 0) {
+        struct est_config ec = { .gpu = gpu, .cluster = &cluster, .oracle_path = oracle,
+                                 .profile_dir = o->oracle_profile };
+        if (pipeline_models(spec, oracle || o->oracle_profile, ec.model) < 0 || est_create(&ec, &est) < 0) {
             rc = -1;
             note(error, sizeof error, "estimator");
         }
@@ -204,7 +212,8 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     if (rc == 0 && (rc = sim_run(job)) < 0)
         note(error, sizeof error, "simulation");
 
-    struct sim_report_info info = { &d, gpu, have_cluster ? &cluster : NULL, spec && *spec ? spec : oracle ? "oracle" : "learned",
+    struct sim_report_info info = { &d, gpu, have_cluster ? &cluster : NULL,
+                                    spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
                                     error[0] ? error : NULL };
     int wrc = sim_report(job, &info, dir);
     if (!o->quiet) {

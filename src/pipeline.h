@@ -4,12 +4,14 @@
 #ifndef MAYA_CLI_PIPELINE_H
 #define MAYA_CLI_PIPELINE_H
 
+#include "maya/estimator.h"
 #include "maya/run_desc.h"
 
 struct pipeline_opts {
     const char *iteration_marker; /* NULL: as run.conf says */
     const char *estimator;        /* NULL: as run.conf says */
     const char *oracle;           /* NULL: as run.conf says */
+    const char *oracle_profile;   /* a maya profile directory: measured durations (not kept in run.conf) */
     int quiet;
     int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
                                      output went to files, not to the terminal) */
@@ -20,12 +22,18 @@ struct pipeline_opts {
     "                           (default: found from the repeating sequence of ops)\n" \
     "  --estimator SPEC         estimator models: MODEL for all families, or\n" \
     "                           FAMILY=MODEL,... (models: analytical, learned, oracle)\n" \
-    "  --oracle FILE            measured durations for the oracle model\n"
+    "  --oracle FILE            measured durations for the oracle model\n" \
+    "  --oracle-profile DIR     durations measured by maya profile (DIR) for the oracle model:\n" \
+    "                           the n-th op of a name on a rank takes what the profile's did\n"
 
 /* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);
 /* Check the values given (files exist, models parse); 0 or -1 with a message. */
 int pipeline_check_options(const struct pipeline_opts *o);
+/* The models for every family: spec (as --estimator takes it), else oracle
+ * everywhere when durations are given (oracle: a file or a profile), else
+ * learned. 0 or -1. */
+int pipeline_models(const char *spec, int oracle, enum est_model model[EST_NFAMILIES]);
 /* Record the options in a run description. */
 void pipeline_opts_to_desc(const struct pipeline_opts *o, struct maya_run_desc *d);
 

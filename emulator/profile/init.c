@@ -112,7 +112,7 @@ void prof_device_begin(struct prof_op *op, cudaStream_t stream)
         return;
     }
     cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    int dev = emu_current_device();
+    int dev = op->device >= 0 ? op->device : emu_current_device();
     cudaEvent_t e = rec ? prof_event_get(dev) : NULL;
     if (!e)
         return;
@@ -131,22 +131,26 @@ void prof_go(struct prof_op *op)
     op->t0 = emu_now();
 }
 
-void prof_returned(struct prof_op *op, int ok)
+void prof_device_end(struct prof_op *op, int ok)
 {
-    emu_wait_begin();
-    prof_building(op);
     if (!op->start)
         return;
     cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    cudaEvent_t e = ok ? prof_event_get(op->device) : NULL;
+    cudaEvent_t e = ok && rec ? prof_event_get(op->device) : NULL;
     if (e && rec(e, op->stream) == cudaSuccess) {
         op->end = e;
         return;
     }
-    if (e)
-        prof_event_put(op->device, e);
+    prof_event_put(op->device, e);
     prof_event_put(op->device, op->start);
     op->start = NULL;
+}
+
+void prof_returned(struct prof_op *op, int ok)
+{
+    emu_wait_begin();
+    prof_building(op);
+    prof_device_end(op, ok);
 }
 
 void prof_end(struct prof_op *op)

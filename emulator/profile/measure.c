@@ -38,8 +38,6 @@ struct pending {
     struct pending *next;
     cudaEvent_t start, end;      /* NULL: nothing to measure */
     int device;                  /* pool the events go back to */
-    int waiting;                 /* grouped op: events not recorded yet */
-    cudaStream_t stream;         /* grouped op: its real stream */
     uint64_t rec[];              /* the record (8-byte aligned) */
 };
 
@@ -48,11 +46,9 @@ static struct pending *head, *tail;
 static size_t nheld;
 static uint64_t nmeasured, nunmeasured;
 
-/* The op whose record is being built on this thread (prof_returned .. the
- * divert), and this thread's ops inside an NCCL group. */
+/* The op whose record is being built on this thread (prof_returned ..
+ * prof_end): its events go with the record. */
 static __thread struct prof_op *building;
-static __thread struct pending **group_ops;
-static __thread size_t ngroup_ops, capgroup_ops;
 
 void prof_building(struct prof_op *op)
 {
@@ -81,10 +77,18 @@ cudaEvent_t prof_event_get(int device)
     pthread_mutex_unlock(&pool_lock);
     if (e)
         return e;
-    /* A new event belongs to the current device: the caller's (the thread's
-     * current device is the op's). */
+    /* A new event belongs to the current device: make it current for a
+     * moment if the op's device is another (an NCCL communicator's). */
     cudaError_t (*create)(cudaEvent_t *, unsigned) = PROF_REAL(prof_cudart, cudaEventCreateWithFlags);
-    if (!create || create(&e, cudaEventDefault) != cudaSuccess)
+    cudaError_t (*get)(int *) = PROF_REAL(prof_cudart, cudaGetDevice);
+    cudaError_t (*set)(int) = PROF_REAL(prof_cudart, cudaSetDevice);
+    int cur = device;
+    if (!create || !get || !set || get(&cur) != cudaSuccess || (cur != device && set(device) != cudaSuccess))
+        return NULL;
+    cudaError_t err = create(&e, cudaEventDefault);
+    if (cur != device)
+        set(cur);
+    if (err != cudaSuccess)
         return NULL;
     /* The real runtime is running now: an exit handler registered after its
      * own runs before it, while events can still be read. */
@@ -123,9 +127,8 @@ void prof_divert(void *rec)
     struct maya_rec_hdr *h = rec;
     struct prof_op *op = building;
     int measured = op && op->start && op->end && !op->consumed;
-    int grouped = op && op->group;
     pthread_mutex_lock(&qlock);
-    if (!head && !measured && !grouped) {
+    if (!head && !measured) {
         emu_trace_commit(rec);
         pthread_mutex_unlock(&qlock);
         return;
@@ -148,11 +151,6 @@ void prof_divert(void *rec)
         p->device = op->device;
         op->consumed = 1;
     }
-    p->waiting = grouped;
-    if (grouped) {
-        p->stream = op->stream;
-        p->device = op->device;
-    }
     if (tail)
         tail->next = p;
     else
@@ -160,21 +158,6 @@ void prof_divert(void *rec)
     tail = p;
     nheld++;
     pthread_mutex_unlock(&qlock);
-    if (grouped) {
-        if (ngroup_ops == capgroup_ops) {
-            size_t cap = capgroup_ops ? capgroup_ops * 2 : 16;
-            struct pending **n = realloc(group_ops, cap * sizeof *n);
-            if (!n) {
-                pthread_mutex_lock(&qlock);
-                p->waiting = 0; /* written unmeasured */
-                pthread_mutex_unlock(&qlock);
-                return;
-            }
-            group_ops = n;
-            capgroup_ops = cap;
-        }
-        group_ops[ngroup_ops++] = p;
-    }
 }
 
 /* Write the head record (qlock held) with its measurement, if it has one. */
@@ -208,11 +191,6 @@ static void collect_locked(int blocking)
     cudaError_t (*sync)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventSynchronize);
     cudaError_t (*elapsed)(float *, cudaEvent_t, cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventElapsedTime);
     while (head) {
-        if (head->waiting) {
-            if (!blocking)
-                return;
-            head->waiting = 0; /* its group never ended: unmeasured */
-        }
         if (!head->start) {
             write_head(0, 0);
             continue;
@@ -244,43 +222,6 @@ void prof_collect_now(void)
 {
     pthread_mutex_lock(&qlock);
     collect_locked(0);
-    pthread_mutex_unlock(&qlock);
-}
-
-/* ---- NCCL groups ---- */
-
-void prof_group_begin_events(void)
-{
-    cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    for (size_t i = 0; i < ngroup_ops && rec; i++) {
-        struct pending *p = group_ops[i];
-        cudaEvent_t e = prof_event_get(p->device);
-        if (e && rec(e, p->stream) == cudaSuccess)
-            p->start = e;
-        else
-            prof_event_put(p->device, e);
-    }
-}
-
-void prof_group_end_events(int ok)
-{
-    cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    pthread_mutex_lock(&qlock);
-    for (size_t i = 0; i < ngroup_ops; i++) {
-        struct pending *p = group_ops[i];
-        if (p->start) {
-            cudaEvent_t e = ok && rec ? prof_event_get(p->device) : NULL;
-            if (e && rec(e, p->stream) == cudaSuccess) {
-                p->end = e;
-            } else {
-                prof_event_put(p->device, e);
-                prof_event_put(p->device, p->start);
-                p->start = NULL;
-            }
-        }
-        p->waiting = 0;
-    }
-    ngroup_ops = 0;
     pthread_mutex_unlock(&qlock);
 }
 

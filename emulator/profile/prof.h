@@ -72,7 +72,6 @@ struct prof_op {
     cudaEvent_t start, end;
     int device;                  /* the events' device (their pool) */
     int consumed;                /* the events went with the record */
-    int group;                   /* NCCL op inside a group: events come at ncclGroupEnd */
     int capturing;               /* the stream is capturing a graph: nothing runs now */
 };
 
@@ -82,13 +81,17 @@ struct prof_op {
 int prof_begin(struct prof_op *op);
 /* Device work on stream: record the start event (off the host clock), or
  * note that the stream is capturing a CUDA graph (no events then: they would
- * become nodes of the program's graph). */
+ * become nodes of the program's graph). The events are of op->device when
+ * set (>= 0), else of the thread's current device. */
 void prof_device_begin(struct prof_op *op, cudaStream_t stream);
 /* The clock runs again and op->t0 is now: call the real function next. */
 void prof_go(struct prof_op *op);
 /* The real call returned: the host clock stops (until prof_end); for device
  * work that succeeded, the end event is recorded. Then build the record. */
 void prof_returned(struct prof_op *op, int ok);
+/* Record op's end event (its start was recorded), the clock already
+ * stopped: for ops that share one real call (an NCCL group). */
+void prof_device_end(struct prof_op *op, int ok);
 /* The call's record is out: release what it did not take, maybe collect
  * finished measurements, restart the host clock. */
 void prof_end(struct prof_op *op);
@@ -108,11 +111,7 @@ void prof_missing(const char *lib, const char *name);
  * this thread is building a record for (prof_building). */
 void prof_divert(void *rec);
 void prof_building(struct prof_op *op);
-/* ncclGroupEnd: the grouped ops of this thread get their events now
- * (start recorded before the real ncclGroupEnd, end after). */
-void prof_group_begin_events(void);
-void prof_group_end_events(int ok);
-/* Events of the pool of the current device (the thread's device). */
+/* Events of a device's pool (made on that device when the pool is empty). */
 cudaEvent_t prof_event_get(int device);
 void prof_event_put(int device, cudaEvent_t e);
 

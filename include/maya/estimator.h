@@ -58,6 +58,9 @@ struct est_config {
     const struct maya_cluster_spec *cluster;
     enum est_model model[EST_NFAMILIES]; /* per family; learned falls back to analytical */
     const char *oracle_path;             /* durations file for EST_ORACLE */
+    const char *profile_dir;             /* measured durations for EST_ORACLE: a maya profile
+                                            directory of the same program; ops matched by rank,
+                                            name and nth op of that name (a file rule wins) */
     const char *models_dir;              /* trained model files; NULL = installed default */
 };
 
@@ -77,6 +80,18 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
  * the estimator counts them, 0 for other ops: for reports (model FLOP
  * utilisation) that should agree with what the durations assume. */
 double est_op_flops(const struct est_op *op);
+
+/* maya profile: the measured ops of a profile directory as training
+ * tables in out_dir (gemm.csv, kernel.csv, allreduce.csv, sendrecv.csv, in
+ * the format of estimator/data, for maya-est-train --data). 0, or -1 with a
+ * message. rows: per table in that order; skipped: measured ops no table
+ * takes (batched GEMMs, convolutions, attention, copies, kernels of no
+ * known class). */
+struct est_export_counts {
+    uint64_t rows[4];
+    uint64_t measured, skipped;
+};
+int est_profile_export(const char *profile_dir, const char *out_dir, struct est_export_counts *counts);
 
 const char *est_family_name(enum est_family f);
 const char *est_model_name(enum est_model m);

@@ -54,6 +54,10 @@ void sim_summarize(const struct sim_job *job, struct sim_summary *out);
 
 /* Per-iteration times (seconds); n of them. Valid until sim_free. */
 const double *sim_iteration_times(const struct sim_job *job, int *n);
+/* The ops of iteration k (from 0, below the n above) on a rank: indexes
+ * [first, end) among the rank's calls (trace order, as sim_op_times counts
+ * them). 0, or -1 if the rank or iteration does not exist. */
+int sim_iteration_ops(const struct sim_job *job, int rank, int k, uint64_t *first, uint64_t *end);
 
 /* One op's simulated times (ns) by rank and position among the rank's calls
  * (trace order, from 0). host_start..host_end is the call on the host;
