@@ -20,7 +20,8 @@
 const char col_trace_build_help[] =
     "One record per line; '#' starts a comment. Values may be double-quoted.\n"
     "  header rank=R world_size=N local_rank=L node=K gpus_per_node=G gpu=KEY total_mem=SIZE\n"
-    "                                     (optional; first line if present)\n"
+    "         [passthrough]               (optional; first line if present; passthrough: as\n"
+    "                                     maya profile records on real GPUs)\n"
     "  stream id=S dev=D [legacy] [non_blocking] [per_thread] [priority=P]\n"
     "  comm id=C rank=R nranks=N [dev=D] [gpu=GLOBAL_GPU] [parent=C] [color=X] [key=Y]\n"
     "Calls (all take t=ENTER..EXIT, api=NAME, stream=S, dev=D, tid=T, result=E,\n"
@@ -350,6 +351,8 @@ static int line_header(struct builder *b, struct kv *kv, int n)
     const char *g = val(kv, n, "gpu");
     if (g)
         snprintf(h->gpu, sizeof h->gpu, "%s", g);
+    if (flag(kv, n, "passthrough"))
+        h->flags |= MAYA_TRACE_F_PASSTHROUGH;
     if (h->gpus_per_node < 1 || h->gpus_per_node > 64)
         return bad(b, "gpus_per_node=%d: expected 1 to 64", h->gpus_per_node);
     return 0;

@@ -139,7 +139,7 @@ static void print_call(struct dump *d, const struct maya_rec_hdr *h, const struc
     fprintf(d->out, "%-12s seq=%" PRIu64 " t=%" PRIu64 "..%" PRIu64 " tid=%u dev=%d stream=%" PRIu64
             " api=%s result=%d", maya_rec_type_name(h->type), c->seq, c->t_enter_ns, c->t_exit_ns,
             c->tid, c->device, c->stream, maya_trace_string(d->r, c->api), c->result);
-    if (c->measured_ns)
+    if (c->measured_ns || (h->flags & MAYA_F_MEASURED))
         fprintf(d->out, " measured_ns=%" PRIu64, c->measured_ns);
     if (h->flags & MAYA_F_UNSUPPORTED)
         fprintf(d->out, " UNSUPPORTED");

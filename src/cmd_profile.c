@@ -88,9 +88,10 @@ static int run_profile(int argc, char **argv)
     char **args = calloc((size_t)argc + 1, sizeof *args);
     if (!args)
         return maya_error("out of memory"), 1;
-    int n = 0;
+    int n = 0, have_cmd = 0;
     for (int i = 0; i < argc; i++) {
         if (i > 0 && !strcmp(argv[i], "--")) {
+            have_cmd = i + 1 < argc;
             while (i < argc)
                 args[n++] = argv[i++];
             break;
@@ -111,6 +112,7 @@ static int run_profile(int argc, char **argv)
             continue;
         }
         if (i > 0 && argv[i][0] != '-') { /* the command: the rest is its own */
+            have_cmd = 1;
             while (i < argc)
                 args[n++] = argv[i++];
             break;
@@ -119,6 +121,11 @@ static int run_profile(int argc, char **argv)
         args[n++] = argv[i];
     }
 
+    if (!have_cmd) {
+        free(args);
+        maya_error("no command to profile: expected maya profile [OPTIONS] -- CMD [ARGS...]");
+        return 2;
+    }
     const char *real = getenv("MAYA_PROFILE_REAL_LIBDIR");
     struct profile_probe p;
     if (profile_probe(real, &p) < 0) {

@@ -6,7 +6,10 @@
 
 #include <cublasLt.h>
 #include <cublas_api.h>
+#include <pthread.h>
 #include <string.h>
+
+#include "maya/map.h"
 
 #define BLAS_MISSING(lib, name) (prof_missing((lib).soname, name), CUBLAS_STATUS_NOT_SUPPORTED)
 
@@ -20,6 +23,7 @@ struct gemm {
     int atype, btype, ctype, dtype, compute_type, scale_type, epilogue, algo;
     const void *a, *b, *c, *d;
     uint64_t workspace_bytes;
+    uint32_t flags;              /* MAYA_GEMM_* */
     cudaStream_t stream;
 };
 
@@ -62,6 +66,7 @@ static void trace_gemm(struct prof_op *op, uint32_t api, int status, const struc
     r.h.type = MAYA_REC_GEMM;
     r.h.bytes = sizeof r;
     r.lib = (uint32_t)g->lib;
+    r.flags = g->flags;
     r.transa = g->transa, r.transb = g->transb;
     r.m = g->m, r.n = g->n, r.k = g->k, r.batch = g->batch;
     r.lda = g->lda, r.ldb = g->ldb, r.ldc = g->ldc, r.ldd = g->ldd;
@@ -76,6 +81,61 @@ static void trace_gemm(struct prof_op *op, uint32_t api, int status, const struc
     r.workspace_bytes = g->workspace_bytes;
     emu_call_fill(&r.call, api, op->t0, status, s ? s->id : 0);
     emu_trace_emit(&r);
+}
+
+/* ---- handles: the workspace a GEMM may use ---- */
+
+/* cublasSetWorkspace_v2's per handle (packed bytes + 1; cublasSetStream_v2
+ * drops it, as cuBLAS does); else cuBLAS's default pool: 32 MiB on Hopper
+ * and later, 4 MiB before (cuBLAS documentation, cublasSetWorkspace). */
+static pthread_mutex_t ws_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct maya_map workspaces;
+
+static void set_workspace(cublasHandle_t h, uint64_t bytes, int set)
+{
+    pthread_mutex_lock(&ws_lock);
+    if (set) {
+        uint64_t *v = maya_map_put(&workspaces, (uint64_t)(uintptr_t)h, 0, NULL);
+        if (v)
+            *v = bytes + 1;
+    } else {
+        maya_map_del(&workspaces, (uint64_t)(uintptr_t)h, 0);
+    }
+    pthread_mutex_unlock(&ws_lock);
+}
+
+static uint64_t workspace(cublasHandle_t h)
+{
+    pthread_mutex_lock(&ws_lock);
+    uint64_t *v = maya_map_get(&workspaces, (uint64_t)(uintptr_t)h, 0);
+    uint64_t bytes = v ? *v - 1 : UINT64_MAX;
+    pthread_mutex_unlock(&ws_lock);
+    if (bytes != UINT64_MAX)
+        return bytes;
+    const struct emu_device *d = emu_device(emu_current_device());
+    return d && d->prop.major >= 9 ? 32u << 20 : 4u << 20;
+}
+
+cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *ws, size_t bytes)
+{
+    __typeof__(&cublasSetWorkspace_v2) real = PROF_REAL(prof_cublas, cublasSetWorkspace_v2);
+    if (!real)
+        return BLAS_MISSING(prof_cublas, "cublasSetWorkspace_v2");
+    cublasStatus_t st = real(handle, ws, bytes);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        set_workspace(handle, bytes, 1);
+    return st;
+}
+
+cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream)
+{
+    __typeof__(&cublasSetStream_v2) real = PROF_REAL(prof_cublas, cublasSetStream_v2);
+    if (!real)
+        return BLAS_MISSING(prof_cublas, "cublasSetStream_v2");
+    cublasStatus_t st = real(handle, stream);
+    if (st == CUBLAS_STATUS_SUCCESS)
+        set_workspace(handle, 0, 0);
+    return st;
 }
 
 /* The handle's stream, asked before the call (events go on it). */
@@ -96,6 +156,7 @@ static cudaStream_t handle_stream(cublasHandle_t h)
         if (!prof_begin(&op_)) \
             return CALL; \
         (G).stream = handle_stream(H); \
+        (G).workspace_bytes = workspace(H); \
         (G).compute_type = effective_compute((H), (G).compute_type, (G).atype); \
         prof_device_begin(&op_, (G).stream); \
         prof_go(&op_); \
@@ -163,6 +224,55 @@ TYPED_STRIDED(cublasDgemmStridedBatched_64, int64_t, double, CUDA_R_64F, CUBLAS_
 TYPED_STRIDED(cublasHgemmStridedBatched, int, blas_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 TYPED_STRIDED(cublasHgemmStridedBatched_64, int64_t, blas_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
 
+/* Typed batched GEMMs over arrays of pointers. */
+#define TYPED_BATCHED(NAME, INT, T, DTYPE, COMPUTE) \
+    cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, INT m, INT n, \
+                        INT k, const T *alpha, const T *const Aarray[], INT lda, const T *const Barray[], \
+                        INT ldb, const T *beta, T *const Carray[], INT ldc, INT batchCount) \
+    { \
+        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
+        if (!real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
+                          .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, \
+                          .compute_type = COMPUTE, .scale_type = DTYPE, .epilogue = 1, \
+                          .algo = CUBLAS_GEMM_DEFAULT, .a = Aarray, .b = Barray, .c = Carray, .d = Carray, \
+                          .flags = MAYA_GEMM_POINTER_ARRAYS }; \
+        SAME_TYPES(g, DTYPE); \
+        GEMM_BODY(handle, g, real(handle, transa, transb, m, n, k, alpha, Aarray, lda, Barray, ldb, beta, Carray, \
+                                  ldc, batchCount)); \
+    }
+
+TYPED_BATCHED(cublasSgemmBatched, int, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_BATCHED(cublasSgemmBatched_64, int64_t, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_BATCHED(cublasDgemmBatched, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_BATCHED(cublasDgemmBatched_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_BATCHED(cublasHgemmBatched, int, blas_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+TYPED_BATCHED(cublasHgemmBatched_64, int64_t, blas_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
+
+/* GEMV as a GEMM with n = 1 (as the emulator records it): M = rows of
+ * op(A), K = its columns, the vector increments where ldb and ldc stand. */
+#define TYPED_GEMV(NAME, INT, T, DTYPE, COMPUTE) \
+    cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t trans, INT m, INT n, const T *alpha, const T *A, \
+                        INT lda, const T *x, INT incx, const T *beta, T *y, INT incy) \
+    { \
+        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
+        if (!real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        int n_op_ = trans == CUBLAS_OP_N; \
+        struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = trans, .transb = CUBLAS_OP_N, .m = n_op_ ? m : n, \
+                          .n = 1, .k = n_op_ ? n : m, .batch = 1, .lda = lda, .ldb = incx, .ldc = incy, \
+                          .ldd = incy, .compute_type = COMPUTE, .scale_type = DTYPE, .epilogue = 1, \
+                          .algo = CUBLAS_GEMM_DEFAULT, .a = A, .b = x, .c = y, .d = y, .flags = MAYA_GEMM_MATVEC }; \
+        SAME_TYPES(g, DTYPE); \
+        GEMM_BODY(handle, g, real(handle, trans, m, n, alpha, A, lda, x, incx, beta, y, incy)); \
+    }
+
+TYPED_GEMV(cublasSgemv_v2, int, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_GEMV(cublasSgemv_v2_64, int64_t, float, CUDA_R_32F, CUBLAS_COMPUTE_32F)
+TYPED_GEMV(cublasDgemv_v2, int, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+TYPED_GEMV(cublasDgemv_v2_64, int64_t, double, CUDA_R_64F, CUBLAS_COMPUTE_64F)
+
 /* The scale type cublasGemmEx implies (alpha, beta) from the compute type. */
 static int ex_scale(int compute, int atype)
 {
@@ -220,6 +330,169 @@ EX_GEMM(cublasGemmEx_64, int64_t)
 EX_STRIDED(cublasGemmStridedBatchedEx, int)
 EX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
 
+#define EX_BATCHED(NAME, INT) \
+    cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, INT m, INT n, \
+                        INT k, const void *alpha, const void *const Aarray[], cudaDataType Atype, INT lda, \
+                        const void *const Barray[], cudaDataType Btype, INT ldb, const void *beta, \
+                        void *const Carray[], cudaDataType Ctype, INT ldc, INT batchCount, \
+                        cublasComputeType_t computeType, cublasGemmAlgo_t algo) \
+    { \
+        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
+        if (!real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
+                          .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .atype = Atype, \
+                          .btype = Btype, .ctype = Ctype, .dtype = Ctype, .compute_type = computeType, \
+                          .scale_type = ex_scale(computeType, Atype), .epilogue = 1, .algo = algo, \
+                          .a = Aarray, .b = Barray, .c = Carray, .d = Carray, .flags = MAYA_GEMM_POINTER_ARRAYS }; \
+        GEMM_BODY(handle, g, real(handle, transa, transb, m, n, k, alpha, Aarray, Atype, lda, Barray, Btype, ldb, \
+                                  beta, Carray, Ctype, ldc, batchCount, computeType, algo)); \
+    }
+
+EX_BATCHED(cublasGemmBatchedEx, int)
+EX_BATCHED(cublasGemmBatchedEx_64, int64_t)
+
+/* cublasSgemmEx: fp32 accumulation and scaling, storage types the caller's. */
+#define SGEMM_EX(NAME, INT) \
+    cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, INT m, INT n, \
+                        INT k, const float *alpha, const void *A, cudaDataType Atype, INT lda, const void *B, \
+                        cudaDataType Btype, INT ldb, const float *beta, void *C, cudaDataType Ctype, INT ldc) \
+    { \
+        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
+        if (!real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
+                          .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .atype = Atype, \
+                          .btype = Btype, .ctype = Ctype, .dtype = Ctype, .compute_type = CUBLAS_COMPUTE_32F, \
+                          .scale_type = CUDA_R_32F, .epilogue = 1, .algo = CUBLAS_GEMM_DEFAULT, .a = A, .b = B, \
+                          .c = C, .d = C }; \
+        GEMM_BODY(handle, g, real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, \
+                                  Ctype, ldc)); \
+    }
+
+SGEMM_EX(cublasSgemmEx, int)
+SGEMM_EX(cublasSgemmEx_64, int64_t)
+
+/* ---- host <-> device copies of vectors and matrices ---- */
+
+/* rows of width bytes, spitch / dpitch bytes apart, as the emulator's
+ * cuBLAS records them: one block when the rows follow one another. */
+static cublasStatus_t blas_copy(uint32_t api, cublasStatus_t (*call)(void *), void *arg, void *dst,
+                                const void *src, int64_t width, int64_t rows, int64_t dpitch, int64_t spitch,
+                                cudaStream_t stream, int async)
+{
+    struct prof_op op;
+    if (!prof_begin(&op))
+        return call(arg);
+    prof_device_begin(&op, stream);
+    prof_go(&op);
+    cublasStatus_t st = call(arg);
+    prof_returned(&op, st == CUBLAS_STATUS_SUCCESS);
+    struct prof_copy c = { dst, src, (size_t)width, (size_t)rows, stream, 0, async };
+    if (dpitch == width && spitch == width)
+        c.width = (size_t)(width * rows), c.height = 1;
+    if (st == CUBLAS_STATUS_SUCCESS && (width <= 0 || rows <= 0))
+        emu_trace_call(api, op.t0, st, 0, 0);
+    else
+        prof_trace_copy(&op, api, st, &c);
+    prof_end(&op);
+    if (!async)
+        prof_collect_now();
+    return st;
+}
+
+struct vcall {
+    void *real;
+    int64_t n, elem, incx, incy, rows, cols, lda, ldb;
+    const void *x;
+    void *y;
+    cudaStream_t stream;
+};
+
+#define VECTOR(NAME, INT, ASYNC) \
+    static cublasStatus_t call_##NAME(void *p) \
+    { \
+        struct vcall *v = p; \
+        return ASYNC ? ((cublasStatus_t (*)(INT, INT, const void *, INT, void *, INT, cudaStream_t))v->real)( \
+                           (INT)v->n, (INT)v->elem, v->x, (INT)v->incx, v->y, (INT)v->incy, v->stream) \
+                     : ((cublasStatus_t (*)(INT, INT, const void *, INT, void *, INT))v->real)( \
+                           (INT)v->n, (INT)v->elem, v->x, (INT)v->incx, v->y, (INT)v->incy); \
+    }
+#define VECTOR_FN(NAME, INT) \
+    VECTOR(NAME, INT, 0) \
+    cublasStatus_t NAME(INT n, INT elemSize, const void *x, INT incx, void *y, INT incy) \
+    { \
+        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .n = n, .elem = elemSize, .incx = incx, \
+                           .incy = incy, .x = x, .y = y }; \
+        if (!v.real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, y, x, elemSize, n, (int64_t)incy * elemSize, \
+                         (int64_t)incx * elemSize, NULL, 0); \
+    }
+#define VECTOR_ASYNC_FN(NAME, INT) \
+    VECTOR(NAME, INT, 1) \
+    cublasStatus_t NAME(INT n, INT elemSize, const void *x, INT incx, void *y, INT incy, cudaStream_t stream) \
+    { \
+        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .n = n, .elem = elemSize, .incx = incx, \
+                           .incy = incy, .x = x, .y = y, .stream = stream }; \
+        if (!v.real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, y, x, elemSize, n, (int64_t)incy * elemSize, \
+                         (int64_t)incx * elemSize, stream, 1); \
+    }
+
+VECTOR_FN(cublasSetVector, int)
+VECTOR_FN(cublasSetVector_64, int64_t)
+VECTOR_FN(cublasGetVector, int)
+VECTOR_FN(cublasGetVector_64, int64_t)
+VECTOR_ASYNC_FN(cublasSetVectorAsync, int)
+VECTOR_ASYNC_FN(cublasSetVectorAsync_64, int64_t)
+VECTOR_ASYNC_FN(cublasGetVectorAsync, int)
+VECTOR_ASYNC_FN(cublasGetVectorAsync_64, int64_t)
+
+#define MATRIX(NAME, INT, ASYNC) \
+    static cublasStatus_t call_##NAME(void *p) \
+    { \
+        struct vcall *v = p; \
+        return ASYNC ? ((cublasStatus_t (*)(INT, INT, INT, const void *, INT, void *, INT, cudaStream_t))v->real)( \
+                           (INT)v->rows, (INT)v->cols, (INT)v->elem, v->x, (INT)v->lda, v->y, (INT)v->ldb, \
+                           v->stream) \
+                     : ((cublasStatus_t (*)(INT, INT, INT, const void *, INT, void *, INT))v->real)( \
+                           (INT)v->rows, (INT)v->cols, (INT)v->elem, v->x, (INT)v->lda, v->y, (INT)v->ldb); \
+    }
+#define MATRIX_FN(NAME, INT) \
+    MATRIX(NAME, INT, 0) \
+    cublasStatus_t NAME(INT rows, INT cols, INT elemSize, const void *A, INT lda, void *B, INT ldb) \
+    { \
+        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .rows = rows, .cols = cols, \
+                           .elem = elemSize, .lda = lda, .ldb = ldb, .x = A, .y = B }; \
+        if (!v.real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, B, A, (int64_t)rows * elemSize, cols, \
+                         (int64_t)ldb * elemSize, (int64_t)lda * elemSize, NULL, 0); \
+    }
+#define MATRIX_ASYNC_FN(NAME, INT) \
+    MATRIX(NAME, INT, 1) \
+    cublasStatus_t NAME(INT rows, INT cols, INT elemSize, const void *A, INT lda, void *B, INT ldb, \
+                        cudaStream_t stream) \
+    { \
+        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .rows = rows, .cols = cols, \
+                           .elem = elemSize, .lda = lda, .ldb = ldb, .x = A, .y = B, .stream = stream }; \
+        if (!v.real) \
+            return BLAS_MISSING(prof_cublas, #NAME); \
+        return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, B, A, (int64_t)rows * elemSize, cols, \
+                         (int64_t)ldb * elemSize, (int64_t)lda * elemSize, stream, 1); \
+    }
+
+MATRIX_FN(cublasSetMatrix, int)
+MATRIX_FN(cublasSetMatrix_64, int64_t)
+MATRIX_FN(cublasGetMatrix, int)
+MATRIX_FN(cublasGetMatrix_64, int64_t)
+MATRIX_ASYNC_FN(cublasSetMatrixAsync, int)
+MATRIX_ASYNC_FN(cublasSetMatrixAsync_64, int64_t)
+MATRIX_ASYNC_FN(cublasGetMatrixAsync, int)
+MATRIX_ASYNC_FN(cublasGetMatrixAsync_64, int64_t)
+
 /* ---- cuBLASLt ---- */
 
 static void lt_desc(cublasLtMatmulDesc_t d, cublasLtMatmulDescAttributes_t attr, void *buf, size_t size)
@@ -269,10 +542,21 @@ static void lt_describe(struct gemm *g, cublasLtMatmulDesc_t desc, cublasLtMatri
     g->batch = lt_layout(D, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, 1);
     g->lda = lt_layout(A, CUBLASLT_MATRIX_LAYOUT_LD, 0), g->ldb = lt_layout(B, CUBLASLT_MATRIX_LAYOUT_LD, 0);
     g->ldc = lt_layout(C, CUBLASLT_MATRIX_LAYOUT_LD, 0), g->ldd = lt_layout(D, CUBLASLT_MATRIX_LAYOUT_LD, 0);
-    g->stride_a = lt_layout(A, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
-    g->stride_b = lt_layout(B, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
-    g->stride_c = lt_layout(C, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
-    g->stride_d = lt_layout(D, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+    if (g->batch > 1) {
+        g->stride_a = lt_layout(A, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+        g->stride_b = lt_layout(B, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+        g->stride_c = lt_layout(C, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+        g->stride_d = lt_layout(D, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, 0);
+    }
+    const cublasLtMatrixLayout_t ls[4] = { A, B, C, D };
+    static const uint32_t rows[4] = { MAYA_GEMM_ROW_MAJOR_A, MAYA_GEMM_ROW_MAJOR_B, MAYA_GEMM_ROW_MAJOR_C,
+                                      MAYA_GEMM_ROW_MAJOR_D };
+    for (int i = 0; i < 4; i++)
+        if (lt_layout(ls[i], CUBLASLT_MATRIX_LAYOUT_ORDER, CUBLASLT_ORDER_COL) == CUBLASLT_ORDER_ROW)
+            g->flags |= rows[i];
+    if (lt_layout(D, CUBLASLT_MATRIX_LAYOUT_BATCH_MODE, CUBLASLT_BATCH_MODE_STRIDED) ==
+        CUBLASLT_BATCH_MODE_POINTER_ARRAY)
+        g->flags |= MAYA_GEMM_POINTER_ARRAYS;
     g->atype = (int)lt_layout(A, CUBLASLT_MATRIX_LAYOUT_TYPE, -1);
     g->btype = (int)lt_layout(B, CUBLASLT_MATRIX_LAYOUT_TYPE, -1);
     g->ctype = (int)lt_layout(C, CUBLASLT_MATRIX_LAYOUT_TYPE, -1);

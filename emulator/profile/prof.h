@@ -141,6 +141,17 @@ void prof_alloc_note(uint64_t ptr, uint64_t bytes, int kind, int device);
  * set), 0 not. */
 int prof_alloc_take(uint64_t ptr, uint64_t *bytes, int *kind, int *device);
 
+/* A copy of height rows of width bytes (1 row: linear), traced as the
+ * emulator's MEMCPY record (or a CALL when it failed or was captured). */
+struct prof_copy {
+    void *dst;
+    const void *src;
+    size_t width, height;
+    cudaStream_t stream;
+    int per_thread, async;
+};
+void prof_trace_copy(struct prof_op *op, uint32_t api, int result, const struct prof_copy *c);
+
 /* Where a pointer lives (real cudaPointerGetAttributes): device ordinal or
  * -1 for host; *pinned for page-locked host memory. */
 int prof_ptr_device(const void *p, int *pinned);

@@ -210,17 +210,9 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 
 /* ---- copies ---- */
 
-struct copy {
-    void *dst;
-    const void *src;
-    size_t width, height;        /* bytes per row, rows (1 for linear) */
-    cudaStream_t stream;
-    int per_thread, async;
-};
-
 /* As the emulator's emu_copy_classify: the kind from where the pointers
  * live (asked of the real runtime), not from what the program said. */
-static void trace_copy(struct prof_op *op, uint32_t api, cudaError_t e, const struct copy *cp)
+void prof_trace_copy(struct prof_op *op, uint32_t api, int e, const struct prof_copy *cp)
 {
     struct emu_stream *s = prof_stream(cp->stream, cp->per_thread);
     if (e != cudaSuccess || op->capturing) {
@@ -274,8 +266,8 @@ static cudaStream_t event_stream(cudaStream_t s, int per_thread)
         if (!real) \
             return RT_MISSING(#NAME); \
         const int async_ = (ASYNC); \
-        struct copy c_ = { (DST), (SRC), (W), (H), (STREAM), (PER_THREAD), async_ }; \
-        DEVICE_BODY(STREAM, PER_THREAD, CALL, trace_copy(&op_, EMU_API_ID(#NAME), e_, &c_)); \
+        struct prof_copy c_ = { (DST), (SRC), (W), (H), (STREAM), (PER_THREAD), async_ }; \
+        DEVICE_BODY(STREAM, PER_THREAD, CALL, prof_trace_copy(&op_, EMU_API_ID(#NAME), e_, &c_)); \
     } while (0)
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)

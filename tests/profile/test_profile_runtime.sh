@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The profiler's forwarding layer without a GPU: real nvcc-built programs run
+# with libmaya-profile.so preloaded over maya's emulator libraries standing in
+# for the real ones. Each program works as before, and its profile holds the
+# device ops an emulated run records (launches with their arguments, copies,
+# memsets, cuBLAS and cuBLASLt GEMMs), each measured, and none of the
+# profiler's own calls. The emulator underneath sees the profiler's events:
+# two per measured op at least (also around calls that did no work, such as
+# a GEMM with m = 0, whose events are recorded before that is known).
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/profile/profile_lib.sh"
+
+check() { # NAME ARGS...
+    local w=$1
+    shift
+    RANK=0 emu "$TEST_TMP/$w.emu" "$WORKLOADS/$w" "$@" > "$TEST_TMP/$w.emu.out" 2>&1 ||
+        fail "$w under the emulator failed: $(tail -5 "$TEST_TMP/$w.emu.out")"
+    RANK=0 MAYA_TRACE_DIR=$TEST_TMP/$w.under profile_run "$TEST_TMP/$w.prof" "$WORKLOADS/$w" "$@" \
+        > "$TEST_TMP/$w.prof.out" 2>&1 || fail "$w under the profiler failed: $(tail -5 "$TEST_TMP/$w.prof.out")"
+    # the program says the same either way (its own checks passed)
+    grep -v "^maya-emu:" "$TEST_TMP/$w.emu.out" > "$TEST_TMP/a"
+    grep -v "^maya-emu:" "$TEST_TMP/$w.prof.out" > "$TEST_TMP/b"
+    diff "$TEST_TMP/a" "$TEST_TMP/b" > /dev/null || fail "$w prints other things under the profiler: $(diff "$TEST_TMP/a" "$TEST_TMP/b" | head -5)"
+    same_ops "$TEST_TMP/$w.emu/rank-0.mtrace" "$TEST_TMP/$w.prof/rank-0.mtrace" "$w"
+    # the emulator below recorded the profiler's events around each measured op
+    local ops records
+    ops=$(wc -l < "$TEST_TMP/same.p.ops")
+    dump "$TEST_TMP/$w.under/rank-0.mtrace" > "$TEST_TMP/under.txt"
+    records=$(grep -cE "^event_record .*api=cudaEventRecord " "$TEST_TMP/under.txt" || true)
+    local program_records
+    program_records=$(grep -cE "^event_record " "$TEST_TMP/same.p.txt" || true)
+    [ "$records" -ge $((2 * ops + program_records)) ] ||
+        fail "$w: the emulator below saw $records event records, expected 2 per measured op ($ops) plus the program's $program_records"
+}
+
+check vector_add 4096
+expect_grep '^launch .*api=__cudaLaunchKernel .*kernel="vector_add\(float const\*, float const\*, float\*, int\)" grid=16,1,1 block=256,1,1 .*args=\(ptr:P, ptr:P, ptr:P, i32:4096\)' "$TEST_TMP/same.p.ops"
+expect_count 2 '^memcpy .*kind=h2d bytes=16384' "$TEST_TMP/same.p.ops"
+# allocations and frees with the device's memory in use, as the emulator counts it
+expect_grep "^free .*api=cudaFree .*device_sync kind=device .*used=0 peak=50176" "$TEST_TMP/same.p.txt"
+expect_grep "^end .*dev0_peak=50176" "$TEST_TMP/same.p.txt"
+check streams_events
+expect_grep "^event_record " "$TEST_TMP/same.p.txt"
+expect_grep "^stream_wait " "$TEST_TMP/same.p.txt"
+check ptds_streams
+expect_grep "stream .*per_thread" "$TEST_TMP/same.p.txt"
+check gemm_cublas
+expect_grep "^gemm .*api=cublasSgemmBatched .*pointer_arrays" "$TEST_TMP/same.p.ops"
+expect_grep "^gemm .*api=cublasSgemv_v2 .*matvec" "$TEST_TMP/same.p.ops"
+expect_grep "^memcpy .*api=cublasSetVector" "$TEST_TMP/same.p.ops"
+check gemm_lt
+expect_grep "^gemm .*api=cublasLtMatmul .*row_major=ABCD" "$TEST_TMP/same.p.ops"
+
+# maya profile itself, forwarding to the emulator: a profile directory
+d=$TEST_TMP/pdir
+MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile -o "$d" -- "$WORKLOADS/vector_add" 4096 > "$TEST_TMP/out" 2>&1 ||
+    fail "maya profile failed: $(tail -5 "$TEST_TMP/out")"
+expect_grep "^maya profile: 8 x NVIDIA H100 80GB HBM3 \(H100-SXM, $MAYA_LIBS/libcudart.so.13\)" "$TEST_TMP/out"
+expect_grep "^maya profile: 6 of 6 device ops measured on 1 rank \(H100-SXM\)" "$TEST_TMP/out"
+expect_grep "^launcher=maya-profile$" "$d/run.conf"
+expect_grep "^gpu=H100-SXM$" "$d/run.conf"
+expect_grep "^rank.0.exit=0$" "$d/run.conf"
+expect_grep "vector_add n=4096 blocks=16 threads=256: ok" "$d/logs/rank-0.out"
+expect_grep "^ +5 +[0-9.]+ .* cudaMemcpy$" "$d/profile.txt"
+expect_grep "^ +1 +[0-9.]+ .* vector_add\(float const\*, float const\*, float\*, int\)$" "$d/profile.txt"
+# --gpu names the GPU when its name is unknown, and must be a known one
+MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile --gpu nonesuch -o "$TEST_TMP/p2" -- true > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 2 "exit status with an unknown --gpu"
+expect_grep "nonesuch: not a known GPU; known: " "$TEST_TMP/out"
+# a failing workload: exit 1, what it measured is kept
+MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile -q -o "$TEST_TMP/p3" -- sh -c 'exit 3' > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status when the workload fails"
+expect_grep "^rank.0.exit=3$" "$TEST_TMP/p3/run.conf"
+exit 0
