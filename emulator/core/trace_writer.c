@@ -257,7 +257,8 @@ EMU_API void emu_trace_commit(void *rec)
      * and its file belong to the parent. */
     if (!tracing || __builtin_expect(emu_started < 0, 0))
         return;
-    emu_clock_record(rec);
+    if (!emu_config()->passthrough) /* on real GPUs the device keeps its own time */
+        emu_clock_record(rec);
     pthread_mutex_lock(&lock);
     if (!finished)
         emit_locked(rec);

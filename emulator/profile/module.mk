@@ -12,10 +12,10 @@ PROF_LIB  := $(EMU_LIBDIR)/libmaya-profile.so
 # names them under the real libraries' version nodes).
 $(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile
 
-$(PROF_LIB): $(PROF_OBJS) $(CORE_OBJS) $(COMMON_LIB) emulator/profile/profile.map
+$(PROF_LIB): $(PROF_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/profile/profile.map
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ $(PROF_OBJS) $(CORE_OBJS) $(COMMON_LIB) $(LDFLAGS) \
+	$(CC) -shared -o $@ $(PROF_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) $(LDFLAGS) \
 		-Wl,-soname,libmaya-profile.so -Wl,--version-script,emulator/profile/profile.map \
-		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++
+		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++ -lm
 
 ALL_TARGETS += $(PROF_LIB)

@@ -9,9 +9,17 @@
 #    twin and writes compare.txt/json; replaying the run with the profile's
 #    durations (maya report --oracle-profile) gives the iteration time the
 #    comparison reports for it;
-#  - maya profile --export writes training tables that maya-est-train takes.
-# (The durations measured here are the emulator's host times, not a GPU's:
-# what is checked is that they travel, not what they are.)
+#  - maya profile --export writes training tables that maya-est-train takes;
+#  - with the emulator's device clock running underneath (it runs when the
+#    emulator writes a trace: MAYA_TRACE_DIR), CUDA events time the emulated
+#    GPU, whose op durations are the analytical model's: the profile then
+#    measures, op by op, what maya run --estimator analytical predicts, up
+#    to the events' own bias (an op on an idle stream is timed from when its
+#    start event ran, so its issue time counts). That the two agree checks
+#    that every op is bracketed by its own events on its own stream and
+#    meets its own prediction.
+# (Without the device clock the durations measured are the emulator's host
+# times: what is checked then is that they travel, not what they are.)
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/profile/profile_lib.sh"
 
@@ -75,6 +83,24 @@ expect_grep "oracle-profile .*nowhere: no traces/ in it" "$TEST_TMP/out"
 "$MAYA" report -q --oracle-profile "$run" "$run" > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 3 "exit status when --oracle-profile is not a profile"
 expect_grep "was not recorded by maya profile" "$TEST_TMP/out"
+
+# measurements of the emulated GPU's clock against the model that drives it
+"$MAYA" run -q -g h100x8 -n 4 --estimator analytical -o "$TEST_TMP/run_a" -- "$WORKLOADS/minigpt" "${args[@]}" \
+    > "$TEST_TMP/out" 2>&1 || fail "maya run --estimator analytical failed: $(tail -20 "$TEST_TMP/out")"
+MAYA_TRACE_DIR=$TEST_TMP/under MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile -q -n 4 -o "$TEST_TMP/prof_c" -- \
+    "$WORKLOADS/minigpt" "${args[@]}" > "$TEST_TMP/out" 2>&1 || fail "maya profile over the device clock failed"
+"$MAYA" profile -q --compare "$TEST_TMP/prof_c" "$TEST_TMP/run_a" > "$TEST_TMP/out" 2>&1 || fail "--compare failed"
+python3 - "$TEST_TMP/run_a/compare.json" <<'PY' || fail "the measured durations are not the emulated GPU's (above)"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert c["matched_ops"] == c["device_ops"] > 0, c
+fam = c["families"]
+# measured >= predicted (the events' bias only adds), and close
+for f, limit in (("gemm", 10), ("kernel", 10), ("copy", 10), ("allreduce", 5)):
+    v = fam[f]
+    assert v["mape_pct"] < limit, (f, v)
+    assert v["measured_s"] >= v["predicted_s"] * 0.999, (f, v)
+PY
 
 # training tables from the profile, and a training run that takes them
 "$MAYA" profile --export "$prof" --out "$TEST_TMP/tables" > "$TEST_TMP/out" 2>&1 || fail "maya profile --export failed: $(cat "$TEST_TMP/out")"
