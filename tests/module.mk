@@ -93,7 +93,7 @@ ALL_TARGETS += $(UNIT_TESTS)
 # cuBLAS / cuBLASLt / cuDNN workloads (tests/libs/): linked against the
 # toolkit's libraries, run against maya's.
 WORKLOAD_LIBS_gemm_cublas := -lcublas
-WORKLOAD_LIBS_gemm_lt := -lcublasLt
+WORKLOAD_LIBS_gemm_lt := -lcublasLt -lcublas
 WORKLOAD_LIBS_cudnn_legacy := -lcudnn
 WORKLOAD_LIBS_cudnn_graph := -lcudnn
 

@@ -16,6 +16,8 @@
 
 #define BLAS_MAGIC 0x626c6173u
 
+/* Its first two fields are those of cuBLASLt's struct cublasLtContext:
+ * programs cast a cublasHandle_t to a cublasLtHandle_t (cuBLASLt allows it). */
 struct cublasContext {
     struct emu_lib_handle h;     /* magic and stream (NULL: legacy default stream) */
     int device;                  /* the device current when the handle was made */

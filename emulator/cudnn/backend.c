@@ -18,7 +18,7 @@ static int type_bytes(int type)
         return 8;
     case CUDNN_TYPE_BOOLEAN: case CUDNN_TYPE_CHAR: return 1;
     case CUDNN_TYPE_FRACTION: return 16;
-    default: return type >= 0 && type <= CUDNN_TYPE_MOE_GROUPED_MATMUL_MODE ? 4 : 0;
+    default: return type >= 0 && type <= BE_TYPE_RESHAPE_MODE ? 4 : 0;
     }
 }
 
@@ -69,7 +69,13 @@ static const struct {
     { CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, 2700, 2799 },
     { CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR, 2800, 2850 },
     { CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR, 2851, 2899 },
-    { CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR, 2900, 2999 },
+    { CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR, 2900, 2949 },
+    { BE_OPERATION_MOE_GROUPED_MATMUL_BWD, 2950, 2999 },
+    { BE_OPERATION_DIAGONAL_BAND_MASK, 3000, 3099 },
+    { BE_OPERATION_SOFTMAX, 3100, 3199 },
+    /* transpose and slice: attribute numbers not known here, any accepted */
+    { BE_OPERATION_TRANSPOSE, 0, 1 << 30 },
+    { BE_OPERATION_SLICE, 0, 1 << 30 },
 };
 
 static int type_known(int type)
@@ -106,7 +112,8 @@ static const struct {
     { CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, -1, 0 },
     { CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_ATTR_ENGINEHEUR_SM_COUNT_TARGET, CUDNN_TYPE_INT32, -1, 1 },
     { CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, -1, 0 },
-    { CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT64, -1, 1 },
+    { CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, -1, 1 },
+    { CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT32, -1, 1 },
     { CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, -1, 1 },
     { CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, CUDNN_TYPE_BACKEND_DESCRIPTOR, -1, 1 },
     { CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_ATTR_EXECUTION_PLAN_RUN_ONLY_INTERMEDIATE_UIDS, CUDNN_TYPE_INT64, -1, 0 },
@@ -408,8 +415,12 @@ cudnnStatus_t cudnnBackendGetAttribute(cudnnBackendDescriptor_t const desc, cudn
     if (a->type != (int)type)
         DNN_RETURN(dnn_error(CUDNN_STATUS_BAD_PARAM_ATTRIBUTE_TYPE, "attribute %d has type %d, not %d", (int)name,
                              a->type, (int)type));
-    if (requested < 0 || (requested > 0 && !elements))
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM);
+    if (requested < 0)
+        DNN_RETURN(dnn_error(CUDNN_STATUS_BAD_PARAM, "attribute %d: %lld elements requested", (int)name,
+                             (long long)requested));
+    /* no array: only the count is asked for */
+    if (!elements)
+        requested = 0;
     int64_t n = requested < a->count ? requested : a->count;
     if (type == CUDNN_TYPE_BACKEND_DESCRIPTOR) {
         /* into the caller's descriptors, which must be of the stored type */

@@ -15,6 +15,23 @@
 
 #define BE_MAGIC 0x646e6265u
 
+/* Descriptor types and attributes of cuDNN 9.20 and later, which the
+ * toolkit's 9.19 headers lack; programs built against a newer cuDNN
+ * (PyTorch 2.15's frontend) use them. Values from cuDNN's API. */
+enum {
+    BE_OPERATION_DIAGONAL_BAND_MASK = 44,   /* 9.20 */
+    BE_OPERATION_SOFTMAX = 45,              /* 9.20 */
+    BE_OPERATION_TRANSPOSE = 46,            /* 9.22 */
+    BE_OPERATION_SLICE = 47,                /* 9.22 */
+    BE_OPERATION_MOE_GROUPED_MATMUL_BWD = 48, /* 9.22 */
+    BE_LAST_TYPE = 48,
+    BE_ATTR_DIAGONAL_BAND_MASK_XDESC = 3000,
+    BE_ATTR_DIAGONAL_BAND_MASK_YDESC = 3006,
+    BE_ATTR_SOFTMAX_XDESC = 3100,
+    BE_ATTR_SOFTMAX_YDESC = 3101,
+    BE_TYPE_RESHAPE_MODE = 31,              /* 9.22: the last attribute type */
+};
+
 struct be_attr {
     int name;                    /* cudnnBackendAttributeName_t */
     int type;                    /* cudnnBackendAttributeType_t */

@@ -170,6 +170,8 @@ static int is_operation(int type)
     case CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR:
     case CUDNN_BACKEND_OPERATION_CONTRACT_BAND_MATRIX_DESCRIPTOR: case CUDNN_BACKEND_OPERATION_SDPA_FWD_DESCRIPTOR:
     case CUDNN_BACKEND_OPERATION_MOE_GROUPED_MATMUL_DESCRIPTOR: case CUDNN_BACKEND_OPERATION_SDPA_BWD_DESCRIPTOR:
+    case BE_OPERATION_DIAGONAL_BAND_MASK: case BE_OPERATION_SOFTMAX: case BE_OPERATION_TRANSPOSE:
+    case BE_OPERATION_SLICE: case BE_OPERATION_MOE_GROUPED_MATMUL_BWD:
         return 1;
     default:
         return 0;
@@ -180,8 +182,9 @@ static cudnnStatus_t finalize_graph(struct be_desc *d)
 {
     const struct be_attr *h = be_attr(d, CUDNN_ATTR_OPERATIONGRAPH_HANDLE);
     const struct be_attr *ops = be_attr(d, CUDNN_ATTR_OPERATIONGRAPH_OPS);
-    if (!h || !dnn_handle_ok(*(cudnnHandle_t *)h->data))
-        return dnn_error(CUDNN_STATUS_BAD_PARAM, "operation graph: a cuDNN handle is required");
+    /* The handle is optional (deprecated in cuDNN 9: execution names it). */
+    if (h && (h->count != 1 || !dnn_handle_ok(*(cudnnHandle_t *)h->data)))
+        return dnn_error(CUDNN_STATUS_BAD_PARAM, "operation graph: the handle given is not a cuDNN handle");
     if (!ops || ops->count < 1)
         return dnn_error(CUDNN_STATUS_BAD_PARAM, "operation graph: no operations");
     for (int64_t i = 0; i < ops->count; i++) {
@@ -247,7 +250,7 @@ static cudnnStatus_t finalize_cfg(struct be_desc *d)
     if (!st && !has(d, CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO))
         st = be_put(d, CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, NULL);
     if (!st && !has(d, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED))
-        st = be_put(d, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT64, 1, &(int64_t){ 0 });
+        st = be_put(d, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT32, 1, &(int32_t){ 0 });
     return st;
 }
 
@@ -291,9 +294,11 @@ static cudnnStatus_t finalize_plan(struct be_desc *d)
     const struct be_attr *h = be_attr(d, CUDNN_ATTR_EXECUTION_PLAN_HANDLE);
     const struct be_desc *c = be_ref(d, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, 0);
     int64_t ws;
-    if (!h || !dnn_handle_ok(*(cudnnHandle_t *)h->data) || !c || c->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR ||
-        !c->finalized || !be_int64(c, CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, &ws))
-        return dnn_error(CUDNN_STATUS_BAD_PARAM, "execution plan: a handle and a finalized engine config are required");
+    if (h && (h->count != 1 || !dnn_handle_ok(*(cudnnHandle_t *)h->data)))
+        return dnn_error(CUDNN_STATUS_BAD_PARAM, "execution plan: the handle given is not a cuDNN handle");
+    if (!c || c->type != CUDNN_BACKEND_ENGINECFG_DESCRIPTOR || !c->finalized ||
+        !be_int64(c, CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, &ws))
+        return dnn_error(CUDNN_STATUS_BAD_PARAM, "execution plan: a finalized engine config is required");
     static const char json[] = "{\"emulated\": \"maya\"}";
     cudnnStatus_t st = be_put(d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &ws);
     if (!st)
@@ -399,6 +404,7 @@ static int op_inputs(const struct be_desc *op, const struct be_desc **in, int ma
         CUDNN_ATTR_OPERATION_POINTWISE_XDESC, CUDNN_ATTR_OPERATION_POINTWISE_BDESC,
         CUDNN_ATTR_OPERATION_POINTWISE_TDESC, CUDNN_ATTR_OPERATION_POINTWISE_DYDESC,
         CUDNN_ATTR_OPERATION_REDUCTION_XDESC, CUDNN_ATTR_OPERATION_MATMUL_ADESC, CUDNN_ATTR_OPERATION_MATMUL_BDESC,
+        BE_ATTR_SOFTMAX_XDESC, BE_ATTR_DIAGONAL_BAND_MASK_XDESC, CUDNN_ATTR_OPERATION_RESHAPE_XDESC,
     };
     int n = 0;
     for (size_t i = 0; i < sizeof names / sizeof *names && n < max; i++) {
@@ -413,13 +419,32 @@ static const struct be_desc *op_output(const struct be_desc *op)
 {
     static const int names[] = { CUDNN_ATTR_OPERATION_POINTWISE_YDESC, CUDNN_ATTR_OPERATION_POINTWISE_DXDESC,
                                  CUDNN_ATTR_OPERATION_REDUCTION_YDESC, CUDNN_ATTR_OPERATION_MATMUL_CDESC,
-                                 CUDNN_ATTR_OPERATION_RNG_YDESC };
+                                 CUDNN_ATTR_OPERATION_RNG_YDESC, BE_ATTR_SOFTMAX_YDESC,
+                                 BE_ATTR_DIAGONAL_BAND_MASK_YDESC, CUDNN_ATTR_OPERATION_RESHAPE_YDESC };
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         const struct be_desc *t = be_ref(op, names[i], 0);
         if (t)
             return t;
     }
     return NULL;
+}
+
+static int pw_mode(const struct be_desc *op);
+
+/* Is d, or a descriptor it holds (depth levels down), a mask operation? */
+static int has_mask(const struct be_desc *d, int depth)
+{
+    if (!d)
+        return 0;
+    if (d->type == CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR || d->type == BE_OPERATION_DIAGONAL_BAND_MASK ||
+        pw_mode(d) == CUDNN_POINTWISE_GEN_INDEX)
+        return 1;
+    for (int i = 0; depth > 0 && i < d->nattrs; i++)
+        if (d->attrs[i].type == CUDNN_TYPE_BACKEND_DESCRIPTOR)
+            for (int64_t j = 0; j < d->attrs[i].count; j++)
+                if (has_mask(((struct be_desc **)d->attrs[i].data)[j], depth - 1))
+                    return 1;
+    return 0;
 }
 
 static int pw_mode(const struct be_desc *op)
@@ -498,8 +523,10 @@ static void walk_back(const struct exec *x, int64_t op, int64_t from, struct cha
     }
     if (o->type == CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR)
         c->dropout = 1;
-    if (o->type == CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR)
+    if (o->type == CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR || o->type == BE_OPERATION_DIAGONAL_BAND_MASK)
         c->mask = 1;
+    if (o->type == BE_OPERATION_SOFTMAX)
+        c->exp = 1;
     const struct be_desc *in[8];
     int n = op_inputs(o, in, 8);
     for (int i = 0; i < n; i++)
@@ -521,7 +548,8 @@ static int reaches_exp(const struct exec *x, int64_t i, char *seen)
         if (!uses || seen[k] || x->ops[k]->type == CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR)
             continue;
         seen[k] = 1;
-        if (pw_mode(x->ops[k]) == CUDNN_POINTWISE_EXP || reaches_exp(x, k, seen))
+        if (pw_mode(x->ops[k]) == CUDNN_POINTWISE_EXP || x->ops[k]->type == BE_OPERATION_SOFTMAX ||
+            reaches_exp(x, k, seen))
             return 1;
     }
     return 0;
@@ -541,7 +569,7 @@ static int same_dims(const struct maya_tensor *a, const struct maya_tensor *b)
  * softmax recomputed from Q.K^T (S), dP = dO.V^T beside it, then dV, dQ,
  * dK. One SDPA_BWD record: q and k from S, v and o (dO's shape) from dP.
  * Returns 1 if the graph is one. */
-static int attention_backward(const struct exec *x, struct maya_rec_dnn *r, const struct chain *att, char *seen)
+static int attention_backward(const struct exec *x, struct maya_rec_dnn *r, char *seen)
 {
     int nmm = 0;
     int64_t s_op = -1, dp_op = -1;
@@ -576,15 +604,22 @@ static int attention_backward(const struct exec *x, struct maya_rec_dnn *r, cons
         tensor_to_trace(&r->t[3], be_ref(x->ops[dp_op], CUDNN_ATTR_OPERATION_MATMUL_ADESC, 0));
     }
     be_enum(be_ref(s, CUDNN_ATTR_OPERATION_MATMUL_DESC, 0), CUDNN_ATTR_MATMUL_COMP_TYPE, &r->compute_type);
+    /* the scale: a multiplication of S by a by-value scalar; causal: a mask anywhere */
     r->attn_scale = 1.0f;
-    for (int64_t i = 0; i < x->nops; i++)
-        if (att[i].first == s_op) {
-            r->causal |= att[i].mask;
-            if (att[i].scale_found)
-                r->attn_scale = att[i].scale;
-            if (att[i].dropout)
-                r->dropout = dropout_of(x);
-        }
+    int64_t s_uid = uid_of(be_ref(s, CUDNN_ATTR_OPERATION_MATMUL_CDESC, 0));
+    for (int64_t i = 0; i < x->nops; i++) {
+        const struct be_desc *o = x->ops[i];
+        const struct be_desc *xin = be_ref(o, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, 0);
+        const struct be_desc *b = be_ref(o, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, 0);
+        int mode = pw_mode(o);
+        float v;
+        if ((mode == CUDNN_POINTWISE_MUL || mode == CUDNN_POINTWISE_DIV) && uid_of(xin) == s_uid && b &&
+            by_value(x, b, &v))
+            r->attn_scale = mode == CUDNN_POINTWISE_DIV && v != 0 ? 1.0f / v : v;
+        r->causal |= has_mask(o, 0);
+        if (o->type == CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR)
+            r->dropout = dropout_of(x);
+    }
     return 1;
 }
 
@@ -660,7 +695,7 @@ static int trace_graph(cudnnHandle_t h, uint32_t api, uint64_t t0, const struct 
         }
     }
     struct maya_rec_dnn bwd = *base;
-    if (attention_backward(x, &bwd, att, seen)) {
+    if (attention_backward(x, &bwd, seen)) {
         free(fused);
         free(seen);
         free(att);
@@ -723,11 +758,10 @@ static int trace_graph(cudnnHandle_t h, uint32_t api, uint64_t t0, const struct 
             float v;
             r.attn_scale = s && by_value(x, s, &v) ? v : 1.0f / sqrtf((float)(r.t[0].ndims ? r.t[0].dims[r.t[0].ndims - 1] : 1));
             r.compute_type = CUDNN_DATA_FLOAT;
-            /* causal: a band or mask operation in the graph */
+            /* causal: a band or mask operation in the graph, or in the
+             * subgraph the operation carries (cuDNN 9.21) */
             for (int64_t k = 0; k < x->nops; k++)
-                if (x->ops[k]->type == CUDNN_BACKEND_OPERATION_EXPAND_BAND_MATRIX_DESCRIPTOR ||
-                    pw_mode(x->ops[k]) == CUDNN_POINTWISE_GEN_INDEX)
-                    r.causal = 1;
+                r.causal |= has_mask(x->ops[k], 3);
             break;
         }
         case CUDNN_BACKEND_OPERATION_NORM_FORWARD_DESCRIPTOR:

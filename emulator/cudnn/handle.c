@@ -1,6 +1,7 @@
 /* cuDNN handles, streams, versions, error strings, callbacks, and the
  * record helpers the operations share. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dnn.h"
@@ -44,6 +45,38 @@ int dnn_dtype_bytes(int dtype)
     }
 }
 
+/* The cuDNN version maya says it is. The stand-in implements the API of
+ * the toolkit's headers (9.19); later 9.x minors keep it, and programs
+ * refuse an older minor than they were built with (PyTorch 2.15's CUDA 13
+ * wheels are built with 9.26 and check), so the default is 9.26.0;
+ * MAYA_CUDNN_VERSION=MAJOR.MINOR.PATCH (major 9) says otherwise. */
+static struct {
+    pthread_once_t once;
+    int major, minor, patch;
+    int bad;                     /* MAYA_CUDNN_VERSION was set to something else */
+} version = { PTHREAD_ONCE_INIT, 9, 26, 0, 0 };
+
+static void version_read(void)
+{
+    const char *v = getenv("MAYA_CUDNN_VERSION");
+    int ma, mi, pa, end = 0;
+    if (!v || !*v)
+        return;
+    if (sscanf(v, "%d.%d.%d%n", &ma, &mi, &pa, &end) == 3 && v[end] == '\0' && ma == CUDNN_MAJOR && mi >= 0 &&
+        mi < 100 && pa >= 0 && pa < 100) {
+        version.major = ma, version.minor = mi, version.patch = pa;
+        return;
+    }
+    version.bad = 1;
+    fprintf(stderr, "maya-emu: MAYA_CUDNN_VERSION=%s: expected MAJOR.MINOR.PATCH with major %d (e.g. 9.26.0); "
+            "cuDNN handles cannot be created\n", v, CUDNN_MAJOR);
+}
+
+static void version_get(void)
+{
+    pthread_once(&version.once, version_read);
+}
+
 cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
 {
     DNN_ENTER();
@@ -52,6 +85,10 @@ cudnnStatus_t cudnnCreate(cudnnHandle_t *handle)
     int device = emu_current_device();
     if (!emu_device(device))
         DNN_RETURN(dnn_error(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate: no CUDA device"));
+    version_get();
+    if (version.bad)
+        DNN_RETURN(dnn_error(CUDNN_STATUS_NOT_INITIALIZED, "cudnnCreate: MAYA_CUDNN_VERSION is not MAJOR.MINOR.PATCH "
+                             "with major %d", CUDNN_MAJOR));
     cudnnHandle_t h = emu_lib_handle_new(sizeof *h, DNN_HANDLE_MAGIC);
     if (!h)
         DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
@@ -90,11 +127,12 @@ cudnnStatus_t cudnnGetStream(cudnnHandle_t handle, cudaStream_t *stream)
     DNN_RETURN(CUDNN_STATUS_SUCCESS);
 }
 
-/* cuDNN 9.19.0, built with CUDA 13.1, for devices up to compute 12.1 (what
- * the real library reports). */
+/* Built with CUDA 13.1, for devices up to compute 12.1 (what the real
+ * library reports). */
 size_t cudnnGetVersion(void)
 {
-    return CUDNN_VERSION;
+    version_get();
+    return (size_t)(version.major * 10000 + version.minor * 100 + version.patch);
 }
 
 size_t cudnnGetCudartVersion(void)
@@ -110,7 +148,8 @@ size_t cudnnGetMaxDeviceVersion(void)
 cudnnStatus_t cudnnGetProperty(libraryPropertyType type, int *value)
 {
     DNN_ENTER();
-    if (emu_library_property(type, CUDNN_MAJOR, CUDNN_MINOR, CUDNN_PATCHLEVEL, value))
+    version_get();
+    if (emu_library_property(type, version.major, version.minor, version.patch, value))
         DNN_RETURN(CUDNN_STATUS_BAD_PARAM);
     DNN_RETURN(CUDNN_STATUS_SUCCESS);
 }

@@ -4,7 +4,8 @@
 # cublasLtMatmul is traced with m, n, k, batch, transposes, leading
 # dimensions, strides, the four types, compute and scale types, epilogue
 # (bias, GELU+aux), row-major layouts, the algorithm and workspace; an
-# algorithm chosen by id is checked and configured; bad arguments get
+# algorithm chosen by id is checked and configured; a cuBLAS handle serves
+# as a cuBLASLt handle (cast, as PyTorch does); bad arguments get
 # cuBLASLt's status codes.
 . "$MAYA_TOP/tests/lib.sh"
 
@@ -39,6 +40,7 @@ expect_grep "$g m=128 n=128 k=64 batch=48 trans=NT lda=128 ldb=128 ldc=128 ldd=1
 expect_grep "$g m=256 n=384 k=128 batch=1 trans=NN lda=128 ldb=384 ldc=384 ldd=384 .* atype=14 .* $ws row_major=ABCD\$" "$TEST_TMP/dump"
 expect_grep "$g m=2048 n=1024 k=4096 batch=1 trans=TN lda=4096 ldb=4096 ldc=2048 ldd=2048 .* atype=28 btype=28 ctype=14 dtype=14 compute=68 " "$TEST_TMP/dump" "FP8 E4M3 inputs (28), bf16 output"
 expect_grep "$g m=128 n=128 k=64 batch=48 .* algo=7 $ws\$" "$TEST_TMP/dump" "the algorithm chosen by id"
-expect_count 7 "^gemm " "$TEST_TMP/dump"
+expect_count 2 "$g m=1024 n=1024 k=1024 batch=1 trans=NN .* compute=77 " "$TEST_TMP/dump" "the TF32 GEMM again through a cuBLAS handle cast to a cuBLASLt one"
+expect_count 8 "^gemm " "$TEST_TMP/dump"
 expect_count 4 "^call .* stream=0 api=cublasLtMatmul result=(7|1)$" "$TEST_TMP/dump"
 expect_grep "^end .* unsupported_calls=0 " "$TEST_TMP/dump"

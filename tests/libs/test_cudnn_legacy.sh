@@ -12,7 +12,7 @@
 RANK=0 emu "$TEST_TMP/tr" "$WORKLOADS/cudnn_legacy" > "$TEST_TMP/out" 2> "$TEST_TMP/err" ||
     fail "cudnn_legacy failed: $(cat "$TEST_TMP/out" "$TEST_TMP/err")"
 expect_grep "^cudnn_legacy: ok$" "$TEST_TMP/out"
-expect_grep "^cudnn version 91900$" "$TEST_TMP/out"
+expect_grep "^cudnn version 92600$" "$TEST_TMP/out" "the default reported version, 9.26.0"
 expect_grep "^conv output 32 128 56 56$" "$TEST_TMP/out"
 expect_grep "^fwd algos 8, best [0-9] \(status 0\), workspace [0-9]+$" "$TEST_TMP/out"
 expect_grep "^bwd filter algos 7, best [0-9] deterministic [01]$" "$TEST_TMP/out"
@@ -32,6 +32,15 @@ null_handle 2000
 channel_mismatch 2000
 CODES
 [ -s "$TEST_TMP/err" ] && fail "unexpected notes on stderr: $(cat "$TEST_TMP/err")"
+
+# The reported version follows MAYA_CUDNN_VERSION; a malformed one is refused.
+MAYA_CUDNN_VERSION=9.19.0 RANK=0 emu "$TEST_TMP/tr2" "$WORKLOADS/cudnn_legacy" > "$TEST_TMP/out2" 2>&1 ||
+    fail "cudnn_legacy with MAYA_CUDNN_VERSION=9.19.0 failed: $(cat "$TEST_TMP/out2")"
+expect_grep "^cudnn version 91900$" "$TEST_TMP/out2"
+MAYA_CUDNN_VERSION=9.x RANK=0 emu "$TEST_TMP/tr3" "$WORKLOADS/cudnn_legacy" > "$TEST_TMP/out3" 2>&1 &&
+    fail "cudnn_legacy ran with MAYA_CUDNN_VERSION=9.x"
+expect_grep "MAYA_CUDNN_VERSION=9.x: expected MAJOR.MINOR.PATCH with major 9" "$TEST_TMP/out3"
+expect_grep "cudnnCreate.*CUDNN_STATUS_NOT_INITIALIZED" "$TEST_TMP/out3"
 
 dump "$TEST_TMP/tr/rank-0.mtrace" > "$TEST_TMP/dump"
 d='^dnn .* stream=1 api='

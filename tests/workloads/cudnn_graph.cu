@@ -277,6 +277,38 @@ int main()
         CHECK(cudnnBackendExecute(handle, plan, vp));
     }
 
+    // 2a. the same with the operations cuDNN 9.20 added (the frontend of PyTorch 2.15 uses them):
+    // a diagonal band mask (causal) and a softmax operation; their numbers are cuDNN's API (the
+    // toolkit's 9.19 headers lack them)
+    {
+        const cudnnBackendDescriptorType_t DIAGONAL_BAND_MASK = (cudnnBackendDescriptorType_t)44,
+                                           SOFTMAX = (cudnnBackendDescriptorType_t)45;
+        const cudnnBackendAttributeName_t MASK_X = (cudnnBackendAttributeName_t)3000,
+                                          MASK_Y = (cudnnBackendAttributeName_t)3006,
+                                          SOFTMAX_X = (cudnnBackendAttributeName_t)3100,
+                                          SOFTMAX_Y = (cudnnBackendAttributeName_t)3101;
+        const int64_t b = 4, h = 16, s = 256, d = 128;
+        std::vector<int64_t> qd = { b, h, s, d }, sd = { b, h, s, s };
+        Desc q = tensor(60, qd, packed(qd)), kt = tensor(61, { b, h, d, s }, { h * s * d, s * d, 1, d });
+        Desc v = tensor(62, qd, packed(qd)), o = tensor(63, qd, packed(qd));
+        Desc scale = tensor(64, { 1, 1, 1, 1 }, { 1, 1, 1, 1 }, CUDNN_DATA_FLOAT, false, true);
+        Desc S = tensor(300, sd, packed(sd), CUDNN_DATA_FLOAT, true), S2 = tensor(301, sd, packed(sd), CUDNN_DATA_FLOAT, true);
+        Desc S3 = tensor(302, sd, packed(sd), CUDNN_DATA_FLOAT, true), P = tensor(303, sd, packed(sd), CUDNN_DATA_HALF, true);
+        Desc mask = make(DIAGONAL_BAND_MASK);
+        setd(mask, MASK_X, S2);
+        setd(mask, MASK_Y, S3);
+        CHECK(cudnnBackendFinalize(mask));
+        Desc softmax = make(SOFTMAX);
+        setd(softmax, SOFTMAX_X, S3);
+        setd(softmax, SOFTMAX_Y, P);
+        CHECK(cudnnBackendFinalize(softmax));
+        Desc plan = plan_for({ matmul(q, kt, S), pointwise(CUDNN_POINTWISE_MUL, S, scale, S2), mask, softmax,
+                               matmul(P, v, o) }, "sdpa graph 9.20", &wsize);
+        float sc = 0.0883883f;
+        Desc vp = pack({ 60, 61, 62, 63, 64 }, { mem[0], mem[1], mem[2], mem[3], &sc }, ws);
+        CHECK(cudnnBackendExecute(handle, plan, vp));
+    }
+
     // 2b. its backward pass the frontend's way: S = Q.K^T recomputed, P = exp(S * scale - stats),
     // dV = P^T.dO, dP = dO.V^T, dS = P * (dP - sum(dO * O)), dQ = dS.K, dK = dS^T.Q
     {

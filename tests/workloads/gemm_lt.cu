@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <cublasLt.h>
+#include <cublas_v2.h>
 #include <cuda_runtime.h>
 
 #define CHECK_CUDA(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
@@ -153,6 +154,16 @@ int main()
     const float one = 1, zero = 0;
     CHECK_LT(cublasLtMatmul(lt, g4.desc, &one, a, g4.a, b, g4.b, &zero, c, g4.c, c, g4.d, &algo, workspace,
                             workspace_bytes, stream));
+
+    // a cuBLAS handle used as a cuBLASLt handle (PyTorch does this)
+    cublasHandle_t blas;
+    if (cublasCreate(&blas) != CUBLAS_STATUS_SUCCESS)
+        exit(1);
+    cublasLtHandle_t saved = lt;
+    lt = (cublasLtHandle_t)blas;
+    CHECK_LT(run(g3, a, b, c));
+    lt = saved;
+    cublasDestroy(blas);
 
     // what a program reads back
     size_t need = 0;
