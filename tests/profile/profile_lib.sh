@@ -29,12 +29,17 @@ device_ops() {
 # same_ops EMULATED_TRACE PROFILE_TRACE WHAT: the profile holds the device
 # ops of the emulated run, in the same order, with the same names, shapes,
 # sizes and arguments; each measured (MAYA_F_MEASURED, a duration above 0).
+# SAME_OPS_UNORDERED=1: the same ops in any order (threads that race).
 same_ops() {
     local e=$TEST_TMP/same.e p=$TEST_TMP/same.p
     dump "$1" > "$e.txt"
     dump "$2" > "$p.txt"
     device_ops "$e.txt" > "$e.ops"
     device_ops "$p.txt" > "$p.ops"
+    if [ "${SAME_OPS_UNORDERED:-0}" = 1 ]; then
+        sort -o "$e.ops" "$e.ops"
+        sort -o "$p.ops" "$p.ops"
+    fi
     [ -s "$e.ops" ] || fail "$3: the emulated run has no device ops"
     diff "$e.ops" "$p.ops" > "$TEST_TMP/same.diff" ||
         { head -20 "$TEST_TMP/same.diff" >&2; fail "$3: the profile's device ops differ from the emulated run's"; }
