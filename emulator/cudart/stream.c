@@ -392,9 +392,9 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
     return err;
 }
 
-/* The host time between the two records: under emulation no device time
- * exists to measure, so the figure is how long the program took to issue
- * the work between them (docs/trace-format.md says so too). */
+/* The emulated GPU's time between the two records (core device_clock.c:
+ * the analytical estimate of the work between them; host time when no trace
+ * is written). docs/trace-format.md says so too. */
 cudaError_t cudaEventElapsedTime(float *ms, cudaEvent_t start, cudaEvent_t end)
 {
     RT_ENTER();
