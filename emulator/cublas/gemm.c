@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "blas.h"
+#include "gemm_record.h"
 
 /* cuBLAS's compute type once the handle's math mode is applied: what the
  * kernel really accumulates in and whether tensor cores may round the
@@ -126,11 +127,7 @@ cublasStatus_t blas_gemm_issue(cublasHandle_t h, uint32_t api, uint64_t t0, cons
     if (!emu_tracing())
         return st;
     struct maya_rec_gemm r;
-    memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_GEMM;
-    r.h.bytes = sizeof r;
-    r.h.flags = s->capture_mode ? MAYA_F_CAPTURING : 0;
-    r.lib = MAYA_GEMM_CUBLAS;
+    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLAS, s);
     r.flags = (g->pointer_arrays ? MAYA_GEMM_POINTER_ARRAYS : 0) | (g->matvec ? MAYA_GEMM_MATVEC : 0);
     r.transa = g->transa;
     r.transb = g->transb;

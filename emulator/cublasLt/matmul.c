@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "lt.h"
+#include "../cublas/gemm_record.h"
 
 #define LT_NALGOS 8
 
@@ -363,11 +364,7 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t opDe
     if (!emu_tracing())
         return CUBLAS_STATUS_SUCCESS;
     struct maya_rec_gemm r;
-    memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_GEMM;
-    r.h.bytes = sizeof r;
-    r.h.flags = s->capture_mode ? MAYA_F_CAPTURING : 0;
-    r.lib = MAYA_GEMM_CUBLASLT;
+    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLASLT, s);
     r.flags = layout_flag(a, MAYA_GEMM_ROW_MAJOR_A) | layout_flag(b, MAYA_GEMM_ROW_MAJOR_B) |
               layout_flag(c, MAYA_GEMM_ROW_MAJOR_C) | layout_flag(d, MAYA_GEMM_ROW_MAJOR_D) |
               (d->batch_mode == CUBLASLT_BATCH_MODE_POINTER_ARRAY ? MAYA_GEMM_POINTER_ARRAYS : 0);

@@ -483,26 +483,34 @@ static cudnnStatus_t rank_bwd_filter(cudnnHandle_t h, const void *c, const void 
     return rank_algos(h, BWD_FILTER, &p, c, x, dw, dy, requested, returned, results, ws_limit);
 }
 
-cudnnStatus_t cudnnGetConvolutionForwardAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-                                                     const cudnnFilterDescriptor_t wDesc,
-                                                     const cudnnConvolutionDescriptor_t convDesc,
-                                                     const cudnnTensorDescriptor_t yDesc, const int requested,
-                                                     int *returned, cudnnConvolutionFwdAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_fwd(handle, convDesc, xDesc, wDesc, yDesc, requested, returned, results, SIZE_MAX));
-}
+/* Get*_v7 and Find* of one direction share a signature: d1, d2, d3 are its
+ * descriptors in the API's order (forward: x, w, y; backward data: w, dy,
+ * dx; backward filter: x, dy, dw), as rank_* take them. */
+#define RANK_PAIR(GET, FIND, RANK, T1, T2, T3, PERF) \
+    cudnnStatus_t GET(cudnnHandle_t handle, const T1 d1, const T2 d2, const cudnnConvolutionDescriptor_t convDesc, \
+                      const T3 d3, const int requested, int *returned, PERF *results) \
+    { \
+        DNN_ENTER(); \
+        DNN_RETURN(RANK(handle, convDesc, d1, d2, d3, requested, returned, results, SIZE_MAX)); \
+    } \
+    cudnnStatus_t FIND(cudnnHandle_t handle, const T1 d1, const T2 d2, const cudnnConvolutionDescriptor_t convDesc, \
+                       const T3 d3, const int requested, int *returned, PERF *results) \
+    { \
+        DNN_ENTER(); \
+        DNN_RETURN(RANK(handle, convDesc, d1, d2, d3, requested, returned, results, SIZE_MAX)); \
+    }
 
-cudnnStatus_t cudnnFindConvolutionForwardAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-                                                   const cudnnFilterDescriptor_t wDesc,
-                                                   const cudnnConvolutionDescriptor_t convDesc,
-                                                   const cudnnTensorDescriptor_t yDesc, const int requested,
-                                                   int *returned, cudnnConvolutionFwdAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_fwd(handle, convDesc, xDesc, wDesc, yDesc, requested, returned, results, SIZE_MAX));
-}
+RANK_PAIR(cudnnGetConvolutionForwardAlgorithm_v7, cudnnFindConvolutionForwardAlgorithm, rank_fwd,
+          cudnnTensorDescriptor_t, cudnnFilterDescriptor_t, cudnnTensorDescriptor_t, cudnnConvolutionFwdAlgoPerf_t)
+RANK_PAIR(cudnnGetConvolutionBackwardDataAlgorithm_v7, cudnnFindConvolutionBackwardDataAlgorithm, rank_bwd_data,
+          cudnnFilterDescriptor_t, cudnnTensorDescriptor_t, cudnnTensorDescriptor_t,
+          cudnnConvolutionBwdDataAlgoPerf_t)
+RANK_PAIR(cudnnGetConvolutionBackwardFilterAlgorithm_v7, cudnnFindConvolutionBackwardFilterAlgorithm,
+          rank_bwd_filter, cudnnTensorDescriptor_t, cudnnTensorDescriptor_t, cudnnFilterDescriptor_t,
+          cudnnConvolutionBwdFilterAlgoPerf_t)
 
+/* Find*Ex: the same with the caller's buffers; algorithms needing more
+ * workspace than given are marked unsupported. */
 cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
                                                      const void *x, const cudnnFilterDescriptor_t wDesc,
                                                      const void *w, const cudnnConvolutionDescriptor_t convDesc,
@@ -513,26 +521,6 @@ cudnnStatus_t cudnnFindConvolutionForwardAlgorithmEx(cudnnHandle_t handle, const
 {
     DNN_ENTER();
     DNN_RETURN(rank_fwd(handle, convDesc, xDesc, wDesc, yDesc, requested, returned, results, ws ? ws_bytes : 0));
-}
-
-cudnnStatus_t cudnnGetConvolutionBackwardDataAlgorithm_v7(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
-                                                          const cudnnTensorDescriptor_t dyDesc,
-                                                          const cudnnConvolutionDescriptor_t convDesc,
-                                                          const cudnnTensorDescriptor_t dxDesc, const int requested,
-                                                          int *returned, cudnnConvolutionBwdDataAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_bwd_data(handle, convDesc, wDesc, dyDesc, dxDesc, requested, returned, results, SIZE_MAX));
-}
-
-cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithm(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
-                                                        const cudnnTensorDescriptor_t dyDesc,
-                                                        const cudnnConvolutionDescriptor_t convDesc,
-                                                        const cudnnTensorDescriptor_t dxDesc, const int requested,
-                                                        int *returned, cudnnConvolutionBwdDataAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_bwd_data(handle, convDesc, wDesc, dyDesc, dxDesc, requested, returned, results, SIZE_MAX));
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHandle_t handle, const cudnnFilterDescriptor_t wDesc,
@@ -546,27 +534,6 @@ cudnnStatus_t cudnnFindConvolutionBackwardDataAlgorithmEx(cudnnHandle_t handle, 
     DNN_ENTER();
     DNN_RETURN(rank_bwd_data(handle, convDesc, wDesc, dyDesc, dxDesc, requested, returned, results,
                              ws ? ws_bytes : 0));
-}
-
-cudnnStatus_t cudnnGetConvolutionBackwardFilterAlgorithm_v7(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-                                                            const cudnnTensorDescriptor_t dyDesc,
-                                                            const cudnnConvolutionDescriptor_t convDesc,
-                                                            const cudnnFilterDescriptor_t dwDesc, const int requested,
-                                                            int *returned,
-                                                            cudnnConvolutionBwdFilterAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_bwd_filter(handle, convDesc, xDesc, dyDesc, dwDesc, requested, returned, results, SIZE_MAX));
-}
-
-cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithm(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,
-                                                          const cudnnTensorDescriptor_t dyDesc,
-                                                          const cudnnConvolutionDescriptor_t convDesc,
-                                                          const cudnnFilterDescriptor_t dwDesc, const int requested,
-                                                          int *returned, cudnnConvolutionBwdFilterAlgoPerf_t *results)
-{
-    DNN_ENTER();
-    DNN_RETURN(rank_bwd_filter(handle, convDesc, xDesc, dyDesc, dwDesc, requested, returned, results, SIZE_MAX));
 }
 
 cudnnStatus_t cudnnFindConvolutionBackwardFilterAlgorithmEx(cudnnHandle_t handle, const cudnnTensorDescriptor_t xDesc,

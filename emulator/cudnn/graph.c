@@ -33,6 +33,29 @@ static int has(const struct be_desc *d, int name)
     return be_attr(d, name) != NULL;
 }
 
+/* What an attribute reads back when the program did not set it: count 0
+ * (an empty list) or one element of value (INT64, INT32 or an enum, or
+ * BOOLEAN). */
+struct be_default {
+    int name, type;
+    int64_t count, value;
+};
+
+static cudnnStatus_t put_defaults(struct be_desc *d, const struct be_default *list, size_t n)
+{
+    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
+    for (size_t i = 0; i < n && !st; i++) {
+        int64_t v64 = list[i].value;
+        int32_t v32 = (int32_t)list[i].value;
+        unsigned char b = list[i].value != 0;
+        const void *v = list[i].type == CUDNN_TYPE_INT64 ? (const void *)&v64
+                      : list[i].type == CUDNN_TYPE_BOOLEAN ? (const void *)&b : (const void *)&v32;
+        if (!has(d, list[i].name))
+            st = be_put(d, list[i].name, list[i].type, list[i].count, list[i].count ? v : NULL);
+    }
+    return st;
+}
+
 /* The descriptor-valued attribute names[i] of d exist and are of type want (-1: any). */
 static int refs_ok(const struct be_desc *d, const int *names, int n, int want)
 {
@@ -62,17 +85,13 @@ static cudnnStatus_t finalize_tensor(struct be_desc *d)
         if (dims[i] <= 0 || strides[i] <= 0)
             return dnn_error(CUDNN_STATUS_BAD_PARAM, "tensor dimension %d: size %lld stride %lld", i,
                              (long long)dims[i], (long long)strides[i]);
-    /* what reads back without being set */
-    unsigned char no = 0;
-    if (!has(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL))
-        be_put(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &no);
-    if (!has(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE))
-        be_put(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &no);
-    if (!has(d, CUDNN_ATTR_TENSOR_VECTOR_COUNT))
-        be_put(d, CUDNN_ATTR_TENSOR_VECTOR_COUNT, CUDNN_TYPE_INT64, 1, &(int64_t){ 1 });
-    if (!has(d, CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION))
-        be_put(d, CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, CUDNN_TYPE_INT64, 1, &(int64_t){ -1 });
-    return CUDNN_STATUS_SUCCESS;
+    static const struct be_default defaults[] = {
+        { CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, 0 },
+        { CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, 0 },
+        { CUDNN_ATTR_TENSOR_VECTOR_COUNT, CUDNN_TYPE_INT64, 1, 1 },
+        { CUDNN_ATTR_TENSOR_VECTORIZED_DIMENSION, CUDNN_TYPE_INT64, 1, -1 },
+    };
+    return put_defaults(d, defaults, sizeof defaults / sizeof *defaults);
 }
 
 static cudnnStatus_t finalize_conv(struct be_desc *d)
@@ -219,16 +238,13 @@ static cudnnStatus_t finalize_engine(struct be_desc *d)
     if (i < 0 || i >= ENGINES)
         return dnn_error(CUDNN_STATUS_NOT_SUPPORTED, "engine %lld does not exist (%d engines)", (long long)i, ENGINES);
     /* no notes, knobs or layout requirements */
-    cudnnStatus_t st = CUDNN_STATUS_SUCCESS;
-    if (!has(d, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE))
-        st = be_put(d, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 0, NULL);
-    if (!st && !has(d, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE))
-        st = be_put(d, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, 0, NULL);
-    if (!st && !has(d, CUDNN_ATTR_ENGINE_KNOB_INFO))
-        st = be_put(d, CUDNN_ATTR_ENGINE_KNOB_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, NULL);
-    if (!st && !has(d, CUDNN_ATTR_ENGINE_LAYOUT_INFO))
-        st = be_put(d, CUDNN_ATTR_ENGINE_LAYOUT_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, NULL);
-    return st;
+    static const struct be_default defaults[] = {
+        { CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE, 0, 0 },
+        { CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE, 0, 0 },
+        { CUDNN_ATTR_ENGINE_KNOB_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, 0 },
+        { CUDNN_ATTR_ENGINE_LAYOUT_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, 0 },
+    };
+    return put_defaults(d, defaults, sizeof defaults / sizeof *defaults);
 }
 
 static int64_t engine_workspace(int64_t index)
@@ -243,15 +259,14 @@ static cudnnStatus_t finalize_cfg(struct be_desc *d)
     if (!e || e->type != CUDNN_BACKEND_ENGINE_DESCRIPTOR || !e->finalized ||
         !be_int64(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, &i))
         return dnn_error(CUDNN_STATUS_BAD_PARAM, "engine config: a finalized engine is required");
+    static const struct be_default defaults[] = {
+        { CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, 0 },
+        { CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, 0 },
+        { CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT32, 1, 0 },
+    };
     cudnnStatus_t st = be_put(d, CUDNN_ATTR_ENGINECFG_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1,
                               &(int64_t){ engine_workspace(i) });
-    if (!st && !has(d, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES))
-        st = be_put(d, CUDNN_ATTR_ENGINECFG_KNOB_CHOICES, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, NULL);
-    if (!st && !has(d, CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO))
-        st = be_put(d, CUDNN_ATTR_ENGINECFG_INTERMEDIATE_INFO, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, NULL);
-    if (!st && !has(d, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED))
-        st = be_put(d, CUDNN_ATTR_ENGINECFG_SHARED_MEMORY_USED, CUDNN_TYPE_INT32, 1, &(int32_t){ 0 });
-    return st;
+    return st ? st : put_defaults(d, defaults, sizeof defaults / sizeof *defaults);
 }
 
 static cudnnStatus_t finalize_heur(struct be_desc *d)
@@ -303,9 +318,9 @@ static cudnnStatus_t finalize_plan(struct be_desc *d)
     cudnnStatus_t st = be_put(d, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &ws);
     if (!st)
         st = be_put(d, CUDNN_ATTR_EXECUTION_PLAN_JSON_REPRESENTATION, CUDNN_TYPE_CHAR, sizeof json, json);
-    if (!st && !has(d, CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS))
-        st = be_put(d, CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS, CUDNN_TYPE_INT64, 0, NULL);
-    return st;
+    static const struct be_default uids = { CUDNN_ATTR_EXECUTION_PLAN_COMPUTED_INTERMEDIATE_UIDS, CUDNN_TYPE_INT64,
+                                            0, 0 };
+    return st ? st : put_defaults(d, &uids, 1);
 }
 
 static cudnnStatus_t finalize_pack(struct be_desc *d)
