@@ -22,31 +22,9 @@ static const int algo_count[] = { [FWD] = CUDNN_CONVOLUTION_FWD_ALGO_COUNT,
 
 /* ---- the descriptor ---- */
 
-cudnnStatus_t cudnnCreateConvolutionDescriptor(cudnnConvolutionDescriptor_t *desc)
-{
-    DNN_ENTER();
-    if (!desc)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    struct cudnnConvolutionStruct *c = calloc(1, sizeof *c);
-    if (!c)
-        DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
-    c->magic = DNN_CONV_MAGIC;
-    c->groups = 1;
-    *desc = c;
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
-
-cudnnStatus_t cudnnDestroyConvolutionDescriptor(cudnnConvolutionDescriptor_t desc)
-{
-    DNN_ENTER();
-    if (desc && desc->magic != DNN_CONV_MAGIC)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM);
-    if (desc) {
-        desc->magic = 0;
-        free(desc);
-    }
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
+/* groups default to 1 */
+DNN_CREATE_DESTROY(cudnnConvolutionDescriptor_t, cudnnConvolutionStruct, DNN_CONV_MAGIC, d->groups = 1,
+                   cudnnCreateConvolutionDescriptor, cudnnDestroyConvolutionDescriptor)
 
 static int conv_ok(cudnnConvolutionDescriptor_t c)
 {

@@ -16,6 +16,7 @@
 
 #include <cudnn.h>
 #include <stdarg.h>
+#include <stdlib.h>
 
 #include "emu_call.h"
 
@@ -116,6 +117,35 @@ void dnn_rec_init(struct maya_rec_dnn *r, uint32_t op);
  * otherwise a CALL record without a stream. Returns st. An unknown stream
  * (destroyed) fails the launch: CUDNN_STATUS_EXECUTION_FAILED_CUDART. */
 cudnnStatus_t dnn_rec_finish(cudnnHandle_t h, uint32_t api, uint64_t t0, cudnnStatus_t st, struct maya_rec_dnn *r);
+
+/* cudnnCreateX / cudnnDestroyX of a legacy descriptor: a zeroed struct
+ * with its magic, then INIT (statements on d), checked by magic on
+ * destruction. */
+#define DNN_CREATE_DESTROY(TYPE, STRUCT, MAGIC, INIT, CREATE, DESTROY) \
+    cudnnStatus_t CREATE(TYPE *desc) \
+    { \
+        DNN_ENTER(); \
+        if (!desc) \
+            DNN_RETURN(CUDNN_STATUS_BAD_PARAM_NULL_POINTER); \
+        struct STRUCT *d = calloc(1, sizeof *d); \
+        if (!d) \
+            DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED); \
+        d->magic = MAGIC; \
+        INIT; \
+        *desc = d; \
+        DNN_RETURN(CUDNN_STATUS_SUCCESS); \
+    } \
+    cudnnStatus_t DESTROY(TYPE desc) \
+    { \
+        DNN_ENTER(); \
+        if (desc && desc->magic != MAGIC) \
+            DNN_RETURN(CUDNN_STATUS_BAD_PARAM); \
+        if (desc) { \
+            desc->magic = 0; \
+            free(desc); \
+        } \
+        DNN_RETURN(CUDNN_STATUS_SUCCESS); \
+    }
 
 /* End a call that is not an operation: a CALL record (no stream). */
 static inline cudnnStatus_t dnn_call_end(uint32_t api, uint64_t t0, cudnnStatus_t st)

@@ -34,41 +34,15 @@ struct cudnnDropoutStruct {
     unsigned long long seed;
 };
 
-/* Create / destroy of each: a zeroed struct with its magic. */
-#define CREATE_DESTROY(TYPE, STRUCT, MAGIC, CREATE, DESTROY) \
-    cudnnStatus_t CREATE(TYPE *desc) \
-    { \
-        DNN_ENTER(); \
-        if (!desc) \
-            DNN_RETURN(CUDNN_STATUS_BAD_PARAM_NULL_POINTER); \
-        struct STRUCT *d = calloc(1, sizeof *d); \
-        if (!d) \
-            DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED); \
-        d->magic = MAGIC; \
-        *desc = d; \
-        DNN_RETURN(CUDNN_STATUS_SUCCESS); \
-    } \
-    cudnnStatus_t DESTROY(TYPE desc) \
-    { \
-        DNN_ENTER(); \
-        if (desc && desc->magic != MAGIC) \
-            DNN_RETURN(CUDNN_STATUS_BAD_PARAM); \
-        if (desc) { \
-            desc->magic = 0; \
-            free(desc); \
-        } \
-        DNN_RETURN(CUDNN_STATUS_SUCCESS); \
-    }
-
-CREATE_DESTROY(cudnnActivationDescriptor_t, cudnnActivationStruct, DNN_ACT_MAGIC, cudnnCreateActivationDescriptor,
+DNN_CREATE_DESTROY(cudnnActivationDescriptor_t, cudnnActivationStruct, DNN_ACT_MAGIC, , cudnnCreateActivationDescriptor,
                cudnnDestroyActivationDescriptor)
-CREATE_DESTROY(cudnnPoolingDescriptor_t, cudnnPoolingStruct, DNN_POOL_MAGIC, cudnnCreatePoolingDescriptor,
+DNN_CREATE_DESTROY(cudnnPoolingDescriptor_t, cudnnPoolingStruct, DNN_POOL_MAGIC, , cudnnCreatePoolingDescriptor,
                cudnnDestroyPoolingDescriptor)
-CREATE_DESTROY(cudnnOpTensorDescriptor_t, cudnnOpTensorStruct, DNN_OPT_MAGIC, cudnnCreateOpTensorDescriptor,
+DNN_CREATE_DESTROY(cudnnOpTensorDescriptor_t, cudnnOpTensorStruct, DNN_OPT_MAGIC, , cudnnCreateOpTensorDescriptor,
                cudnnDestroyOpTensorDescriptor)
-CREATE_DESTROY(cudnnReduceTensorDescriptor_t, cudnnReduceTensorStruct, DNN_RED_MAGIC,
+DNN_CREATE_DESTROY(cudnnReduceTensorDescriptor_t, cudnnReduceTensorStruct, DNN_RED_MAGIC, ,
                cudnnCreateReduceTensorDescriptor, cudnnDestroyReduceTensorDescriptor)
-CREATE_DESTROY(cudnnDropoutDescriptor_t, cudnnDropoutStruct, DNN_DROP_MAGIC, cudnnCreateDropoutDescriptor,
+DNN_CREATE_DESTROY(cudnnDropoutDescriptor_t, cudnnDropoutStruct, DNN_DROP_MAGIC, , cudnnCreateDropoutDescriptor,
                cudnnDestroyDropoutDescriptor)
 
 static int nan_ok(int n)

@@ -33,30 +33,8 @@ static void packed_strides(int format, int nd, const int *dims, int *strides)
         strides[i] = s, s *= dims[i];
 }
 
-cudnnStatus_t cudnnCreateTensorDescriptor(cudnnTensorDescriptor_t *desc)
-{
-    DNN_ENTER();
-    if (!desc)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    struct cudnnTensorStruct *t = calloc(1, sizeof *t);
-    if (!t)
-        DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
-    t->magic = DNN_TENSOR_MAGIC;
-    *desc = t;
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
-
-cudnnStatus_t cudnnDestroyTensorDescriptor(cudnnTensorDescriptor_t desc)
-{
-    DNN_ENTER();
-    if (desc && desc->magic != DNN_TENSOR_MAGIC)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM);
-    if (desc) {
-        desc->magic = 0;
-        free(desc);
-    }
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
+DNN_CREATE_DESTROY(cudnnTensorDescriptor_t, cudnnTensorStruct, DNN_TENSOR_MAGIC, , cudnnCreateTensorDescriptor,
+                   cudnnDestroyTensorDescriptor)
 
 /* Give t its shape after the checks; strides NULL: packed in format. */
 static cudnnStatus_t tensor_set(cudnnTensorDescriptor_t t, int format, int dtype, int nd, const int *dims,
@@ -168,30 +146,8 @@ cudnnStatus_t cudnnGetTensorSizeInBytes(const cudnnTensorDescriptor_t desc, size
 
 /* ---- filters ---- */
 
-cudnnStatus_t cudnnCreateFilterDescriptor(cudnnFilterDescriptor_t *desc)
-{
-    DNN_ENTER();
-    if (!desc)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM_NULL_POINTER);
-    struct cudnnFilterStruct *f = calloc(1, sizeof *f);
-    if (!f)
-        DNN_RETURN(CUDNN_STATUS_INTERNAL_ERROR_HOST_ALLOCATION_FAILED);
-    f->magic = DNN_FILTER_MAGIC;
-    *desc = f;
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
-
-cudnnStatus_t cudnnDestroyFilterDescriptor(cudnnFilterDescriptor_t desc)
-{
-    DNN_ENTER();
-    if (desc && desc->magic != DNN_FILTER_MAGIC)
-        DNN_RETURN(CUDNN_STATUS_BAD_PARAM);
-    if (desc) {
-        desc->magic = 0;
-        free(desc);
-    }
-    DNN_RETURN(CUDNN_STATUS_SUCCESS);
-}
+DNN_CREATE_DESTROY(cudnnFilterDescriptor_t, cudnnFilterStruct, DNN_FILTER_MAGIC, , cudnnCreateFilterDescriptor,
+                   cudnnDestroyFilterDescriptor)
 
 static cudnnStatus_t filter_set(cudnnFilterDescriptor_t f, int dtype, int format, int nd, const int *dims)
 {
