@@ -451,6 +451,13 @@ EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s);
 /* Milliseconds between two records of events (cudaEventElapsedTime):
  * EMU_ERR_INVALID_HANDLE if either was never recorded or cannot time. */
 EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const struct emu_event *end, float *ms);
+/* A library operation's record (MAYA_REC_GEMM, MAYA_REC_DNN: a call record
+ * whose own fields are set) issued to s: its call part filled (api, t0,
+ * result, s) and emitted; while s is capturing, it becomes an EMU_NODE_OP
+ * node of the capture instead (emitted at each launch of the graph) and the
+ * call is traced as a CALL flagged MAYA_F_CAPTURING. Returns the capture's
+ * error, else EMU_OK. */
+EMU_API enum emu_err emu_trace_op(uint32_t api, uint64_t t0, int result, struct emu_stream *s, void *rec);
 /* MAYA_REC_HOST_FUNC. */
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream);
@@ -666,6 +673,9 @@ enum emu_node_type {
     EMU_NODE_KERNEL = 0, EMU_NODE_MEMCPY = 1, EMU_NODE_MEMSET = 2, EMU_NODE_HOST = 3,
     EMU_NODE_GRAPH = 4, EMU_NODE_EMPTY = 5, EMU_NODE_WAIT_EVENT = 6, EMU_NODE_EVENT_RECORD = 7,
     EMU_NODE_MEM_ALLOC = 10, EMU_NODE_MEM_FREE = 11,
+    /* maya's own: a library operation (a cuBLAS GEMM, a cuDNN operation)
+     * captured as its trace record, emitted again at every launch */
+    EMU_NODE_OP = 256,
 };
 
 /* What a node does. Adding a node copies this (the kernel parameter buffer
@@ -696,6 +706,8 @@ struct emu_node_params {
         uint64_t bytes;
         uint64_t ptr;            /* MEM_ALLOC: set by emu_graph_add_node; MEM_FREE: what is freed */
     } mem;
+    const void *op_rec;          /* OP: a call record (MAYA_REC_GEMM, MAYA_REC_DNN), copied; its
+                                    struct maya_call is filled at each launch */
 };
 
 struct emu_graph_exec;

@@ -216,6 +216,8 @@ static void params_release(struct emu_node_params *p)
     if (p->child)
         emu_graph_destroy(p->child);
     p->child = NULL;
+    free((void *)p->op_rec);
+    p->op_rec = NULL;
 }
 
 /* Copy what a node owns: the kernel parameter buffer and a child graph. */
@@ -225,6 +227,15 @@ static enum emu_err params_copy(struct emu_node_params *dst, const struct emu_no
     dst->kparams = NULL;
     dst->kargs = NULL;
     dst->child = NULL;
+    dst->op_rec = NULL;
+    if (src->type == EMU_NODE_OP) {
+        uint32_t bytes = ((const struct maya_rec_hdr *)src->op_rec)->bytes;
+        void *r = malloc(bytes);
+        if (!r)
+            return EMU_ERR_OUT_OF_MEMORY;
+        memcpy(r, src->op_rec, bytes);
+        dst->op_rec = r;
+    }
     if (src->type == EMU_NODE_KERNEL && src->kparams && src->kparam_bytes) {
         unsigned char *b = malloc(src->kparam_bytes);
         if (!b)
@@ -324,6 +335,11 @@ static enum emu_err check_params(const struct emu_node_params *p)
     case EMU_NODE_MEM_ALLOC:
     case EMU_NODE_MEM_FREE:
         return EMU_OK;
+    case EMU_NODE_OP: {
+        const struct maya_rec_hdr *h = p->op_rec;
+        return h && maya_rec_is_call(h->type) && h->bytes >= sizeof(struct maya_rec_call) ? EMU_OK
+                                                                                         : EMU_ERR_INVALID_VALUE;
+    }
     }
     return EMU_ERR_INVALID_VALUE;
 }

@@ -96,6 +96,17 @@ static void run_slot(const struct slot *sl, struct emu_stream *lane, struct emu_
             emu_trace_event(MAYA_REC_STREAM_WAIT, p->api, t, 0, e, e->version, lane->id);
         break;
     }
+    case EMU_NODE_OP: {
+        uint32_t bytes = ((const struct maya_rec_hdr *)p->op_rec)->bytes;
+        void *r = malloc(bytes);
+        if (r && emu_tracing()) {
+            memcpy(r, p->op_rec, bytes);
+            emu_call_fill(&((struct maya_rec_call *)r)->call, p->api, t, 0, lane->id);
+            emu_trace_emit(r);
+        }
+        free(r);
+        break;
+    }
     default:
         /* EMPTY, joins of child graphs, and memory nodes (graph memory stays
          * allocated from when the node was made) have no op. */

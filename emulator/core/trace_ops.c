@@ -111,6 +111,23 @@ EMU_API enum emu_err emu_trace_host_func_on(uint32_t api, uint64_t t0, int resul
     return EMU_OK;
 }
 
+EMU_API enum emu_err emu_trace_op(uint32_t api, uint64_t t0, int result, struct emu_stream *s, void *rec)
+{
+    struct maya_rec_call *r = rec;
+    if (emu_stream_capturing(s)) {
+        struct emu_node_params p = { .type = EMU_NODE_OP, .api = api, .op_rec = rec };
+        enum emu_err e = emu_capture_add(s, &p, NULL);
+        if (e == EMU_OK)
+            emu_trace_call(api, t0, result, s->id, MAYA_F_CAPTURING);
+        return e;
+    }
+    if (!emu_tracing())
+        return EMU_OK;
+    emu_call_fill(&r->call, api, t0, result, s->id);
+    emu_trace_emit(r);
+    return EMU_OK;
+}
+
 EMU_API void emu_trace_host_func(uint32_t api, uint64_t t0, int result, uint64_t fn, uint64_t user_data,
                                  uint64_t stream)
 {

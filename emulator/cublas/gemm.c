@@ -117,17 +117,15 @@ cublasStatus_t blas_gemm_issue(cublasHandle_t h, uint32_t api, uint64_t t0, cons
     else
         st = check_gemm(g);
     struct emu_stream *s = st == CUBLAS_STATUS_SUCCESS ? blas_stream(h) : NULL;
-    if (st == CUBLAS_STATUS_SUCCESS && !s)
+    if (st == CUBLAS_STATUS_SUCCESS && !blas_issue_ok(s))
         st = CUBLAS_STATUS_EXECUTION_FAILED;
     /* Nothing to compute: cuBLAS returns at once without a launch. */
     if (st != CUBLAS_STATUS_SUCCESS || g->m == 0 || g->n == 0 || g->batch == 0) {
         emu_trace_call(api, t0, st, 0, 0);
         return st;
     }
-    if (!emu_tracing())
-        return st;
     struct maya_rec_gemm r;
-    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLAS, s);
+    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLAS);
     r.flags = (g->pointer_arrays ? MAYA_GEMM_POINTER_ARRAYS : 0) | (g->matvec ? MAYA_GEMM_MATVEC : 0);
     r.transa = g->transa;
     r.transb = g->transb;
@@ -143,9 +141,7 @@ cublasStatus_t blas_gemm_issue(cublasHandle_t h, uint32_t api, uint64_t t0, cons
     r.a = (uint64_t)(uintptr_t)g->a, r.b = (uint64_t)(uintptr_t)g->b;
     r.c = r.d = (uint64_t)(uintptr_t)g->c;
     r.workspace_bytes = blas_workspace_bytes(h);
-    emu_call_fill(&r.call, api, t0, st, s->id);
-    emu_trace_emit(&r);
-    return st;
+    return emu_trace_op(api, t0, st, s, &r) == EMU_OK ? st : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 /* A typed GEMM entry point: NAME(handle, transa, transb, m, n, k, alpha, A,

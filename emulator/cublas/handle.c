@@ -209,7 +209,7 @@ cublasStatus_t blas_call_end(cublasHandle_t h, uint32_t api, uint64_t t0, cublas
     if (status == CUBLAS_STATUS_SUCCESS) {
         struct emu_stream *s = blas_stream(h);
         stream = s ? s->id : 0;
-        if (s && s->capture_mode)
+        if (emu_stream_capturing(s))
             flags |= MAYA_F_CAPTURING;
     }
     emu_trace_call(api, t0, status, stream, flags);

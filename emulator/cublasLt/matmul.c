@@ -356,15 +356,13 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t opDe
             EMU_CALL_RETURN(CUBLAS_STATUS_NOT_SUPPORTED);
     }
     struct emu_stream *s = emu_stream_resolve(stream, 0);
-    if (!s)
+    if (!blas_issue_ok(s))
         EMU_CALL_RETURN(CUBLAS_STATUS_EXECUTION_FAILED);
     /* Nothing to compute: no launch. */
     if (p.m == 0 || p.n == 0)
         EMU_CALL_RETURN(CUBLAS_STATUS_SUCCESS);
-    if (!emu_tracing())
-        return CUBLAS_STATUS_SUCCESS;
     struct maya_rec_gemm r;
-    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLASLT, s);
+    blas_gemm_rec_init(&r, MAYA_GEMM_CUBLASLT);
     r.flags = layout_flag(a, MAYA_GEMM_ROW_MAJOR_A) | layout_flag(b, MAYA_GEMM_ROW_MAJOR_B) |
               layout_flag(c, MAYA_GEMM_ROW_MAJOR_C) | layout_flag(d, MAYA_GEMM_ROW_MAJOR_D) |
               (d->batch_mode == CUBLASLT_BATCH_MODE_POINTER_ARRAY ? MAYA_GEMM_POINTER_ARRAYS : 0);
@@ -381,9 +379,8 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t handle, cublasLtMatmulDesc_t opDe
     r.a = (uint64_t)(uintptr_t)A, r.b = (uint64_t)(uintptr_t)B;
     r.c = (uint64_t)(uintptr_t)C, r.d = (uint64_t)(uintptr_t)D;
     r.workspace_bytes = workspace_bytes;
-    emu_call_fill(&r.call, EMU_API_ID(__func__), emu_call_t0_, CUBLAS_STATUS_SUCCESS, s->id);
-    emu_trace_emit(&r);
-    return CUBLAS_STATUS_SUCCESS;
+    return emu_trace_op(EMU_API_ID(__func__), emu_call_t0_, CUBLAS_STATUS_SUCCESS, s, &r) == EMU_OK
+               ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
 /* C = alpha op(A) + beta op(B): a copy, transpose or layout change; traced

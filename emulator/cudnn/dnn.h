@@ -113,9 +113,10 @@ void dnn_filter_to_trace(struct maya_tensor *t, const struct cudnnFilterStruct *
 /* Start a DNN record for an operation issued through handle h. */
 void dnn_rec_init(struct maya_rec_dnn *r, uint32_t op);
 
-/* End an operation: when it ran (st == SUCCESS) write r on h's stream;
- * otherwise a CALL record without a stream. Returns st. An unknown stream
- * (destroyed) fails the launch: CUDNN_STATUS_EXECUTION_FAILED_CUDART. */
+/* End an operation: when it ran (st == SUCCESS) write r on h's stream (or
+ * add it to the stream's capture: emu_trace_op); otherwise a CALL record
+ * without a stream. Returns st. An unknown stream (destroyed) or an
+ * invalidated capture fails the launch: CUDNN_STATUS_EXECUTION_FAILED_CUDART. */
 cudnnStatus_t dnn_rec_finish(cudnnHandle_t h, uint32_t api, uint64_t t0, cudnnStatus_t st, struct maya_rec_dnn *r);
 
 /* cudnnCreateX / cudnnDestroyX of a legacy descriptor: a zeroed struct

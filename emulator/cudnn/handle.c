@@ -244,17 +244,15 @@ cudnnStatus_t dnn_rec_finish(cudnnHandle_t h, uint32_t api, uint64_t t0, cudnnSt
     struct emu_stream *s = NULL;
     if (st == CUDNN_STATUS_SUCCESS) {
         s = emu_stream_resolve(h->h.stream, 0);
-        if (!s)
-            st = dnn_error(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "the handle's stream no longer exists");
+        if (!s || emu_stream_issue_check(s) != EMU_OK)
+            st = dnn_error(CUDNN_STATUS_EXECUTION_FAILED_CUDART,
+                           "the handle's stream no longer exists, or its capture was invalidated");
     }
     if (st != CUDNN_STATUS_SUCCESS)
         return dnn_call_end(api, t0, st);
-    if (!emu_tracing())
-        return st;
-    if (s->capture_mode)
-        r->h.flags |= MAYA_F_CAPTURING;
-    emu_call_fill(&r->call, api, t0, st, s->id);
-    emu_trace_emit(r);
+    /* traced, or captured when the stream is capturing */
+    if (emu_trace_op(api, t0, st, s, r) != EMU_OK)
+        return dnn_error(CUDNN_STATUS_EXECUTION_FAILED_CUDART, "cannot add the operation to the stream's capture");
     return st;
 }
 
