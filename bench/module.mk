@@ -11,3 +11,10 @@ $(B)/bench/emu_bench: bench/emu_bench $(EMU_BENCH_CU)
 	@mkdir -p $(@D)
 	cp bench/emu_bench $@
 ALL_TARGETS += $(EMU_BENCH_CU) $(B)/bench/emu_bench
+
+# The cost of emulating a PyTorch DDP training step (needs .venv; prints
+# "skipped" without it).
+$(B)/bench/torch_ddp_step: bench/torch_ddp_step.sh
+	@mkdir -p $(@D)
+	cp $< $@
+ALL_TARGETS += $(B)/bench/torch_ddp_step
