@@ -32,6 +32,10 @@ struct profile_names {
 uint32_t profile_name_id(struct profile_names *t, const char *name);
 const char *profile_name(const struct profile_names *t, uint32_t id);
 void profile_names_free(struct profile_names *t);
+/* A name and a newline, cut to max characters ("..." at the end; 0: whole):
+ * the terminal gets C++ kernel names of a sensible length. */
+#define PROFILE_NAME_WIDTH 100
+void profile_print_name(FILE *fp, const char *name, size_t max);
 
 /* profile_summary.c: what DIR/traces measured, per op name: DIR/profile.txt,
  * and the top lines on fp (NULL: none). 0 or -1. */

@@ -237,7 +237,7 @@ struct result {
     const struct profile_names *table;
 };
 
-static void write_text(FILE *fp, const struct result *r, size_t top)
+static void write_text(FILE *fp, const struct result *r, size_t top, size_t name_width)
 {
     fprintf(fp, "maya profile --compare: the prediction %s against the profile %s\n", r->run_dir, r->profile_dir);
     fprintf(fp, "GPU: predicted for %s (estimator %s), measured on %s\n\n", r->run_gpu, r->estimator,
@@ -265,8 +265,9 @@ static void write_text(FILE *fp, const struct result *r, size_t top)
     fprintf(fp, "  %8s %14s %14s %9s  %s\n", "count", "measured_us", "predicted_us", "error_pct", "name");
     for (size_t i = 0; i < r->nnames && i < top; i++) {
         const struct by_name *b = &r->names[i];
-        fprintf(fp, "  %8" PRIu64 " %14.2f %14.2f %+9.1f  %s\n", b->n, b->meas_ns / 1e3 / (double)b->n,
-                b->pred_ns / 1e3 / (double)b->n, pct(b->pred_ns, b->meas_ns), profile_name(r->table, b->name));
+        fprintf(fp, "  %8" PRIu64 " %14.2f %14.2f %+9.1f  ", b->n, b->meas_ns / 1e3 / (double)b->n,
+                b->pred_ns / 1e3 / (double)b->n, pct(b->pred_ns, b->meas_ns));
+        profile_print_name(fp, profile_name(r->table, b->name), name_width);
     }
 }
 
@@ -367,7 +368,7 @@ static int write_results(const struct result *r, int quiet)
     snprintf(path, sizeof path, "%s/compare.txt", r->run_dir);
     if (maya_atomic_open(&af, path) < 0)
         return -1;
-    write_text(af.fp, r, 30);
+    write_text(af.fp, r, 30, 0);
     if (maya_atomic_commit(&af) < 0)
         return -1;
     snprintf(path, sizeof path, "%s/compare.json", r->run_dir);
@@ -377,7 +378,7 @@ static int write_results(const struct result *r, int quiet)
     if (maya_atomic_commit(&af) < 0)
         return -1;
     if (!quiet) {
-        write_text(stderr, r, 8);
+        write_text(stderr, r, 8, PROFILE_NAME_WIDTH);
         fprintf(stderr, "maya profile: comparison in %s/compare.txt and compare.json\n", r->run_dir);
     }
     return 0;

@@ -151,10 +151,20 @@ static int by_total(const void *a, const void *b)
     return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : (x->name > y->name) - (x->name < y->name);
 }
 
-static void line(FILE *fp, const struct summary *s, const struct entry *x)
+void profile_print_name(FILE *fp, const char *name, size_t max)
 {
-    fprintf(fp, "%8" PRIu64 " %12.1f %10.2f %10.2f %10.2f  %s\n", x->count, x->total_ns / 1e3,
-            x->total_ns / 1e3 / (double)x->count, x->min_ns / 1e3, x->max_ns / 1e3, profile_name(&s->names, x->name));
+    size_t n = strlen(name);
+    if (max && n > max)
+        fprintf(fp, "%.*s...\n", (int)(max - 3), name);
+    else
+        fprintf(fp, "%s\n", name);
+}
+
+static void line(FILE *fp, const struct summary *s, const struct entry *x, size_t max)
+{
+    fprintf(fp, "%8" PRIu64 " %12.1f %10.2f %10.2f %10.2f  ", x->count, x->total_ns / 1e3,
+            x->total_ns / 1e3 / (double)x->count, x->min_ns / 1e3, x->max_ns / 1e3);
+    profile_print_name(fp, profile_name(&s->names, x->name), max);
 }
 
 int profile_summary(const char *dir, FILE *fp)
@@ -198,7 +208,7 @@ int profile_summary(const char *dir, FILE *fp)
                            "#  count     total_us    mean_us     min_us     max_us  name\n",
                     s.gpu, s.ranks, s.device_ops, s.measured, total / 1e3);
             for (size_t i = 0; i < n; i++)
-                line(af.fp, &s, &s.e[i]);
+                line(af.fp, &s, &s.e[i], 0);
             rc = maya_atomic_commit(&af);
         }
     }
@@ -208,7 +218,7 @@ int profile_summary(const char *dir, FILE *fp)
                 s.ranks == 1 ? "" : "s", s.gpu, total / 1e3);
         fprintf(fp, "   count     total_us    mean_us     min_us     max_us  name\n");
         for (size_t i = 0; i < n && i < 8; i++)
-            line(fp, &s, &s.e[i]);
+            line(fp, &s, &s.e[i], PROFILE_NAME_WIDTH);
         fprintf(fp, "maya profile: every op in %s/profile.txt; the trace: maya trace dump %s/traces/rank-0.mtrace\n",
                 dir, dir);
     }

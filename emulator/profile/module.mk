@@ -19,3 +19,10 @@ $(PROF_LIB): $(PROF_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/p
 		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++ -lm
 
 ALL_TARGETS += $(PROF_LIB)
+
+# What the profiler adds per call (make bench): bench/profile_bench runs the
+# emulator's launch benchmark with the profiler preloaded.
+$(B)/bench/profile_bench: bench/profile_bench $(B)/bench/cuda/launch_bench $(PROF_LIB)
+	@mkdir -p $(@D)
+	cp bench/profile_bench $@
+ALL_TARGETS += $(B)/bench/profile_bench
