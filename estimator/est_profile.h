@@ -1,7 +1,8 @@
 /* What the estimator takes from a maya profile directory (traces recorded
  * on real GPUs, docs/trace-format.md "Passthrough traces"): training rows
  * (profile_export.c) and measured durations for oracle mode
- * (oracle_profile.c), both read by profile_read.c. */
+ * (oracle_profile.c), both read by profile_read.c (est_profile_walk,
+ * declared in maya/estimator.h). */
 #ifndef EST_PROFILE_H
 #define EST_PROFILE_H
 
@@ -9,24 +10,6 @@
 #include <stdint.h>
 
 #include "maya/estimator.h"
-
-/* One call of a profile, as the estimator sees an op. */
-struct est_profile_op {
-    struct est_op op;            /* rec, api, kernel, rank; collectives: one node */
-    const char *name;            /* kernel name for launches, else the API name */
-    int measured;                /* device_ns was measured (MAYA_F_MEASURED) */
-    uint64_t device_ns;
-    int host_known;              /* host_ns is the call's own host time (it did not wait) */
-    uint64_t host_ns;
-};
-typedef int (*est_profile_fn)(const struct est_profile_op *p, void *arg);
-
-/* Every call of every trace of dir/traces (in file name order, each trace
- * in record order); fn returning -1 stops the walk (NULL: only check the
- * headers). gpu (if not NULL)
- * receives the traces' GPU (all must agree). 0, or -1 with a message (not a
- * profile, a damaged trace). */
-int est_profile_walk(const char *dir, est_profile_fn fn, void *arg, char *gpu, size_t gpu_size);
 
 /* Key of an op name on a rank (FNV-1a, mixed with the rank). */
 uint64_t est_name_hash(const char *name, int rank);

@@ -9,6 +9,7 @@
  * measured device time of every op. Without a GPU nothing is run.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -78,6 +79,20 @@ static int gpu_key(const struct profile_probe *p, const char *want, char *key, s
         snprintf(key, size, "%s", g->key);
     maya_hwspecs_free(&hw);
     return rc;
+}
+
+/* Did any rank leave a trace (rank-N.mtrace, or .tmp when it crashed)? */
+static int any_trace(const char *dir)
+{
+    char path[4096 + 16];
+    snprintf(path, sizeof path, "%s/traces", dir);
+    DIR *d = opendir(path);
+    int found = 0;
+    for (struct dirent *de; d && !found && (de = readdir(d));)
+        found = strstr(de->d_name, ".mtrace") != NULL;
+    if (d)
+        closedir(d);
+    return found;
 }
 
 static int run_profile(int argc, char **argv)
@@ -152,7 +167,15 @@ static int run_profile(int argc, char **argv)
         fprintf(stderr, "maya profile: %d x %s (%s, %s)\n", p.count, p.name, key, p.lib);
     int rc = cmd_run_passthrough(n, args, &pt);
     free(args);
-    if ((rc == 0 || rc == 1) && pt.dir[0] && profile_summary(pt.dir, quiet ? NULL : stderr) < 0 && rc == 0)
+    if ((rc != 0 && rc != 1) || !pt.dir[0])
+        return rc;
+    if (!any_trace(pt.dir)) {
+        if (!quiet)
+            fprintf(stderr, "maya profile: the workload made no CUDA call the profiler traces: nothing was "
+                            "measured\n");
+        return rc;
+    }
+    if (profile_summary(pt.dir, quiet ? NULL : stderr) < 0 && rc == 0)
         rc = 3;
     return rc;
 }

@@ -4,13 +4,13 @@
 #define _GNU_SOURCE
 #include "profile.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "maya/common.h"
+#include "maya/estimator.h"
 #include "maya/map.h"
 #include "maya/trace_reader.h"
 
@@ -105,44 +105,19 @@ static int add(struct summary *s, const char *name, uint64_t ns)
     return 0;
 }
 
-static int read_trace(struct summary *s, const char *path)
+static int take(const struct est_profile_op *p, void *arg)
 {
-    struct maya_trace_reader *r;
-    if (maya_trace_open(path, &r) < 0)
-        return -1;
-    maya_trace_allow_truncated(r, 1);
-    const struct maya_trace_header *hd = maya_trace_header(r);
-    if (!(hd->flags & MAYA_TRACE_F_PASSTHROUGH)) {
-        maya_trace_close(r);
-        return maya_error("%s was not recorded by maya profile (no passthrough flag in its header)", path);
-    }
-    snprintf(s->gpu, sizeof s->gpu, "%s", hd->gpu);
-    s->ranks++;
-    const struct maya_rec_hdr *h;
-    int rc;
-    while ((rc = maya_trace_next(r, &h)) == 1) {
-        if (!maya_rec_is_call(h->type) || !is_device_op(h->type))
-            continue;
-        const struct maya_call *c = maya_rec_call(h);
-        if (c->result != 0 || (h->flags & MAYA_F_CAPTURING))
-            continue;
-        s->device_ops++;
-        if (!(h->flags & MAYA_F_MEASURED))
-            continue;
-        s->measured++;
-        const char *name = maya_trace_string(r, c->api);
-        if (h->type == MAYA_REC_LAUNCH) {
-            const struct maya_rec_kernel *k = maya_trace_kernel(r, ((const struct maya_rec_launch *)h)->kernel);
-            if (k)
-                name = maya_trace_string(r, k->name);
-        }
-        if (add(s, name, c->measured_ns) < 0) {
-            rc = -1;
-            break;
-        }
-    }
-    maya_trace_close(r);
-    return rc < 0 ? -1 : 0;
+    struct summary *s = arg;
+    const struct maya_rec_hdr *h = p->op.rec;
+    if (!s->ranks || p->op.rank + 1 > (int)s->ranks)
+        s->ranks = (uint64_t)p->op.rank + 1;
+    if (!is_device_op(h->type) || maya_rec_call(h)->result != 0 || (h->flags & MAYA_F_CAPTURING))
+        return 0;
+    s->device_ops++;
+    if (!p->measured)
+        return 0;
+    s->measured++;
+    return add(s, p->name, p->device_ns);
 }
 
 static int by_total(const void *a, const void *b)
@@ -172,22 +147,7 @@ int profile_summary(const char *dir, FILE *fp)
     struct summary s;
     memset(&s, 0, sizeof s);
     char path[PATH_MAX + 64];
-    snprintf(path, sizeof path, "%s/traces", dir);
-    DIR *d = opendir(path);
-    if (!d)
-        return maya_error("cannot open %s: %m", path);
-    int rc = 0;
-    struct dirent *de;
-    while (rc == 0 && (de = readdir(d))) {
-        size_t l = strlen(de->d_name);
-        if (l < 7 || strcmp(de->d_name + l - 7, ".mtrace"))
-            continue;
-        snprintf(path, sizeof path, "%s/traces/%s", dir, de->d_name);
-        rc = read_trace(&s, path);
-    }
-    closedir(d);
-    if (rc == 0 && !s.ranks)
-        rc = maya_error("%s/traces holds no trace: did the workload use CUDA?", dir);
+    int rc = est_profile_walk(dir, take, &s, s.gpu, sizeof s.gpu);
     uint64_t total = 0;
     size_t n = 0;
     for (size_t i = 0; i < s.cap; i++)

@@ -11,7 +11,6 @@
 
 #include "maya/map.h"
 
-#define BLAS_MISSING(lib, name) (prof_missing((lib).soname, name), CUBLAS_STATUS_NOT_SUPPORTED)
 
 /* One GEMM (or a batch of same-shaped ones) as cuBLAS receives it. */
 struct gemm {
@@ -118,9 +117,7 @@ static uint64_t workspace(cublasHandle_t h)
 
 cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *ws, size_t bytes)
 {
-    __typeof__(&cublasSetWorkspace_v2) real = PROF_REAL(prof_cublas, cublasSetWorkspace_v2);
-    if (!real)
-        return BLAS_MISSING(prof_cublas, "cublasSetWorkspace_v2");
+    PROF_REAL_OR(prof_cublas, cublasSetWorkspace_v2, CUBLAS_STATUS_NOT_SUPPORTED);
     cublasStatus_t st = real(handle, ws, bytes);
     if (st == CUBLAS_STATUS_SUCCESS)
         set_workspace(handle, bytes, 1);
@@ -129,9 +126,7 @@ cublasStatus_t cublasSetWorkspace_v2(cublasHandle_t handle, void *ws, size_t byt
 
 cublasStatus_t cublasSetStream_v2(cublasHandle_t handle, cudaStream_t stream)
 {
-    __typeof__(&cublasSetStream_v2) real = PROF_REAL(prof_cublas, cublasSetStream_v2);
-    if (!real)
-        return BLAS_MISSING(prof_cublas, "cublasSetStream_v2");
+    PROF_REAL_OR(prof_cublas, cublasSetStream_v2, CUBLAS_STATUS_NOT_SUPPORTED);
     cublasStatus_t st = real(handle, stream);
     if (st == CUBLAS_STATUS_SUCCESS)
         set_workspace(handle, 0, 0);
@@ -149,23 +144,15 @@ static cudaStream_t handle_stream(cublasHandle_t h)
 }
 
 /* The frame of a GEMM of handle H: G is a struct gemm being filled, CALL the
- * real call. */
+ * real call. The handle's stream, workspace and math mode are asked once the
+ * call is known to be traced. */
 #define GEMM_BODY(H, G, CALL) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        (G).stream = handle_stream(H); \
-        (G).workspace_bytes = workspace(H); \
-        (G).compute_type = effective_compute((H), (G).compute_type, (G).atype); \
-        prof_device_begin(&op_, (G).stream); \
-        prof_go(&op_); \
-        cublasStatus_t st_ = CALL; \
-        prof_returned(&op_, st_ == CUBLAS_STATUS_SUCCESS); \
-        trace_gemm(&op_, EMU_API_ID(__func__), st_, &(G)); \
-        prof_end(&op_); \
-        return st_; \
-    } while (0)
+    PROF_DEVICE_BODY(cublasStatus_t, CUBLAS_STATUS_SUCCESS, ({ \
+                         (G).stream = handle_stream(H); \
+                         (G).workspace_bytes = workspace(H); \
+                         (G).compute_type = effective_compute((H), (G).compute_type, (G).atype); \
+                         (G).stream; \
+                     }), CALL, trace_gemm(&op_, EMU_API_ID(__func__), r_, &(G)), )
 
 #define SAME_TYPES(G, T) ((G).atype = (G).btype = (G).ctype = (G).dtype = (T))
 
@@ -176,9 +163,7 @@ static cudaStream_t handle_stream(cublasHandle_t h)
                         INT k, const T *alpha, const T *A, INT lda, const T *B, INT ldb, const T *beta, T *C, \
                         INT ldc) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .compute_type = COMPUTE, \
                           .scale_type = DTYPE, .epilogue = 1, .algo = CUBLAS_GEMM_DEFAULT, .a = A, .b = B, \
@@ -204,9 +189,7 @@ TYPED_GEMM(cublasHgemm_64, int64_t, blas_half, CUDA_R_16F, CUBLAS_COMPUTE_16F)
                         INT k, const T *alpha, const T *A, INT lda, long long strideA, const T *B, INT ldb, \
                         long long strideB, const T *beta, T *C, INT ldc, long long strideC, INT batchCount) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, \
                           .stride_a = strideA, .stride_b = strideB, .stride_c = strideC, .stride_d = strideC, \
@@ -230,9 +213,7 @@ TYPED_STRIDED(cublasHgemmStridedBatched_64, int64_t, blas_half, CUDA_R_16F, CUBL
                         INT k, const T *alpha, const T *const Aarray[], INT lda, const T *const Barray[], \
                         INT ldb, const T *beta, T *const Carray[], INT ldc, INT batchCount) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, \
                           .compute_type = COMPUTE, .scale_type = DTYPE, .epilogue = 1, \
@@ -256,9 +237,7 @@ TYPED_BATCHED(cublasHgemmBatched_64, int64_t, blas_half, CUDA_R_16F, CUBLAS_COMP
     cublasStatus_t NAME(cublasHandle_t handle, cublasOperation_t trans, INT m, INT n, const T *alpha, const T *A, \
                         INT lda, const T *x, INT incx, const T *beta, T *y, INT incy) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         int n_op_ = trans == CUBLAS_OP_N; \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = trans, .transb = CUBLAS_OP_N, .m = n_op_ ? m : n, \
                           .n = 1, .k = n_op_ ? n : m, .batch = 1, .lda = lda, .ldb = incx, .ldc = incy, \
@@ -292,9 +271,7 @@ static int ex_scale(int compute, int atype)
                         cudaDataType Btype, INT ldb, const void *beta, void *C, cudaDataType Ctype, INT ldc, \
                         cublasComputeType_t computeType, cublasGemmAlgo_t algo) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .atype = Atype, \
                           .btype = Btype, .ctype = Ctype, .dtype = Ctype, .compute_type = computeType, \
@@ -314,9 +291,7 @@ EX_GEMM(cublasGemmEx_64, int64_t)
                         cudaDataType Ctype, INT ldc, long long strideC, INT batchCount, \
                         cublasComputeType_t computeType, cublasGemmAlgo_t algo) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, \
                           .stride_a = strideA, .stride_b = strideB, .stride_c = strideC, .stride_d = strideC, \
@@ -337,9 +312,7 @@ EX_STRIDED(cublasGemmStridedBatchedEx_64, int64_t)
                         void *const Carray[], cudaDataType Ctype, INT ldc, INT batchCount, \
                         cublasComputeType_t computeType, cublasGemmAlgo_t algo) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = batchCount, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .atype = Atype, \
                           .btype = Btype, .ctype = Ctype, .dtype = Ctype, .compute_type = computeType, \
@@ -358,9 +331,7 @@ EX_BATCHED(cublasGemmBatchedEx_64, int64_t)
                         INT k, const float *alpha, const void *A, cudaDataType Atype, INT lda, const void *B, \
                         cudaDataType Btype, INT ldb, const float *beta, void *C, cudaDataType Ctype, INT ldc) \
     { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cublas, NAME); \
-        if (!real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
         struct gemm g = { .lib = MAYA_GEMM_CUBLAS, .transa = transa, .transb = transb, .m = m, .n = n, .k = k, \
                           .batch = 1, .lda = lda, .ldb = ldb, .ldc = ldc, .ldd = ldc, .atype = Atype, \
                           .btype = Btype, .ctype = Ctype, .dtype = Ctype, .compute_type = CUBLAS_COMPUTE_32F, \
@@ -381,24 +352,14 @@ static cublasStatus_t blas_copy(uint32_t api, cublasStatus_t (*call)(void *), vo
                                 const void *src, int64_t width, int64_t rows, int64_t dpitch, int64_t spitch,
                                 cudaStream_t stream, int async)
 {
-    struct prof_op op;
-    if (!prof_begin(&op))
-        return call(arg);
-    prof_device_begin(&op, stream);
-    prof_go(&op);
-    cublasStatus_t st = call(arg);
-    prof_returned(&op, st == CUBLAS_STATUS_SUCCESS);
     struct prof_copy c = { dst, src, (size_t)width, (size_t)rows, stream, 0, async };
     if (dpitch == width && spitch == width)
         c.width = (size_t)(width * rows), c.height = 1;
-    if (st == CUBLAS_STATUS_SUCCESS && (width <= 0 || rows <= 0))
-        emu_trace_call(api, op.t0, st, 0, 0);
-    else
-        prof_trace_copy(&op, api, st, &c);
-    prof_end(&op);
-    if (!async)
-        prof_collect_now();
-    return st;
+    PROF_DEVICE_BODY(cublasStatus_t, CUBLAS_STATUS_SUCCESS, stream, call(arg),
+                     (r_ == CUBLAS_STATUS_SUCCESS && (width <= 0 || rows <= 0)
+                          ? emu_trace_call(api, op_.t0, r_, 0, 0)
+                          : prof_trace_copy(&op_, api, r_, &c)),
+                     if (!async) prof_collect_now());
 }
 
 struct vcall {
@@ -422,10 +383,9 @@ struct vcall {
     VECTOR(NAME, INT, 0) \
     cublasStatus_t NAME(INT n, INT elemSize, const void *x, INT incx, void *y, INT incy) \
     { \
-        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .n = n, .elem = elemSize, .incx = incx, \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
+        struct vcall v = { .real = (void *)real, .n = n, .elem = elemSize, .incx = incx, \
                            .incy = incy, .x = x, .y = y }; \
-        if (!v.real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
         return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, y, x, elemSize, n, (int64_t)incy * elemSize, \
                          (int64_t)incx * elemSize, NULL, 0); \
     }
@@ -433,10 +393,9 @@ struct vcall {
     VECTOR(NAME, INT, 1) \
     cublasStatus_t NAME(INT n, INT elemSize, const void *x, INT incx, void *y, INT incy, cudaStream_t stream) \
     { \
-        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .n = n, .elem = elemSize, .incx = incx, \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
+        struct vcall v = { .real = (void *)real, .n = n, .elem = elemSize, .incx = incx, \
                            .incy = incy, .x = x, .y = y, .stream = stream }; \
-        if (!v.real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
         return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, y, x, elemSize, n, (int64_t)incy * elemSize, \
                          (int64_t)incx * elemSize, stream, 1); \
     }
@@ -464,10 +423,9 @@ VECTOR_ASYNC_FN(cublasGetVectorAsync_64, int64_t)
     MATRIX(NAME, INT, 0) \
     cublasStatus_t NAME(INT rows, INT cols, INT elemSize, const void *A, INT lda, void *B, INT ldb) \
     { \
-        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .rows = rows, .cols = cols, \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
+        struct vcall v = { .real = (void *)real, .rows = rows, .cols = cols, \
                            .elem = elemSize, .lda = lda, .ldb = ldb, .x = A, .y = B }; \
-        if (!v.real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
         return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, B, A, (int64_t)rows * elemSize, cols, \
                          (int64_t)ldb * elemSize, (int64_t)lda * elemSize, NULL, 0); \
     }
@@ -476,10 +434,9 @@ VECTOR_ASYNC_FN(cublasGetVectorAsync_64, int64_t)
     cublasStatus_t NAME(INT rows, INT cols, INT elemSize, const void *A, INT lda, void *B, INT ldb, \
                         cudaStream_t stream) \
     { \
-        struct vcall v = { .real = (void *)PROF_REAL(prof_cublas, NAME), .rows = rows, .cols = cols, \
+        PROF_REAL_OR(prof_cublas, NAME, CUBLAS_STATUS_NOT_SUPPORTED); \
+        struct vcall v = { .real = (void *)real, .rows = rows, .cols = cols, \
                            .elem = elemSize, .lda = lda, .ldb = ldb, .x = A, .y = B, .stream = stream }; \
-        if (!v.real) \
-            return BLAS_MISSING(prof_cublas, #NAME); \
         return blas_copy(EMU_API_ID(#NAME), call_##NAME, &v, B, A, (int64_t)rows * elemSize, cols, \
                          (int64_t)ldb * elemSize, (int64_t)lda * elemSize, stream, 1); \
     }
@@ -579,21 +536,11 @@ cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle, cublasLtMatmulDesc_t
                               const cublasLtMatmulAlgo_t *algo, void *workspace, size_t workspaceSizeInBytes,
                               cudaStream_t stream)
 {
-    __typeof__(&cublasLtMatmul) real = PROF_REAL(prof_cublaslt, cublasLtMatmul);
-    if (!real)
-        return BLAS_MISSING(prof_cublaslt, "cublasLtMatmul");
-    struct prof_op op;
-    if (!prof_begin(&op))
-        return real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace,
-                    workspaceSizeInBytes, stream);
+    PROF_REAL_OR(prof_cublaslt, cublasLtMatmul, CUBLAS_STATUS_NOT_SUPPORTED);
     struct gemm g = { .a = A, .b = B, .c = C, .d = D, .workspace_bytes = workspaceSizeInBytes, .stream = stream };
-    lt_describe(&g, computeDesc, Adesc, Bdesc, Cdesc, Ddesc, algo);
-    prof_device_begin(&op, stream);
-    prof_go(&op);
-    cublasStatus_t st = real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo,
-                             workspace, workspaceSizeInBytes, stream);
-    prof_returned(&op, st == CUBLAS_STATUS_SUCCESS);
-    trace_gemm(&op, EMU_API_ID(__func__), st, &g);
-    prof_end(&op);
-    return st;
+    PROF_DEVICE_BODY(cublasStatus_t, CUBLAS_STATUS_SUCCESS,
+                     ({ lt_describe(&g, computeDesc, Adesc, Bdesc, Cdesc, Ddesc, algo); stream; }),
+                     real(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo,
+                          workspace, workspaceSizeInBytes, stream),
+                     trace_gemm(&op_, EMU_API_ID(__func__), r_, &g), );
 }

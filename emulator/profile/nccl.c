@@ -27,11 +27,7 @@
 #include "maya/common.h"
 #include "maya/map.h"
 
-#define NC_MISSING(name) (prof_missing(prof_nccl.soname, name), ncclInternalError)
-#define REAL_OR_MISSING(NAME) \
-    __typeof__(&NAME) real = PROF_REAL(prof_nccl, NAME); \
-    if (!real) \
-        return NC_MISSING(#NAME)
+#define REAL_OR_MISSING(NAME) PROF_REAL_OR(prof_nccl, NAME, ncclInternalError)
 #define API EMU_API_ID(__func__)
 
 /* ---- communicators ---- */
@@ -134,20 +130,12 @@ static struct comm *comm_ready(ncclComm_t c)
 /* A communicator init: CALL is the real call, then its COMM record (when
  * it is ready) and its CALL record. */
 #define INIT_BODY(CALL, NEWCOMM, ID, PARENT, COLOR, KEY) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        prof_go(&op_); \
-        ncclResult_t r_ = CALL; \
-        prof_returned(&op_, 0); \
-        if ((r_ == ncclSuccess || r_ == ncclInProgress) && (NEWCOMM) && *(NEWCOMM) && \
-            comm_new(*(NEWCOMM), (ID), (PARENT), (COLOR), (KEY))) \
-            comm_ready(*(NEWCOMM)); \
-        emu_trace_call(API, op_.t0, r_, 0, 0); \
-        prof_end(&op_); \
-        return r_; \
-    } while (0)
+    PROF_BODY(ncclResult_t, CALL, ({ \
+                  if ((r_ == ncclSuccess || r_ == ncclInProgress) && (NEWCOMM) && *(NEWCOMM) && \
+                      comm_new(*(NEWCOMM), (ID), (PARENT), (COLOR), (KEY))) \
+                      comm_ready(*(NEWCOMM)); \
+                  emu_trace_call(API, op_.t0, r_, 0, 0); \
+              }), )
 
 ncclResult_t ncclCommInitRank(ncclComm_t *comm, int nranks, ncclUniqueId commId, int rank)
 {

@@ -101,6 +101,47 @@ void prof_end(struct prof_op *op);
 void prof_collect(int blocking);
 void prof_collect_now(void);
 
+/* The frames of the wrappers. PROF_REAL_OR declares `real`, the real
+ * function, or returns ERR (after a note) when the library lacks it.
+ * PROF_BODY runs a traced call with no device work: CALL is the real call
+ * (of type T), then TRACE (a statement using op_ and r_, its result) builds
+ * the record, then AFTER runs once the clock runs again; returns r_.
+ * PROF_DEVICE_BODY does the same for device work on STREAM (an expression
+ * evaluated once the call is known to be traced), measured when r_ == OK. */
+#define PROF_REAL_OR(LIB, NAME, ERR) \
+    __typeof__(&NAME) real = PROF_REAL(LIB, NAME); \
+    if (!real) \
+        return (prof_missing((LIB).soname, #NAME), (ERR))
+
+#define PROF_DEVICE_BODY(T, OK, STREAM, CALL, TRACE, AFTER) \
+    do { \
+        struct prof_op op_; \
+        if (!prof_begin(&op_)) \
+            return CALL; \
+        prof_device_begin(&op_, (STREAM)); \
+        prof_go(&op_); \
+        T r_ = CALL; \
+        prof_returned(&op_, r_ == (OK)); \
+        TRACE; \
+        prof_end(&op_); \
+        AFTER; \
+        return r_; \
+    } while (0)
+
+#define PROF_BODY(T, CALL, TRACE, AFTER) \
+    do { \
+        struct prof_op op_; \
+        if (!prof_begin(&op_)) \
+            return CALL; \
+        prof_go(&op_); \
+        T r_ = CALL; \
+        prof_returned(&op_, 0); \
+        TRACE; \
+        prof_end(&op_); \
+        AFTER; \
+        return r_; \
+    } while (0)
+
 /* A real function is missing: a note once; the wrapper returns its
  * library's not-supported code. */
 void prof_missing(const char *lib, const char *name);

@@ -4,7 +4,6 @@
 
 #include <string.h>
 
-#define RT_MISSING(name) (prof_missing(prof_cudart.soname, name), cudaErrorNotSupported)
 
 struct fatbin_wrapper {
     int magic;                   /* 0x466243B1 */
@@ -41,9 +40,7 @@ void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *de
 
 cudaError_t __cudaGetKernel(cudaKernel_t *kernel, const void *fun)
 {
-    __typeof__(&__cudaGetKernel) real = PROF_REAL(prof_cudart, __cudaGetKernel);
-    if (!real)
-        return RT_MISSING("__cudaGetKernel");
+    PROF_REAL_OR(prof_cudart, __cudaGetKernel, cudaErrorNotSupported);
     cudaError_t e = real(kernel, fun);
     if (e == cudaSuccess && kernel)
         prof_kernel_handle(*kernel, fun);
@@ -92,65 +89,40 @@ static void trace_launch(struct prof_op *op, uint32_t api, cudaError_t e, const 
 
 /* The frame of every launch: events around the real call, then the record. */
 #define LAUNCH_BODY(NAME, L, CALL) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        prof_device_begin(&op_, event_stream((L)->stream, (L)->per_thread)); \
-        prof_go(&op_); \
-        cudaError_t e_ = CALL; \
-        prof_returned(&op_, e_ == cudaSuccess); \
-        trace_launch(&op_, EMU_API_ID(NAME), e_, (L)); \
-        prof_end(&op_); \
-        return e_; \
-    } while (0)
+    PROF_DEVICE_BODY(cudaError_t, cudaSuccess, event_stream((L)->stream, (L)->per_thread), CALL, \
+                     trace_launch(&op_, EMU_API_ID(NAME), r_, (L)), )
 
-cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                               cudaStream_t stream)
-{
-    __typeof__(&__cudaLaunchKernel) real = PROF_REAL(prof_cudart, __cudaLaunchKernel);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l = { kernel, gridDim, blockDim, sharedMem, stream, 0, args, { 0, 0, 0 }, 0 };
-    LAUNCH_BODY(__func__, &l, real(kernel, gridDim, blockDim, args, sharedMem, stream));
-}
+/* An entry point and its per-thread-default-stream twin (NAME##_ptsz), whose
+ * first parameter (the kernel) is of type FTYPE. */
+#define LAUNCH_PAIR(NAME, FTYPE) \
+    static cudaError_t NAME##_any(cudaError_t (*real)(FTYPE, dim3, dim3, void **, size_t, cudaStream_t), \
+                                  uint32_t api, int per_thread, FTYPE func, dim3 grid, dim3 block, void **args, \
+                                  size_t smem, cudaStream_t stream) \
+    { \
+        struct launch l = { func, grid, block, smem, stream, per_thread, args, { 0, 0, 0 }, 0 }; \
+        PROF_DEVICE_BODY(cudaError_t, cudaSuccess, event_stream(stream, per_thread), \
+                         real(func, grid, block, args, smem, stream), trace_launch(&op_, api, r_, &l), ); \
+    } \
+    cudaError_t NAME(FTYPE func, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t stream) \
+    { \
+        PROF_REAL_OR(prof_cudart, NAME, cudaErrorNotSupported); \
+        return NAME##_any(real, EMU_API_ID(#NAME), 0, func, grid, block, args, smem, stream); \
+    } \
+    cudaError_t NAME##_ptsz(FTYPE func, dim3 grid, dim3 block, void **args, size_t smem, cudaStream_t stream) \
+    { \
+        PROF_REAL_OR(prof_cudart, NAME##_ptsz, cudaErrorNotSupported); \
+        return NAME##_any(real, EMU_API_ID(#NAME "_ptsz"), 1, func, grid, block, args, smem, stream); \
+    }
 
-cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 gridDim, dim3 blockDim, void **args,
-                                    size_t sharedMem, cudaStream_t stream)
-{
-    __typeof__(&__cudaLaunchKernel_ptsz) real = PROF_REAL(prof_cudart, __cudaLaunchKernel_ptsz);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l = { kernel, gridDim, blockDim, sharedMem, stream, 1, args, { 0, 0, 0 }, 0 };
-    LAUNCH_BODY(__func__, &l, real(kernel, gridDim, blockDim, args, sharedMem, stream));
-}
-
-cudaError_t cudaLaunchKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                             cudaStream_t stream)
-{
-    __typeof__(&cudaLaunchKernel) real = PROF_REAL(prof_cudart, cudaLaunchKernel);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l = { func, gridDim, blockDim, sharedMem, stream, 0, args, { 0, 0, 0 }, 0 };
-    LAUNCH_BODY(__func__, &l, real(func, gridDim, blockDim, args, sharedMem, stream));
-}
-
-cudaError_t cudaLaunchKernel_ptsz(const void *func, dim3 gridDim, dim3 blockDim, void **args, size_t sharedMem,
-                                  cudaStream_t stream)
-{
-    __typeof__(&cudaLaunchKernel_ptsz) real = PROF_REAL(prof_cudart, cudaLaunchKernel_ptsz);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l = { func, gridDim, blockDim, sharedMem, stream, 1, args, { 0, 0, 0 }, 0 };
-    LAUNCH_BODY(__func__, &l, real(func, gridDim, blockDim, args, sharedMem, stream));
-}
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t, dim3, dim3, void **, size_t, cudaStream_t);
+cudaError_t cudaLaunchKernel_ptsz(const void *, dim3, dim3, void **, size_t, cudaStream_t);
+LAUNCH_PAIR(__cudaLaunchKernel, cudaKernel_t)
+LAUNCH_PAIR(cudaLaunchKernel, const void *)
 
 cudaError_t cudaLaunchCooperativeKernel(const void *func, dim3 gridDim, dim3 blockDim, void **args,
                                         size_t sharedMem, cudaStream_t stream)
 {
-    __typeof__(&cudaLaunchCooperativeKernel) real = PROF_REAL(prof_cudart, cudaLaunchCooperativeKernel);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaLaunchCooperativeKernel, cudaErrorNotSupported);
     struct launch l = { func, gridDim, blockDim, sharedMem, stream, 0, args, { 0, 0, 0 }, MAYA_LAUNCH_COOPERATIVE };
     LAUNCH_BODY(__func__, &l, real(func, gridDim, blockDim, args, sharedMem, stream));
 }
@@ -182,22 +154,15 @@ static void launch_ex(struct launch *l, const cudaLaunchConfig_t *config, const 
     }
 }
 
-cudaError_t cudaLaunchKernelExC(const cudaLaunchConfig_t *config, const void *func, void **args)
-{
-    __typeof__(&cudaLaunchKernelExC) real = PROF_REAL(prof_cudart, cudaLaunchKernelExC);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l;
-    launch_ex(&l, config, func, args, 0);
-    LAUNCH_BODY(__func__, &l, real(config, func, args));
-}
+#define LAUNCH_EX(NAME, PER_THREAD) \
+    cudaError_t NAME(const cudaLaunchConfig_t *config, const void *func, void **args) \
+    { \
+        PROF_REAL_OR(prof_cudart, NAME, cudaErrorNotSupported); \
+        struct launch l; \
+        launch_ex(&l, config, func, args, PER_THREAD); \
+        LAUNCH_BODY(#NAME, &l, real(config, func, args)); \
+    }
 
-cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *config, const void *func, void **args)
-{
-    __typeof__(&cudaLaunchKernelExC_ptsz) real = PROF_REAL(prof_cudart, cudaLaunchKernelExC_ptsz);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct launch l;
-    launch_ex(&l, config, func, args, 1);
-    LAUNCH_BODY(__func__, &l, real(config, func, args));
-}
+cudaError_t cudaLaunchKernelExC_ptsz(const cudaLaunchConfig_t *, const void *, void **);
+LAUNCH_EX(cudaLaunchKernelExC, 0)
+LAUNCH_EX(cudaLaunchKernelExC_ptsz, 1)

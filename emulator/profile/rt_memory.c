@@ -3,7 +3,6 @@
  * these calls); copies and memsets are device work, measured. */
 #include "prof.h"
 
-#define RT_MISSING(name) (prof_missing(prof_cudart.soname, name), cudaErrorNotSupported)
 
 /* The per-thread-default-stream twins have no prototypes in the headers. */
 cudaError_t cudaMemcpy_ptds(void *, const void *, size_t, enum cudaMemcpyKind);
@@ -55,114 +54,70 @@ static void *deref(void **p)
 
 /* One allocating call: CALL is the real call, P the pointer it set. */
 #define ALLOC_BODY(CALL, P, BYTES, KIND, DEVICE, STREAM) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        prof_go(&op_); \
-        cudaError_t e_ = CALL; \
-        prof_returned(&op_, 0); \
-        trace_alloc(&op_, EMU_API_ID(__func__), e_, e_ == cudaSuccess ? deref(P) : NULL, (BYTES), (KIND), \
-                    (KIND) == MAYA_ALLOC_HOST || (KIND) == MAYA_ALLOC_HOST_REGISTER ? -1 : (DEVICE), (STREAM)); \
-        prof_end(&op_); \
-        return e_; \
-    } while (0)
+    PROF_BODY(cudaError_t, CALL, \
+              trace_alloc(&op_, EMU_API_ID(__func__), r_, r_ == cudaSuccess ? deref(P) : NULL, (BYTES), (KIND), \
+                          (KIND) == MAYA_ALLOC_HOST || (KIND) == MAYA_ALLOC_HOST_REGISTER ? -1 : (DEVICE), \
+                          (STREAM)), )
 
 #define FREE_BODY(CALL, P, STREAM, FLAGS) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        prof_go(&op_); \
-        cudaError_t e_ = CALL; \
-        prof_returned(&op_, 0); \
-        trace_free(&op_, EMU_API_ID(__func__), e_, (P), (STREAM), (FLAGS)); \
-        prof_end(&op_); \
-        return e_; \
-    } while (0)
+    PROF_BODY(cudaError_t, CALL, trace_free(&op_, EMU_API_ID(__func__), r_, (P), (STREAM), (FLAGS)), )
 
 cudaError_t cudaMalloc(void **devPtr, size_t size)
 {
-    __typeof__(&cudaMalloc) real = PROF_REAL(prof_cudart, cudaMalloc);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaMalloc, cudaErrorNotSupported);
     ALLOC_BODY(real(devPtr, size), devPtr, size, MAYA_ALLOC_DEVICE, emu_current_device(), 0);
 }
 
 cudaError_t cudaMallocManaged(void **devPtr, size_t size, unsigned int flags)
 {
-    __typeof__(&cudaMallocManaged) real = PROF_REAL(prof_cudart, cudaMallocManaged);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaMallocManaged, cudaErrorNotSupported);
     ALLOC_BODY(real(devPtr, size, flags), devPtr, size, MAYA_ALLOC_MANAGED, emu_current_device(), 0);
 }
 
 cudaError_t cudaMallocPitch(void **devPtr, size_t *pitch, size_t width, size_t height)
 {
-    __typeof__(&cudaMallocPitch) real = PROF_REAL(prof_cudart, cudaMallocPitch);
-    if (!real)
-        return RT_MISSING(__func__);
-    struct prof_op op;
-    if (!prof_begin(&op))
-        return real(devPtr, pitch, width, height);
-    prof_go(&op);
-    cudaError_t e = real(devPtr, pitch, width, height);
-    prof_returned(&op, 0);
-    trace_alloc(&op, EMU_API_ID(__func__), e, e == cudaSuccess && devPtr ? *devPtr : NULL,
-                e == cudaSuccess && pitch ? *pitch * height : width * height, MAYA_ALLOC_DEVICE,
-                emu_current_device(), 0);
-    prof_end(&op);
-    return e;
+    PROF_REAL_OR(prof_cudart, cudaMallocPitch, cudaErrorNotSupported);
+    PROF_BODY(cudaError_t, real(devPtr, pitch, width, height),
+              trace_alloc(&op_, EMU_API_ID(__func__), r_, r_ == cudaSuccess ? deref(devPtr) : NULL,
+                          r_ == cudaSuccess && pitch ? *pitch * height : width * height, MAYA_ALLOC_DEVICE,
+                          emu_current_device(), 0), );
 }
 
 static cudaError_t malloc_async(cudaError_t (*real)(void **, size_t, cudaStream_t), uint32_t api, void **p,
                                 size_t size, cudaStream_t stream, int per_thread)
 {
-    struct prof_op op;
-    if (!prof_begin(&op))
-        return real(p, size, stream);
-    prof_go(&op);
-    cudaError_t e = real(p, size, stream);
-    prof_returned(&op, 0);
-    trace_alloc(&op, api, e, e == cudaSuccess && p ? *p : NULL, size, MAYA_ALLOC_ASYNC, emu_current_device(),
-                stream_id(stream, per_thread));
-    prof_end(&op);
-    return e;
+    PROF_BODY(cudaError_t, real(p, size, stream),
+              trace_alloc(&op_, api, r_, r_ == cudaSuccess ? deref(p) : NULL, size, MAYA_ALLOC_ASYNC,
+                          emu_current_device(), stream_id(stream, per_thread)), );
 }
 
 cudaError_t cudaMallocAsync(void **devPtr, size_t size, cudaStream_t hStream)
 {
-    __typeof__(&cudaMallocAsync) real = PROF_REAL(prof_cudart, cudaMallocAsync);
-    return real ? malloc_async(real, EMU_API_ID(__func__), devPtr, size, hStream, 0) : RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaMallocAsync, cudaErrorNotSupported);
+    return malloc_async(real, EMU_API_ID(__func__), devPtr, size, hStream, 0);
 }
 
 cudaError_t cudaMallocAsync_ptsz(void **devPtr, size_t size, cudaStream_t hStream)
 {
-    __typeof__(&cudaMallocAsync_ptsz) real = PROF_REAL(prof_cudart, cudaMallocAsync_ptsz);
-    return real ? malloc_async(real, EMU_API_ID(__func__), devPtr, size, hStream, 1) : RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaMallocAsync_ptsz, cudaErrorNotSupported);
+    return malloc_async(real, EMU_API_ID(__func__), devPtr, size, hStream, 1);
 }
 
 cudaError_t cudaHostAlloc(void **pHost, size_t size, unsigned int flags)
 {
-    __typeof__(&cudaHostAlloc) real = PROF_REAL(prof_cudart, cudaHostAlloc);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaHostAlloc, cudaErrorNotSupported);
     ALLOC_BODY(real(pHost, size, flags), pHost, size, MAYA_ALLOC_HOST, -1, 0);
 }
 
 cudaError_t cudaMallocHost(void **ptr, size_t size)
 {
-    __typeof__(&cudaMallocHost) real = PROF_REAL(prof_cudart, cudaMallocHost);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaMallocHost, cudaErrorNotSupported);
     ALLOC_BODY(real(ptr, size), ptr, size, MAYA_ALLOC_HOST, -1, 0);
 }
 
 cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 {
-    __typeof__(&cudaHostRegister) real = PROF_REAL(prof_cudart, cudaHostRegister);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaHostRegister, cudaErrorNotSupported);
     void *p = ptr;
     ALLOC_BODY(real(ptr, size, flags), &p, size, MAYA_ALLOC_HOST_REGISTER, -1, 0);
 }
@@ -170,41 +125,31 @@ cudaError_t cudaHostRegister(void *ptr, size_t size, unsigned int flags)
 /* cudaFree waits for the device; so does cudaFreeHost. */
 cudaError_t cudaFree(void *devPtr)
 {
-    __typeof__(&cudaFree) real = PROF_REAL(prof_cudart, cudaFree);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaFree, cudaErrorNotSupported);
     FREE_BODY(real(devPtr), devPtr, 0, MAYA_F_DEVICE_SYNC);
 }
 
 cudaError_t cudaFreeHost(void *ptr)
 {
-    __typeof__(&cudaFreeHost) real = PROF_REAL(prof_cudart, cudaFreeHost);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaFreeHost, cudaErrorNotSupported);
     FREE_BODY(real(ptr), ptr, 0, MAYA_F_DEVICE_SYNC);
 }
 
 cudaError_t cudaHostUnregister(void *ptr)
 {
-    __typeof__(&cudaHostUnregister) real = PROF_REAL(prof_cudart, cudaHostUnregister);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaHostUnregister, cudaErrorNotSupported);
     FREE_BODY(real(ptr), ptr, 0, 0);
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
 {
-    __typeof__(&cudaFreeAsync) real = PROF_REAL(prof_cudart, cudaFreeAsync);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaFreeAsync, cudaErrorNotSupported);
     FREE_BODY(real(devPtr, hStream), devPtr, stream_id(hStream, 0), 0);
 }
 
 cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 {
-    __typeof__(&cudaFreeAsync_ptsz) real = PROF_REAL(prof_cudart, cudaFreeAsync_ptsz);
-    if (!real)
-        return RT_MISSING(__func__);
+    PROF_REAL_OR(prof_cudart, cudaFreeAsync_ptsz, cudaErrorNotSupported);
     FREE_BODY(real(devPtr, hStream), devPtr, stream_id(hStream, 1), 0);
 }
 
@@ -243,31 +188,18 @@ static cudaStream_t event_stream(cudaStream_t s, int per_thread)
 }
 
 /* The frame of every copy and memset: events around the real call on its
- * stream, then TRACE (a statement using op_ and e_). */
+ * stream, then TRACE (a statement using op_ and r_); a synchronous one lets
+ * what finished be collected. */
 #define DEVICE_BODY(STREAM, PER_THREAD, CALL, TRACE) \
-    do { \
-        struct prof_op op_; \
-        if (!prof_begin(&op_)) \
-            return CALL; \
-        prof_device_begin(&op_, event_stream((STREAM), (PER_THREAD))); \
-        prof_go(&op_); \
-        cudaError_t e_ = CALL; \
-        prof_returned(&op_, e_ == cudaSuccess); \
-        TRACE; \
-        prof_end(&op_); \
-        if (!async_) \
-            prof_collect_now(); \
-        return e_; \
-    } while (0)
+    PROF_DEVICE_BODY(cudaError_t, cudaSuccess, event_stream((STREAM), (PER_THREAD)), CALL, TRACE, \
+                     if (!async_) prof_collect_now())
 
 #define COPY(NAME, DST, SRC, W, H, STREAM, PER_THREAD, ASYNC, CALL) \
     do { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cudart, NAME); \
-        if (!real) \
-            return RT_MISSING(#NAME); \
+        PROF_REAL_OR(prof_cudart, NAME, cudaErrorNotSupported); \
         const int async_ = (ASYNC); \
         struct prof_copy c_ = { (DST), (SRC), (W), (H), (STREAM), (PER_THREAD), async_ }; \
-        DEVICE_BODY(STREAM, PER_THREAD, CALL, prof_trace_copy(&op_, EMU_API_ID(#NAME), e_, &c_)); \
+        DEVICE_BODY(STREAM, PER_THREAD, CALL, prof_trace_copy(&op_, EMU_API_ID(#NAME), r_, &c_)); \
     } while (0)
 
 cudaError_t cudaMemcpy(void *dst, const void *src, size_t count, enum cudaMemcpyKind kind)
@@ -345,12 +277,10 @@ static void trace_memset(struct prof_op *op, uint32_t api, cudaError_t e, void *
 
 #define MEMSET(NAME, DST, VALUE, W, H, PITCH, STREAM, PER_THREAD, ASYNC, CALL) \
     do { \
-        __typeof__(&NAME) real = PROF_REAL(prof_cudart, NAME); \
-        if (!real) \
-            return RT_MISSING(#NAME); \
+        PROF_REAL_OR(prof_cudart, NAME, cudaErrorNotSupported); \
         const int async_ = (ASYNC); \
         DEVICE_BODY(STREAM, PER_THREAD, CALL, \
-                    trace_memset(&op_, EMU_API_ID(#NAME), e_, (DST), (VALUE), (W), (H), (PITCH), (STREAM), \
+                    trace_memset(&op_, EMU_API_ID(#NAME), r_, (DST), (VALUE), (W), (H), (PITCH), (STREAM), \
                                  (PER_THREAD), async_)); \
     } while (0)
 

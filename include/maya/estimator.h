@@ -6,6 +6,7 @@
 #ifndef MAYA_ESTIMATOR_H
 #define MAYA_ESTIMATOR_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "maya/hwspec.h"
@@ -92,6 +93,25 @@ struct est_export_counts {
     uint64_t measured, skipped;
 };
 int est_profile_export(const char *profile_dir, const char *out_dir, struct est_export_counts *counts);
+
+/* One call of a maya profile (a run directory recorded on real GPUs), as
+ * the estimator sees an op. */
+struct est_profile_op {
+    struct est_op op;            /* rec, api, kernel, rank; collectives: one node */
+    const char *name;            /* kernel name for launches, else the API name */
+    int measured;                /* device_ns was measured (MAYA_F_MEASURED) */
+    uint64_t device_ns;
+    int host_known;              /* host_ns is the call's own host time (it did not wait) */
+    uint64_t host_ns;
+};
+typedef int (*est_profile_fn)(const struct est_profile_op *p, void *arg);
+
+/* Every call of every trace of dir/traces (in file name order, each trace
+ * in record order); fn returning -1 stops the walk (NULL: only check the
+ * headers). gpu (if not NULL)
+ * receives the traces' GPU (all must agree). 0, or -1 with a message (not a
+ * profile, a damaged trace). */
+int est_profile_walk(const char *dir, est_profile_fn fn, void *arg, char *gpu, size_t gpu_size);
 
 const char *est_family_name(enum est_family f);
 const char *est_model_name(enum est_model m);

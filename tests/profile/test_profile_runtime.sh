@@ -68,6 +68,10 @@ expect_grep "^ +1 +[0-9.]+ .* vector_add\(float const\*, float const\*, float\*,
 MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile --gpu nonesuch -o "$TEST_TMP/p2" -- true > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 2 "exit status with an unknown --gpu"
 expect_grep "nonesuch: not a known GPU; known: " "$TEST_TMP/out"
+# a workload without CUDA: nothing measured, said so
+MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile -o "$TEST_TMP/p4" -- true > "$TEST_TMP/out" 2>&1 ||
+    fail "maya profile of a program without CUDA failed: $(cat "$TEST_TMP/out")"
+expect_grep "made no CUDA call the profiler traces: nothing was measured" "$TEST_TMP/out"
 # a failing workload: exit 1, what it measured is kept
 MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile -q -o "$TEST_TMP/p3" -- sh -c 'exit 3' > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 1 "exit status when the workload fails"
