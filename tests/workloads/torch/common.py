@@ -9,6 +9,7 @@ The scripts are ordinary PyTorch programs: they run the same on real GPUs
 import json
 import math
 import os
+import resource
 import time
 
 import torch
@@ -88,10 +89,12 @@ def gpt_config():
 
 def train(model, make_batch, loss_fn, optimizer, steps, rank, autocast_dtype=None):
     """Run `steps` training steps; return per-step GPU times (ms, from CUDA
-    events) and host times (s)."""
+    events) and host times (s). The process's CPU seconds per step (all its
+    threads) are kept in train.cpu_s."""
     gpu_ms, host_s = [], []
+    train.cpu_s = []
     for step in range(steps):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         x, y = make_batch(step)
@@ -104,6 +107,7 @@ def train(model, make_batch, loss_fn, optimizer, steps, rank, autocast_dtype=Non
         end.synchronize()
         gpu_ms.append(start.elapsed_time(end))
         host_s.append(time.perf_counter() - t0)
+        train.cpu_s.append(time.process_time() - c0)
         if rank == 0:
             print(f"step {step}: loss {loss.item():.4f} gpu {gpu_ms[-1]:.3f} ms host {host_s[-1]:.3f} s",
                   flush=True)
@@ -132,6 +136,8 @@ def report(name, rank, world, gpu_ms, host_s, **extra):
     res = dict(workload=name, rank=rank, world_size=world, steps=len(gpu_ms), gpu_ms=gpu_ms, host_s=host_s,
                max_memory_allocated=torch.cuda.max_memory_allocated(),
                max_memory_reserved=torch.cuda.max_memory_reserved(),
-               mem_free=free, mem_total=total, device=torch.cuda.get_device_name(), **extra)
+               mem_free=free, mem_total=total, device=torch.cuda.get_device_name(),
+               cpu_s=getattr(train, "cpu_s", []),
+               max_rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **extra)
     assert all(math.isfinite(v) and v >= 0 for v in gpu_ms), gpu_ms
     print("MAYA_RESULT " + json.dumps(res), flush=True)
