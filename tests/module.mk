@@ -96,6 +96,7 @@ WORKLOAD_LIBS_gemm_cublas := -lcublas
 WORKLOAD_LIBS_gemm_lt := -lcublasLt -lcublas
 WORKLOAD_LIBS_cudnn_legacy := -lcudnn
 WORKLOAD_LIBS_cudnn_graph := -lcudnn
+WORKLOAD_LIBS_lib_graphs := -lcublas -lcublasLt -lcudnn
 
 # NVML workload: dlopens libnvidia-ml.so.1, with the stand-in's API header.
 WORKLOAD_LIBS_nvml_query := -Iemulator/nvml -ldl
