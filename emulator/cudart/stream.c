@@ -9,6 +9,11 @@
 
 cudaError_t rt_issue_stream(cudaStream_t stream, int per_thread, struct emu_stream **out)
 {
+    /* Work issued from a thread with no current context makes the current
+     * device's primary context current, as the runtime does (PyTorch's
+     * autograd threads then find it with cuCtxGetCurrent before cuBLAS). */
+    if (emu_thread()->nctx == 0)
+        emu_set_device(emu_current_device());
     struct emu_stream *s = rt_stream(stream, per_thread);
     if (!s)
         return cudaErrorInvalidResourceHandle;
