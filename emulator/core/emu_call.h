@@ -77,4 +77,44 @@ static inline void emu_lib_handle_free(void *h)
     free(h);
 }
 
+/* What a library's Create / Destroy / SetStream / GetStream do with such a
+ * handle, as an emu_err the library maps onto its status codes:
+ * EMU_ERR_INVALID_HANDLE when h is not one of this library's handles,
+ * EMU_ERR_INVALID_VALUE for a missing argument or an unknown stream. */
+static inline enum emu_err emu_lib_create(void **out, size_t bytes, uint32_t magic)
+{
+    if (!out)
+        return EMU_ERR_INVALID_VALUE;
+    *out = emu_lib_handle_new(bytes, magic);
+    return *out ? EMU_OK : EMU_ERR_OUT_OF_MEMORY;
+}
+
+static inline enum emu_err emu_lib_destroy(void *h, uint32_t magic)
+{
+    if (!emu_lib_handle_ok(h, magic))
+        return EMU_ERR_INVALID_HANDLE;
+    emu_lib_handle_free(h);
+    return EMU_OK;
+}
+
+static inline enum emu_err emu_lib_set_stream(void *h, uint32_t magic, const void *stream)
+{
+    if (!emu_lib_handle_ok(h, magic))
+        return EMU_ERR_INVALID_HANDLE;
+    if (!emu_stream_resolve(stream, 0))
+        return EMU_ERR_INVALID_VALUE;
+    ((struct emu_lib_handle *)h)->stream = stream;
+    return EMU_OK;
+}
+
+static inline enum emu_err emu_lib_get_stream(const void *h, uint32_t magic, void **stream)
+{
+    if (!emu_lib_handle_ok(h, magic))
+        return EMU_ERR_INVALID_HANDLE;
+    if (!stream)
+        return EMU_ERR_INVALID_VALUE;
+    *stream = (void *)((const struct emu_lib_handle *)h)->stream;
+    return EMU_OK;
+}
+
 #endif

@@ -29,42 +29,34 @@ cusolverStatus_t cusolverGetProperty(libraryPropertyType type, int *value)
     EMU_CALL_RETURN(CUSOLVER_STATUS_SUCCESS);
 }
 
+static cusolverStatus_t status_of(enum emu_err e)
+{
+    return e == EMU_OK ? CUSOLVER_STATUS_SUCCESS
+         : e == EMU_ERR_INVALID_HANDLE ? CUSOLVER_STATUS_NOT_INITIALIZED
+         : e == EMU_ERR_OUT_OF_MEMORY ? CUSOLVER_STATUS_ALLOC_FAILED
+         : CUSOLVER_STATUS_INVALID_VALUE;
+}
+
 cusolverStatus_t cusolverDnCreate(cusolverDnHandle_t *handle)
 {
     EMU_CALL_ENTER(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!handle)
-        EMU_CALL_RETURN(CUSOLVER_STATUS_INVALID_VALUE);
-    *handle = emu_lib_handle_new(sizeof **handle, SOLVER_MAGIC);
-    EMU_CALL_RETURN(*handle ? CUSOLVER_STATUS_SUCCESS : CUSOLVER_STATUS_ALLOC_FAILED);
+    EMU_CALL_RETURN(status_of(emu_lib_create((void **)handle, sizeof **handle, SOLVER_MAGIC)));
 }
 
 cusolverStatus_t cusolverDnDestroy(cusolverDnHandle_t handle)
 {
     EMU_CALL_ENTER(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SOLVER_MAGIC))
-        EMU_CALL_RETURN(CUSOLVER_STATUS_NOT_INITIALIZED);
-    emu_lib_handle_free(handle);
-    EMU_CALL_RETURN(CUSOLVER_STATUS_SUCCESS);
+    EMU_CALL_RETURN(status_of(emu_lib_destroy(handle, SOLVER_MAGIC)));
 }
 
 cusolverStatus_t cusolverDnSetStream(cusolverDnHandle_t handle, cudaStream_t stream)
 {
     EMU_CALL_ENTER(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SOLVER_MAGIC))
-        EMU_CALL_RETURN(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!emu_stream_resolve(stream, 0))
-        EMU_CALL_RETURN(CUSOLVER_STATUS_INVALID_VALUE);
-    handle->h.stream = stream;
-    EMU_CALL_RETURN_STREAM(CUSOLVER_STATUS_SUCCESS, emu_stream_id(stream));
+    EMU_CALL_RETURN_STREAM(status_of(emu_lib_set_stream(handle, SOLVER_MAGIC, stream)), emu_stream_id(stream));
 }
 
 cusolverStatus_t cusolverDnGetStream(cusolverDnHandle_t handle, cudaStream_t *stream)
 {
     EMU_CALL_ENTER(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SOLVER_MAGIC))
-        EMU_CALL_RETURN(CUSOLVER_STATUS_NOT_INITIALIZED);
-    if (!stream)
-        EMU_CALL_RETURN(CUSOLVER_STATUS_INVALID_VALUE);
-    *stream = (cudaStream_t)handle->h.stream;
-    EMU_CALL_RETURN(CUSOLVER_STATUS_SUCCESS);
+    EMU_CALL_RETURN(status_of(emu_lib_get_stream(handle, SOLVER_MAGIC, (void **)stream)));
 }

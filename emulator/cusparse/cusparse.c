@@ -15,44 +15,36 @@ struct cusparseContext {
     cusparsePointerMode_t pointer_mode;
 };
 
+static cusparseStatus_t status_of(enum emu_err e)
+{
+    return e == EMU_OK ? CUSPARSE_STATUS_SUCCESS
+         : e == EMU_ERR_INVALID_HANDLE ? CUSPARSE_STATUS_NOT_INITIALIZED
+         : e == EMU_ERR_OUT_OF_MEMORY ? CUSPARSE_STATUS_ALLOC_FAILED
+         : CUSPARSE_STATUS_INVALID_VALUE;
+}
+
 cusparseStatus_t cusparseCreate(cusparseHandle_t *handle)
 {
     EMU_CALL_ENTER(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!handle)
-        EMU_CALL_RETURN(CUSPARSE_STATUS_INVALID_VALUE);
-    *handle = emu_lib_handle_new(sizeof **handle, SPARSE_MAGIC);
-    EMU_CALL_RETURN(*handle ? CUSPARSE_STATUS_SUCCESS : CUSPARSE_STATUS_ALLOC_FAILED);
+    EMU_CALL_RETURN(status_of(emu_lib_create((void **)handle, sizeof **handle, SPARSE_MAGIC)));
 }
 
 cusparseStatus_t cusparseDestroy(cusparseHandle_t handle)
 {
     EMU_CALL_ENTER(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SPARSE_MAGIC))
-        EMU_CALL_RETURN(CUSPARSE_STATUS_NOT_INITIALIZED);
-    emu_lib_handle_free(handle);
-    EMU_CALL_RETURN(CUSPARSE_STATUS_SUCCESS);
+    EMU_CALL_RETURN(status_of(emu_lib_destroy(handle, SPARSE_MAGIC)));
 }
 
 cusparseStatus_t cusparseSetStream(cusparseHandle_t handle, cudaStream_t stream)
 {
     EMU_CALL_ENTER(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SPARSE_MAGIC))
-        EMU_CALL_RETURN(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!emu_stream_resolve(stream, 0))
-        EMU_CALL_RETURN(CUSPARSE_STATUS_INVALID_VALUE);
-    handle->h.stream = stream;
-    EMU_CALL_RETURN_STREAM(CUSPARSE_STATUS_SUCCESS, emu_stream_id(stream));
+    EMU_CALL_RETURN_STREAM(status_of(emu_lib_set_stream(handle, SPARSE_MAGIC, stream)), emu_stream_id(stream));
 }
 
 cusparseStatus_t cusparseGetStream(cusparseHandle_t handle, cudaStream_t *stream)
 {
     EMU_CALL_ENTER(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!emu_lib_handle_ok(handle, SPARSE_MAGIC))
-        EMU_CALL_RETURN(CUSPARSE_STATUS_NOT_INITIALIZED);
-    if (!stream)
-        EMU_CALL_RETURN(CUSPARSE_STATUS_INVALID_VALUE);
-    *stream = (cudaStream_t)handle->h.stream;
-    EMU_CALL_RETURN(CUSPARSE_STATUS_SUCCESS);
+    EMU_CALL_RETURN(status_of(emu_lib_get_stream(handle, SPARSE_MAGIC, (void **)stream)));
 }
 
 cusparseStatus_t cusparseSetPointerMode(cusparseHandle_t handle, cusparsePointerMode_t mode)
