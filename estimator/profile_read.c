@@ -60,8 +60,10 @@ static int walk_trace(const char *path, est_profile_fn fn, void *arg, char *gpu,
         p.measured = (h->flags & MAYA_F_MEASURED) != 0 && c->result == 0;
         p.device_ns = c->measured_ns;
         /* The call's own host time, where it did not wait for the device. */
+        /* (a graph's nodes carry their launch's times, not their own) */
         p.host_known = c->result == 0 && h->type != MAYA_REC_SYNC &&
-                       !(h->flags & (MAYA_F_HOST_WAITS | MAYA_F_DEVICE_SYNC)) && c->t_exit_ns >= c->t_enter_ns;
+                       !(h->flags & (MAYA_F_HOST_WAITS | MAYA_F_DEVICE_SYNC | MAYA_F_FROM_GRAPH)) &&
+                       c->t_exit_ns >= c->t_enter_ns;
         p.host_ns = p.host_known ? c->t_exit_ns - c->t_enter_ns : 0;
         if ((rc = fn(&p, arg)) < 0)
             break;

@@ -55,9 +55,8 @@ static int effective_compute(cublasHandle_t h, int compute, int atype)
 static void trace_gemm(struct prof_op *op, uint32_t api, int status, const struct gemm *g)
 {
     struct emu_stream *s = prof_stream(g->stream, 0);
-    if (status != CUBLAS_STATUS_SUCCESS || g->m == 0 || g->n == 0 || g->batch == 0 || op->capturing) {
-        emu_trace_call(api, op->t0, status, status == 0 && s ? s->id : 0,
-                       op->capturing && status == 0 ? MAYA_F_CAPTURING : 0);
+    if (status != CUBLAS_STATUS_SUCCESS || g->m == 0 || g->n == 0 || g->batch == 0) {
+        emu_trace_call(api, op->t0, status, status == 0 && s ? s->id : 0, 0);
         return;
     }
     struct maya_rec_gemm r;

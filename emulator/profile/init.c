@@ -108,7 +108,12 @@ void prof_device_begin(struct prof_op *op, cudaStream_t stream)
         PROF_REAL(prof_cudart, cudaStreamIsCapturing);
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
     if (capturing && capturing(stream, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone) {
+        cudaError_t (*info)(cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *,
+                            const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *) =
+            PROF_REAL(prof_cudart, cudaStreamGetCaptureInfo);
         op->capturing = 1;
+        if (!info || info(stream, &cs, &op->capture, NULL, NULL, NULL, NULL) != cudaSuccess)
+            op->capture = 0;
         return;
     }
     cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);

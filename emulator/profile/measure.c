@@ -122,10 +122,29 @@ void prof_event_put(int device, cudaEvent_t e)
 
 /* ---- the queue ---- */
 
+static int is_device_op(uint16_t type)
+{
+    return type == MAYA_REC_LAUNCH || type == MAYA_REC_MEMCPY || type == MAYA_REC_MEMSET ||
+           type == MAYA_REC_GEMM || type == MAYA_REC_DNN || type == MAYA_REC_COLL;
+}
+
 void prof_divert(void *rec)
 {
     struct maya_rec_hdr *h = rec;
     struct prof_op *op = building;
+    /* captured work: the record becomes a node of the graph, a CALL record
+     * flagged CAPTURING stands for the call */
+    struct maya_rec_call stand_in;
+    if (op && op->capturing && is_device_op(h->type) && ((struct maya_rec_call *)rec)->call.result == 0) {
+        prof_capture_add(op->capture, rec);
+        memset(&stand_in, 0, sizeof stand_in);
+        stand_in.h.type = MAYA_REC_CALL;
+        stand_in.h.flags = (uint16_t)(h->flags | MAYA_F_CAPTURING);
+        stand_in.h.bytes = sizeof stand_in;
+        stand_in.call = ((struct maya_rec_call *)rec)->call;
+        rec = &stand_in;
+        h = rec;
+    }
     int measured = op && op->start && op->end && !op->consumed;
     pthread_mutex_lock(&qlock);
     if (!head && !measured) {

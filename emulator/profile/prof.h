@@ -73,6 +73,7 @@ struct prof_op {
     int device;                  /* the events' device (their pool) */
     int consumed;                /* the events went with the record */
     int capturing;               /* the stream is capturing a graph: nothing runs now */
+    unsigned long long capture;  /* then: the capture's id (its records become the graph's nodes) */
 };
 
 /* Begin a call: 1 when it is traced (the profiler runs and no other traced
@@ -155,6 +156,15 @@ void prof_building(struct prof_op *op);
 /* Events of a device's pool (made on that device when the pool is empty). */
 cudaEvent_t prof_event_get(int device);
 void prof_event_put(int device, cudaEvent_t e);
+
+/* ---- CUDA graphs captured from streams (graph.c) ----
+ * Work issued to a capturing stream runs when the graph does: its record
+ * (built as if it ran) is kept as a node of the capture, and a CALL record
+ * flagged MAYA_F_CAPTURING stands in the trace, as under emulation. A graph
+ * launch writes a GRAPH begin record, its nodes' records (flagged
+ * MAYA_F_FROM_GRAPH, on the launching stream), and a GRAPH end record
+ * carrying the launch's measured time (the nodes are not timed one by one). */
+void prof_capture_add(unsigned long long capture, const void *rec);
 
 /* ---- the program's objects (objects.c) ---- */
 

@@ -71,8 +71,8 @@ static void trace_launch(struct prof_op *op, uint32_t api, cudaError_t e, const 
 {
     struct emu_stream *s = prof_stream(l->stream, l->per_thread);
     struct emu_kernel *k = e == cudaSuccess ? prof_kernel(l->func) : NULL;
-    if (!k || op->capturing) {
-        emu_trace_call(api, op->t0, e, s ? s->id : 0, op->capturing && e == cudaSuccess ? MAYA_F_CAPTURING : 0);
+    if (!k) {
+        emu_trace_call(api, op->t0, e, s ? s->id : 0, 0);
         return;
     }
     struct emu_launch el = {

@@ -160,8 +160,8 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 void prof_trace_copy(struct prof_op *op, uint32_t api, int e, const struct prof_copy *cp)
 {
     struct emu_stream *s = prof_stream(cp->stream, cp->per_thread);
-    if (e != cudaSuccess || op->capturing) {
-        emu_trace_call(api, op->t0, e, s ? s->id : 0, op->capturing && e == cudaSuccess ? MAYA_F_CAPTURING : 0);
+    if (e != cudaSuccess) {
+        emu_trace_call(api, op->t0, e, s ? s->id : 0, 0);
         return;
     }
     struct emu_copy c = {
@@ -268,8 +268,8 @@ static void trace_memset(struct prof_op *op, uint32_t api, cudaError_t e, void *
                          size_t height, size_t pitch, cudaStream_t stream, int per_thread, int async)
 {
     struct emu_stream *s = prof_stream(stream, per_thread);
-    if (e != cudaSuccess || op->capturing) {
-        emu_trace_call(api, op->t0, e, s ? s->id : 0, op->capturing && e == cudaSuccess ? MAYA_F_CAPTURING : 0);
+    if (e != cudaSuccess) {
+        emu_trace_call(api, op->t0, e, s ? s->id : 0, 0);
         return;
     }
     emu_memset_finish(api, op->t0, e, dst, (uint32_t)value, 1, width, height, pitch, s, async);

@@ -3,7 +3,8 @@
 # with libmaya-profile.so preloaded over maya's emulator libraries standing in
 # for the real ones. Each program works as before, and its profile holds the
 # device ops an emulated run records (launches with their arguments, copies,
-# memsets, cuBLAS and cuBLASLt GEMMs), each measured, and none of the
+# memsets, cuBLAS and cuBLASLt GEMMs, nodes of captured CUDA graphs at each
+# launch), each measured (graph nodes together, by launch), and none of the
 # profiler's own calls. The emulator underneath sees the profiler's events:
 # two per measured op at least (also around calls that did no work, such as
 # a GEMM with m = 0, whose events are recorded before that is known).
@@ -49,6 +50,12 @@ check gemm_cublas
 expect_grep "^gemm .*api=cublasSgemmBatched .*pointer_arrays" "$TEST_TMP/same.p.ops"
 expect_grep "^gemm .*api=cublasSgemv_v2 .*matvec" "$TEST_TMP/same.p.ops"
 expect_grep "^memcpy .*api=cublasSetVector" "$TEST_TMP/same.p.ops"
+# a GEMM captured into a CUDA graph: a CALL record flagged capturing at the
+# capture; each launch of the graph writes the GEMM between GRAPH records, the
+# end one carrying the launch's measured time
+expect_grep "^call .*api=cublasSgemm_v2 result=0 capturing$" "$TEST_TMP/same.p.txt"
+expect_count 2 "^gemm .*api=cublasSgemm_v2 result=0 from_graph lib=cublas m=512 n=384 k=256 " "$TEST_TMP/same.p.txt"
+expect_count 2 "^graph .*api=cudaGraphLaunch result=0 measured_ns=[1-9][0-9]* graph_exec=1 end nodes=1$" "$TEST_TMP/same.p.txt"
 check gemm_lt
 expect_grep "^gemm .*api=cublasLtMatmul .*row_major=ABCD" "$TEST_TMP/same.p.ops"
 
