@@ -3,7 +3,8 @@
 # with libmaya-profile.so preloaded over maya's emulator libraries standing in
 # for the real ones. Each program works as before, and its profile holds the
 # device ops an emulated run records (launches with their arguments, copies,
-# memsets, cuBLAS and cuBLASLt GEMMs, nodes of captured CUDA graphs at each
+# memsets, cuBLAS and cuBLASLt GEMMs, cuDNN's legacy operations (convolutions,
+# batch norm, pooling, ...), nodes of captured CUDA graphs at each
 # launch), each measured (graph nodes together, by launch), and none of the
 # profiler's own calls. The emulator underneath sees the profiler's events:
 # two per measured op at least (also around calls that did no work, such as
@@ -25,7 +26,7 @@ check() { # NAME ARGS...
     same_ops "$TEST_TMP/$w.emu/rank-0.mtrace" "$TEST_TMP/$w.prof/rank-0.mtrace" "$w"
     # the emulator below recorded the profiler's events around each measured op
     local ops records
-    ops=$(wc -l < "$TEST_TMP/same.p.ops")
+    ops=$(grep -c ' measured_ns=' "$TEST_TMP/same.p.txt" || true) # device ops and graph launches
     dump "$TEST_TMP/$w.under/rank-0.mtrace" > "$TEST_TMP/under.txt"
     records=$(grep -cE "^event_record .*api=cudaEventRecord " "$TEST_TMP/under.txt" || true)
     local program_records
@@ -50,14 +51,21 @@ check gemm_cublas
 expect_grep "^gemm .*api=cublasSgemmBatched .*pointer_arrays" "$TEST_TMP/same.p.ops"
 expect_grep "^gemm .*api=cublasSgemv_v2 .*matvec" "$TEST_TMP/same.p.ops"
 expect_grep "^memcpy .*api=cublasSetVector" "$TEST_TMP/same.p.ops"
-# a GEMM captured into a CUDA graph: a CALL record flagged capturing at the
-# capture; each launch of the graph writes the GEMM between GRAPH records, the
-# end one carrying the launch's measured time
-expect_grep "^call .*api=cublasSgemm_v2 result=0 capturing$" "$TEST_TMP/same.p.txt"
-expect_count 2 "^gemm .*api=cublasSgemm_v2 result=0 from_graph lib=cublas m=512 n=384 k=256 " "$TEST_TMP/same.p.txt"
-expect_count 2 "^graph .*api=cudaGraphLaunch result=0 measured_ns=[1-9][0-9]* graph_exec=1 end nodes=1$" "$TEST_TMP/same.p.txt"
 check gemm_lt
 expect_grep "^gemm .*api=cublasLtMatmul .*row_major=ABCD" "$TEST_TMP/same.p.ops"
+check cudnn_legacy
+expect_grep "^dnn .*api=cudnnConvolutionForward result=0 op=conv_fwd " "$TEST_TMP/same.p.ops"
+expect_grep "^dnn .*api=cudnnConvolutionBackwardData result=0 op=conv_bwd_data " "$TEST_TMP/same.p.ops"
+expect_grep "^dnn .*api=cudnnConvolutionBackwardFilter result=0 op=conv_bwd_filter " "$TEST_TMP/same.p.ops"
+# library work captured into CUDA graphs: a CALL record flagged capturing at
+# each capture; each launch writes its nodes between GRAPH records, the end
+# one carrying the launch's measured time
+check lib_graphs
+expect_grep "^call .*api=cublasSgemm_v2 result=0 capturing$" "$TEST_TMP/same.p.txt"
+expect_grep "^gemm .*api=cublasSgemm_v2 result=0 from_graph " "$TEST_TMP/same.p.txt"
+expect_grep "^gemm .*api=cublasLtMatmul result=0 from_graph " "$TEST_TMP/same.p.txt"
+expect_grep "^dnn .*api=cudnnConvolutionForward result=0 from_graph " "$TEST_TMP/same.p.txt"
+expect_grep "^graph .*api=cudaGraphLaunch result=0 measured_ns=[1-9][0-9]* graph_exec=[0-9]+ end nodes=[0-9]+$" "$TEST_TMP/same.p.txt"
 
 # maya profile itself, forwarding to the emulator: a profile directory
 d=$TEST_TMP/pdir

@@ -16,6 +16,7 @@ real_exports libcudart.so.13 > "$TEST_TMP/cudart"
 real_exports libcublas.so.13 > "$TEST_TMP/cublas"
 real_exports libcublasLt.so.13 > "$TEST_TMP/cublaslt"
 real_exports libnccl.so.2 > "$TEST_TMP/nccl"
+real_exports libcudnn.so.9 > "$TEST_TMP/cudnn"
 n=0
 while read -r sym; do
     name=${sym%%@*}
@@ -23,6 +24,7 @@ while read -r sym; do
     *@@libcudart.so.13) grep -qxF "$sym" "$TEST_TMP/cudart" || fail "$sym: not in the real libcudart.so.13" ;;
     *@@libcublas.so.13) grep -qxF "$sym" "$TEST_TMP/cublas" || fail "$sym: not in the real libcublas.so.13" ;;
     *@@libcublasLt.so.13) grep -qxF "$sym" "$TEST_TMP/cublaslt" || fail "$sym: not in the real libcublasLt.so.13" ;;
+    *@@libcudnn.so.9) grep -qxF "$sym" "$TEST_TMP/cudnn" || fail "$sym: not in the real libcudnn.so.9" ;;
     *@@MAYA_PROFILE_NCCL) # NCCL's own symbols are unversioned
         grep -qxE "$name(@@?Base)?" "$TEST_TMP/nccl" || fail "$sym: not in the real libnccl.so.2" ;;
     *) fail "$sym: exported under no real library's version node" ;;
@@ -32,7 +34,7 @@ done < "$TEST_TMP/exports"
 [ $n -ge 120 ] || fail "only $n exports: expected the runtime, cuBLAS, cuBLASLt and NCCL entry points"
 expect_no_grep "^(emu_|maya_|prof_)" "$TEST_TMP/exports" "libmaya-profile.so exports its internals"
 for f in cudaLaunchKernel __cudaLaunchKernel __cudaRegisterFunction cudaMemcpyAsync cudaStreamSynchronize \
-         cublasGemmEx cublasLtMatmul ncclAllReduce ncclGroupEnd; do
+         cublasGemmEx cublasLtMatmul cudnnConvolutionForward ncclAllReduce ncclGroupEnd cudaGraphLaunch; do
     grep -q "^$f@@" "$TEST_TMP/exports" || fail "libmaya-profile.so does not define $f"
 done
 # it needs none of the CUDA libraries itself: it finds them in the program
