@@ -13,7 +13,9 @@ TRITON_VERSION=${MAYA_TRITON_VERSION:-3.9.0}
 venv=.venv
 py=$venv/bin/python
 
-if [ -x "$py" ] && "$py" -c "import torch, triton, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION' or triton.__version__ != '$TRITON_VERSION')" 2>/dev/null; then
+# Versions from the installed metadata: importing torch needs the CUDA
+# libraries, which only maya's lib/maya provides.
+if [ -x "$py" ] && "$py" -c "import importlib.metadata as m, sys; sys.exit(m.version('torch').split('+')[0] != '$TORCH_VERSION' or m.version('triton') != '$TRITON_VERSION')" 2>/dev/null; then
     exit 0
 fi
 echo "venv: installing torch $TORCH_VERSION and triton $TRITON_VERSION into $venv" >&2
