@@ -86,30 +86,39 @@ static cudaStream_t handle_stream(cudnnHandle_t h)
     return s;
 }
 
-/* The record of a convolution: x, w, y as the forward pass names them. */
-static void trace_conv(struct prof_op *op, uint32_t api, cudnnStatus_t st, uint32_t kind, cudnnHandle_t h,
-                       cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
-                       cudnnTensorDescriptor_t y, int algo, size_t ws_bytes)
+/* Write r (kind, tensors and the rest filled) for a call of handle h that
+ * returned st: a CALL record if it failed. */
+static void emit(struct prof_op *op, uint32_t api, cudnnStatus_t st, cudnnHandle_t h, struct maya_rec_dnn *r)
 {
     struct emu_stream *s = prof_stream(handle_stream(h), 0);
     if (st != CUDNN_STATUS_SUCCESS) {
         emu_trace_call(api, op->t0, st, 0, 0);
         return;
     }
+    r->h.type = MAYA_REC_DNN;
+    r->h.bytes = sizeof *r;
+    emu_call_fill(&r->call, api, op->t0, st, s ? s->id : 0);
+    emu_trace_emit(r);
+}
+
+/* The record of a convolution: x, w, y as the forward pass names them. */
+static void trace_conv(struct prof_op *op, uint32_t api, cudnnStatus_t st, uint32_t kind, cudnnHandle_t h,
+                       cudnnConvolutionDescriptor_t c, cudnnTensorDescriptor_t x, cudnnFilterDescriptor_t w,
+                       cudnnTensorDescriptor_t y, int algo, size_t ws_bytes)
+{
     struct maya_rec_dnn r;
     memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_DNN;
-    r.h.bytes = sizeof r;
-    r.op = kind;
-    r.ntensors = 3;
-    tensor(&r.t[0], x);
-    filter(&r.t[1], w);
-    tensor(&r.t[2], y);
-    geometry(&r, c);
-    r.algo = algo;
-    r.workspace_bytes = ws_bytes;
-    emu_call_fill(&r.call, api, op->t0, st, s ? s->id : 0);
-    emu_trace_emit(&r);
+    if (st == CUDNN_STATUS_SUCCESS) {
+        r.op = kind;
+        r.ntensors = 3;
+        tensor(&r.t[0], x);
+        filter(&r.t[1], w);
+        tensor(&r.t[2], y);
+        geometry(&r, c);
+        r.algo = algo;
+        r.workspace_bytes = ws_bytes;
+    }
+    emit(op, api, st, h, &r);
 }
 
 #define CONV_BODY(KIND, X, W, Y, CALL) \
@@ -158,24 +167,18 @@ cudnnStatus_t cudnnConvolutionBackwardFilter(cudnnHandle_t handle, const void *a
 static void trace_tensors(struct prof_op *op, uint32_t api, cudnnStatus_t st, uint32_t kind, cudnnHandle_t h,
                           int n, const cudnnTensorDescriptor_t *d, uint64_t ws_bytes, int typed)
 {
-    struct emu_stream *s = prof_stream(handle_stream(h), 0);
-    if (st != CUDNN_STATUS_SUCCESS) {
-        emu_trace_call(api, op->t0, st, 0, 0);
-        return;
-    }
     struct maya_rec_dnn r;
     memset(&r, 0, sizeof r);
-    r.h.type = MAYA_REC_DNN;
-    r.h.bytes = sizeof r;
-    r.op = kind;
-    r.algo = -1;
-    r.ntensors = (uint32_t)(n < 4 ? n : 4);
-    for (uint32_t i = 0; i < r.ntensors; i++)
-        tensor(&r.t[i], d[i]);
-    r.compute_type = typed ? r.t[0].dtype : 0;
-    r.workspace_bytes = ws_bytes;
-    emu_call_fill(&r.call, api, op->t0, st, s ? s->id : 0);
-    emu_trace_emit(&r);
+    if (st == CUDNN_STATUS_SUCCESS) {
+        r.op = kind;
+        r.algo = -1;
+        r.ntensors = (uint32_t)(n < 4 ? n : 4);
+        for (uint32_t i = 0; i < r.ntensors; i++)
+            tensor(&r.t[i], d[i]);
+        r.compute_type = typed ? r.t[0].dtype : 0;
+        r.workspace_bytes = ws_bytes;
+    }
+    emit(op, api, st, h, &r);
 }
 
 /* NAME(PARAMS) forwards ARGS; KIND with the tensors TENSORS (an array

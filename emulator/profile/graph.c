@@ -187,23 +187,18 @@ static void forget(struct maya_map *m, const void *key)
     pthread_mutex_unlock(&lock);
 }
 
-cudaError_t cudaGraphDestroy(cudaGraph_t graph)
-{
-    PROF_REAL_OR(prof_cudart, cudaGraphDestroy, cudaErrorNotSupported);
-    cudaError_t e = real(graph);
-    if (e == cudaSuccess)
-        forget(&graphs, graph);
-    return e;
-}
+#define DESTROY(NAME, TYPE, MAP) \
+    cudaError_t NAME(TYPE x) \
+    { \
+        PROF_REAL_OR(prof_cudart, NAME, cudaErrorNotSupported); \
+        cudaError_t e = real(x); \
+        if (e == cudaSuccess) \
+            forget(&(MAP), x); \
+        return e; \
+    }
 
-cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec)
-{
-    PROF_REAL_OR(prof_cudart, cudaGraphExecDestroy, cudaErrorNotSupported);
-    cudaError_t e = real(exec);
-    if (e == cudaSuccess)
-        forget(&execs, exec);
-    return e;
-}
+DESTROY(cudaGraphDestroy, cudaGraph_t, graphs)
+DESTROY(cudaGraphExecDestroy, cudaGraphExec_t, execs)
 
 /* ---- launches ---- */
 
