@@ -34,6 +34,13 @@ def setup(backend="nccl"):
 def teardown():
     if dist.is_initialized():
         dist.destroy_process_group()
+    # PyTorch's autograd device thread drops its last reference to a finished
+    # graph task (and a Python object with it) just after backward() returns.
+    # If that thread has not run by the time the interpreter finalizes, the
+    # process aborts ("terminate called without an active exception"): a
+    # PyTorch race at exit, rare on a GPU machine but common when several
+    # emulated ranks share a few cores. Give it time before exiting.
+    time.sleep(0.5)
 
 
 class Block(nn.Module):
