@@ -190,11 +190,9 @@ static int set_envf(spank_t sp, const char *name, int overwrite, const char *fmt
 
 /* The emulator's libraries first on LD_LIBRARY_PATH, once (a batch script's
  * srun passes its own environment on). */
-static int set_library_path(spank_t sp, const struct spank_conf *conf)
+static int set_library_path(spank_t sp, const char *lib)
 {
-    char lib[PATH_MAX], cur[16384];
-    if (maya_snprintf(lib, sizeof lib, "%s/lib/maya", conf->prefix) < 0)
-        return -1;
+    char cur[16384];
     if (spank_getenv(sp, "LD_LIBRARY_PATH", cur, sizeof cur) != ESPANK_SUCCESS || !cur[0])
         return set_env(sp, "LD_LIBRARY_PATH", lib, 1);
     size_t n = strlen(lib);
@@ -203,10 +201,16 @@ static int set_library_path(spank_t sp, const struct spank_conf *conf)
     return set_envf(sp, "LD_LIBRARY_PATH", 1, "%s:%s", lib, cur);
 }
 
-/* Environment every process of the step shares. */
+/* Environment every process of the step shares. Triton (torch.compile)
+ * finds libcuda through TRITON_LIBCUDA_PATH before ldconfig: point it at
+ * maya's, unless the user chose one, as maya run does. */
 static int set_common_env(spank_t sp, const struct spank_conf *conf)
 {
-    if (set_library_path(sp, conf) < 0 || set_env(sp, "MAYA_GPU", em.gpu, 1) < 0 ||
+    char lib[PATH_MAX];
+    if (maya_snprintf(lib, sizeof lib, "%s/lib/maya", conf->prefix) < 0)
+        return -1;
+    if (set_library_path(sp, lib) < 0 || set_env(sp, "TRITON_LIBCUDA_PATH", lib, 0) < 0 ||
+        set_env(sp, "MAYA_GPU", em.gpu, 1) < 0 ||
         set_envf(sp, "MAYA_GPUS_PER_NODE", 1, "%d", em.gpus_per_node) < 0 ||
         set_env(sp, "MAYA_INTRA_NODE", maya_intra_link_name(em.intra), 1) < 0 ||
         set_envf(sp, "MAYA_TRACE_DIR", 1, "%s/traces", run_dir) < 0)

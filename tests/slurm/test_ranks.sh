@@ -12,7 +12,7 @@
 cluster_start 2
 cd "$JOBS_DIR"
 
-show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} launch=${MAYA_LAUNCH_EXE-none}"'
+show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} launch=${MAYA_LAUNCH_EXE-none}"'
 
 # The run directory of the last step of the newest job of root.
 last_run() {
@@ -46,6 +46,7 @@ for r in 0 1 2 3; do
     expect_eq "$(field master "$line")" "127.0.0.1:$(port_of "$job")" "MASTER_ADDR:MASTER_PORT of rank $r (job $job, step 0)"
     expect_eq "$(field trace "$line")" "$TRACE_ROOT/root/job-$job/step-0/traces" "MAYA_TRACE_DIR of rank $r"
     expect_eq "$(field lib "$line")" "$MAYA_BUILD/lib/maya" "first LD_LIBRARY_PATH entry of rank $r"
+    expect_eq "$(field triton "$line")" "$MAYA_BUILD/lib/maya" "TRITON_LIBCUDA_PATH of rank $r"
     expect_eq "$(field launch "$line")" none "launcher variables left in rank $r"
 done
 # Four ranks on the task's two cores: one core each, ranks 0 and 1 apart.
