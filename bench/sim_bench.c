@@ -236,7 +236,7 @@ static int measure(const char *base, int iters, struct result *res)
             _exit(1);
         r.collate_s = now_s() - t0;
         r.records = cs.records;
-        struct sim_config cfg = { estimate, NULL, NULL, NULL, NULL };
+        struct sim_config cfg = { .estimate = estimate };
         struct sim_job *j;
         if (sim_load(job, &cfg, &j) < 0)
             _exit(1);

@@ -80,6 +80,8 @@ int maya_run_desc_write(const char *path, const struct maya_run_desc *d)
     put(fp, "end_time", d->end_time);
     fprintf(fp, "wall_s=%.3f\n", d->wall_s);
     put(fp, "iteration_marker", d->iteration_marker);
+    if (d->iterations)
+        fprintf(fp, "iterations=%d\n", d->iterations);
     put(fp, "estimator", d->estimator);
     put(fp, "oracle", d->oracle);
     for (int i = 0; i < d->nprocs; i++) {
@@ -219,6 +221,7 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     STR(start_time);
     STR(end_time);
     STR(iteration_marker);
+    INT(iterations, 1, 1000000);
     STR(estimator);
     STR(oracle);
 #undef STR
@@ -237,7 +240,7 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     }
     return bad(ps, "unknown key \"%s\"; keys: version, launcher, gpu, gpu_count, cluster, "
                "gpus_per_node, nodes, nprocs, command, workdir, start_time, end_time, wall_s, "
-               "iteration_marker, estimator, oracle, rank.N.{exit,signal,node,local_rank,pid,note}", key);
+               "iteration_marker, iterations, estimator, oracle, rank.N.{exit,signal,node,local_rank,pid,note}", key);
 }
 
 int maya_run_desc_read(const char *path, struct maya_run_desc *d)

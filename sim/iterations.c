@@ -228,6 +228,9 @@ int sim_find_iterations(struct sim_job *j)
     }
     if (K < 1)
         K = 1;
+    j->iterations_found = K;
+    if (j->keep_iterations > 0 && K > j->keep_iterations)
+        K = j->keep_iterations; /* later iterations stay simulated but are not reported */
     free(j->iter_end);
     free(j->iter_times_s);
     j->iter_end = calloc((size_t)K, sizeof *j->iter_end);

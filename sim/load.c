@@ -539,6 +539,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         rc = maya_error("%s is a rank trace; the simulator reads job traces (maya report collates them)", path);
     if (cfg->iteration_marker)
         snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
+    j->keep_iterations = cfg->keep_iterations;
     j->gpu_spec = cfg->gpu;
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;

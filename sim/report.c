@@ -232,6 +232,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "found      %d iterations from the repeating sequence of ops\n", n);
         else
             fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names one)\n");
+        if (j->iterations_found > n)
+            fprintf(fp, "kept       the first %d of %d iterations (--iterations)\n", n, j->iterations_found);
         for (int k = 0; k < n && k < 20; k++) {
             fmt_time(a, sizeof a, it[k]);
             fprintf(fp, "  iteration %-4d %12s\n", k + 1, a);
@@ -336,6 +338,7 @@ static void write_json(FILE *fp, const struct facts *f)
     }
     json_end_arr(&w);
     json_str(&w, "iteration_marker", j && j->marker[0] ? j->marker : NULL);
+    json_int(&w, "iterations_found", j ? j->iterations_found : 0);
 #define TIME(key, v) do { if (f->replayed) json_num(&w, key, v); else json_null(&w, key); } while (0)
     TIME("makespan_s", s->makespan_s);
     TIME("compute_time_s", s->compute_s);

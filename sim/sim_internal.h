@@ -222,6 +222,8 @@ struct sim_job {
     uint64_t extrapolated;
     uint64_t total_ops;
     char marker[256];
+    int keep_iterations;          /* report on the first N iterations; 0 = all */
+    int iterations_found;         /* before keep_iterations cut them */
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
     /* replay state */
     struct sim_heap heap;

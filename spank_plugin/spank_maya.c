@@ -86,7 +86,7 @@ static int option_cb(int val, const char *optarg, int remote)
 static struct spank_option option = {
     SPANK_OPTION_NAME, "<gpu>x<count>[,key=value...]",
     "Run the job's tasks as ranks of a job on emulated GPUs and report what it would cost "
-    "on them (maya-srun(1)); e.g. h100x8. Keys: cluster=NAME|FILE, marker=NAME, report=PATH.",
+    "on them (maya-srun(1)); e.g. h100x8. Keys: cluster=NAME|FILE, marker=NAME, iters=N, report=PATH.",
     1, 0, option_cb
 };
 

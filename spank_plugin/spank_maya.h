@@ -56,6 +56,7 @@ struct spank_emulate {
     enum maya_intra_link intra; /* how the cluster's GPUs are linked inside a node */
     char report[PATH_MAX];      /* report=BASE (files BASE.txt, BASE.json); "" = next to the output */
     char marker[256];           /* marker=NAME: what starts each iteration; "" = detect */
+    int iterations;             /* iters=N: report on the first N iterations; 0 = all */
 };
 
 /* Parse and check "<gpu>x<count>[,key=value...]" against the hwspecs. A

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define KEYS "cluster=NAME|FILE, marker=NAME, report=PATH"
+#define KEYS "cluster=NAME|FILE, marker=NAME, iters=N, report=PATH"
 
 static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const char *base_dir,
                         struct spank_emulate *e, struct maya_cluster_spec *out)
@@ -99,6 +99,12 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
         } else if (!strcmp(kv, "marker")) {
             if (maya_snprintf(e->marker, sizeof e->marker, "%s", val) < 0)
                 return -1;
+        } else if (!strcmp(kv, "iters")) {
+            int64_t n;
+            if (maya_parse_i64(val, &n) < 0 || n < 1 || n > 1000000)
+                return maya_error("--maya-emulate=%s: iters=\"%s\": expected the number of iterations to "
+                                  "keep in the report, 1 to 1000000", value, val);
+            e->iterations = (int)n;
         } else if (!strcmp(kv, "report")) {
             if (maya_snprintf(e->report, sizeof e->report, "%s", val) < 0)
                 return -1;

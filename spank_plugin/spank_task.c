@@ -109,6 +109,7 @@ static int write_step_conf(spank_t sp, uint32_t step)
     d.gpus_per_node = em.gpus_per_node;
     d.nodes = em.nodes;
     snprintf(d.iteration_marker, sizeof d.iteration_marker, "%s", em.marker);
+    d.iterations = em.iterations;
     join_argv(sp, d.command, sizeof d.command);
     if (!getcwd(d.workdir, sizeof d.workdir))
         d.workdir[0] = 0;

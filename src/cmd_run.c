@@ -26,6 +26,7 @@
 #include "commands.h"
 #include "pipeline.h"
 #include "maya/common.h"
+#include "maya/config.h"
 #include "maya/hwspec.h"
 #include "maya/run_desc.h"
 
@@ -47,6 +48,8 @@ static void usage(FILE *fp)
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
         "  -q, --quiet              no progress line and no summary\n"
+        "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
+        "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
         "Exit status: 0 the workload and the pipeline succeeded; 1 the workload failed (the\n"
         "report names the failing rank); 3 the pipeline failed (the report says why);\n"
         "2 bad usage.\n",
@@ -509,6 +512,34 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     }
     r.cmd = argv + i;
+
+    /* maya.conf fills in what the command line left out (not for maya
+     * profile, which runs on this machine's GPUs with no report options). */
+    struct maya_conf conf;
+    if (!pt) {
+        if (maya_conf_load((const void *)cmd_run, &conf) < 0)
+            return 2;
+        if (!gpus && conf.gpus[0])
+            gpus = conf.gpus;
+        if (!cluster && conf.cluster[0])
+            cluster = conf.cluster;
+        if (!r.popts.estimator && conf.estimator[0])
+            r.popts.estimator = conf.estimator;
+        if (!r.popts.oracle && conf.oracle[0])
+            r.popts.oracle = conf.oracle;
+        if (!r.popts.iteration_marker && conf.iteration_marker[0])
+            r.popts.iteration_marker = conf.iteration_marker;
+        if (!r.popts.iterations)
+            r.popts.iterations = conf.iterations;
+        if (r.timeout_s == 0)
+            r.timeout_s = conf.timeout_s;
+        /* an explicit MAYA_COPY_THRESHOLD in the environment wins */
+        if (conf.copy_threshold && !getenv("MAYA_COPY_THRESHOLD")) {
+            char v[32];
+            snprintf(v, sizeof v, "%llu", (unsigned long long)conf.copy_threshold);
+            setenv("MAYA_COPY_THRESHOLD", v, 1);
+        }
+    }
 
     struct maya_hwspecs hw;
     if (cli_load_hwspecs(&hw) < 0)

@@ -24,6 +24,12 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
         if (!value || !*value)
             return maya_error("--iteration-marker: expected the name of an op, kernel or API");
         o->iteration_marker = value;
+    } else if (!strcmp(name, "--iterations")) {
+        int64_t n;
+        if (!value || maya_parse_i64(value, &n) < 0 || n < 1 || n > 1000000)
+            return maya_error("--iterations \"%s\": expected a whole number from 1 to 1000000",
+                              value ? value : "");
+        o->iterations = (int)n;
     } else if (!strcmp(name, "--estimator")) {
         if (!value || !*value)
             return maya_error("--estimator: expected MODEL or FAMILY=MODEL,...");
@@ -77,6 +83,8 @@ void pipeline_opts_to_desc(const struct pipeline_opts *o, struct maya_run_desc *
 {
     if (o->iteration_marker)
         snprintf(d->iteration_marker, sizeof d->iteration_marker, "%s", o->iteration_marker);
+    if (o->iterations)
+        d->iterations = o->iterations;
     if (o->estimator)
         snprintf(d->estimator, sizeof d->estimator, "%s", o->estimator);
     if (o->oracle && !realpath(o->oracle, d->oracle))
@@ -205,7 +213,10 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         }
     }
     if (rc == 0) {
-        struct sim_config sc = { estimate_op, est, marker && *marker ? marker : NULL, gpu, est_op_flops };
+        struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
+                                 .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
+                                 .flops = est_op_flops,
+                                 .keep_iterations = o->iterations ? o->iterations : d.iterations };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

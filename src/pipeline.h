@@ -12,6 +12,7 @@ struct pipeline_opts {
     const char *estimator;        /* NULL: as run.conf says */
     const char *oracle;           /* NULL: as run.conf says */
     const char *oracle_profile;   /* a maya profile directory: measured durations (not kept in run.conf) */
+    int iterations;               /* report on the first N iterations; 0: as run.conf says */
     int quiet;
     int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
                                      output went to files, not to the terminal) */
@@ -20,6 +21,7 @@ struct pipeline_opts {
 #define PIPELINE_OPTIONS_HELP \
     "  --iteration-marker NAME  an op, kernel, API or NVTX name that starts each iteration\n" \
     "                           (default: found from the repeating sequence of ops)\n" \
+    "  --iterations N           report on the first N iterations only (default: all)\n" \
     "  --estimator SPEC         estimator models: MODEL for all families, or\n" \
     "                           FAMILY=MODEL,... (models: analytical, learned, oracle)\n" \
     "  --oracle FILE            measured durations for the oracle model\n" \

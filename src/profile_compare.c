@@ -106,7 +106,7 @@ static int replay(const char *dir, const struct maya_gpu_spec *gpu, const struct
     memcpy(ec.model, model, sizeof ec.model);
     if (est_create(&ec, &c->est) < 0)
         return -1;
-    struct sim_config sc = { capture, c, marker, gpu, est_op_flops };
+    struct sim_config sc = { .estimate = capture, .estimate_ctx = c, .iteration_marker = marker, .gpu = gpu, .flops = est_op_flops };
     struct sim_job *j = NULL;
     int rc = sim_load(job, &sc, &j);
     if (rc == 0)

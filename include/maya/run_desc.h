@@ -46,6 +46,7 @@ struct maya_run_desc {
     char end_time[32];
     double wall_s;              /* how long the emulated run took on the CPUs */
     char iteration_marker[256]; /* "" = detect iterations */
+    int iterations;             /* report on the first N iterations; 0 = all */
     char estimator[1024];       /* as `--estimator`; "" = default models */
     char oracle[4096];          /* as `--oracle`; "" = none */
     struct maya_run_proc *procs;

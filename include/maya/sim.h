@@ -26,6 +26,7 @@ struct sim_config {
     const struct maya_gpu_spec *gpu; /* the target GPU, for MFU (NULL: no MFU) */
     /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
     double (*flops)(const struct est_op *op);
+    int keep_iterations;          /* report on the first N iterations found; 0: all */
 };
 
 struct sim_job;

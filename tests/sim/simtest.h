@@ -121,7 +121,7 @@ static inline struct sim_job *replay(const char *name, const char *const *ranks,
     static struct durations d;
     d.v = durs;
     d.default_host_ns = default_host_ns;
-    struct sim_config cfg = { fixed_estimate, &d, marker, NULL, NULL };
+    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .iteration_marker = marker };
     struct sim_job *j;
     if (sim_load(job, &cfg, &j) < 0) {
         failures++;

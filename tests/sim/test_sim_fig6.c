@@ -51,7 +51,7 @@ int main(void)
     if (!job)
         return 1;
     int calls = 0;
-    struct sim_config cfg = { fig6_estimate, &calls, NULL, NULL, NULL };
+    struct sim_config cfg = { .estimate = fig6_estimate, .estimate_ctx = &calls };
     struct sim_job *j;
     if (sim_load(job, &cfg, &j) < 0 || sim_run(j) < 0)
         return 1;

@@ -78,7 +78,7 @@ int main(void)
     const char *ranks[] = { loop(0) };
     const char *job = make_job("nomarker", ranks, 1);
     struct durations d = { durs, MS / 10 };
-    struct sim_config cfg = { fixed_estimate, &d, "no_such_op", NULL, NULL };
+    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .iteration_marker = "no_such_op" };
     struct sim_job *j = NULL;
     EXPECT(job && sim_load(job, &cfg, &j) == 0, "load");
     EXPECT(j && sim_run(j) < 0 && strstr(maya_last_error(), "\"no_such_op\" matches no op"),

@@ -105,7 +105,7 @@ static void test_pipeline_deadlock(void)
     EXPECT(job != NULL, "the ungrouped pipeline collates (its pairs match)");
     if (job) {
         struct durations d = { pipeline_durs, 0 };
-        struct sim_config cfg = { fixed_estimate, &d, NULL, NULL, NULL };
+        struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d };
         struct sim_job *j;
         EXPECT(sim_load(job, &cfg, &j) == 0, "load");
         EXPECT(sim_run(j) < 0, "an ungrouped 1F1B exchange deadlocks");

@@ -92,9 +92,9 @@ cluster "pod" {
 }
 EOF
 cmd=("$WORKLOADS/vector_add" 4096)
-"$MAYA" run -q -g h100x4 --cluster pod.conf --iteration-marker cudaMemcpy -o "$TEST_TMP/ref-pod" -- "${cmd[@]}" \
-    > /dev/null 2>&1
-job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x4,cluster=pod.conf,marker=cudaMemcpy,report=out/pod \
+"$MAYA" run -q -g h100x4 --cluster pod.conf --iteration-marker cudaMemcpy --iterations 2 -o "$TEST_TMP/ref-pod" \
+    -- "${cmd[@]}" > /dev/null 2>&1
+job=$(sbatch --parsable -N2 -n2 --maya-emulate=h100x4,cluster=pod.conf,marker=cudaMemcpy,iters=2,report=out/pod \
     --wrap "mkdir -p out; srun ${cmd[*]}") || fail "sbatch with keys failed"
 cluster_wait_job "$job"
 [ -f out/pod.txt ] && [ -f out/pod.json ] || fail "report=out/pod did not give out/pod.txt and out/pod.json: $(ls . out)"
@@ -104,6 +104,12 @@ cluster_wait_job "$job"
 same_report "$TEST_TMP/ref-pod/report.json" out/pod.json compute_time_s copy_time_s
 expect_eq "$(json_get out/pod.json gpus_per_node)" 2 "GPUs per node from the cluster file"
 expect_eq "$(json_get out/pod.json iteration_marker)" '"cudaMemcpy"' "the iteration marker"
+# iters=2: the report keeps the first 2 of the iterations the marker cuts.
+expect_eq "$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["iterations"]))' out/pod.json)" 2 \
+    "iterations kept with iters=2"
+[ "$(json_get out/pod.json iterations_found)" -gt 2 ] || fail "expected more than 2 iterations found by the marker"
+expect_eq "$(json_get out/pod.json iterations_found)" "$(json_get "$TEST_TMP/ref-pod/report.json" iterations_found)" \
+    "iterations found, against maya run"
 cmp -s pod.conf "$TRACE_ROOT/root/job-$job/step-0/cluster.conf" || fail "the cluster file was not copied into the run directory"
 
 # A batch job not given --maya-emulate whose srun is: that srun reports its

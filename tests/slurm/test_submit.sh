@@ -33,8 +33,10 @@ refused 'count "0" is not a number from 1 to 1000000' sbatch --maya-emulate=h100
 refused 'count "eight" is not a number' srun --maya-emulate=h100xeight true
 refused '12 GPUs on nodes of 8 \(cluster [a-z0-9-]+\): expected a multiple of 8, or at most 8' \
     sbatch --maya-emulate=h100x12 --wrap true
-refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, marker=NAME, report=PATH' \
+refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, marker=NAME, iters=N, report=PATH' \
     srun --maya-emulate=h100x8,iterations=3 true
+refused 'iters="0": expected the number of iterations to keep in the report, 1 to 1000000' \
+    sbatch --maya-emulate=h100x8,iters=0 --wrap true
 refused '"oops" is not key=value; allowed keys: cluster=' sbatch --maya-emulate=h100x8,oops --wrap true
 refused 'cluster=nowhere: no such file and no known cluster of that name; known clusters:' \
     srun --maya-emulate=h100x8,cluster=nowhere true
