@@ -18,6 +18,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 
+#include "be_trace.h" /* dnn_rec_init */
 #include "emu_call.h"
 
 #define DNN_HANDLE_MAGIC 0x646e6e68u
@@ -109,9 +110,6 @@ int dnn_reduce_indices(const void *d, const struct cudnnTensorStruct *c, size_t 
  * their format). */
 void dnn_tensor_to_trace(struct maya_tensor *t, const struct cudnnTensorStruct *d);
 void dnn_filter_to_trace(struct maya_tensor *t, const struct cudnnFilterStruct *f);
-
-/* Start a DNN record for an operation issued through handle h. */
-void dnn_rec_init(struct maya_rec_dnn *r, uint32_t op);
 
 /* End an operation: when it ran (st == SUCCESS) write r on h's stream (or
  * add it to the stream's capture: emu_trace_op); otherwise a CALL record

@@ -230,15 +230,6 @@ cudnnStatus_t cudnnAdvVersionCheck(void)
     return CUDNN_STATUS_SUCCESS;
 }
 
-void dnn_rec_init(struct maya_rec_dnn *r, uint32_t op)
-{
-    memset(r, 0, sizeof *r);
-    r->h.type = MAYA_REC_DNN;
-    r->h.bytes = sizeof *r;
-    r->op = op;
-    r->algo = -1;
-}
-
 cudnnStatus_t dnn_rec_finish(cudnnHandle_t h, uint32_t api, uint64_t t0, cudnnStatus_t st, struct maya_rec_dnn *r)
 {
     struct emu_stream *s = NULL;
