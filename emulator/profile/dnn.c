@@ -2,8 +2,7 @@
  * norm), as the emulator's cuDNN records it: one MAYA_REC_DNN per call with
  * its tensors (and a convolution's filter and geometry), read back from the
  * real descriptors with cuDNN's getters, measured on the handle's stream.
- * Graphs of the backend API (cudnnBackendExecute) are not traced yet: their
- * descriptors would have to be followed as they are built. */
+ * Graphs of the backend API: dnn_graph.c. */
 #include "prof.h"
 
 #include <cudnn.h>
@@ -77,7 +76,7 @@ static void geometry(struct maya_rec_dnn *r, cudnnConvolutionDescriptor_t c)
     }
 }
 
-static cudaStream_t handle_stream(cudnnHandle_t h)
+cudaStream_t prof_dnn_stream(cudnnHandle_t h)
 {
     cudnnStatus_t (*get)(cudnnHandle_t, cudaStream_t *) = DNN_REAL(cudnnGetStream);
     cudaStream_t s = NULL;
@@ -86,11 +85,9 @@ static cudaStream_t handle_stream(cudnnHandle_t h)
     return s;
 }
 
-/* Write r (kind, tensors and the rest filled) for a call of handle h that
- * returned st: a CALL record if it failed. */
-static void emit(struct prof_op *op, uint32_t api, cudnnStatus_t st, cudnnHandle_t h, struct maya_rec_dnn *r)
+void prof_dnn_emit(struct prof_op *op, uint32_t api, int st, cudnnHandle_t h, struct maya_rec_dnn *r)
 {
-    struct emu_stream *s = prof_stream(handle_stream(h), 0);
+    struct emu_stream *s = prof_stream(prof_dnn_stream(h), 0);
     if (st != CUDNN_STATUS_SUCCESS) {
         emu_trace_call(api, op->t0, st, 0, 0);
         return;
@@ -118,11 +115,11 @@ static void trace_conv(struct prof_op *op, uint32_t api, cudnnStatus_t st, uint3
         r.algo = algo;
         r.workspace_bytes = ws_bytes;
     }
-    emit(op, api, st, h, &r);
+    prof_dnn_emit(op, api, st, h, &r);
 }
 
 #define CONV_BODY(KIND, X, W, Y, CALL) \
-    PROF_DEVICE_BODY(cudnnStatus_t, CUDNN_STATUS_SUCCESS, handle_stream(handle), CALL, \
+    PROF_DEVICE_BODY(cudnnStatus_t, CUDNN_STATUS_SUCCESS, prof_dnn_stream(handle), CALL, \
                      trace_conv(&op_, EMU_API_ID(__func__), r_, (KIND), handle, convDesc, (X), (W), (Y), (int)algo, \
                                 ws_bytes), )
 
@@ -178,7 +175,7 @@ static void trace_tensors(struct prof_op *op, uint32_t api, cudnnStatus_t st, ui
         r.compute_type = typed ? r.t[0].dtype : 0;
         r.workspace_bytes = ws_bytes;
     }
-    emit(op, api, st, h, &r);
+    prof_dnn_emit(op, api, st, h, &r);
 }
 
 /* NAME(PARAMS) forwards ARGS; KIND with the tensors TENSORS (an array
@@ -188,7 +185,7 @@ static void trace_tensors(struct prof_op *op, uint32_t api, cudnnStatus_t st, ui
     { \
         PROF_REAL_OR(prof_cudnn, NAME, CUDNN_STATUS_NOT_SUPPORTED); \
         const cudnnTensorDescriptor_t d_[] = { __VA_ARGS__ }; \
-        PROF_DEVICE_BODY(cudnnStatus_t, CUDNN_STATUS_SUCCESS, handle_stream(handle), real ARGS, \
+        PROF_DEVICE_BODY(cudnnStatus_t, CUDNN_STATUS_SUCCESS, prof_dnn_stream(handle), real ARGS, \
                          trace_tensors(&op_, EMU_API_ID(#NAME), r_, (KIND), handle, \
                                        (int)(sizeof d_ / sizeof d_[0]), d_, (WS), (TYPED)), ); \
     }

@@ -10,11 +10,16 @@ PROF_OBJS := $(PROF_SRCS:%.c=$(B)/obj/%.o)
 PROF_LIB  := $(EMU_LIBDIR)/libmaya-profile.so
 # Default visibility: the wrappers are the library's exports (profile.map
 # names them under the real libraries' version nodes).
-$(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile
+$(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile -Iemulator/cudnn
 
-$(PROF_LIB): $(PROF_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/profile/profile.map
+# What the emulated cuDNN knows of backend graphs, built from the same
+# objects: the descriptor store and the recognition of what a graph runs
+# (emulator/cudnn/be_store.h, be_trace.h), hidden here by the version script.
+PROF_SHARED_OBJS := $(addprefix $(B)/obj/emulator/cudnn/,be_store.o be_trace.o)
+
+$(PROF_LIB): $(PROF_OBJS) $(PROF_SHARED_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/profile/profile.map
 	@mkdir -p $(@D)
-	$(CC) -shared -o $@ $(PROF_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) $(LDFLAGS) \
+	$(CC) -shared -o $@ $(PROF_OBJS) $(PROF_SHARED_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) $(LDFLAGS) \
 		-Wl,-soname,libmaya-profile.so -Wl,--version-script,emulator/profile/profile.map \
 		-Wl,-z,defs -lconfuse -lz -llz4 -lzstd -ldl -lstdc++ -lm
 

@@ -14,17 +14,10 @@
 
 #include "maya/map.h"
 
-struct table {
-    pthread_mutex_t lock;
-    struct maya_map map;
-};
+static struct prof_table streams = PROF_TABLE_INIT, events = PROF_TABLE_INIT, modules = PROF_TABLE_INIT,
+                         kernels = PROF_TABLE_INIT, allocs = PROF_TABLE_INIT;
 
-#define TABLE_INIT { PTHREAD_MUTEX_INITIALIZER, { 0 } }
-
-static struct table streams = TABLE_INIT, events = TABLE_INIT, modules = TABLE_INIT, kernels = TABLE_INIT,
-                    allocs = TABLE_INIT;
-
-static uint64_t table_get(struct table *t, const void *key)
+uint64_t prof_table_get(struct prof_table *t, const void *key)
 {
     pthread_mutex_lock(&t->lock);
     uint64_t *v = maya_map_get(&t->map, (uint64_t)(uintptr_t)key, 0);
@@ -33,7 +26,7 @@ static uint64_t table_get(struct table *t, const void *key)
     return r;
 }
 
-static void table_put(struct table *t, const void *key, uint64_t value)
+void prof_table_put(struct prof_table *t, const void *key, uint64_t value)
 {
     pthread_mutex_lock(&t->lock);
     uint64_t *v = maya_map_put(&t->map, (uint64_t)(uintptr_t)key, 0, NULL);
@@ -42,8 +35,7 @@ static void table_put(struct table *t, const void *key, uint64_t value)
     pthread_mutex_unlock(&t->lock);
 }
 
-/* Remove key; its value, or 0. */
-static uint64_t table_take(struct table *t, const void *key)
+uint64_t prof_table_take(struct prof_table *t, const void *key)
 {
     pthread_mutex_lock(&t->lock);
     uint64_t *v = maya_map_get(&t->map, (uint64_t)(uintptr_t)key, 0);
@@ -62,7 +54,7 @@ static struct emu_stream *define_stream(cudaStream_t s, int device, unsigned fla
     if (emu_stream_create(device, flags & cudaStreamNonBlocking ? MAYA_STREAM_NON_BLOCKING : 0, priority, &es) !=
         EMU_OK)
         return NULL;
-    table_put(&streams, s, (uint64_t)(uintptr_t)es);
+    prof_table_put(&streams, s, (uint64_t)(uintptr_t)es);
     return es;
 }
 
@@ -76,7 +68,7 @@ struct emu_stream *prof_stream(cudaStream_t s, int per_thread)
     uintptr_t h = (uintptr_t)s;
     if (h <= 2) /* NULL, cudaStreamLegacy, cudaStreamPerThread: the device's own */
         return emu_stream_resolve(s, per_thread);
-    struct emu_stream *es = (struct emu_stream *)(uintptr_t)table_get(&streams, s);
+    struct emu_stream *es = (struct emu_stream *)(uintptr_t)prof_table_get(&streams, s);
     if (es)
         return es;
     /* First sight of a stream the program made (or a library made for it):
@@ -98,7 +90,7 @@ struct emu_stream *prof_stream(cudaStream_t s, int per_thread)
 
 void prof_stream_forget(cudaStream_t s)
 {
-    struct emu_stream *es = (struct emu_stream *)(uintptr_t)table_take(&streams, s);
+    struct emu_stream *es = (struct emu_stream *)(uintptr_t)prof_table_take(&streams, s);
     if (es)
         emu_stream_destroy(es);
 }
@@ -107,18 +99,18 @@ void prof_stream_forget(cudaStream_t s)
 
 struct emu_event *prof_event(cudaEvent_t e, unsigned flags, int create)
 {
-    struct emu_event *ee = (struct emu_event *)(uintptr_t)table_get(&events, e);
+    struct emu_event *ee = (struct emu_event *)(uintptr_t)prof_table_get(&events, e);
     if (ee && !create)
         return ee;
     if (emu_event_create(flags, &ee) != EMU_OK)
         return NULL;
-    table_put(&events, e, (uint64_t)(uintptr_t)ee);
+    prof_table_put(&events, e, (uint64_t)(uintptr_t)ee);
     return ee;
 }
 
 void prof_event_forget(cudaEvent_t e)
 {
-    struct emu_event *ee = (struct emu_event *)(uintptr_t)table_take(&events, e);
+    struct emu_event *ee = (struct emu_event *)(uintptr_t)prof_table_take(&events, e);
     if (ee)
         emu_event_destroy(ee);
 }
@@ -129,12 +121,12 @@ void prof_module_register(void **real_handle, const void *image)
 {
     struct emu_module *m = emu_module_new(image, 0, 0, MAYA_KSRC_FATBIN);
     if (m)
-        table_put(&modules, real_handle, (uint64_t)(uintptr_t)m);
+        prof_table_put(&modules, real_handle, (uint64_t)(uintptr_t)m);
 }
 
 void prof_kernel_register(void **real_handle, const void *host_fun, const char *mangled, int thread_limit)
 {
-    struct emu_module *m = (struct emu_module *)(uintptr_t)table_get(&modules, real_handle);
+    struct emu_module *m = (struct emu_module *)(uintptr_t)prof_table_get(&modules, real_handle);
     struct emu_kernel *k = emu_kernel_add(m, mangled, host_fun);
     if (k && thread_limit > 0)
         k->max_threads_per_block = thread_limit;
@@ -144,7 +136,7 @@ void prof_kernel_handle(const void *handle, const void *host_fun)
 {
     struct emu_kernel *k = emu_kernel_by_host_fun(host_fun);
     if (k && handle)
-        table_put(&kernels, handle, (uint64_t)(uintptr_t)k);
+        prof_table_put(&kernels, handle, (uint64_t)(uintptr_t)k);
 }
 
 struct emu_kernel *prof_kernel(const void *func)
@@ -152,7 +144,7 @@ struct emu_kernel *prof_kernel(const void *func)
     struct emu_kernel *k = emu_kernel_by_host_fun(func);
     if (k)
         return k;
-    k = (struct emu_kernel *)(uintptr_t)table_get(&kernels, func);
+    k = (struct emu_kernel *)(uintptr_t)prof_table_get(&kernels, func);
     if (k)
         return k;
     /* A kernel the registrations did not show (cudaLibraryGetKernel, a
@@ -164,7 +156,7 @@ struct emu_kernel *prof_kernel(const void *func)
         name = "?";
     k = emu_kernel_add(NULL, name, NULL);
     if (k)
-        table_put(&kernels, func, (uint64_t)(uintptr_t)k);
+        prof_table_put(&kernels, func, (uint64_t)(uintptr_t)k);
     return k;
 }
 
@@ -174,7 +166,7 @@ struct emu_kernel *prof_kernel(const void *func)
 void prof_alloc_note(uint64_t ptr, uint64_t bytes, int kind, int device)
 {
     uint64_t v = (bytes & ((1ull << 48) - 1)) | (uint64_t)(kind & 0xff) << 48 | (uint64_t)((device + 1) & 0xff) << 56;
-    table_put(&allocs, (const void *)(uintptr_t)ptr, v);
+    prof_table_put(&allocs, (const void *)(uintptr_t)ptr, v);
     if (device >= 0)
         emu_mem_charge(device, bytes);
 }

@@ -4,8 +4,10 @@
 # for the real ones. Each program works as before, and its profile holds the
 # device ops an emulated run records (launches with their arguments, copies,
 # memsets, cuBLAS and cuBLASLt GEMMs, cuDNN's legacy operations (convolutions,
-# batch norm, pooling, ...), nodes of captured CUDA graphs at each
-# launch), each measured (graph nodes together, by launch), and none of the
+# batch norm, pooling, ...) and backend graphs (a convolution, attention
+# forward and backward, a matmul: each followed as its descriptors are
+# built, from heuristics to execution), nodes of captured CUDA graphs at
+# each launch), each measured (graph nodes together, by launch), and none of the
 # profiler's own calls. The emulator underneath sees the profiler's events:
 # two per measured op at least (also around calls that did no work, such as
 # a GEMM with m = 0, whose events are recorded before that is known).
@@ -57,6 +59,15 @@ check cudnn_legacy
 expect_grep "^dnn .*api=cudnnConvolutionForward result=0 op=conv_fwd " "$TEST_TMP/same.p.ops"
 expect_grep "^dnn .*api=cudnnConvolutionBackwardData result=0 op=conv_bwd_data " "$TEST_TMP/same.p.ops"
 expect_grep "^dnn .*api=cudnnConvolutionBackwardFilter result=0 op=conv_bwd_filter " "$TEST_TMP/same.p.ops"
+check cudnn_graph
+d='^dnn +api=cudnnBackendExecute result=0'
+expect_grep "$d op=conv_fwd pad=1,1 stride=1,1 dilation=1,1 groups=1 mode=1 compute=0 algo=0 workspace=0 graph_ops=1 x=dtype2\[8,64,56,56\]" "$TEST_TMP/same.p.ops"
+expect_grep "$d op=sdpa_fwd causal=1 scale=0.125 .* graph_ops=13 " "$TEST_TMP/same.p.ops"
+expect_grep "$d op=sdpa_bwd causal=0 scale=0.125 .* graph_ops=15 " "$TEST_TMP/same.p.ops"
+expect_grep "$d op=matmul .* graph_ops=2 " "$TEST_TMP/same.p.ops"
+expect_count 6 "$d " "$TEST_TMP/same.p.ops"
+# a failed execution did nothing on the device: a CALL record
+expect_grep "^call .* stream=0 api=cudnnBackendExecute result=2000$" "$TEST_TMP/same.p.txt"
 # library work captured into CUDA graphs: a CALL record flagged capturing at
 # each capture; each launch writes its nodes between GRAPH records, the end
 # one carrying the launch's measured time
