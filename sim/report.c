@@ -34,6 +34,12 @@ struct facts {
     uint64_t total_mem;         /* the GPU's memory */
 };
 
+/* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
+static const char *host_clock_name(const struct sim_job *j)
+{
+    return j->host_cpu_ranks == 0 ? "wall" : j->host_cpu_ranks == j->nranks ? "cpu" : "mixed";
+}
+
 static const struct maya_run_proc *proc_of(const struct maya_run_desc *d, int rank, int *index)
 {
     if (!d || d->nprocs <= 0)
@@ -208,7 +214,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (in->cluster)
         fprintf(fp, " on %d node%s of %d, cluster %s", MAYA_MAX(in->cluster->nodes, 1),
                 in->cluster->nodes == 1 ? "" : "s", in->cluster->gpus_per_node, in->cluster->key);
-    fprintf(fp, "\nranks      %d in the job trace\n", j ? j->nranks : 0);
+    fprintf(fp, "\nranks      %d in the job trace", j ? j->nranks : 0);
+    if (j && j->nranks)
+        fprintf(fp, ", host gaps measured on the %s clock", host_clock_name(j));
+    fprintf(fp, "\n");
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
@@ -394,6 +403,7 @@ static void write_json(FILE *fp, const struct facts *f)
         json_null(&w, "mfu");
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
+    json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);
     json_obj(&w, "simulator");
     json_uint(&w, "ops", j ? j->total_ops : 0);
     json_uint(&w, "events", j ? j->events : 0);

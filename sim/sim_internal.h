@@ -221,6 +221,7 @@ struct sim_job {
     uint64_t *unsupported_by_name; /* by global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;
+    int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
     int iterations_found;         /* before keep_iterations cut them */

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -50,6 +51,8 @@ static void usage(FILE *fp)
         "  -q, --quiet              no progress line and no summary\n"
         "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
         "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
+        "Environment: MAYA_HOST_CLOCK=wall|cpu|auto, the clock the ranks' host gaps are measured\n"
+        "  on (default auto: cpu when the ranks outnumber this machine's CPUs, else wall).\n"
         "Exit status: 0 the workload and the pipeline succeeded; 1 the workload failed (the\n"
         "report names the failing rank); 3 the pipeline failed (the report says why);\n"
         "2 bad usage.\n",
@@ -71,6 +74,8 @@ struct run {
     double timeout_s;
     int quiet, progress;
     pid_t parent;               /* maya run itself */
+    const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
+    int cpus;                   /* CPUs maya run may use (its affinity) */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -192,6 +197,8 @@ static void exec_rank(const struct run *r, int rank)
     set_env_int("MASTER_PORT", r->port);
     if (nproc > 1)
         setenv("OMP_NUM_THREADS", "1", 0);
+    if (r->host_clock)
+        setenv("MAYA_HOST_CLOCK", r->host_clock, 1);
     if (r->pt)
         setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
     else
@@ -363,6 +370,22 @@ static int start_all(struct run *r)
     }
     sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
+}
+
+/* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall or
+ * cpu stands; auto (or none) becomes cpu when the ranks, all on this
+ * machine, outnumber the CPUs maya run may use, else wall. */
+static int pick_host_clock(struct run *r, int nprocs)
+{
+    const char *s = getenv("MAYA_HOST_CLOCK");
+    cpu_set_t set;
+    r->cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+    if (s && (!strcmp(s, "wall") || !strcmp(s, "cpu")))
+        return 0;
+    if (s && *s && strcmp(s, "auto"))
+        return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, cpu or auto", s);
+    r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
+    return 0;
 }
 
 static void join_cmd(char **cmd, char *buf, size_t size)
@@ -567,6 +590,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (pipeline_check_options(&r.popts) < 0)
         return 2;
+    if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
+        return 2;
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0)
         return 1;
     if (pt)
@@ -586,6 +611,7 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     pipeline_opts_to_desc(&r.popts, d);
     if (maya_run_desc_set_nprocs(d, nproc ? nproc : r.count) < 0)
         return 1;
+
     r.progress = !r.quiet && isatty(2);
     r.parent = getpid();
 
@@ -599,9 +625,9 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         fprintf(stderr, "maya profile: %d rank%s on this machine's %d x %s -> %s\n", d->nprocs,
                 d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, r.dir);
     else if (!r.quiet)
-        fprintf(stderr, "maya run: %d rank%s on %d emulated %s (%d node%s of %d) -> %s\n", d->nprocs,
-                d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
-                d->gpus_per_node, r.dir);
+        fprintf(stderr, "maya run: %d rank%s on %d emulated %s (%d node%s of %d), %s host clock (%d CPU%s) -> %s\n",
+                d->nprocs, d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
+                d->gpus_per_node, r.host_clock ? r.host_clock : getenv("MAYA_HOST_CLOCK"), r.cpus, r.cpus == 1 ? "" : "s", r.dir);
     int started = start_all(&r);
     wait_all(&r);
     d->wall_s = now_s() - t0;

@@ -71,6 +71,11 @@ enum emu_err {
  *                       (maya run sets the cluster's; default: the GPU's default
  *                       cluster, maya_default_cluster); NVML reports NVLinks from it
  */
+enum emu_host_clock {
+    EMU_HOST_CLOCK_WALL,         /* CLOCK_MONOTONIC */
+    EMU_HOST_CLOCK_CPU,          /* the CPU time of the threads that call CUDA (host_clock.c) */
+};
+
 struct emu_config {
     const struct maya_gpu_spec *gpu;
     int gpus_per_node;
@@ -82,6 +87,7 @@ struct emu_config {
     char trace_dir[4096];
     uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
     int passthrough;             /* emu_init_passthrough: real GPUs, the core only traces */
+    enum emu_host_clock host_clock; /* MAYA_HOST_CLOCK, auto resolved */
 };
 
 /* Start the emulator if it has not started (idempotent, thread-safe, cheap
@@ -219,10 +225,16 @@ EMU_API void emu_device_touch(struct emu_device *d);
 /* ---- host time ---- */
 
 /* Host time on the trace clock: ns since the trace began, not counting time
- * the emulator spent waiting (emu_wait_begin .. emu_wait_end). */
+ * the emulator spent waiting (emu_wait_begin .. emu_wait_end). The clock is
+ * wall time or the CPU time of the threads that call CUDA (MAYA_HOST_CLOCK,
+ * host_clock.c); either is monotonic per process. A thread that runs the
+ * program's code for it (host functions) calls emu_now after each piece, so
+ * that the cpu clock counts that work. */
 EMU_API uint64_t emu_now(void);
 EMU_API void emu_wait_begin(void);
 EMU_API void emu_wait_end(void);
+/* 1: emu_now is the cpu clock. */
+EMU_API int emu_host_clock_cpu(void);
 
 /* ---- trace ---- */
 

@@ -23,6 +23,8 @@ static char pt_trace_dir[4096], pt_gpu[64];
 
 /* trace_writer.c */
 int emu_trace_start(const struct emu_config *cfg);
+/* host_clock.c */
+int emu_host_clock_configure(struct emu_config *cfg);
 /* streams.c */
 void emu_streams_init(void);
 
@@ -165,6 +167,8 @@ static int configure(void)
         maya_default_cluster(&hwspecs, config.gpu, config.gpus_per_node, &node);
         config.intra = node.intra;
     }
+    if (emu_host_clock_configure(&config) < 0)
+        return -1;
     const char *dir = config.passthrough ? pt_trace_dir : getenv("MAYA_TRACE_DIR");
     if (dir && *dir && maya_snprintf(config.trace_dir, sizeof config.trace_dir, "%s", dir) < 0)
         return -1;

@@ -195,6 +195,7 @@ static void *hostfn_main(void *arg)
         fn_running = f;
         pthread_mutex_unlock(&fn_lock);
         f->fn(f->arg);
+        emu_now(); /* the cpu host clock counts the function's work (host_clock.c) */
         pthread_mutex_lock(&fn_lock);
         fn_running = NULL;
         fn_done++;

@@ -1,4 +1,5 @@
-/* The per-process trace writer and the host clock it stamps records with.
+/* The per-process trace writer (the host clock it stamps records with is
+ * host_clock.c).
  *
  * Records are appended to a chunk buffer under one mutex (the only lock on
  * the launch path). A full chunk is handed to a background thread that
@@ -26,46 +27,9 @@
 
 #define CHUNK_BYTES (4u << 20)
 
-/* ---- host clock ---- */
-
-static uint64_t clock_base;       /* CLOCK_MONOTONIC at trace start */
-static uint64_t excluded_ns;      /* emulator waiting, already finished */
-static uint64_t wait_start_ns;    /* when the current wait began */
-static int waiters;               /* threads inside emu_wait_begin..end */
-static pthread_mutex_t wait_lock = PTHREAD_MUTEX_INITIALIZER;
-
-EMU_API uint64_t emu_now(void)
-{
-    uint64_t now = maya_mono_ns();
-    /* While any thread waits inside the emulator the clock stands still:
-     * programs here block in the emulator only where a GPU would not make
-     * them block (peer exchange) or where maya itself is slow (trace I/O). */
-    if (__atomic_load_n(&waiters, __ATOMIC_ACQUIRE) > 0) {
-        pthread_mutex_lock(&wait_lock);
-        if (waiters > 0)
-            now = wait_start_ns;
-        uint64_t t = now - clock_base - excluded_ns;
-        pthread_mutex_unlock(&wait_lock);
-        return t;
-    }
-    return now - clock_base - __atomic_load_n(&excluded_ns, __ATOMIC_RELAXED);
-}
-
-EMU_API void emu_wait_begin(void)
-{
-    pthread_mutex_lock(&wait_lock);
-    if (waiters++ == 0)
-        wait_start_ns = maya_mono_ns();
-    pthread_mutex_unlock(&wait_lock);
-}
-
-EMU_API void emu_wait_end(void)
-{
-    pthread_mutex_lock(&wait_lock);
-    if (--waiters == 0)
-        __atomic_store_n(&excluded_ns, excluded_ns + (maya_mono_ns() - wait_start_ns), __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&wait_lock);
-}
+/* host_clock.c */
+void emu_host_clock_start(const struct emu_config *cfg);
+uint64_t emu_host_clock_base(void);
 
 /* ---- writer ---- */
 
@@ -453,7 +417,7 @@ static int make_dirs(const char *path)
 
 int emu_trace_start(const struct emu_config *cfg)
 {
-    clock_base = maya_mono_ns();
+    emu_host_clock_start(cfg);
     if (!cfg->trace_dir[0])
         return 0; /* emulate without writing a trace */
     if (make_dirs(cfg->trace_dir) < 0)
@@ -487,7 +451,8 @@ int emu_trace_start(const struct emu_config *cfg)
     h.version = MAYA_TRACE_VERSION;
     h.header_bytes = sizeof h;
     h.kind = MAYA_TRACE_RANK;
-    h.flags = cfg->passthrough ? MAYA_TRACE_F_PASSTHROUGH : 0;
+    h.flags = (cfg->passthrough ? MAYA_TRACE_F_PASSTHROUGH : 0) |
+              (cfg->host_clock == EMU_HOST_CLOCK_CPU ? MAYA_TRACE_F_HOST_CPU : 0);
     h.rank = cfg->rank;
     h.world_size = cfg->world_size;
     h.local_rank = cfg->local_rank;
@@ -497,7 +462,7 @@ int emu_trace_start(const struct emu_config *cfg)
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
     h.start_realtime_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-    h.start_mono_ns = clock_base;
+    h.start_mono_ns = emu_host_clock_base();
     snprintf(h.gpu, sizeof h.gpu, "%s", cfg->gpu->key);
     if (write_all(&h, sizeof h) < 0) {
         close(fd);

@@ -36,6 +36,7 @@ enum maya_trace_kind {
 
 /* header.flags */
 #define MAYA_TRACE_F_PASSTHROUGH 0x1 /* recorded on a real GPU: measured_ns is set */
+#define MAYA_TRACE_F_HOST_CPU    0x2 /* host times are CPU time (MAYA_HOST_CLOCK=cpu), not wall time */
 
 struct maya_trace_header {
     char magic[8];              /* "MAYATRCE" */
