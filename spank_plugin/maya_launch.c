@@ -28,6 +28,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,10 +99,12 @@ static void setenv_int(const char *name, int v)
 
 /* In the child: become rank r and run the program. Never returns. */
 static void run_rank(const struct rank *r, int gpus_per_node, const char *exe, char **argv, int err_fd,
-                     const struct pin_plan *plan, hwloc_const_bitmap_t cpus)
+                     const struct pin_plan *plan, hwloc_const_bitmap_t cpus, const char *host_clock)
 {
     if (err_fd >= 0 && dup2(err_fd, 2) < 0)
         _exit(127);
+    if (host_clock)
+        setenv("MAYA_HOST_CLOCK", host_clock, 1);
     setenv_int("RANK", r->rank);
     setenv_int("MAYA_RANK", r->rank);
     setenv_int("LOCAL_RANK", r->rank % gpus_per_node);
@@ -207,6 +210,7 @@ struct launch {
     int first, count, task, local, nlocal, gpn, world;
     int pin, tee, own_group;
     struct pin_plan plan;
+    const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
     struct rank *ranks;
     char start[32];
     uint64_t t0;
@@ -237,6 +241,27 @@ static int read_env(struct launch *L)
     return 0;
 }
 
+/* The host clock of the ranks' traces (MAYA_HOST_CLOCK, docs/trace-format.md):
+ * a user's wall or cpu (or a bad value, which the emulator names) stands;
+ * otherwise cpu when ranks share CPUs: more ranks than the cores they are
+ * pinned to, or, unpinned, than the CPUs of the task's binding (the node's
+ * tasks together when the task is not bound on its own), else wall. */
+static const char *pick_host_clock(const struct launch *L)
+{
+    const char *s = getenv("MAYA_HOST_CLOCK");
+    if (s && *s && strcmp(s, "auto"))
+        return NULL;
+    if (L->pin)
+        return L->count > L->plan.nunits ? "cpu" : "wall";
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return NULL;
+    int cpus = CPU_COUNT(&set), sharing = L->count;
+    if (cpus >= sysconf(_SC_NPROCESSORS_ONLN))
+        sharing *= L->nlocal;
+    return sharing > cpus ? "cpu" : "wall";
+}
+
 /* Start rank i: its stderr pipe and log, its cores, the process. */
 static int start_rank(struct launch *L, int i)
 {
@@ -261,7 +286,7 @@ static int start_rank(struct launch *L, int i)
     if (r->pid == 0) {
         if (L->own_group)
             setpgid(0, 0);
-        run_rank(r, L->gpn, L->exe, L->argv, fds[1], &L->plan, cpus);
+        run_rank(r, L->gpn, L->exe, L->argv, fds[1], &L->plan, cpus, L->host_clock);
     }
     if (L->own_group)
         setpgid(r->pid, r->pid); /* also here: no signal may find it unset */
@@ -371,6 +396,7 @@ int main(int argc, char **argv)
     maya_set_error_prefix("maya-launch");
     if (read_env(&L) < 0 || (L.pin && pin_plan_init(&L.plan, L.local, L.nlocal) < 0))
         return 127;
+    L.host_clock = pick_host_clock(&L);
     L.ranks = calloc((size_t)L.count, sizeof *L.ranks);
     if (!L.ranks || pipe2(sig_pipe, O_CLOEXEC | O_NONBLOCK) < 0) {
         maya_error("cannot start: %m");

@@ -12,7 +12,7 @@
 cluster_start 2
 cd "$JOBS_DIR"
 
-show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} launch=${MAYA_LAUNCH_EXE-none}"'
+show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} clock=${MAYA_HOST_CLOCK-unset} launch=${MAYA_LAUNCH_EXE-none}"'
 
 # The run directory of the last step of the newest job of root.
 last_run() {
@@ -48,11 +48,18 @@ for r in 0 1 2 3; do
     expect_eq "$(field lib "$line")" "$MAYA_BUILD/lib/maya" "first LD_LIBRARY_PATH entry of rank $r"
     expect_eq "$(field triton "$line")" "$MAYA_BUILD/lib/maya" "TRITON_LIBCUDA_PATH of rank $r"
     expect_eq "$(field launch "$line")" none "launcher variables left in rank $r"
+    expect_eq "$(field clock "$line")" cpu "MAYA_HOST_CLOCK of rank $r (four ranks share two cores)"
 done
 # Four ranks on the task's two cores: one core each, ranks 0 and 1 apart.
 c0=$(field cpus "$(grep '^rank=0 ' one.out)")
 c1=$(field cpus "$(grep '^rank=1 ' one.out)")
 [[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ && $c0 != "$c1" ]] || fail "ranks 0 and 1 pinned to '$c0' and '$c1'"
+# Two ranks on two cores have one each: the wall clock; the job's own choice stands.
+srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 || fail "srun -c2 h100x2 failed: $(cat clock.out)"
+expect_count 2 ' clock=wall ' clock.out
+MAYA_HOST_CLOCK=cpu srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 ||
+    fail "srun with MAYA_HOST_CLOCK=cpu failed: $(cat clock.out)"
+expect_count 2 ' clock=cpu ' clock.out
 
 # Two nodes, one task each, sixteen ranks: emulated nodes of 8 GPUs.
 srun -N2 -n2 --maya-emulate=h100x16 sh -c "$show" > two.out 2> two.err || fail "srun -N2 failed: $(cat two.err)"
