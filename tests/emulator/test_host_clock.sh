@@ -67,6 +67,11 @@ awk '/ t=[0-9]+\.\.[0-9]+ tid=/ { match($0, /t=[0-9]+\.\.[0-9]+/); split(substr(
         if (t[2] + 0 < t[1] + 0 || t[1] + 0 < last[id] + 0) { print; bad = 1 } last[id] = t[2] }
      END { exit bad }' "$TEST_TMP/thread_cpu.dump" || fail "cpu clock: host times go backwards on a thread"
 
+# A thread that never calls CUDA is not counted, even busy at the same time
+# (CLOCK_PROCESS_CPUTIME_ID would count it: about twice the gap).
+run_gaps parallel_cpu cpu parallel
+within "$(gap_ms "$TEST_TMP/parallel_cpu.dump" 1 2)" 49.5 60 "beside a busy CPU-only thread, cpu clock"
+
 # A host function's work is the program's: cudaStreamSynchronize waits for it.
 run_gaps hostfn_cpu cpu hostfn
 within "$(span_ms "$TEST_TMP/hostfn_cpu.dump" sync)" 49.5 60 "synchronize waiting for a 50 ms host function, cpu clock"

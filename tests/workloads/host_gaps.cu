@@ -10,6 +10,8 @@
 //                         thread waits for it (pthread_join) in between
 //   host_gaps hostfn MS   a host function (cudaLaunchHostFunc) spins MS ms;
 //                         cudaStreamSynchronize waits for it between the two
+//   host_gaps parallel MS spins MS ms while another thread, which never calls
+//                         CUDA, spins meanwhile (a program's CPU-only worker)
 #include <cerrno>
 #include <cstring>
 #include <ctime>
@@ -46,6 +48,16 @@ static void *worker(void *)
     return NULL;
 }
 
+static volatile int stop_bg;
+
+static void *background(void *)
+{
+    volatile unsigned long x = 0;
+    while (!stop_bg)
+        x = x + 1;
+    return NULL;
+}
+
 static void CUDART_CB host_fn(void *)
 {
     spin_cpu(g_ms);
@@ -54,7 +66,7 @@ static void CUDART_CB host_fn(void *)
 int main(int argc, char **argv)
 {
     if (argc != 3 || atof(argv[2]) <= 0) {
-        fprintf(stderr, "usage: host_gaps spin|sleep|thread|hostfn MS\n");
+        fprintf(stderr, "usage: host_gaps spin|sleep|thread|hostfn|parallel MS\n");
         return 2;
     }
     const char *mode = argv[1];
@@ -70,6 +82,12 @@ int main(int argc, char **argv)
     } else if (!strcmp(mode, "thread")) {
         pthread_t t;
         EXPECT(pthread_create(&t, NULL, worker, NULL) == 0);
+        EXPECT(pthread_join(t, NULL) == 0);
+    } else if (!strcmp(mode, "parallel")) {
+        pthread_t t;
+        EXPECT(pthread_create(&t, NULL, background, NULL) == 0);
+        spin_cpu(g_ms);
+        stop_bg = 1;
         EXPECT(pthread_join(t, NULL) == 0);
     } else if (!strcmp(mode, "hostfn")) {
         CHECK(cudaLaunchHostFunc(0, host_fn, NULL));
