@@ -374,7 +374,9 @@ static int start_all(struct run *r)
 
 /* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall or
  * cpu stands; auto (or none) becomes cpu when the ranks, all on this
- * machine, outnumber the CPUs maya run may use, else wall. */
+ * machine, outnumber the CPUs maya run may use, else wall. One process may
+ * start its own workers (torchrun inside): it keeps auto, so that each
+ * worker compares its LOCAL_WORLD_SIZE with the CPUs. */
 static int pick_host_clock(struct run *r, int nprocs)
 {
     const char *s = getenv("MAYA_HOST_CLOCK");
@@ -384,7 +386,8 @@ static int pick_host_clock(struct run *r, int nprocs)
         return 0;
     if (s && *s && strcmp(s, "auto"))
         return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, cpu or auto", s);
-    r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
+    if (nprocs > 1)
+        r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
     return 0;
 }
 
@@ -627,7 +630,7 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     else if (!r.quiet)
         fprintf(stderr, "maya run: %d rank%s on %d emulated %s (%d node%s of %d), %s host clock (%d CPU%s) -> %s\n",
                 d->nprocs, d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
-                d->gpus_per_node, r.host_clock ? r.host_clock : getenv("MAYA_HOST_CLOCK"), r.cpus, r.cpus == 1 ? "" : "s", r.dir);
+                d->gpus_per_node, r.host_clock ? r.host_clock : getenv("MAYA_HOST_CLOCK") ? getenv("MAYA_HOST_CLOCK") : "auto", r.cpus, r.cpus == 1 ? "" : "s", r.dir);
     int started = start_all(&r);
     wait_all(&r);
     d->wall_s = now_s() - t0;
