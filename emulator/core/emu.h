@@ -356,10 +356,21 @@ EMU_API enum emu_err emu_pool_alloc(struct emu_pool *p, uint64_t bytes, uint64_t
  * Returns the bytes given back. */
 EMU_API uint64_t emu_pool_release_idle(int device, uint32_t api, uint64_t t0);
 EMU_API enum emu_err emu_pool_trim(struct emu_pool *p, uint64_t keep, uint32_t api, uint64_t t0);
-/* cudaMemPoolAttr get (set = 0) or set; int attributes as 0/1. */
-EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, uint64_t *value);
+/* cudaMemPoolAttr / CUmemPool_attribute (the same numbers) get (set = 0)
+ * or set; value points to an int for the reuse flags (1..3), to a uint64_t
+ * for byte counts, as in the APIs. */
+EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, void *value);
+/* The device a pool location names (cudaMemLocation / CUmemLocation, and
+ * cudaMemAllocationType / CUmemAllocationType: the same numbers):
+ * EMU_ERR_INVALID_VALUE unless pinned, EMU_ERR_NOT_SUPPORTED for a location
+ * that is not a device, EMU_ERR_INVALID_DEVICE for a device that is not. */
+EMU_API enum emu_err emu_pool_location(int loc_type, int id, int alloc_type, int *device);
 /* cudaMemAccessFlags of device on the pool's memory, get or set. */
 EMU_API enum emu_err emu_pool_access(struct emu_pool *p, int device, int set, int *flags);
+/* cudaMemPoolSetAccess / cuMemPoolSetAccess: descs, count cudaMemAccessDesc
+ * or CUmemAccessDesc (the same layout: location type and id, flags; 12
+ * bytes), device locations only. */
+EMU_API enum emu_err emu_pool_set_access(struct emu_pool *p, const void *descs, size_t count);
 /* memory.c -> pool.c: an allocation from pool id was freed. */
 void emu_pool_freed(uint64_t id, uint64_t charged);
 
@@ -625,6 +636,15 @@ EMU_API enum emu_err emu_launch_check(const struct emu_launch *l);
 EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const struct emu_launch *l,
                               void **args, const void *extra_buf, size_t extra_bytes, uint16_t flags);
 
+/* The parameter values of a launch: args (a pointer to each value) or extra
+ * (the driver's { CU_LAUNCH_PARAM_BUFFER_POINTER, buf,
+ * CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END } list), not
+ * both. A kernel whose layout says it takes parameters needs one of them,
+ * and a buffer must hold them all. *buf, *bytes: extra's buffer (NULL, 0
+ * without). EMU_ERR_INVALID_VALUE otherwise. */
+EMU_API enum emu_err emu_launch_args(struct emu_kernel *k, void **args, void **extra, const void **buf,
+                                     size_t *bytes);
+
 /* ---- module images (fatbin.c) ----
  * Fat binaries (LZ4, Zstd or uncompressed entries), bare cubins and PTX
  * text; everything is bounds-checked: a damaged image reads as unknown. */
@@ -749,6 +769,12 @@ EMU_API enum emu_err emu_graph_add_node(struct emu_graph *g, const struct emu_no
 EMU_API enum emu_err emu_graph_node_destroy(struct emu_graph_node *n);
 /* The node's parameters (valid while the node lives and is not changed). */
 EMU_API const struct emu_node_params *emu_graph_node_params(const struct emu_graph_node *n);
+/* Those of a node handle if it is a node of that type, else NULL. */
+EMU_API const struct emu_node_params *emu_graph_node_params_of(const void *node, int type);
+/* What a node of that type refers to, as the APIs' getters give it: its
+ * child graph (GRAPH: the node's own copy), its event (EVENT_RECORD,
+ * WAIT_EVENT), the address it frees (MEM_FREE, 64 bits). */
+EMU_API enum emu_err emu_graph_node_ref(const void *node, int type, void *out);
 EMU_API enum emu_err emu_graph_node_set_params(struct emu_graph_node *n, const struct emu_node_params *p);
 EMU_API struct emu_graph *emu_graph_node_graph(const struct emu_graph_node *n);
 /* Edges from[i] -> to[i]. */
@@ -756,13 +782,20 @@ EMU_API enum emu_err emu_graph_add_deps(struct emu_graph *g, struct emu_graph_no
                                         struct emu_graph_node *const *to, size_t n);
 EMU_API enum emu_err emu_graph_remove_deps(struct emu_graph *g, struct emu_graph_node *const *from,
                                            struct emu_graph_node *const *to, size_t n);
-/* Listing: fill up to *count entries (out may be NULL), *count = how many exist. */
-EMU_API void emu_graph_nodes(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
-EMU_API void emu_graph_roots(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
-EMU_API void emu_graph_edges(struct emu_graph *g, struct emu_graph_node **from, struct emu_graph_node **to,
-                             size_t *count);
-EMU_API void emu_graph_node_deps(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count);
-EMU_API void emu_graph_node_dependents(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count);
+/* Listing, as cudaGraphGetNodes and cuGraphGetNodes list: up to *count
+ * entries into out (out NULL: none, only the count), *count = how many
+ * exist; EMU_ERR_INVALID_VALUE for a bad handle or no count (edges: from
+ * and to both given or both NULL). Every edge is a plain (default) edge:
+ * edge_data (cudaGraphEdgeData / CUgraphEdgeData, 8 bytes an edge; may be
+ * NULL) comes back zeroed for those listed. */
+EMU_API enum emu_err emu_graph_nodes(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
+EMU_API enum emu_err emu_graph_roots(struct emu_graph *g, struct emu_graph_node **out, size_t *count);
+EMU_API enum emu_err emu_graph_edges(struct emu_graph *g, struct emu_graph_node **from, struct emu_graph_node **to,
+                                     void *edge_data, size_t *count);
+EMU_API enum emu_err emu_graph_node_deps(struct emu_graph_node *n, struct emu_graph_node **out, void *edge_data,
+                                         size_t *count);
+EMU_API enum emu_err emu_graph_node_dependents(struct emu_graph_node *n, struct emu_graph_node **out,
+                                               void *edge_data, size_t *count);
 
 /* Executable graphs. */
 EMU_API enum emu_err emu_graph_instantiate(struct emu_graph *g, uint64_t flags, struct emu_graph_exec **out);
@@ -782,6 +815,17 @@ EMU_API enum emu_err emu_graph_exec_set_params(struct emu_graph_exec *x, struct 
                                                const struct emu_node_params *p);
 EMU_API enum emu_err emu_graph_exec_node_enable(struct emu_graph_exec *x, struct emu_graph_node *n,
                                                 int enable, int *was_enabled);
+
+/* Graph memory attributes of a device (cudaGraphMemAttributeType /
+ * CUgraphMem_attribute: 0 used, 1 used high, 2 reserved, 3 reserved high):
+ * graph memory is ordinary device memory here, allocated when its node is
+ * made, so nothing is set apart for graphs and every value is 0; only the
+ * high-water marks may be set, and only to 0. */
+EMU_API enum emu_err emu_graph_mem_attr(int device, int attr, int set, uint64_t *value);
+
+/* Write g as a Graphviz DOT file (graph_dot.c): 0, or -1 with errno set
+ * (EINVAL: not a graph or no path; else the file could not be written). */
+EMU_API int emu_graph_dot_print(struct emu_graph *g, const char *path);
 
 /* Stream capture. mode: cudaStreamCaptureMode (0 global, 1 thread-local, 2 relaxed).
  * into: capture into this existing graph (NULL: a new graph), after deps. */
@@ -843,6 +887,50 @@ EMU_API enum emu_err emu_event_record_on(struct emu_event *e, struct emu_stream 
  * is added for an event recorded outside it). api: the calling function's
  * name id, for nodes made. */
 EMU_API enum emu_err emu_stream_wait_on(struct emu_stream *s, struct emu_event *e, uint32_t api);
+
+/* ---- ordering work on streams (stream_ops.c), shared by the runtime and driver ----
+ * Each traces what it did when it succeeds; on failure it traces nothing and
+ * the library traces the call with its own error code. */
+
+/* Before a synchronous call's work on s (cudaMemcpy, cuMemcpyHtoD: the
+ * legacy or per-thread default stream): s may not be capturing
+ * (emu_capture_unsafe_call), nor the legacy stream be used while a blocking
+ * stream captures (emu_stream_issue_check); then the host waits for s's
+ * host functions. Traces nothing. */
+EMU_API enum emu_err emu_stream_issue_sync(struct emu_stream *s);
+/* cudaEventRecord[WithFlags] / cuEventRecord[WithFlags]: emu_event_record_on,
+ * traced as EVENT_RECORD, or as a CALL flagged CAPTURING on a capturing stream. */
+EMU_API enum emu_err emu_event_record_issue(uint32_t api, uint64_t t0, struct emu_event *e, struct emu_stream *s,
+                                            int external);
+/* cudaStreamWaitEvent / cuStreamWaitEvent: emu_stream_wait_on, traced as
+ * STREAM_WAIT, or flagged CAPTURING when s captures (or joined a capture). */
+EMU_API enum emu_err emu_stream_wait_issue(uint32_t api, uint64_t t0, struct emu_stream *s, struct emu_event *e);
+/* Synchronise with a stream, a device or an event: the capture rules
+ * (emu_capture_unsafe_call; a capturing stream cannot be synchronised),
+ * host functions queued before have run, pools give back idle memory, and
+ * the SYNC record. */
+EMU_API enum emu_err emu_stream_sync(struct emu_stream *s, uint32_t api, uint64_t t0);
+EMU_API enum emu_err emu_device_sync(int device, uint32_t api, uint64_t t0);
+EMU_API enum emu_err emu_event_sync(struct emu_event *e, uint32_t api, uint64_t t0);
+/* Stream-ordered allocation of bytes from pool (NULL: the current pool of
+ * s's device) on s, traced as ALLOC (kind async; bytes 0: *ptr = 0). While
+ * s captures, a MEM_ALLOC node of the capture instead, whose memory is made
+ * now and belongs to the graph; the call is traced flagged CAPTURING.
+ * EMU_ERR_INVALID_VALUE for a destroyed pool. */
+EMU_API enum emu_err emu_mem_alloc_async(uint32_t api, uint64_t t0, struct emu_pool *pool, uint64_t bytes,
+                                         struct emu_stream *s, uint64_t *ptr);
+/* Stream-ordered free of device memory (0: nothing), traced as FREE; while s
+ * captures, a MEM_FREE node. EMU_ERR_INVALID_VALUE if ptr is not the start
+ * of a device allocation. */
+EMU_API enum emu_err emu_mem_free_async(uint32_t api, uint64_t t0, uint64_t ptr, struct emu_stream *s);
+
+/* A kernel node's parameters (cudaGraphAddKernelNode, cuGraphAddKernelNode,
+ * ...): the launch l (stream unused), checked as a launch is
+ * (emu_launch_args, emu_launch_check), and its parameter values packed from
+ * args or taken from extra's buffer. p->kparams points into a buffer of the
+ * calling thread that its next launch or node reuses: add the node first. */
+EMU_API enum emu_err emu_node_kernel(struct emu_node_params *p, uint32_t api, const struct emu_launch *l, void **args,
+                                     void **extra);
 
 /* Pack a launch's parameter values (args: pointers to each value) into buf
  * by the kernel's layout: the bytes written (0 when the layout is unknown). */

@@ -147,6 +147,8 @@ EMU_API struct emu_graph_exec *emu_graph_exec_resolve(const void *handle)
 
 EMU_API enum emu_err emu_graph_create(struct emu_graph **out)
 {
+    if (!out)
+        return EMU_ERR_INVALID_VALUE;
     struct emu_graph *g = calloc(1, sizeof *g);
     if (!g)
         return EMU_ERR_OUT_OF_MEMORY;
@@ -201,9 +203,25 @@ static void gmem_ref(const struct emu_node_params *p, int delta)
     pthread_mutex_unlock(&gmem_lock);
     struct emu_alloc a;
     uint64_t t0 = emu_now();
-    if (release && emu_mem_free(release, 1 << MAYA_ALLOC_ASYNC, &a) == EMU_OK)
-        emu_trace_alloc(MAYA_REC_FREE, EMU_API_ID("cudaGraphDestroy"), t0, 0, a.base, a.bytes, a.kind, a.device, 0,
-                        0);
+    if (release && emu_mem_free(release, 1 << MAYA_ALLOC_ASYNC, &a) == EMU_OK) {
+        /* Traced as the destruction of a graph, in the API that made the
+         * node (runtime: cuda..., driver: cu...). */
+        const char *made_by = emu_string_text(p->api);
+        uint32_t api = made_by && strncmp(made_by, "cuda", 4) != 0 ? EMU_API_ID("cuGraphDestroy")
+                                                                    : EMU_API_ID("cudaGraphDestroy");
+        emu_trace_alloc(MAYA_REC_FREE, api, t0, 0, a.base, a.bytes, a.kind, a.device, 0, 0);
+    }
+}
+
+EMU_API enum emu_err emu_graph_mem_attr(int device, int attr, int set, uint64_t *value)
+{
+    if (!value || attr < 0 || attr > 3 || (set && ((attr != 1 && attr != 3) || *value != 0)))
+        return EMU_ERR_INVALID_VALUE;
+    if (!emu_device(device))
+        return EMU_ERR_INVALID_DEVICE;
+    if (!set)
+        *value = 0;
+    return EMU_OK;
 }
 
 static void params_release(struct emu_node_params *p)
@@ -320,9 +338,14 @@ static enum emu_err check_params(const struct emu_node_params *p)
     switch (p->type) {
     case EMU_NODE_KERNEL:
         return p->launch.kernel ? EMU_OK : EMU_ERR_INVALID_VALUE;
-    case EMU_NODE_MEMSET:
-        return p->memset.elem_bytes == 1 || p->memset.elem_bytes == 2 || p->memset.elem_bytes == 4
-                   ? EMU_OK : EMU_ERR_INVALID_VALUE;
+    case EMU_NODE_MEMSET: {
+        unsigned eb = p->memset.elem_bytes;
+        if (eb != 1 && eb != 2 && eb != 4)
+            return EMU_ERR_INVALID_VALUE;
+        if (p->memset.height > 1 && p->memset.width * eb > p->memset.pitch)
+            return EMU_ERR_INVALID_VALUE; /* rows overlap */
+        return emu_ptr_device((uint64_t)(uintptr_t)p->memset.dst, NULL) >= 0 ? EMU_OK : EMU_ERR_INVALID_VALUE;
+    }
     case EMU_NODE_HOST:
         return p->host.fn ? EMU_OK : EMU_ERR_INVALID_VALUE;
     case EMU_NODE_GRAPH:
@@ -330,10 +353,15 @@ static enum emu_err check_params(const struct emu_node_params *p)
     case EMU_NODE_WAIT_EVENT:
     case EMU_NODE_EVENT_RECORD:
         return emu_event_resolve(p->event) ? EMU_OK : EMU_ERR_INVALID_HANDLE;
+    case EMU_NODE_MEM_ALLOC:
+        /* a node made by a copy of its graph has its memory already */
+        return p->mem.ptr || (emu_device(p->mem.device) && p->mem.bytes) ? EMU_OK : EMU_ERR_INVALID_VALUE;
+    case EMU_NODE_MEM_FREE: {
+        struct emu_alloc a; /* the start of an allocation */
+        return emu_mem_lookup(p->mem.ptr, &a) && a.base == p->mem.ptr ? EMU_OK : EMU_ERR_INVALID_VALUE;
+    }
     case EMU_NODE_MEMCPY:
     case EMU_NODE_EMPTY:
-    case EMU_NODE_MEM_ALLOC:
-    case EMU_NODE_MEM_FREE:
         return EMU_OK;
     case EMU_NODE_OP: {
         const struct maya_rec_hdr *h = p->op_rec;
@@ -432,7 +460,7 @@ EMU_API enum emu_err emu_graph_destroy(struct emu_graph *g)
 
 EMU_API enum emu_err emu_graph_clone(struct emu_graph *g, struct emu_graph **out)
 {
-    if (!emu_graph_resolve(g))
+    if (!emu_graph_resolve(g) || !out)
         return EMU_ERR_INVALID_VALUE;
     struct emu_graph *c;
     enum emu_err e = emu_graph_create(&c);
@@ -483,6 +511,27 @@ EMU_API struct emu_graph_node *emu_graph_node_in_clone(struct emu_graph *clone, 
 EMU_API const struct emu_node_params *emu_graph_node_params(const struct emu_graph_node *n)
 {
     return &n->p;
+}
+
+EMU_API const struct emu_node_params *emu_graph_node_params_of(const void *node, int type)
+{
+    const struct emu_graph_node *n = emu_graph_node_resolve(node);
+    return n && n->p.type == type ? &n->p : NULL;
+}
+
+EMU_API enum emu_err emu_graph_node_ref(const void *node, int type, void *out)
+{
+    const struct emu_node_params *p = emu_graph_node_params_of(node, type);
+    if (!p || !out)
+        return EMU_ERR_INVALID_VALUE;
+    switch (type) {
+    case EMU_NODE_GRAPH: *(struct emu_graph **)out = p->child; break;
+    case EMU_NODE_EVENT_RECORD:
+    case EMU_NODE_WAIT_EVENT: *(struct emu_event **)out = p->event; break;
+    case EMU_NODE_MEM_FREE: *(uint64_t *)out = p->mem.ptr; break;
+    default: return EMU_ERR_INVALID_VALUE;
+    }
+    return EMU_OK;
 }
 
 EMU_API struct emu_graph *emu_graph_node_graph(const struct emu_graph_node *n)
@@ -543,52 +592,74 @@ static void list_put(struct emu_graph_node **out, size_t cap, size_t *k, struct 
     (*k)++;
 }
 
-EMU_API void emu_graph_nodes(struct emu_graph *g, struct emu_graph_node **out, size_t *count)
+/* The end of a listing: every edge is a plain (default) edge, so the edge
+ * data of those listed (8 bytes each in both APIs) is zeroed. */
+static enum emu_err list_end(void *edge_data, size_t cap, size_t k, size_t *count)
 {
-    size_t k = 0, cap = *count;
-    for (size_t i = 0; i < g->n; i++)
-        list_put(out, cap, &k, g->nodes[i]);
+    if (edge_data)
+        memset(edge_data, 0, MAYA_MIN(k, cap) * 8);
     *count = k;
+    return EMU_OK;
 }
 
-EMU_API void emu_graph_roots(struct emu_graph *g, struct emu_graph_node **out, size_t *count)
+EMU_API enum emu_err emu_graph_nodes(struct emu_graph *g, struct emu_graph_node **out, size_t *count)
 {
-    size_t k = 0, cap = *count;
+    if (!emu_graph_resolve(g) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    size_t k = 0, cap = out ? *count : 0;
+    for (size_t i = 0; i < g->n; i++)
+        list_put(out, cap, &k, g->nodes[i]);
+    return list_end(NULL, cap, k, count);
+}
+
+EMU_API enum emu_err emu_graph_roots(struct emu_graph *g, struct emu_graph_node **out, size_t *count)
+{
+    if (!emu_graph_resolve(g) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    size_t k = 0, cap = out ? *count : 0;
     for (size_t i = 0; i < g->n; i++)
         if (g->nodes[i]->ndeps == 0)
             list_put(out, cap, &k, g->nodes[i]);
-    *count = k;
+    return list_end(NULL, cap, k, count);
 }
 
-EMU_API void emu_graph_edges(struct emu_graph *g, struct emu_graph_node **from, struct emu_graph_node **to,
-                             size_t *count)
+EMU_API enum emu_err emu_graph_edges(struct emu_graph *g, struct emu_graph_node **from, struct emu_graph_node **to,
+                                     void *edge_data, size_t *count)
 {
-    size_t k = 0, cap = *count;
+    if (!emu_graph_resolve(g) || !count || (!from) != (!to))
+        return EMU_ERR_INVALID_VALUE;
+    size_t k = 0, cap = from ? *count : 0;
     for (size_t i = 0; i < g->n; i++)
         for (size_t j = 0; j < g->nodes[i]->ndeps; j++) {
             size_t at = k;
             list_put(from, cap, &k, g->nodes[i]->deps[j]);
             list_put(to, cap, &at, g->nodes[i]);
         }
-    *count = k;
+    return list_end(edge_data, cap, k, count);
 }
 
-EMU_API void emu_graph_node_deps(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count)
+EMU_API enum emu_err emu_graph_node_deps(struct emu_graph_node *n, struct emu_graph_node **out, void *edge_data,
+                                         size_t *count)
 {
-    size_t k = 0, cap = *count;
+    if (!emu_graph_node_resolve(n) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    size_t k = 0, cap = out ? *count : 0;
     for (size_t i = 0; i < n->ndeps; i++)
         list_put(out, cap, &k, n->deps[i]);
-    *count = k;
+    return list_end(edge_data, cap, k, count);
 }
 
-EMU_API void emu_graph_node_dependents(struct emu_graph_node *n, struct emu_graph_node **out, size_t *count)
+EMU_API enum emu_err emu_graph_node_dependents(struct emu_graph_node *n, struct emu_graph_node **out,
+                                               void *edge_data, size_t *count)
 {
-    size_t k = 0, cap = *count;
+    if (!emu_graph_node_resolve(n) || !count)
+        return EMU_ERR_INVALID_VALUE;
+    size_t k = 0, cap = out ? *count : 0;
     struct emu_graph *g = n->graph;
     for (size_t i = 0; i < g->n; i++)
         if (node_has_dep(g->nodes[i], n))
             list_put(out, cap, &k, g->nodes[i]);
-    *count = k;
+    return list_end(edge_data, cap, k, count);
 }
 
 /* ---- flattening: child graphs inlined, one slot per node ---- */
@@ -1016,7 +1087,7 @@ static struct emu_graph_node *exec_node(struct emu_graph_exec *x, const struct e
 EMU_API enum emu_err emu_graph_exec_set_params(struct emu_graph_exec *x, struct emu_graph_node *n,
                                                const struct emu_node_params *p)
 {
-    if (!emu_graph_exec_resolve(x) || !p)
+    if (!emu_graph_exec_resolve(x) || !emu_graph_node_resolve(n) || !p)
         return EMU_ERR_INVALID_VALUE;
     struct emu_graph_node *m = exec_node(x, n);
     if (!m || m->p.type != p->type)
@@ -1035,7 +1106,7 @@ EMU_API enum emu_err emu_graph_exec_set_params(struct emu_graph_exec *x, struct 
 EMU_API enum emu_err emu_graph_exec_node_enable(struct emu_graph_exec *x, struct emu_graph_node *n,
                                                 int enable, int *was_enabled)
 {
-    if (!emu_graph_exec_resolve(x))
+    if (!emu_graph_exec_resolve(x) || !emu_graph_node_resolve(n))
         return EMU_ERR_INVALID_VALUE;
     struct emu_graph_node *m = exec_node(x, n);
     if (!m)

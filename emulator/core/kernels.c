@@ -347,3 +347,75 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
     }
     emu_trace_emit(r);
 }
+
+/* The packed buffer of an `extra` list: { CU_LAUNCH_PARAM_BUFFER_POINTER (1),
+ * buf, CU_LAUNCH_PARAM_BUFFER_SIZE (2), &size, CU_LAUNCH_PARAM_END (0) }. */
+static enum emu_err parse_extra(void **extra, const void **buf, size_t *bytes)
+{
+    int have_size = 0;
+    *buf = NULL;
+    for (int i = 0; extra[i] != NULL; i += 2) {
+        if (i >= 64)
+            return EMU_ERR_INVALID_VALUE; /* no END: not a list */
+        if (extra[i] == (void *)1) {
+            *buf = extra[i + 1];
+        } else if (extra[i] == (void *)2) {
+            if (!extra[i + 1])
+                return EMU_ERR_INVALID_VALUE;
+            *bytes = *(const size_t *)extra[i + 1];
+            have_size = 1;
+        } else {
+            return EMU_ERR_INVALID_VALUE;
+        }
+    }
+    return *buf && have_size ? EMU_OK : EMU_ERR_INVALID_VALUE;
+}
+
+EMU_API enum emu_err emu_launch_args(struct emu_kernel *k, void **args, void **extra, const void **buf,
+                                     size_t *bytes)
+{
+    *buf = NULL;
+    *bytes = 0;
+    if (args && extra)
+        return EMU_ERR_INVALID_VALUE;
+    if (extra) {
+        enum emu_err e = parse_extra(extra, buf, bytes);
+        if (e != EMU_OK)
+            return e;
+    }
+    /* The layout, read once from the module's image, says how many
+     * parameter bytes the kernel takes. */
+    emu_kernel_prepare(k);
+    if (k->layout_known && k->nparams && !args && !*buf)
+        return EMU_ERR_INVALID_VALUE;
+    if (k->layout_known && *buf && *bytes < k->param_bytes)
+        return EMU_ERR_INVALID_VALUE;
+    return EMU_OK;
+}
+
+EMU_API enum emu_err emu_node_kernel(struct emu_node_params *p, uint32_t api, const struct emu_launch *l, void **args,
+                                     void **extra)
+{
+    memset(p, 0, sizeof *p);
+    p->type = EMU_NODE_KERNEL;
+    p->api = api;
+    p->launch = *l;
+    p->launch.stream = NULL;
+    if (!l->kernel)
+        return EMU_ERR_INVALID_VALUE;
+    const void *buf;
+    size_t bytes;
+    enum emu_err e = emu_launch_args(l->kernel, args, extra, &buf, &bytes);
+    if (e == EMU_OK)
+        e = emu_launch_check(&p->launch);
+    if (e != EMU_OK)
+        return e;
+    if (buf) {
+        p->kparams = buf;
+        p->kparam_bytes = (uint32_t)MAYA_MIN(bytes, MAX_PARAM_BYTES);
+    } else if (args && thread_launch_buf()) {
+        p->kparams = launch_buf;
+        p->kparam_bytes = emu_kernel_pack_args(l->kernel, args, launch_buf, MAX_PARAM_BYTES);
+    }
+    return EMU_OK;
+}

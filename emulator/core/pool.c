@@ -215,12 +215,9 @@ EMU_API enum emu_err emu_pool_trim(struct emu_pool *p, uint64_t keep, uint32_t a
     return EMU_OK;
 }
 
-EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, uint64_t *value)
+/* One attribute as a 64-bit value (pool_lock held). */
+static enum emu_err attr_locked(struct emu_pool *p, int attr, int set, uint64_t *value)
 {
-    if (!emu_pool_resolve(p) || !value)
-        return EMU_ERR_INVALID_VALUE;
-    enum emu_err e = EMU_OK;
-    pthread_mutex_lock(&pool_lock);
     switch (attr) {
     case 1: /* cudaMemPoolReuseFollowEventDependencies (int) */
     case 2: /* cudaMemPoolReuseAllowOpportunistic */
@@ -230,37 +227,64 @@ EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, uint64
             *f = *value != 0;
         else
             *value = (uint64_t)*f;
-        break;
+        return EMU_OK;
     }
     case 4: /* cudaMemPoolAttrReleaseThreshold */
         if (set)
             p->release_threshold = *value;
         else
             *value = p->release_threshold;
-        break;
+        return EMU_OK;
     case 5: /* ReservedMemCurrent (read-only) */
     case 7: /* UsedMemCurrent (read-only) */
         if (set)
-            e = EMU_ERR_INVALID_VALUE;
-        else
-            *value = attr == 5 ? p->reserved : p->used;
-        break;
+            return EMU_ERR_INVALID_VALUE;
+        *value = attr == 5 ? p->reserved : p->used;
+        return EMU_OK;
     case 6: /* ReservedMemHigh: may only be reset to 0 */
     case 8: /* UsedMemHigh */ {
         uint64_t *h = attr == 6 ? &p->reserved_high : &p->used_high;
         if (set && *value != 0)
-            e = EMU_ERR_INVALID_VALUE;
-        else if (set)
+            return EMU_ERR_INVALID_VALUE;
+        if (set)
             *h = attr == 6 ? p->reserved : p->used;
         else
             *value = *h;
-        break;
+        return EMU_OK;
     }
-    default:
-        e = EMU_ERR_INVALID_VALUE;
     }
+    return EMU_ERR_INVALID_VALUE;
+}
+
+EMU_API enum emu_err emu_pool_attr(struct emu_pool *p, int attr, int set, void *value)
+{
+    if (!emu_pool_resolve(p) || !value)
+        return EMU_ERR_INVALID_VALUE;
+    /* The reuse flags are ints in the APIs, byte counts 64-bit. */
+    int is_int = attr >= 1 && attr <= 3;
+    uint64_t v = !set ? 0 : is_int ? (uint64_t)*(int *)value : *(uint64_t *)value;
+    pthread_mutex_lock(&pool_lock);
+    enum emu_err e = attr_locked(p, attr, set, &v);
     pthread_mutex_unlock(&pool_lock);
+    if (e == EMU_OK && !set) {
+        if (is_int)
+            *(int *)value = (int)v;
+        else
+            *(uint64_t *)value = v;
+    }
     return e;
+}
+
+EMU_API enum emu_err emu_pool_location(int loc_type, int id, int alloc_type, int *device)
+{
+    if (alloc_type != 1) /* pinned, the only kind pools have */
+        return EMU_ERR_INVALID_VALUE;
+    if (loc_type != 1) /* a device: host pools are not emulated */
+        return EMU_ERR_NOT_SUPPORTED;
+    if (!emu_device(id) || id >= 64)
+        return EMU_ERR_INVALID_DEVICE;
+    *device = id;
+    return EMU_OK;
 }
 
 EMU_API enum emu_err emu_pool_access(struct emu_pool *p, int device, int set, int *flags)
@@ -281,4 +305,25 @@ EMU_API enum emu_err emu_pool_access(struct emu_pool *p, int device, int set, in
         *flags = p->access[device];
     pthread_mutex_unlock(&pool_lock);
     return e;
+}
+
+/* cudaMemAccessDesc and CUmemAccessDesc alike. */
+struct access_desc {
+    int loc_type;
+    int id;
+    int flags;
+};
+
+EMU_API enum emu_err emu_pool_set_access(struct emu_pool *p, const void *descs, size_t count)
+{
+    const struct access_desc *d = descs;
+    if (!emu_pool_resolve(p) || (count && !d))
+        return EMU_ERR_INVALID_VALUE;
+    for (size_t i = 0; i < count; i++) {
+        int f = d[i].flags;
+        enum emu_err e = d[i].loc_type != 1 ? EMU_ERR_INVALID_VALUE : emu_pool_access(p, d[i].id, 1, &f);
+        if (e != EMU_OK)
+            return e;
+    }
+    return EMU_OK;
 }

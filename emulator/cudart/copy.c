@@ -50,12 +50,8 @@ static cudaError_t sync_stream(int pt, struct emu_stream **out)
     struct emu_stream *s = rt_stream(NULL, pt);
     if (!s)
         return cudaErrorInvalidResourceHandle;
-    cudaError_t e = emu_stream_capturing(s) ? rt_error(emu_capture_unsafe_call(s))
-                                            : rt_error(emu_stream_issue_check(s));
-    if (e == cudaSuccess)
-        rt_drain(s);
     *out = s;
-    return e;
+    return rt_error(emu_stream_issue_sync(s));
 }
 
 /* One linear or 2D copy, synchronous (stream NULL and async 0: the default

@@ -3,7 +3,6 @@
  * instantiation, launch and update. */
 #include "rt.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,23 +12,8 @@
 
 /* ---- runtime parameter structs -> node parameters ---- */
 
-/* cuLaunchKernel's "extra" array: a packed buffer and its size. */
-static int extra_buffer(void **extra, const void **buf, size_t *bytes)
-{
-    for (int i = 0; extra && extra[i] && i < 16; i += 2) {
-        if (extra[i] == (void *)1) /* CU_LAUNCH_PARAM_BUFFER_POINTER */
-            *buf = extra[i + 1];
-        else if (extra[i] == (void *)2) /* CU_LAUNCH_PARAM_BUFFER_SIZE */
-            *bytes = *(size_t *)extra[i + 1];
-    }
-    return *buf != NULL;
-}
-
-static unsigned char kbuf[32768];
-static pthread_mutex_t kbuf_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* Kernel node parameters; kparams point into kbuf (caller holds kbuf_lock
- * until the node has copied them). */
+/* Kernel node parameters; kparams point into the thread's buffer
+ * (emu_node_kernel) until the node is added. */
 static cudaError_t kernel_params(uint32_t api, const struct cudaKernelNodeParams *kp, struct emu_node_params *p)
 {
     if (!kp)
@@ -37,28 +21,13 @@ static cudaError_t kernel_params(uint32_t api, const struct cudaKernelNodeParams
     struct emu_kernel *k = rt_find_kernel(kp->func);
     if (!k)
         return cudaErrorInvalidDeviceFunction;
-    memset(p, 0, sizeof *p);
-    p->type = EMU_NODE_KERNEL;
-    p->api = api;
-    p->launch = (struct emu_launch){
+    struct emu_launch l = {
         .kernel = k,
         .grid = { kp->gridDim.x, kp->gridDim.y, kp->gridDim.z },
         .block = { kp->blockDim.x, kp->blockDim.y, kp->blockDim.z },
         .smem_bytes = kp->sharedMemBytes,
     };
-    cudaError_t e = rt_error(emu_launch_check(&p->launch));
-    if (e != cudaSuccess)
-        return e;
-    const void *buf = NULL;
-    size_t bytes = 0;
-    if (kp->kernelParams) {
-        p->kparam_bytes = emu_kernel_pack_args(k, kp->kernelParams, kbuf, sizeof kbuf);
-        p->kparams = kbuf;
-    } else if (extra_buffer(kp->extra, &buf, &bytes)) {
-        p->kparams = buf;
-        p->kparam_bytes = (uint32_t)MAYA_MIN(bytes, sizeof kbuf);
-    }
-    return cudaSuccess;
+    return rt_error(emu_node_kernel(p, api, &l, kp->kernelParams, kp->extra));
 }
 
 static cudaError_t memcpy_params(uint32_t api, const struct cudaMemcpy3DParms *cp, struct emu_node_params *p)
@@ -81,13 +50,11 @@ static cudaError_t memcpy1d_params(uint32_t api, void *dst, const void *src, siz
     return rt_copy_check(&p->copy, kind);
 }
 
+/* The element size, rows and destination are checked as the node is
+ * made (core graph.c). */
 static cudaError_t memset_params(uint32_t api, const struct cudaMemsetParams *mp, struct emu_node_params *p)
 {
-    if (!mp || (mp->elementSize != 1 && mp->elementSize != 2 && mp->elementSize != 4))
-        return cudaErrorInvalidValue;
-    if (mp->height > 1 && mp->width * mp->elementSize > mp->pitch)
-        return cudaErrorInvalidValue;
-    if (emu_ptr_device((uint64_t)(uintptr_t)mp->dst, NULL) < 0)
+    if (!mp)
         return cudaErrorInvalidValue;
     memset(p, 0, sizeof *p);
     p->type = EMU_NODE_MEMSET;
@@ -131,13 +98,7 @@ static cudaError_t add_node(uint32_t api, uint64_t t0, cudaGraphNode_t *out, cud
 cudaError_t cudaGraphCreate(cudaGraph_t *pGraph, unsigned int flags)
 {
     RT_ENTER();
-    if (!pGraph || flags)
-        RT_RETURN(cudaErrorInvalidValue);
-    struct emu_graph *g;
-    cudaError_t e = rt_error(emu_graph_create(&g));
-    if (e == cudaSuccess)
-        *pGraph = (cudaGraph_t)g;
-    RT_RETURN(e);
+    RT_RETURN(flags ? cudaErrorInvalidValue : rt_error(emu_graph_create((struct emu_graph **)pGraph)));
 }
 
 cudaError_t cudaGraphDestroy(cudaGraph_t graph)
@@ -149,13 +110,7 @@ cudaError_t cudaGraphDestroy(cudaGraph_t graph)
 cudaError_t cudaGraphClone(cudaGraph_t *pGraphClone, cudaGraph_t originalGraph)
 {
     RT_ENTER();
-    struct emu_graph *c;
-    if (!pGraphClone)
-        RT_RETURN(cudaErrorInvalidValue);
-    cudaError_t e = rt_error(emu_graph_clone(G(originalGraph), &c));
-    if (e == cudaSuccess)
-        *pGraphClone = (cudaGraph_t)c;
-    RT_RETURN(e);
+    RT_RETURN(rt_error(emu_graph_clone(G(originalGraph), (struct emu_graph **)pGraphClone)));
 }
 
 cudaError_t cudaGraphNodeFindInClone(cudaGraphNode_t *pNode, cudaGraphNode_t originalNode, cudaGraph_t clonedGraph)
@@ -175,11 +130,8 @@ cudaError_t cudaGraphAddKernelNode(cudaGraphNode_t *pGraphNode, cudaGraph_t grap
 {
     RT_ENTER();
     struct emu_node_params p;
-    pthread_mutex_lock(&kbuf_lock);
     cudaError_t e = kernel_params(RT_API(), params, &p);
-    e = add_node(RT_API(), rt_t0, pGraphNode, graph, deps, ndeps, e, &p);
-    pthread_mutex_unlock(&kbuf_lock);
-    return e;
+    return add_node(RT_API(), rt_t0, pGraphNode, graph, deps, ndeps, e, &p);
 }
 
 cudaError_t cudaGraphAddMemcpyNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, const cudaGraphNode_t *deps,
@@ -308,8 +260,7 @@ cudaError_t cudaGraphAddMemAllocNode(cudaGraphNode_t *pGraphNode, cudaGraph_t gr
 {
     RT_ENTER();
     struct emu_node_params p;
-    cudaError_t e = params && params->poolProps.location.type == cudaMemLocationTypeDevice &&
-                            emu_device(params->poolProps.location.id) && params->bytesize
+    cudaError_t e = params && params->poolProps.location.type == cudaMemLocationTypeDevice
                         ? simple_params(RT_API(), EMU_NODE_MEM_ALLOC, &p)
                         : cudaErrorInvalidValue;
     if (e == cudaSuccess) {
@@ -327,10 +278,7 @@ cudaError_t cudaGraphAddMemFreeNode(cudaGraphNode_t *pGraphNode, cudaGraph_t gra
 {
     RT_ENTER();
     struct emu_node_params p;
-    struct emu_alloc a;
-    cudaError_t e = emu_mem_lookup((uint64_t)(uintptr_t)dptr, &a) && a.base == (uint64_t)(uintptr_t)dptr
-                        ? simple_params(RT_API(), EMU_NODE_MEM_FREE, &p)
-                        : cudaErrorInvalidValue;
+    cudaError_t e = simple_params(RT_API(), EMU_NODE_MEM_FREE, &p);
     p.mem.ptr = (uint64_t)(uintptr_t)dptr;
     return add_node(RT_API(), rt_t0, pGraphNode, graph, deps, ndeps, e, &p);
 }
@@ -371,8 +319,7 @@ static cudaError_t generic_params(uint32_t api, struct cudaGraphNodeParams *np, 
     case cudaGraphNodeTypeEventRecord:
         return event_params(api, EMU_NODE_EVENT_RECORD, np->eventRecord.event, p);
     case cudaGraphNodeTypeMemAlloc:
-        if (np->alloc.poolProps.location.type != cudaMemLocationTypeDevice ||
-            !emu_device(np->alloc.poolProps.location.id) || !np->alloc.bytesize)
+        if (np->alloc.poolProps.location.type != cudaMemLocationTypeDevice)
             return cudaErrorInvalidValue;
         simple_params(api, EMU_NODE_MEM_ALLOC, p);
         p->mem.device = np->alloc.poolProps.location.id;
@@ -393,10 +340,8 @@ cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, con
 {
     RT_ENTER();
     struct emu_node_params p;
-    pthread_mutex_lock(&kbuf_lock);
     cudaError_t e = generic_params(RT_API(), nodeParams, &p);
     e = add_node(RT_API(), rt_t0, pGraphNode, graph, deps, ndeps, e, &p);
-    pthread_mutex_unlock(&kbuf_lock);
     if (e == cudaSuccess && nodeParams->type == cudaGraphNodeTypeMemAlloc)
         nodeParams->alloc.dptr = (void *)(uintptr_t)emu_graph_node_params(N(*pGraphNode))->mem.ptr;
     return e;
@@ -404,12 +349,6 @@ cudaError_t cudaGraphAddNode(cudaGraphNode_t *pGraphNode, cudaGraph_t graph, con
 
 /* ---- node parameters: get and set ---- */
 
-static const struct emu_node_params *node_of(cudaGraphNode_t node, int type)
-{
-    struct emu_graph_node *n = N(node);
-    const struct emu_node_params *p = n ? emu_graph_node_params(n) : NULL;
-    return p && p->type == type ? p : NULL;
-}
 
 cudaError_t cudaGraphNodeGetType(cudaGraphNode_t node, enum cudaGraphNodeType *pType)
 {
@@ -435,7 +374,7 @@ static void kernel_out(const struct emu_node_params *p, struct cudaKernelNodePar
 cudaError_t cudaGraphKernelNodeGetParams(cudaGraphNode_t node, struct cudaKernelNodeParams *pNodeParams)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_KERNEL);
+    const struct emu_node_params *p = emu_graph_node_params_of(node, EMU_NODE_KERNEL);
     if (!p || !pNodeParams)
         RT_RETURN(cudaErrorInvalidValue);
     kernel_out(p, pNodeParams);
@@ -456,7 +395,7 @@ static void copy_out(const struct emu_node_params *p, struct cudaMemcpy3DParms *
 cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy3DParms *pNodeParams)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_MEMCPY);
+    const struct emu_node_params *p = emu_graph_node_params_of(node, EMU_NODE_MEMCPY);
     if (!p || !pNodeParams)
         RT_RETURN(cudaErrorInvalidValue);
     copy_out(p, pNodeParams);
@@ -466,7 +405,7 @@ cudaError_t cudaGraphMemcpyNodeGetParams(cudaGraphNode_t node, struct cudaMemcpy
 cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemsetParams *pNodeParams)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_MEMSET);
+    const struct emu_node_params *p = emu_graph_node_params_of(node, EMU_NODE_MEMSET);
     if (!p || !pNodeParams)
         RT_RETURN(cudaErrorInvalidValue);
     *pNodeParams = (struct cudaMemsetParams){ p->memset.dst, p->memset.pitch, p->memset.value,
@@ -477,7 +416,7 @@ cudaError_t cudaGraphMemsetNodeGetParams(cudaGraphNode_t node, struct cudaMemset
 cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNodeParams *pNodeParams)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_HOST);
+    const struct emu_node_params *p = emu_graph_node_params_of(node, EMU_NODE_HOST);
     if (!p || !pNodeParams)
         RT_RETURN(cudaErrorInvalidValue);
     pNodeParams->fn = p->host.fn;
@@ -485,41 +424,29 @@ cudaError_t cudaGraphHostNodeGetParams(cudaGraphNode_t node, struct cudaHostNode
     RT_RETURN(cudaSuccess);
 }
 
+/* The node owns its child graph (a copy of the one it was given). */
 cudaError_t cudaGraphChildGraphNodeGetGraph(cudaGraphNode_t node, cudaGraph_t *pGraph)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_GRAPH);
-    if (!p || !pGraph)
-        RT_RETURN(cudaErrorInvalidValue);
-    *pGraph = (cudaGraph_t)p->child;
-    RT_RETURN(cudaSuccess);
-}
-
-static cudaError_t get_event(cudaGraphNode_t node, int type, cudaEvent_t *out)
-{
-    const struct emu_node_params *p = node_of(node, type);
-    if (!p || !out)
-        return cudaErrorInvalidValue;
-    *out = (cudaEvent_t)p->event;
-    return cudaSuccess;
+    RT_RETURN(rt_error(emu_graph_node_ref(node, EMU_NODE_GRAPH, pGraph)));
 }
 
 cudaError_t cudaGraphEventRecordNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)
 {
     RT_ENTER();
-    RT_RETURN(get_event(node, EMU_NODE_EVENT_RECORD, event_out));
+    RT_RETURN(rt_error(emu_graph_node_ref(node, EMU_NODE_EVENT_RECORD, event_out)));
 }
 
 cudaError_t cudaGraphEventWaitNodeGetEvent(cudaGraphNode_t node, cudaEvent_t *event_out)
 {
     RT_ENTER();
-    RT_RETURN(get_event(node, EMU_NODE_WAIT_EVENT, event_out));
+    RT_RETURN(rt_error(emu_graph_node_ref(node, EMU_NODE_WAIT_EVENT, event_out)));
 }
 
 cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemAllocNodeParams *params_out)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_MEM_ALLOC);
+    const struct emu_node_params *p = emu_graph_node_params_of(node, EMU_NODE_MEM_ALLOC);
     if (!p || !params_out)
         RT_RETURN(cudaErrorInvalidValue);
     memset(params_out, 0, sizeof *params_out);
@@ -534,11 +461,7 @@ cudaError_t cudaGraphMemAllocNodeGetParams(cudaGraphNode_t node, struct cudaMemA
 cudaError_t cudaGraphMemFreeNodeGetParams(cudaGraphNode_t node, void *dptr_out)
 {
     RT_ENTER();
-    const struct emu_node_params *p = node_of(node, EMU_NODE_MEM_FREE);
-    if (!p || !dptr_out)
-        RT_RETURN(cudaErrorInvalidValue);
-    *(void **)dptr_out = (void *)(uintptr_t)p->mem.ptr;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(rt_error(emu_graph_node_ref(node, EMU_NODE_MEM_FREE, dptr_out)));
 }
 
 /* A changed node keeps the api of the call that made it. */
@@ -568,11 +491,8 @@ static cudaError_t set_kernel(uint32_t api, uint64_t t0, cudaGraphExec_t exec, c
                               const struct cudaKernelNodeParams *kp)
 {
     struct emu_node_params p;
-    pthread_mutex_lock(&kbuf_lock);
     cudaError_t e = kernel_params(node_api(node, api), kp, &p);
-    e = set_params(api, t0, exec, node, EMU_NODE_KERNEL, e, &p);
-    pthread_mutex_unlock(&kbuf_lock);
-    return e;
+    return set_params(api, t0, exec, node, EMU_NODE_KERNEL, e, &p);
 }
 
 cudaError_t cudaGraphKernelNodeSetParams(cudaGraphNode_t node, const struct cudaKernelNodeParams *pNodeParams)
@@ -726,11 +646,8 @@ static cudaError_t set_generic(uint32_t api, uint64_t t0, cudaGraphExec_t exec, 
                                struct cudaGraphNodeParams *np)
 {
     struct emu_node_params p;
-    pthread_mutex_lock(&kbuf_lock);
     cudaError_t e = generic_params(node_api(node, api), np, &p);
-    e = set_params(api, t0, exec, node, np ? (int)np->type : -1, e, &p);
-    pthread_mutex_unlock(&kbuf_lock);
-    return e;
+    return set_params(api, t0, exec, node, np ? (int)np->type : -1, e, &p);
 }
 
 cudaError_t cudaGraphNodeSetParams(cudaGraphNode_t node, struct cudaGraphNodeParams *nodeParams)
@@ -768,66 +685,41 @@ cudaError_t cudaGraphNodeGetEnabled(cudaGraphExec_t hGraphExec, cudaGraphNode_t 
 
 /* ---- structure ---- */
 
-/* The listing functions: with out NULL only the count; every edge is a
- * plain (default) edge, so edge data comes back zeroed. */
-typedef void (*graph_lister)(struct emu_graph *, struct emu_graph_node **, size_t *);
-typedef void (*node_lister)(struct emu_graph_node *, struct emu_graph_node **, size_t *);
-
-static cudaError_t list(graph_lister gl, struct emu_graph *g, node_lister nl, struct emu_graph_node *n,
-                        cudaGraphNode_t *out, cudaGraphEdgeData *edges, size_t *count)
-{
-    if ((gl ? !g : !n) || !count)
-        return cudaErrorInvalidValue;
-    size_t cap = out ? *count : 0, k = cap;
-    if (gl)
-        gl(g, (struct emu_graph_node **)out, &k);
-    else
-        nl(n, (struct emu_graph_node **)out, &k);
-    if (edges)
-        memset(edges, 0, MAYA_MIN(k, cap) * sizeof *edges);
-    *count = k;
-    return cudaSuccess;
-}
+/* Listings (core graph.c): edge data comes back zeroed, 8 bytes an edge. */
+_Static_assert(sizeof(cudaGraphEdgeData) == 8, "edge data as the core zeroes it");
+#define NODES(out) ((struct emu_graph_node **)(out))
 
 cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t *nodes, size_t *numNodes)
 {
     RT_ENTER();
-    RT_RETURN(list(emu_graph_nodes, G(graph), NULL, NULL, nodes, NULL, numNodes));
+    RT_RETURN(rt_error(emu_graph_nodes(G(graph), NODES(nodes), numNodes)));
 }
 
 cudaError_t cudaGraphGetRootNodes(cudaGraph_t graph, cudaGraphNode_t *pRootNodes, size_t *pNumRootNodes)
 {
     RT_ENTER();
-    RT_RETURN(list(emu_graph_roots, G(graph), NULL, NULL, pRootNodes, NULL, pNumRootNodes));
+    RT_RETURN(rt_error(emu_graph_roots(G(graph), NODES(pRootNodes), pNumRootNodes)));
 }
 
 cudaError_t cudaGraphGetEdges(cudaGraph_t graph, cudaGraphNode_t *from, cudaGraphNode_t *to,
                               cudaGraphEdgeData *edgeData, size_t *numEdges)
 {
     RT_ENTER();
-    if (!G(graph) || !numEdges || (!from) != (!to))
-        RT_RETURN(cudaErrorInvalidValue);
-    size_t cap = from ? *numEdges : 0, n = cap;
-    emu_graph_edges(G(graph), (struct emu_graph_node **)from, (struct emu_graph_node **)to, &n);
-    if (edgeData)
-        memset(edgeData, 0, MAYA_MIN(n, cap) * sizeof *edgeData);
-    *numEdges = n;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(rt_error(emu_graph_edges(G(graph), NODES(from), NODES(to), edgeData, numEdges)));
 }
 
 cudaError_t cudaGraphNodeGetDependencies(cudaGraphNode_t node, cudaGraphNode_t *pDependencies,
                                          cudaGraphEdgeData *edgeData, size_t *pNumDependencies)
 {
     RT_ENTER();
-    RT_RETURN(list(NULL, NULL, emu_graph_node_deps, N(node), pDependencies, edgeData, pNumDependencies));
+    RT_RETURN(rt_error(emu_graph_node_deps(N(node), NODES(pDependencies), edgeData, pNumDependencies)));
 }
 
 cudaError_t cudaGraphNodeGetDependentNodes(cudaGraphNode_t node, cudaGraphNode_t *pDependentNodes,
                                            cudaGraphEdgeData *edgeData, size_t *pNumDependentNodes)
 {
     RT_ENTER();
-    RT_RETURN(list(NULL, NULL, emu_graph_node_dependents, N(node), pDependentNodes, edgeData,
-                   pNumDependentNodes));
+    RT_RETURN(rt_error(emu_graph_node_dependents(N(node), NODES(pDependentNodes), edgeData, pNumDependentNodes)));
 }
 
 cudaError_t cudaGraphAddDependencies(cudaGraph_t graph, const cudaGraphNode_t *from, const cudaGraphNode_t *to,
@@ -994,75 +886,16 @@ cudaError_t cudaDeviceGraphMemTrim(int device)
     RT_RETURN(emu_device(device) ? cudaSuccess : cudaErrorInvalidDevice);
 }
 
-/* The graph memory of a device: the memory nodes' allocations are ordinary
- * device memory here, so nothing is set apart for graphs. */
 cudaError_t cudaDeviceGetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
     RT_ENTER();
-    if (!value || (unsigned)attr > cudaGraphMemAttrReservedMemHigh)
-        RT_RETURN(cudaErrorInvalidValue);
-    if (!emu_device(device))
-        RT_RETURN(cudaErrorInvalidDevice);
-    *(uint64_t *)value = 0;
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(rt_error(emu_graph_mem_attr(device, (int)attr, 0, value)));
 }
 
 cudaError_t cudaDeviceSetGraphMemAttribute(int device, enum cudaGraphMemAttributeType attr, void *value)
 {
     RT_ENTER();
-    /* only the high-water marks can be set, and only to 0 */
-    if (!value || (attr != cudaGraphMemAttrUsedMemHigh && attr != cudaGraphMemAttrReservedMemHigh) ||
-        *(uint64_t *)value != 0)
-        RT_RETURN(cudaErrorInvalidValue);
-    RT_RETURN(emu_device(device) ? cudaSuccess : cudaErrorInvalidDevice);
-}
-
-/* ---- DOT output (cudaGraphDebugDotPrint) ---- */
-
-static const char *type_name(int t)
-{
-    static const char *names[] = { "kernel", "memcpy", "memset", "host", "graph", "empty", "wait_event",
-                                   "event_record", "ext_sem_signal", "ext_sem_wait", "mem_alloc", "mem_free" };
-    return t >= 0 && t < (int)(sizeof names / sizeof names[0]) ? names[t] : "?";
-}
-
-static void dot_graph(FILE *f, struct emu_graph *g, const char *prefix, int depth)
-{
-    size_t n = 0;
-    emu_graph_nodes(g, NULL, &n);
-    struct emu_graph_node **nodes = calloc(n + 1, sizeof *nodes);
-    if (!nodes)
-        return;
-    emu_graph_nodes(g, nodes, &n);
-    for (size_t i = 0; i < n; i++) {
-        const struct emu_node_params *p = emu_graph_node_params(nodes[i]);
-        fprintf(f, "  \"%s%zu\" [label=\"%s", prefix, i, type_name(p->type));
-        if (p->type == EMU_NODE_KERNEL)
-            fprintf(f, "\\n%s\\ngrid %u,%u,%u block %u,%u,%u", p->launch.kernel->name, p->launch.grid[0],
-                    p->launch.grid[1], p->launch.grid[2], p->launch.block[0], p->launch.block[1],
-                    p->launch.block[2]);
-        else if (p->type == EMU_NODE_MEMCPY)
-            fprintf(f, "\\n%llu bytes", (unsigned long long)(p->copy.width * MAYA_MAX(p->copy.height, 1) *
-                                                              MAYA_MAX(p->copy.depth, 1)));
-        fprintf(f, "\"];\n");
-        if (p->type == EMU_NODE_GRAPH && p->child && depth < 8) {
-            char sub[64];
-            snprintf(sub, sizeof sub, "%s%zu_", prefix, i);
-            dot_graph(f, p->child, sub, depth + 1);
-        }
-        size_t nd = 0;
-        emu_graph_node_deps(nodes[i], NULL, &nd);
-        struct emu_graph_node **deps = calloc(nd + 1, sizeof *deps);
-        if (!deps)
-            continue;
-        emu_graph_node_deps(nodes[i], deps, &nd);
-        for (size_t j = 0; j < nd; j++)
-            for (size_t k = 0; k < n; k++)
-                if (nodes[k] == deps[j])
-                    fprintf(f, "  \"%s%zu\" -> \"%s%zu\";\n", prefix, k, prefix, i);
-        free(deps);
-    }
-    free(nodes);
+    RT_RETURN(rt_error(emu_graph_mem_attr(device, (int)attr, 1, value)));
 }
 
 cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned int flags)
@@ -1070,13 +903,7 @@ cudaError_t cudaGraphDebugDotPrint(cudaGraph_t graph, const char *path, unsigned
     RT_ENTER();
     if (!G(graph) || !path)
         RT_RETURN(cudaErrorInvalidValue);
-    FILE *f = fopen(path, "w");
-    if (!f)
-        RT_RETURN(cudaErrorOperatingSystem);
-    fprintf(f, "digraph cuda_graph {\n");
-    dot_graph(f, G(graph), "n", 0);
-    fprintf(f, "}\n");
-    RT_RETURN(fclose(f) == 0 ? cudaSuccess : cudaErrorOperatingSystem);
+    RT_RETURN(emu_graph_dot_print(G(graph), path) == 0 ? cudaSuccess : cudaErrorOperatingSystem);
 }
 
 /* ---- user objects ---- */

@@ -195,29 +195,13 @@ static cudaError_t malloc_async(uint32_t api, uint64_t t0, void **devPtr, size_t
 {
     struct emu_stream *s = NULL;
     cudaError_t e = devPtr ? rt_issue_stream(stream, pt, &s) : cudaErrorInvalidValue;
-    if (e == cudaSuccess && !pool)
-        pool = emu_pool_current(s->device);
-    if (e == cudaSuccess && (!pool || pool->destroyed))
-        e = cudaErrorInvalidValue;
     uint64_t p = 0;
-    int dev = s ? s->device : rt_device();
-    if (e == cudaSuccess && size == 0) {
-        *devPtr = NULL;
-    } else if (e == cudaSuccess && emu_stream_capturing(s)) {
-        /* A memory node of the graph being captured: its memory is made now
-         * and belongs to the graph (core graph.c). */
-        struct emu_node_params np = { .type = EMU_NODE_MEM_ALLOC, .api = api,
-                                      .mem = { .device = pool->device, .bytes = size } };
-        struct emu_graph_node *n = NULL;
-        e = rt_error(emu_capture_add(s, &np, &n));
-        if (e == cudaSuccess)
-            *devPtr = (void *)(uintptr_t)emu_graph_node_params(n)->mem.ptr;
-        emu_trace_call(api, t0, e, s->id, e == cudaSuccess ? MAYA_F_CAPTURING : 0);
-        return rt_note(e);
-    } else if (e == cudaSuccess && (e = rt_error(emu_pool_alloc(pool, size, &p))) == cudaSuccess) {
+    if (e == cudaSuccess && (e = rt_error(emu_mem_alloc_async(api, t0, pool, size, s, &p))) == cudaSuccess) {
         *devPtr = (void *)(uintptr_t)p;
+        return cudaSuccess;
     }
-    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, p, size, MAYA_ALLOC_ASYNC, dev, s ? s->id : 0, 0);
+    emu_trace_alloc(MAYA_REC_ALLOC, api, t0, e, 0, size, MAYA_ALLOC_ASYNC, s ? s->device : rt_device(),
+                    s ? s->id : 0, 0);
     return rt_note(e);
 }
 
@@ -255,18 +239,11 @@ static cudaError_t free_async(uint32_t api, uint64_t t0, void *ptr, cudaStream_t
 {
     struct emu_stream *s = NULL;
     cudaError_t e = rt_issue_stream(stream, pt, &s);
-    if (e == cudaSuccess && ptr && emu_stream_capturing(s)) {
-        struct emu_node_params np = { .type = EMU_NODE_MEM_FREE, .api = api,
-                                      .mem = { .device = s->device, .ptr = (uint64_t)(uintptr_t)ptr } };
-        e = rt_error(emu_capture_add(s, &np, NULL));
-        emu_trace_call(api, t0, e, s->id, e == cudaSuccess ? MAYA_F_CAPTURING : 0);
-        return rt_note(e);
-    }
-    if (e != cudaSuccess) {
+    if (e == cudaSuccess)
+        e = rt_error(emu_mem_free_async(api, t0, (uint64_t)(uintptr_t)ptr, s));
+    if (e != cudaSuccess)
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
-        return rt_note(e);
-    }
-    return free_memory(api, t0, ptr, DEVICE_KINDS, 0, s);
+    return rt_note(e);
 }
 
 cudaError_t cudaFreeAsync(void *devPtr, cudaStream_t hStream)
@@ -317,14 +294,7 @@ cudaError_t cudaDeviceSetMemPool(int device, cudaMemPool_t memPool)
  * not emulated). */
 static cudaError_t pool_location(const struct cudaMemLocation *loc, enum cudaMemAllocationType type, int *device)
 {
-    if (!loc || type != cudaMemAllocationTypePinned)
-        return cudaErrorInvalidValue;
-    if (loc->type != cudaMemLocationTypeDevice)
-        return cudaErrorNotSupported;
-    if (!emu_device(loc->id))
-        return cudaErrorInvalidDevice;
-    *device = loc->id;
-    return cudaSuccess;
+    return loc ? rt_error(emu_pool_location((int)loc->type, loc->id, (int)type, device)) : cudaErrorInvalidValue;
 }
 
 static cudaError_t location_pool(uint32_t api, uint64_t t0, cudaMemPool_t *memPool, struct cudaMemLocation *location,
@@ -387,53 +357,24 @@ cudaError_t cudaMemPoolTrimTo(cudaMemPool_t memPool, size_t minBytesToKeep)
     RT_RETURN(rt_error(emu_pool_trim(emu_pool_resolve(memPool), minBytesToKeep, RT_API(), rt_t0)));
 }
 
-/* Flag attributes are ints in the API, byte counts 64-bit. */
-static int attr_is_int(enum cudaMemPoolAttr attr)
-{
-    return attr == cudaMemPoolReuseFollowEventDependencies || attr == cudaMemPoolReuseAllowOpportunistic ||
-           attr == cudaMemPoolReuseAllowInternalDependencies;
-}
-
 cudaError_t cudaMemPoolSetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
 {
     RT_ENTER();
-    if (!value)
-        RT_RETURN(cudaErrorInvalidValue);
-    uint64_t v = attr_is_int(attr) ? (uint64_t)*(int *)value : *(uint64_t *)value;
-    RT_RETURN(rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 1, &v)));
+    RT_RETURN(rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 1, value)));
 }
 
 cudaError_t cudaMemPoolGetAttribute(cudaMemPool_t memPool, enum cudaMemPoolAttr attr, void *value)
 {
     RT_ENTER();
-    if (!value)
-        RT_RETURN(cudaErrorInvalidValue);
-    uint64_t v = 0;
-    cudaError_t e = rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 0, &v));
-    if (e == cudaSuccess) {
-        if (attr_is_int(attr))
-            *(int *)value = (int)v;
-        else
-            *(uint64_t *)value = v;
-    }
-    RT_RETURN(e);
+    RT_RETURN(rt_error(emu_pool_attr(emu_pool_resolve(memPool), (int)attr, 0, value)));
 }
+
+_Static_assert(sizeof(struct cudaMemAccessDesc) == 3 * sizeof(int), "the layout emu_pool_set_access reads");
 
 cudaError_t cudaMemPoolSetAccess(cudaMemPool_t memPool, const struct cudaMemAccessDesc *descList, size_t count)
 {
     RT_ENTER();
-    struct emu_pool *p = emu_pool_resolve(memPool);
-    if (!p || (count && !descList))
-        RT_RETURN(cudaErrorInvalidValue);
-    for (size_t i = 0; i < count; i++) {
-        if (descList[i].location.type != cudaMemLocationTypeDevice)
-            RT_RETURN(cudaErrorInvalidValue);
-        int f = (int)descList[i].flags;
-        cudaError_t e = rt_error(emu_pool_access(p, descList[i].location.id, 1, &f));
-        if (e != cudaSuccess)
-            RT_RETURN(e);
-    }
-    RT_RETURN(cudaSuccess);
+    RT_RETURN(rt_error(emu_pool_set_access(emu_pool_resolve(memPool), descList, count)));
 }
 
 cudaError_t cudaMemPoolGetAccess(enum cudaMemAccessFlags *flags, cudaMemPool_t memPool,

@@ -116,17 +116,10 @@ cudaError_t cudaDeviceGetStreamPriorityRange(int *leastPriority, int *greatestPr
 static cudaError_t stream_sync(uint32_t api, uint64_t t0, cudaStream_t stream, int pt)
 {
     struct emu_stream *s = rt_stream(stream, pt);
-    cudaError_t e = s ? rt_error(emu_capture_unsafe_call(s)) : cudaErrorInvalidResourceHandle;
-    if (e == cudaSuccess)
-        e = rt_error(emu_stream_issue_check(s));
-    if (e != cudaSuccess) {
+    cudaError_t e = s ? rt_error(emu_stream_sync(s, api, t0)) : cudaErrorInvalidResourceHandle;
+    if (e != cudaSuccess)
         emu_trace_call(api, t0, e, s ? s->id : 0, 0);
-        return rt_note(e);
-    }
-    rt_drain(s);
-    emu_pool_release_idle(s->device, api, t0); /* pools shrink at synchronisation */
-    emu_trace_sync(api, t0, cudaSuccess, MAYA_SYNC_STREAM, s->id, 0, s->id);
-    return cudaSuccess;
+    return rt_note(e);
 }
 
 cudaError_t cudaStreamSynchronize(cudaStream_t stream)
@@ -168,12 +161,9 @@ cudaError_t cudaStreamQuery_ptsz(cudaStream_t stream)
 cudaError_t cudaDeviceSynchronize(void)
 {
     RT_ENTER();
-    cudaError_t e = rt_error(emu_capture_unsafe_call(NULL));
+    cudaError_t e = rt_error(emu_device_sync(rt_device(), RT_API(), rt_t0));
     if (e != cudaSuccess)
         RT_RETURN(e);
-    rt_drain(NULL);
-    emu_pool_release_idle(rt_device(), RT_API(), rt_t0);
-    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_DEVICE, (uint64_t)rt_device(), 0, 0);
     return cudaSuccess;
 }
 
@@ -300,13 +290,10 @@ static cudaError_t event_record(uint32_t api, uint64_t t0, cudaEvent_t event, cu
         err = cudaErrorInvalidResourceHandle;
     else
         err = rt_issue_stream(stream, pt, &s);
-    int capturing = emu_stream_capturing(s);
     if (err == cudaSuccess)
-        err = rt_error(emu_event_record_on(e, s, (flags & cudaEventRecordExternal) != 0, api));
-    if (err != cudaSuccess || capturing)
-        emu_trace_call(api, t0, err, s ? s->id : 0, capturing && !err ? MAYA_F_CAPTURING : 0);
-    else
-        emu_trace_event(MAYA_REC_EVENT_RECORD, api, t0, cudaSuccess, e, e->version, s->id);
+        err = rt_error(emu_event_record_issue(api, t0, e, s, (flags & cudaEventRecordExternal) != 0));
+    if (err != cudaSuccess)
+        emu_trace_call(api, t0, err, s ? s->id : 0, 0);
     return rt_note(err);
 }
 
@@ -347,12 +334,9 @@ static cudaError_t wait_event(uint32_t api, uint64_t t0, cudaStream_t stream, in
     else
         err = rt_issue_stream(stream, pt, &s);
     if (err == cudaSuccess)
-        err = rt_error(emu_stream_wait_on(s, e, api));
-    int capturing = err == cudaSuccess && emu_stream_capturing(s); /* joining makes it capture */
-    if (err != cudaSuccess || capturing)
-        emu_trace_call(api, t0, err, s ? s->id : 0, capturing ? MAYA_F_CAPTURING : 0);
-    else
-        emu_trace_event(MAYA_REC_STREAM_WAIT, api, t0, cudaSuccess, e, e->version, s->id);
+        err = rt_error(emu_stream_wait_issue(api, t0, s, e));
+    if (err != cudaSuccess)
+        emu_trace_call(api, t0, err, s ? s->id : 0, 0);
     return rt_note(err);
 }
 
@@ -374,12 +358,9 @@ cudaError_t cudaEventSynchronize(cudaEvent_t event)
     struct emu_event *e = emu_event_resolve(event);
     if (!e)
         RT_RETURN(cudaErrorInvalidResourceHandle);
-    cudaError_t err = rt_error(emu_capture_unsafe_call(NULL));
+    cudaError_t err = rt_error(emu_event_sync(e, RT_API(), rt_t0));
     if (err != cudaSuccess)
         RT_RETURN(err);
-    emu_hostfn_wait(e->hostfn_mark);
-    emu_pool_release_idle(e->device, RT_API(), rt_t0);
-    emu_trace_sync(RT_API(), rt_t0, cudaSuccess, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
     return cudaSuccess;
 }
 
