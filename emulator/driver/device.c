@@ -14,21 +14,6 @@ static const struct err_name names[] = {
 #include "driver_errors.inc"
 };
 
-uint32_t drv_api_id(const char *func)
-{
-    char name[128];
-    snprintf(name, sizeof name, "%s", func);
-    size_t n = strlen(name);
-    if (n > 5 && (strcmp(name + n - 5, "_ptsz") == 0 || strcmp(name + n - 5, "_ptds") == 0))
-        name[n -= 5] = 0;
-    size_t v = n;
-    while (v > 0 && name[v - 1] >= '0' && name[v - 1] <= '9')
-        v--;
-    if (v < n && v >= 2 && name[v - 1] == 'v' && name[v - 2] == '_')
-        name[v - 2] = 0;
-    return emu_string(name);
-}
-
 CUresult drv_error(enum emu_err e)
 {
     switch (e) {

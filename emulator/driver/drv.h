@@ -10,6 +10,7 @@
 #define __CUDA_API_VERSION_INTERNAL 1
 #include <cuda.h>
 
+#include "calls.h" /* drv_api_id, DRV_API */
 #include "emu.h"
 #include "maya/common.h"
 
@@ -28,16 +29,6 @@ CUresult drv_error(enum emu_err e);
     DRV_ENTER_NOINIT(); \
     if (!emu_driver_initialized) \
         DRV_RETURN(CUDA_ERROR_NOT_INITIALIZED)
-
-/* The string id of an entry point's API name: the function's name without
- * its ABI suffixes (_v2, _ptsz, _ptds), so that cuMemAlloc_v2 and
- * cuMemcpyHtoD_v2_ptds are traced as cuMemAlloc and cuMemcpyHtoD. Interned
- * once per call site. */
-uint32_t drv_api_id(const char *func);
-#define DRV_API() \
-    ({ static uint32_t drv_api_id_; \
-       if (__builtin_expect(!drv_api_id_, 0)) drv_api_id_ = drv_api_id(__func__); \
-       drv_api_id_; })
 
 #define DRV_RETURN_STREAM(err, stream_id) \
     do { \

@@ -9,41 +9,8 @@
 #define PORTABLE_CLUSTER_MAX 8
 #define NON_PORTABLE_CLUSTER_MAX 16
 
-struct launch_req {
-    CUfunction f;
-    unsigned grid[3], block[3], cluster[3];
-    unsigned smem;
-    CUstream stream;
-    void **params, **extra;
-    uint32_t flags;              /* MAYA_LAUNCH_* */
-    int per_thread;
-};
-
-/* The packed buffer of an `extra` list:
- * { CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size, CU_LAUNCH_PARAM_END }. */
-static CUresult parse_extra(void **extra, const void **buf, size_t *bytes)
-{
-    int have_size = 0;
-    *buf = NULL;
-    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (i >= 64)
-            return CUDA_ERROR_INVALID_VALUE; /* no END: not a list */
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-            *buf = extra[i + 1];
-        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
-            if (!extra[i + 1])
-                return CUDA_ERROR_INVALID_VALUE;
-            *bytes = *(const size_t *)extra[i + 1];
-            have_size = 1;
-        } else {
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-    }
-    return *buf && have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
-}
-
 /* Cluster dimensions as the hardware allows them. */
-static CUresult check_cluster(const struct launch_req *r, const struct emu_kernel *k, int dev)
+static CUresult check_cluster(const struct drv_launch_req *r, const struct emu_kernel *k, int dev)
 {
     unsigned c[3];
     memcpy(c, r->cluster, sizeof c);
@@ -65,7 +32,7 @@ static CUresult check_cluster(const struct launch_req *r, const struct emu_kerne
     return CUDA_SUCCESS;
 }
 
-static CUresult launch(uint32_t api, uint64_t t0, const struct launch_req *r)
+static CUresult launch(uint32_t api, uint64_t t0, const struct drv_launch_req *r)
 {
     struct emu_kernel *k = drv_kernel(r->f);
     struct emu_stream *s = drv_stream(r->stream, r->per_thread);
@@ -82,7 +49,7 @@ static CUresult launch(uint32_t api, uint64_t t0, const struct launch_req *r)
     else if (r->params && r->extra)
         e = CUDA_ERROR_INVALID_VALUE;
     else if (r->extra)
-        e = parse_extra(r->extra, &buf, &buf_bytes);
+        e = drv_launch_extra(r->extra, &buf, &buf_bytes);
     if (e == CUDA_SUCCESS) {
         /* The layout, read once from the module's image, says how many
          * parameter bytes the kernel takes. */
@@ -92,15 +59,8 @@ static CUresult launch(uint32_t api, uint64_t t0, const struct launch_req *r)
         else if (k->layout_known && buf && buf_bytes < k->param_bytes)
             e = CUDA_ERROR_INVALID_VALUE;
     }
-    struct emu_launch l = {
-        .kernel = k,
-        .grid = { r->grid[0], r->grid[1], r->grid[2] },
-        .block = { r->block[0], r->block[1], r->block[2] },
-        .cluster = { r->cluster[0], r->cluster[1], r->cluster[2] },
-        .smem_bytes = r->smem,
-        .stream = s,
-        .flags = r->flags | MAYA_LAUNCH_DRIVER,
-    };
+    struct emu_launch l;
+    drv_launch_describe(r, k, s, &l);
     if (e == CUDA_SUCCESS)
         e = drv_error(emu_launch_check(&l));
     if (e == CUDA_SUCCESS)
@@ -126,7 +86,7 @@ static CUresult launch(uint32_t api, uint64_t t0, const struct launch_req *r)
                   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams, void **extra) \
     { \
         DRV_ENTER(); \
-        struct launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
+        struct drv_launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
                                 .block = { blockDimX, blockDimY, blockDimZ }, .smem = sharedMemBytes, \
                                 .stream = hStream, .params = kernelParams, .extra = extra, .per_thread = pt }; \
         return launch(DRV_API(), drv_t0, &r); \
@@ -141,7 +101,7 @@ LAUNCH_KERNEL(cuLaunchKernel_ptsz, 1)
                   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams) \
     { \
         DRV_ENTER(); \
-        struct launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
+        struct drv_launch_req r = { .f = f, .grid = { gridDimX, gridDimY, gridDimZ }, \
                                 .block = { blockDimX, blockDimY, blockDimZ }, .smem = sharedMemBytes, \
                                 .stream = hStream, .params = kernelParams, \
                                 .flags = MAYA_LAUNCH_COOPERATIVE, .per_thread = pt }; \
@@ -151,43 +111,12 @@ LAUNCH_KERNEL(cuLaunchKernel_ptsz, 1)
 LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel, 0)
 LAUNCH_COOPERATIVE(cuLaunchCooperativeKernel_ptsz, 1)
 
-/* A CUlaunchConfig as a request (attributes: cluster dimensions and the
- * cooperative flag change the launch; the others are scheduling hints). */
-static CUresult config_request(const CUlaunchConfig *c, struct launch_req *r)
-{
-    if (!c || (c->numAttrs && !c->attrs))
-        return CUDA_ERROR_INVALID_VALUE;
-    r->grid[0] = c->gridDimX, r->grid[1] = c->gridDimY, r->grid[2] = c->gridDimZ;
-    r->block[0] = c->blockDimX, r->block[1] = c->blockDimY, r->block[2] = c->blockDimZ;
-    r->smem = c->sharedMemBytes;
-    r->stream = c->hStream;
-    for (unsigned i = 0; i < c->numAttrs; i++) {
-        const CUlaunchAttribute *a = &c->attrs[i];
-        switch (a->id) {
-        case CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION:
-            r->cluster[0] = a->value.clusterDim.x;
-            r->cluster[1] = a->value.clusterDim.y;
-            r->cluster[2] = a->value.clusterDim.z;
-            break;
-        case CU_LAUNCH_ATTRIBUTE_COOPERATIVE:
-            if (a->value.cooperative)
-                r->flags |= MAYA_LAUNCH_COOPERATIVE;
-            break;
-        default:
-            if ((unsigned)a->id > CU_LAUNCH_ATTRIBUTE_NVLINK_UTIL_CENTRIC_SCHEDULING)
-                return CUDA_ERROR_INVALID_VALUE;
-            break;
-        }
-    }
-    return CUDA_SUCCESS;
-}
-
 #define LAUNCH_EX(name, pt) \
     CUresult name(const CUlaunchConfig *config, CUfunction f, void **kernelParams, void **extra) \
     { \
         DRV_ENTER(); \
-        struct launch_req r = { .f = f, .params = kernelParams, .extra = extra, .per_thread = pt }; \
-        CUresult e = config_request(config, &r); \
+        struct drv_launch_req r = { .f = f, .params = kernelParams, .extra = extra, .per_thread = pt }; \
+        CUresult e = drv_launch_config(config, &r); \
         if (e != CUDA_SUCCESS) \
             DRV_RETURN(e); \
         return launch(DRV_API(), drv_t0, &r); \

@@ -377,51 +377,23 @@ CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUd
     return copy_peer(DRV_API(), drv_t0, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 1, 1);
 }
 
-/* One end of a 2D/3D copy, from the fields CUDA_MEMCPY2D/3D/3D_PEER share. */
-struct copy_end {
-    CUmemorytype type;
-    const void *host;
-    CUdeviceptr device;
-    CUarray array;
-    size_t x, y, z, pitch, height;
-};
-
-/* The end's first byte, or NULL if it cannot be addressed (arrays are not
- * emulated: no cuArrayCreate ever succeeds). */
-static char *end_address(const struct copy_end *e, size_t width, size_t rows, size_t depth)
-{
-    const char *base;
-    switch (e->type) {
-    case CU_MEMORYTYPE_HOST: base = e->host; break;
-    case CU_MEMORYTYPE_DEVICE:
-    case CU_MEMORYTYPE_UNIFIED: base = (const char *)(uintptr_t)e->device; break;
-    default: return NULL;
-    }
-    if (!base || (rows > 1 && e->pitch < width + e->x) || (depth > 1 && e->height < rows + e->y))
-        return NULL;
-    return (char *)base + e->z * e->pitch * e->height + e->y * e->pitch + e->x;
-}
-
-static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct copy_end *d, const struct copy_end *s,
+static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct drv_copy_end *d, const struct drv_copy_end *s,
                             size_t width, size_t height, size_t depth, CUstream h, int async, int pt)
 {
     struct emu_stream *st = drv_stream_checked(api, t0, h, pt);
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
-    height = height ? height : 1;
-    depth = depth ? depth : 1;
-    char *dst = end_address(d, width, height, depth), *src = end_address(s, width, height, depth);
-    size_t dpitch = d->pitch ? d->pitch : width, spitch = s->pitch ? s->pitch : width;
-    struct emu_copy c = { .dst = dst, .src = src, .width = width, .height = height, .depth = depth,
-                          .dpitch = dpitch, .spitch = spitch, .dslice = dpitch * d->height,
-                          .sslice = spitch * s->height, .stream = st, .async = async };
+    struct emu_copy c = { .stream = st, .async = async };
+    drv_copy_layout(&c, d, s, width, height, depth);
     CUresult e = CUDA_SUCCESS;
-    if (!dst || !src || !width)
+    if (!c.dst || !c.src || !width)
         e = CUDA_ERROR_INVALID_VALUE;
     else if ((d->type == CU_MEMORYTYPE_DEVICE &&
-              !device_range((uint64_t)(uintptr_t)dst, (depth - 1) * c.dslice + (height - 1) * dpitch + width)) ||
+              !device_range((uint64_t)(uintptr_t)c.dst,
+                            (c.depth - 1) * c.dslice + (c.height - 1) * c.dpitch + width)) ||
              (s->type == CU_MEMORYTYPE_DEVICE &&
-              !device_range((uint64_t)(uintptr_t)src, (depth - 1) * c.sslice + (height - 1) * spitch + width)))
+              !device_range((uint64_t)(uintptr_t)c.src,
+                            (c.depth - 1) * c.sslice + (c.height - 1) * c.spitch + width)))
         e = CUDA_ERROR_INVALID_VALUE;
     emu_copy_classify(&c);
     if (!async)
@@ -430,20 +402,13 @@ static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct copy_end *d,
     return e;
 }
 
-#define END2D(p, side) \
-    { (p)->side##MemoryType, (p)->side##Host, (p)->side##Device, (p)->side##Array, (p)->side##XInBytes, \
-      (p)->side##Y, 0, (p)->side##Pitch, 0 }
-#define END3D(p, side) \
-    { (p)->side##MemoryType, (p)->side##Host, (p)->side##Device, (p)->side##Array, (p)->side##XInBytes, \
-      (p)->side##Y, (p)->side##Z, (p)->side##Pitch, (p)->side##Height }
-
 static CUresult copy_2d(uint32_t api, uint64_t t0, const CUDA_MEMCPY2D *p, CUstream h, int async, int pt)
 {
     if (!p) {
         emu_trace_call(api, t0, CUDA_ERROR_INVALID_VALUE, 0, 0);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    struct copy_end d = END2D(p, dst), s = END2D(p, src);
+    struct drv_copy_end d = DRV_END2D(p, dst), s = DRV_END2D(p, src);
     return copy_shaped(api, t0, &d, &s, p->WidthInBytes, p->Height, 1, h, async, pt);
 }
 
@@ -453,7 +418,7 @@ static CUresult copy_3d(uint32_t api, uint64_t t0, const CUDA_MEMCPY3D *p, CUstr
         emu_trace_call(api, t0, CUDA_ERROR_INVALID_VALUE, 0, 0);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    struct copy_end d = END3D(p, dst), s = END3D(p, src);
+    struct drv_copy_end d = DRV_END3D(p, dst), s = DRV_END3D(p, src);
     return copy_shaped(api, t0, &d, &s, p->WidthInBytes, p->Height, p->Depth, h, async, pt);
 }
 
@@ -464,7 +429,7 @@ static CUresult copy_3d_peer(uint32_t api, uint64_t t0, const CUDA_MEMCPY3D_PEER
         emu_trace_call(api, t0, CUDA_ERROR_INVALID_VALUE, 0, 0);
         return CUDA_ERROR_INVALID_VALUE;
     }
-    struct copy_end d = END3D(p, dst), s = END3D(p, src);
+    struct drv_copy_end d = DRV_END3D(p, dst), s = DRV_END3D(p, src);
     return copy_shaped(api, t0, &d, &s, p->WidthInBytes, p->Height, p->Depth, h, async, pt);
 }
 
