@@ -270,10 +270,7 @@ cudnnStatus_t cudnnBackendExecute(cudnnHandle_t handle, cudnnBackendDescriptor_t
         }
     }
     for (int i = 0; ev && i < rs.n; i++)
-        if (ev[i].start && !ev[i].consumed) {
-            prof_event_put(ev[i].device, ev[i].start);
-            prof_event_put(ev[i].device, ev[i].end);
-        }
+        prof_op_release(&ev[i]);
     prof_building(&op);
     prof_end(&op);
     free(ev);

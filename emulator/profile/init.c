@@ -11,6 +11,7 @@
 
 #include "maya/common.h"
 
+struct prof_lib prof_cuda = { "libcuda.so.1", NULL, NULL };
 struct prof_lib prof_cudart = { "libcudart.so.13", "libcudart.so.13", NULL };
 struct prof_lib prof_cublas = { "libcublas.so.13", "libcublas.so.13", NULL };
 struct prof_lib prof_cublaslt = { "libcublasLt.so.13", "libcublasLt.so.13", NULL };
@@ -25,7 +26,7 @@ void *prof_sym(struct prof_lib *lib, const char *name)
      * then ask the loaded library itself. */
     void *p = lib->version ? dlvsym(RTLD_NEXT, name, lib->version) : NULL;
     if (!p)
-        p = dlsym(RTLD_NEXT, name);
+        p = prof_libc_dlsym(RTLD_NEXT, name);
     if (p)
         return p;
     void *h = __atomic_load_n(&lib->handle, __ATOMIC_ACQUIRE);
@@ -37,7 +38,7 @@ void *prof_sym(struct prof_lib *lib, const char *name)
     if (h) {
         p = lib->version ? dlvsym(h, name, lib->version) : NULL;
         if (!p)
-            p = dlsym(h, name);
+            p = prof_libc_dlsym(h, name);
     }
     return p;
 }
@@ -102,32 +103,77 @@ int prof_begin(struct prof_op *op)
     return 1;
 }
 
-void prof_device_begin(struct prof_op *op, cudaStream_t stream)
+/* Is stream capturing a graph (and which capture: *id)? The runtime's
+ * answer (for driver streams too: they are the same objects), else the
+ * driver's for a program without the runtime. */
+static int capturing(cudaStream_t stream, unsigned long long *id)
 {
-    cudaError_t (*capturing)(cudaStream_t, enum cudaStreamCaptureStatus *) =
-        PROF_REAL(prof_cudart, cudaStreamIsCapturing);
+    cudaError_t (*is)(cudaStream_t, enum cudaStreamCaptureStatus *) = PROF_REAL(prof_cudart, cudaStreamIsCapturing);
     enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (capturing && capturing(stream, &cs) == cudaSuccess && cs != cudaStreamCaptureStatusNone) {
+    *id = 0;
+    if (is) {
+        if (is(stream, &cs) != cudaSuccess || cs == cudaStreamCaptureStatusNone)
+            return 0;
         cudaError_t (*info)(cudaStream_t, enum cudaStreamCaptureStatus *, unsigned long long *, cudaGraph_t *,
                             const cudaGraphNode_t **, const cudaGraphEdgeData **, size_t *) =
             PROF_REAL(prof_cudart, cudaStreamGetCaptureInfo);
-        op->capturing = 1;
-        if (!info || info(stream, &cs, &op->capture, NULL, NULL, NULL, NULL) != cudaSuccess)
-            op->capture = 0;
-        return;
+        if (!info || info(stream, &cs, id, NULL, NULL, NULL, NULL) != cudaSuccess)
+            *id = 0;
+        return 1;
+    }
+    CUresult (*cu_info)(CUstream, CUstreamCaptureStatus *, cuuint64_t *) = PROF_REAL(prof_cuda, cuStreamGetCaptureInfo);
+    CUstreamCaptureStatus ccs = CU_STREAM_CAPTURE_STATUS_NONE;
+    cuuint64_t cid = 0;
+    if (!cu_info || cu_info(stream, &ccs, &cid) != CUDA_SUCCESS || ccs == CU_STREAM_CAPTURE_STATUS_NONE)
+        return 0;
+    *id = cid;
+    return 1;
+}
+
+/* Record e on stream: the runtime's cudaEventRecord, or for driver events
+ * (ctx) the driver's cuEventRecord; 1 done. */
+static int event_record(void *ctx, cudaEvent_t e, cudaStream_t stream)
+{
+    if (ctx) {
+        CUresult (*rec)(CUevent, CUstream) = PROF_REAL(prof_cuda, cuEventRecord);
+        return rec && rec(e, stream) == CUDA_SUCCESS;
     }
     cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    int dev = op->device >= 0 ? op->device : emu_current_device();
-    cudaEvent_t e = rec ? prof_event_get(dev) : NULL;
+    return rec && rec(e, stream) == cudaSuccess;
+}
+
+void prof_device_begin(struct prof_op *op, cudaStream_t stream)
+{
+    if (op->drv && !op->ctx)
+        return;
+    if (capturing(stream, &op->capture)) {
+        op->capturing = 1;
+        return;
+    }
+    int dev = op->device >= 0 || op->ctx ? op->device : emu_current_device();
+    cudaEvent_t e = prof_event_get(dev, op->ctx);
     if (!e)
         return;
-    if (rec(e, stream) != cudaSuccess) {
-        prof_event_put(dev, e);
+    if (!event_record(op->ctx, e, stream)) {
+        /* a driver event that cannot be recorded may belong to a context
+         * gone since (its pool's address reused): not put back */
+        if (!op->ctx)
+            prof_event_put(dev, NULL, e);
         return;
     }
     op->start = e;
     op->stream = stream;
     op->device = dev;
+}
+
+cudaStream_t prof_drv_events(struct prof_op *op, CUstream stream, int per_thread)
+{
+    CUresult (*current)(CUcontext *) = PROF_REAL(prof_cuda, cuCtxGetCurrent);
+    CUcontext ctx = NULL;
+    op->drv = 1;
+    if (current && current(&ctx) == CUDA_SUCCESS)
+        op->ctx = ctx;
+    return !stream && per_thread ? CU_STREAM_PER_THREAD : stream;
 }
 
 void prof_go(struct prof_op *op)
@@ -140,14 +186,13 @@ void prof_device_end(struct prof_op *op, int ok)
 {
     if (!op->start)
         return;
-    cudaError_t (*rec)(cudaEvent_t, cudaStream_t) = PROF_REAL(prof_cudart, cudaEventRecord);
-    cudaEvent_t e = ok && rec ? prof_event_get(op->device) : NULL;
-    if (e && rec(e, op->stream) == cudaSuccess) {
+    cudaEvent_t e = ok ? prof_event_get(op->device, op->ctx) : NULL;
+    if (e && event_record(op->ctx, e, op->stream)) {
         op->end = e;
         return;
     }
-    prof_event_put(op->device, e);
-    prof_event_put(op->device, op->start);
+    prof_event_put(op->device, op->ctx, e);
+    prof_event_put(op->device, op->ctx, op->start);
     op->start = NULL;
 }
 
@@ -160,11 +205,7 @@ void prof_returned(struct prof_op *op, int ok)
 
 void prof_end(struct prof_op *op)
 {
-    if (op->start && !op->consumed) {
-        prof_event_put(op->device, op->start);
-        if (op->end)
-            prof_event_put(op->device, op->end);
-    }
+    prof_op_release(op);
     prof_building(NULL);
     prof_collect(0);
     emu_wait_end();

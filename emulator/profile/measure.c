@@ -14,7 +14,8 @@
  * once 256 are held, after every synchronising call, and with waiting when
  * 8192 are held (the GPU is that far behind; a real launch queue is
  * shallower, so the program would have blocked anyway) and at exit.
- * Events come from a per-device pool and go back to it once read.
+ * Events come from a pool (one per device for the runtime's events, one
+ * per driver context for the driver's) and go back to it once read.
  *
  * Costs: two event records per op on the program's thread (off the trace's
  * host clock), one event query per finished op, one malloc and copy per
@@ -32,12 +33,13 @@
 
 #define COLLECT_AT 256
 #define BLOCK_AT 8192
-#define MAX_DEVICES 64
+#define MAX_POOLS 128
 
 struct pending {
     struct pending *next;
     cudaEvent_t start, end;      /* NULL: nothing to measure */
     int device;                  /* pool the events go back to */
+    void *ctx;                   /* (driver events: their context's) */
     uint64_t rec[];              /* the record (8-byte aligned) */
 };
 
@@ -55,30 +57,45 @@ void prof_building(struct prof_op *op)
     building = op;
 }
 
-/* ---- the event pool ---- */
+/* ---- the event pools ----
+ * One per device for the runtime's events, one per driver context for the
+ * driver's (a linear search: a process has few). */
 
 static pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct {
+static struct pool {
+    int device;
+    void *ctx;
     cudaEvent_t *ev;
     size_t n, cap;
-} pool[MAX_DEVICES];
+} pools[MAX_POOLS];
+static int npools;
 static int atexit_done;
 
 static void at_exit(void);
 
-cudaEvent_t prof_event_get(int device)
+/* The pool of (device, ctx), made if new; NULL when there are too many
+ * (pool_lock held). */
+static struct pool *pool_of(int device, void *ctx)
 {
-    if (device < 0 || device >= MAX_DEVICES)
+    for (int i = 0; i < npools; i++)
+        if (pools[i].device == device && pools[i].ctx == ctx)
+            return &pools[i];
+    if (npools == MAX_POOLS)
         return NULL;
+    pools[npools] = (struct pool){ .device = device, .ctx = ctx };
+    return &pools[npools++];
+}
+
+/* A new event of the runtime, on device (made current for a moment if the
+ * op's device is another: an NCCL communicator's), or of the driver, in the
+ * current context (ctx). */
+static cudaEvent_t event_new(int device, void *ctx)
+{
     cudaEvent_t e = NULL;
-    pthread_mutex_lock(&pool_lock);
-    if (pool[device].n)
-        e = pool[device].ev[--pool[device].n];
-    pthread_mutex_unlock(&pool_lock);
-    if (e)
-        return e;
-    /* A new event belongs to the current device: make it current for a
-     * moment if the op's device is another (an NCCL communicator's). */
+    if (ctx) {
+        CUresult (*create)(CUevent *, unsigned) = PROF_REAL(prof_cuda, cuEventCreate);
+        return create && create(&e, CU_EVENT_DEFAULT) == CUDA_SUCCESS ? e : NULL;
+    }
     cudaError_t (*create)(cudaEvent_t *, unsigned) = PROF_REAL(prof_cudart, cudaEventCreateWithFlags);
     cudaError_t (*get)(int *) = PROF_REAL(prof_cudart, cudaGetDevice);
     cudaError_t (*set)(int) = PROF_REAL(prof_cudart, cudaSetDevice);
@@ -88,7 +105,23 @@ cudaEvent_t prof_event_get(int device)
     cudaError_t err = create(&e, cudaEventDefault);
     if (cur != device)
         set(cur);
-    if (err != cudaSuccess)
+    return err == cudaSuccess ? e : NULL;
+}
+
+cudaEvent_t prof_event_get(int device, void *ctx)
+{
+    if (!ctx && device < 0)
+        return NULL;
+    cudaEvent_t e = NULL;
+    pthread_mutex_lock(&pool_lock);
+    struct pool *p = pool_of(ctx ? -1 : device, ctx);
+    if (p && p->n)
+        e = p->ev[--p->n];
+    pthread_mutex_unlock(&pool_lock);
+    if (e || !p)
+        return e;
+    e = event_new(device, ctx);
+    if (!e)
         return NULL;
     /* The real runtime is running now: an exit handler registered after its
      * own runs before it, while events can still be read. */
@@ -101,23 +134,29 @@ cudaEvent_t prof_event_get(int device)
     return e;
 }
 
-void prof_event_put(int device, cudaEvent_t e)
+void prof_event_put(int device, void *ctx, cudaEvent_t e)
 {
-    if (!e || device < 0 || device >= MAX_DEVICES)
+    if (!e || (!ctx && device < 0))
         return;
     pthread_mutex_lock(&pool_lock);
-    if (pool[device].n == pool[device].cap) {
-        size_t cap = pool[device].cap ? pool[device].cap * 2 : 64;
-        cudaEvent_t *n = realloc(pool[device].ev, cap * sizeof *n);
-        if (!n) {
-            pthread_mutex_unlock(&pool_lock);
-            return; /* leaked: one event */
-        }
-        pool[device].ev = n;
-        pool[device].cap = cap;
+    struct pool *p = pool_of(ctx ? -1 : device, ctx);
+    if (p && p->n == p->cap) {
+        size_t cap = p->cap ? p->cap * 2 : 64;
+        cudaEvent_t *n = realloc(p->ev, cap * sizeof *n);
+        if (n)
+            p->ev = n, p->cap = cap;
     }
-    pool[device].ev[pool[device].n++] = e;
+    if (p && p->n < p->cap) /* else leaked: one event */
+        p->ev[p->n++] = e;
     pthread_mutex_unlock(&pool_lock);
+}
+
+void prof_op_release(struct prof_op *op)
+{
+    if (op->start && !op->consumed) {
+        prof_event_put(op->device, op->ctx, op->start);
+        prof_event_put(op->device, op->ctx, op->end);
+    }
 }
 
 /* ---- the queue ---- */
@@ -168,6 +207,7 @@ void prof_divert(void *rec)
         p->start = op->start;
         p->end = op->end;
         p->device = op->device;
+        p->ctx = op->ctx;
         op->consumed = 1;
     }
     if (tail)
@@ -193,8 +233,8 @@ static void write_head(int measured, uint64_t ns)
         nunmeasured++;
     }
     emu_trace_commit(p->rec);
-    prof_event_put(p->device, p->start);
-    prof_event_put(p->device, p->end);
+    prof_event_put(p->device, p->ctx, p->start);
+    prof_event_put(p->device, p->ctx, p->end);
     head = p->next;
     if (!head)
         tail = NULL;
@@ -202,26 +242,45 @@ static void write_head(int measured, uint64_t ns)
     free(p);
 }
 
+/* p's measurement: 1 read into *ms, 0 its end event has not completed
+ * (only without blocking), -1 it cannot be read. Driver events are read
+ * with the driver's functions (looked up only then: a program of the
+ * runtime may have no libcuda loaded here). */
+static int measurement(const struct pending *p, int blocking, float *ms)
+{
+    int e;
+    if (p->ctx) {
+        CUresult (*query)(CUevent) = PROF_REAL(prof_cuda, cuEventQuery);
+        CUresult (*sync)(CUevent) = PROF_REAL(prof_cuda, cuEventSynchronize);
+        CUresult (*elapsed)(float *, CUevent, CUevent) = PROF_REAL(prof_cuda, cuEventElapsedTime);
+        e = query ? (int)query(p->end) : -1;
+        if (e == CUDA_ERROR_NOT_READY && blocking)
+            e = sync ? (int)sync(p->end) : -1;
+        if (e == CUDA_SUCCESS)
+            e = elapsed && elapsed(ms, p->start, p->end) == CUDA_SUCCESS ? 0 : -1;
+        return e == CUDA_SUCCESS ? 1 : e == CUDA_ERROR_NOT_READY ? 0 : -1;
+    }
+    cudaError_t (*query)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventQuery);
+    cudaError_t (*sync)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventSynchronize);
+    cudaError_t (*elapsed)(float *, cudaEvent_t, cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventElapsedTime);
+    e = query ? (int)query(p->end) : -1;
+    if (e == cudaErrorNotReady && blocking)
+        e = sync ? (int)sync(p->end) : -1;
+    if (e == cudaSuccess)
+        e = elapsed && elapsed(ms, p->start, p->end) == cudaSuccess ? 0 : -1;
+    return e == cudaSuccess ? 1 : e == cudaErrorNotReady ? 0 : -1;
+}
+
 /* Write every finished record from the head (qlock held); with blocking,
  * wait for each. */
 static void collect_locked(int blocking)
 {
-    cudaError_t (*query)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventQuery);
-    cudaError_t (*sync)(cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventSynchronize);
-    cudaError_t (*elapsed)(float *, cudaEvent_t, cudaEvent_t) = PROF_REAL(prof_cudart, cudaEventElapsedTime);
     while (head) {
-        if (!head->start) {
-            write_head(0, 0);
-            continue;
-        }
-        cudaError_t e = query ? query(head->end) : cudaErrorNotSupported;
-        if (e == cudaErrorNotReady) {
-            if (!blocking)
-                return;
-            e = sync ? sync(head->end) : cudaErrorNotSupported;
-        }
         float ms = 0;
-        if (e == cudaSuccess && elapsed && elapsed(&ms, head->start, head->end) == cudaSuccess && ms >= 0)
+        int m = head->start ? measurement(head, blocking, &ms) : -1;
+        if (m == 0)
+            return;
+        if (m > 0 && ms >= 0)
             write_head(1, (uint64_t)((double)ms * 1e6 + 0.5));
         else
             write_head(0, 0);

@@ -10,12 +10,14 @@ PROF_OBJS := $(PROF_SRCS:%.c=$(B)/obj/%.o)
 PROF_LIB  := $(EMU_LIBDIR)/libmaya-profile.so
 # Default visibility: the wrappers are the library's exports (profile.map
 # names them under the real libraries' version nodes).
-$(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile -Iemulator/cudnn
+$(PROF_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) -Iemulator/profile -Iemulator/cudnn -Iemulator/driver
 
-# What the emulated cuDNN knows of backend graphs, built from the same
-# objects: the descriptor store and the recognition of what a graph runs
-# (emulator/cudnn/be_store.h, be_trace.h), hidden here by the version script.
-PROF_SHARED_OBJS := $(addprefix $(B)/obj/emulator/cudnn/,be_store.o be_trace.o)
+# What the emulated libraries know, built from the same objects and hidden
+# here by the version script: cuDNN's backend graphs (the descriptor store
+# and the recognition of what a graph runs: emulator/cudnn/be_store.h,
+# be_trace.h) and what driver calls ask for (emulator/driver/calls.h).
+PROF_SHARED_OBJS := $(addprefix $(B)/obj/emulator/cudnn/,be_store.o be_trace.o) \
+	$(B)/obj/emulator/driver/calls.o
 
 $(PROF_LIB): $(PROF_OBJS) $(PROF_SHARED_OBJS) $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/profile/profile.map
 	@mkdir -p $(@D)

@@ -300,10 +300,7 @@ ncclResult_t ncclGroupEnd(void)
         struct held *h = &grp.ops[i];
         prof_building(&h->ev);
         emu_trace_emit(&h->rec);
-        if (h->ev.start && !h->ev.consumed) {
-            prof_event_put(h->ev.device, h->ev.start);
-            prof_event_put(h->ev.device, h->ev.end);
-        }
+        prof_op_release(&h->ev);
     }
     if (outer)
         grp.n = 0;

@@ -160,6 +160,57 @@ struct emu_kernel *prof_kernel(const void *func)
     return k;
 }
 
+/* ---- modules and kernels of the driver ---- */
+
+void prof_module_load(const void *real, const void *image, int source)
+{
+    size_t bytes = 0;
+    if (!real || !image || emu_image_probe(image, 0, &bytes) == EMU_IMAGE_UNKNOWN)
+        return;
+    struct emu_module *m = emu_module_new(image, bytes, 1, source);
+    if (!m)
+        return;
+    /* a module left behind by a handle the driver reuses goes */
+    emu_module_free((struct emu_module *)(uintptr_t)prof_table_take(&modules, real));
+    prof_table_put(&modules, real, (uint64_t)(uintptr_t)m);
+}
+
+void prof_module_unload(const void *real)
+{
+    emu_module_free((struct emu_module *)(uintptr_t)prof_table_take(&modules, real));
+}
+
+void prof_module_alias(const void *real, const void *known)
+{
+    uint64_t m = prof_table_get(&modules, known);
+    if (real && m)
+        prof_table_put(&modules, real, m);
+}
+
+struct emu_kernel *prof_module_kernel(const void *real_module, const char *name, const void *handle)
+{
+    struct emu_module *m = real_module ? (struct emu_module *)(uintptr_t)prof_table_get(&modules, real_module)
+                                       : NULL;
+    struct emu_kernel *k = m ? emu_kernel_by_name(m, name) : NULL;
+    if (!k)
+        k = emu_kernel_add(m, name, NULL);
+    if (k && handle)
+        prof_table_put(&kernels, handle, (uint64_t)(uintptr_t)k);
+    return k;
+}
+
+void prof_kernel_alias(const void *handle, const void *known)
+{
+    uint64_t k = prof_table_get(&kernels, known);
+    if (handle && k)
+        prof_table_put(&kernels, handle, k);
+}
+
+struct emu_kernel *prof_kernel_known(const void *handle)
+{
+    return (struct emu_kernel *)(uintptr_t)prof_table_get(&kernels, handle);
+}
+
 /* ---- allocations ---- */
 
 /* Packed as bytes (48 bits), kind (8), device + 1 (8). */

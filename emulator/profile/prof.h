@@ -1,9 +1,11 @@
 /* libmaya-profile.so: passthrough profiling (maya profile).
  *
  * LD_PRELOADed into a program that runs on real GPUs. It defines the traced
- * entry points of libcudart, cuBLAS, cuBLASLt, cuDNN and NCCL, each under
- * the real library's version node (profile.map) so that the program's
- * versioned references bind here; forwards every call to the real function
+ * entry points of libcudart, the driver (module loads and launches, copies,
+ * memsets: what Triton and torch.compile use), cuBLAS, cuBLASLt, cuDNN and
+ * NCCL, each under the real library's version node (profile.map) so that
+ * the program's versioned references bind here, and hands the driver's out
+ * to programs that ask for them by name (drv_procaddr.c); forwards every call to the real function
  * (looked up once, prof_sym); and writes the trace records the emulator
  * writes, with a private copy of the emulator's core started in passthrough
  * mode (emu_init_passthrough): the same record builders, kernel names and
@@ -29,6 +31,11 @@
 #ifndef MAYA_PROF_H
 #define MAYA_PROF_H
 
+/* The driver's entry points under their own names (cuLaunchKernel_ptsz,
+ * cuEventElapsedTime beside _v2), as the driver is built: cuda.h then
+ * #defines none of them to a newer one. */
+#define __CUDA_API_VERSION_INTERNAL 1
+#include <cuda.h>
 #include <cuda_runtime_api.h>
 #include <pthread.h>
 #include <stddef.h>
@@ -45,11 +52,15 @@ struct prof_lib {
     void *handle;                /* the loaded library, when RTLD_NEXT did not find a symbol */
 };
 
-extern struct prof_lib prof_cudart, prof_cublas, prof_cublaslt, prof_cudnn, prof_nccl;
+extern struct prof_lib prof_cuda, prof_cudart, prof_cublas, prof_cublaslt, prof_cudnn, prof_nccl;
 
 /* The real definition of name (NULL if the library is not loaded or lacks
  * it; a note is printed once). */
 void *prof_sym(struct prof_lib *lib, const char *name);
+
+/* libc's dlsym: the profiler's own dlsym (drv_procaddr.c) stands before it
+ * for the whole process, and hands out the profiler's functions. */
+void *prof_libc_dlsym(void *handle, const char *name);
 
 /* The real fn of lib, looked up on first use (a miss is looked up again next
  * time: a library may be loaded later). Type-checked against fn's prototype. */
@@ -73,6 +84,8 @@ struct prof_op {
     cudaStream_t stream;
     cudaEvent_t start, end;
     int device;                  /* the events' device (their pool) */
+    int drv;                     /* driver-API work: the driver's events, of ctx (none if NULL) */
+    void *ctx;                   /* the thread's current context then */
     int consumed;                /* the events went with the record */
     int capturing;               /* the stream is capturing a graph: nothing runs now */
     unsigned long long capture;  /* then: the capture's id (its records become the graph's nodes) */
@@ -84,8 +97,10 @@ struct prof_op {
 int prof_begin(struct prof_op *op);
 /* Device work on stream: record the start event (off the host clock), or
  * note that the stream is capturing a CUDA graph (no events then: they would
- * become nodes of the program's graph). The events are of op->device when
- * set (>= 0), else of the thread's current device. */
+ * become nodes of the program's graph). The events are the runtime's, of
+ * op->device when set (>= 0), else of the thread's current device; or,
+ * for driver-API work (op->drv), the driver's, of the context op->ctx
+ * (none when it is NULL). */
 void prof_device_begin(struct prof_op *op, cudaStream_t stream);
 /* The clock runs again and op->t0 is now: call the real function next. */
 void prof_go(struct prof_op *op);
@@ -155,9 +170,13 @@ void prof_missing(const char *lib, const char *name);
  * this thread is building a record for (prof_building). */
 void prof_divert(void *rec);
 void prof_building(struct prof_op *op);
-/* Events of a device's pool (made on that device when the pool is empty). */
-cudaEvent_t prof_event_get(int device);
-void prof_event_put(int device, cudaEvent_t e);
+/* Events of a pool: a device's runtime events (ctx NULL; made on that
+ * device when the pool is empty), or a driver context's (made in ctx, which
+ * is then current). */
+cudaEvent_t prof_event_get(int device, void *ctx);
+void prof_event_put(int device, void *ctx, cudaEvent_t e);
+/* Back to their pool: op's events, unless its record took them. */
+void prof_op_release(struct prof_op *op);
 
 /* ---- cuDNN (dnn.c) ---- */
 
@@ -210,6 +229,26 @@ void prof_kernel_register(void **real_handle, const void *host_fun, const char *
 void prof_kernel_handle(const void *handle, const void *host_fun);
 struct emu_kernel *prof_kernel(const void *func);
 
+/* The driver's modules and libraries (real: the program's CUmodule or
+ * CUlibrary), each with a copy of its image, as the emulated driver keeps
+ * them (source MAYA_KSRC_MODULE / LIBRARY); an image of no known kind is
+ * not kept. */
+void prof_module_load(const void *real, const void *image, int source);
+void prof_module_unload(const void *real);
+/* real names the module known already (cuLibraryGetModule). */
+void prof_module_alias(const void *real, const void *known);
+/* The kernel name of a module (NULL or unknown: a kernel of no module,
+ * its parameters unknown), known from now on by handle (a CUfunction or
+ * CUkernel). */
+struct emu_kernel *prof_module_kernel(const void *real_module, const char *name, const void *handle);
+/* handle names the kernel known already (cuKernelGetFunction). */
+void prof_kernel_alias(const void *handle, const void *known);
+/* The kernel a handle was registered for, or NULL. */
+struct emu_kernel *prof_kernel_known(const void *handle);
+/* The kernel of a driver launch's CUfunction: known, else named (and its
+ * module found) by the real driver (drv_module.c). */
+struct emu_kernel *prof_drv_kernel(CUfunction f);
+
 /* Allocations: remembered for their frees and the device's usage. */
 void prof_alloc_note(uint64_t ptr, uint64_t bytes, int kind, int device);
 /* The allocation starting at ptr, removed: 1 found (bytes, kind, device
@@ -226,10 +265,21 @@ struct prof_copy {
     int per_thread, async;
 };
 void prof_trace_copy(struct prof_op *op, uint32_t api, int result, const struct prof_copy *c);
+/* As the emulator's emu_copy_classify: the kind of c (and each end's
+ * device, pinned) from where its pointers live, asked of the real runtime,
+ * not from what the program said. */
+void prof_copy_classify(struct emu_copy *c);
 
 /* Where a pointer lives (real cudaPointerGetAttributes): device ordinal or
  * -1 for host; *pinned for page-locked host memory. */
 int prof_ptr_device(const void *p, int *pinned);
+
+/* Driver-API work on stream (a _ptsz / _ptds entry point: per_thread):
+ * op's events become the driver's, of the thread's current context (none
+ * without one: the call fails, and the runtime must not make one by making
+ * an event); returns the stream the events go to (the per-thread default
+ * stream for such an entry point's NULL). For PROF_DEVICE_BODY's STREAM. */
+cudaStream_t prof_drv_events(struct prof_op *op, CUstream stream, int per_thread);
 
 /* The thread's current device (real cudaGetDevice), kept in the core. */
 int prof_device(void);

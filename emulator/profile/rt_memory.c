@@ -155,8 +155,21 @@ cudaError_t cudaFreeAsync_ptsz(void *devPtr, cudaStream_t hStream)
 
 /* ---- copies ---- */
 
-/* As the emulator's emu_copy_classify: the kind from where the pointers
- * live (asked of the real runtime), not from what the program said. */
+void prof_copy_classify(struct emu_copy *c)
+{
+    int pin_d, pin_s;
+    c->dst_device = prof_ptr_device(c->dst, &pin_d);
+    c->src_device = prof_ptr_device(c->src, &pin_s);
+    if (c->dst_device >= 0 && c->src_device >= 0)
+        c->kind = c->dst_device == c->src_device ? MAYA_COPY_D2D : MAYA_COPY_PEER;
+    else if (c->dst_device >= 0)
+        c->kind = MAYA_COPY_H2D, c->pinned = pin_s;
+    else if (c->src_device >= 0)
+        c->kind = MAYA_COPY_D2H, c->pinned = pin_d;
+    else
+        c->kind = MAYA_COPY_H2H, c->pinned = pin_s && pin_d;
+}
+
 void prof_trace_copy(struct prof_op *op, uint32_t api, int e, const struct prof_copy *cp)
 {
     struct emu_stream *s = prof_stream(cp->stream, cp->per_thread);
@@ -168,17 +181,7 @@ void prof_trace_copy(struct prof_op *op, uint32_t api, int e, const struct prof_
         .dst = cp->dst, .src = cp->src, .width = cp->width, .height = cp->height, .depth = 1,
         .stream = s, .async = cp->async,
     };
-    int pin_d, pin_s;
-    c.dst_device = prof_ptr_device(c.dst, &pin_d);
-    c.src_device = prof_ptr_device(c.src, &pin_s);
-    if (c.dst_device >= 0 && c.src_device >= 0)
-        c.kind = c.dst_device == c.src_device ? MAYA_COPY_D2D : MAYA_COPY_PEER;
-    else if (c.dst_device >= 0)
-        c.kind = MAYA_COPY_H2D, c.pinned = pin_s;
-    else if (c.src_device >= 0)
-        c.kind = MAYA_COPY_D2H, c.pinned = pin_d;
-    else
-        c.kind = MAYA_COPY_H2H, c.pinned = pin_s && pin_d;
+    prof_copy_classify(&c);
     emu_copy_finish(api, op->t0, e, &c);
 }
 

@@ -17,6 +17,7 @@ real_exports libcublas.so.13 > "$TEST_TMP/cublas"
 real_exports libcublasLt.so.13 > "$TEST_TMP/cublaslt"
 real_exports libnccl.so.2 > "$TEST_TMP/nccl"
 real_exports libcudnn.so.9 > "$TEST_TMP/cudnn"
+real_exports stubs/libcuda.so > "$TEST_TMP/cuda" # the toolkit's stand-in for the driver's
 n=0
 while read -r sym; do
     name=${sym%%@*}
@@ -25,16 +26,21 @@ while read -r sym; do
     *@@libcublas.so.13) grep -qxF "$sym" "$TEST_TMP/cublas" || fail "$sym: not in the real libcublas.so.13" ;;
     *@@libcublasLt.so.13) grep -qxF "$sym" "$TEST_TMP/cublaslt" || fail "$sym: not in the real libcublasLt.so.13" ;;
     *@@libcudnn.so.9) grep -qxF "$sym" "$TEST_TMP/cudnn" || fail "$sym: not in the real libcudnn.so.9" ;;
+    dlsym@GLIBC_2.2.5 | dlsym@@GLIBC_2.34) ;; # libc's, for programs that look the driver up themselves
+    *@@MAYA_PROFILE_CUDA) # the driver's own symbols are unversioned
+        grep -qxE "$name(@@?Base)?" "$TEST_TMP/cuda" || fail "$sym: not in the real libcuda.so.1" ;;
     *@@MAYA_PROFILE_NCCL) # NCCL's own symbols are unversioned
         grep -qxE "$name(@@?Base)?" "$TEST_TMP/nccl" || fail "$sym: not in the real libnccl.so.2" ;;
     *) fail "$sym: exported under no real library's version node" ;;
     esac
     n=$((n + 1))
 done < "$TEST_TMP/exports"
-[ $n -ge 120 ] || fail "only $n exports: expected the runtime, cuBLAS, cuBLASLt and NCCL entry points"
+[ $n -ge 150 ] || fail "only $n exports: expected the runtime, driver, cuBLAS, cuBLASLt, cuDNN and NCCL entry points"
 expect_no_grep "^(emu_|maya_|prof_)" "$TEST_TMP/exports" "libmaya-profile.so exports its internals"
 for f in cudaLaunchKernel __cudaLaunchKernel __cudaRegisterFunction cudaMemcpyAsync cudaStreamSynchronize \
-         cublasGemmEx cublasLtMatmul cudnnConvolutionForward ncclAllReduce ncclGroupEnd cudaGraphLaunch; do
+         cublasGemmEx cublasLtMatmul cudnnConvolutionForward cudnnBackendExecute ncclAllReduce ncclGroupEnd \
+         cudaGraphLaunch cuLaunchKernel cuLaunchKernelEx cuModuleLoadData cuGetProcAddress_v2 \
+         cudaGetDriverEntryPointByVersion; do
     grep -q "^$f@@" "$TEST_TMP/exports" || fail "libmaya-profile.so does not define $f"
 done
 # it needs none of the CUDA libraries itself: it finds them in the program

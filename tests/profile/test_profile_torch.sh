@@ -6,6 +6,14 @@
 # forward and backward (backend graphs), besides PyTorch's own kernels.
 # The profile holds the device ops an emulated run records, each measured;
 # maya profile --compare matches every op of maya run's prediction.
+# torch.compile (train_compiled.py): Inductor's Triton kernels, loaded as
+# modules and launched through the driver functions PyTorch binds with
+# dlsym on libcuda.so.1, autotuning included, are in the profile as in the
+# emulated run, each measured. (Each run compiles from nothing, so that
+# both take the same path; and the emulator under the profiler writes a
+# trace too, so that its device clock times the autotuner's events with
+# the estimator's durations, as in the emulated run: both pick the same
+# configurations.)
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/profile/profile_lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
@@ -39,4 +47,17 @@ c = json.load(open(sys.argv[1]))
 assert c["device_ops"] >= 46 and c["matched_ops"] == c["device_ops"], (c["device_ops"], c["matched_ops"])
 assert c["families"]["conv"]["ops"] == 3 and c["families"]["attention"]["ops"] == 2, c["families"]
 PY
+
+# torch.compile; Triton finds the driver it links its launcher with here
+export TRITON_LIBCUDA_PATH=$MAYA_LIBS
+compiled=$TORCH_WORKLOADS/train_compiled.py
+(cd "$TORCH_WORKLOADS" && RANK=0 TORCHINDUCTOR_CACHE_DIR=$TEST_TMP/ind.emu TRITON_CACHE_DIR=$TEST_TMP/tri.emu \
+    emu "$TEST_TMP/c.emu" "$PY" "$compiled" 2) > "$TEST_TMP/c.emu.out" 2>&1 ||
+    fail "train_compiled.py under the emulator failed: $(tail -20 "$TEST_TMP/c.emu.out")"
+(cd "$TORCH_WORKLOADS" && RANK=0 TORCHINDUCTOR_CACHE_DIR=$TEST_TMP/ind.prof TRITON_CACHE_DIR=$TEST_TMP/tri.prof \
+    MAYA_TRACE_DIR=$TEST_TMP/c.under profile_run "$TEST_TMP/c.prof" "$PY" "$compiled" 2) > "$TEST_TMP/c.prof.out" 2>&1 ||
+    fail "train_compiled.py under the profiler failed: $(tail -20 "$TEST_TMP/c.prof.out")"
+same_ops "$TEST_TMP/c.emu/rank-0.mtrace" "$TEST_TMP/c.prof/rank-0.mtrace" "train_compiled.py"
+n=$(grep -cE '^launch +api=cuLaunchKernel(Ex)? result=0 kernel="triton_[a-z]+_fused' "$TEST_TMP/same.p.ops" || true)
+[ "$n" -ge 6 ] || fail "expected Inductor's Triton kernels launched through the driver each step, found $n"
 exit 0
