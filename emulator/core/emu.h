@@ -418,7 +418,7 @@ struct emu_event {
     unsigned flags;              /* cudaEventDefault, DisableTiming, BlockingSync, Interprocess */
     int device;
     uint64_t stream;             /* stream of the last record */
-    uint64_t t_ns;               /* host time of the last record (for elapsed time) */
+    uint64_t t_ns;               /* real time (maya_mono_ns) of the last record: elapsed time without a device clock */
     uint64_t hostfn_mark;        /* host functions queued before the last record */
     /* recorded on a capturing stream: the capture and the nodes a wait on
      * this event depends on (graph.c) */

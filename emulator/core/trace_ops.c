@@ -66,7 +66,12 @@ EMU_API void emu_event_record(struct emu_event *e, const struct emu_stream *s)
     e->version++;
     e->stream = s->id;
     e->device = s->device;
-    e->t_ns = emu_now();
+    /* The stand-in for a device clock (emu_event_elapsed): real time, which
+     * always moves on. The host clock of the trace may stand still (the
+     * wall clock while another thread waits inside the emulator, the cpu
+     * clock while a thread's CPU time catches up with what it was
+     * credited), and the work between two records would time 0. */
+    e->t_ns = maya_mono_ns();
     /* Host functions run in queue order, so the event is complete once
      * every one queued before it has run. */
     e->hostfn_mark = emu_hostfn_mark();
@@ -79,7 +84,7 @@ EMU_API enum emu_err emu_event_elapsed(const struct emu_event *start, const stru
     if (!start || !end || ((start->flags | end->flags) & 0x2) || !start->version || !end->version)
         return EMU_ERR_INVALID_HANDLE;
     /* The emulated GPU's time between the two records (device_clock.c);
-     * without a trace there is no clock, and the host time between them
+     * without a trace there is no clock, and the real time between them
      * (what the program spent issuing the work) stands in. */
     uint64_t a, b;
     if (emu_clock_event_time(start->id, start->version, &a) == 0 &&

@@ -90,6 +90,17 @@ expect_grep "^rank.0.exit=0$" "$d/run.conf"
 expect_grep "vector_add n=4096 blocks=16 threads=256: ok" "$d/logs/rank-0.out"
 expect_grep "^ +5 +[0-9.]+ .* cudaMemcpy$" "$d/profile.txt"
 expect_grep "^ +1 +[0-9.]+ .* vector_add\(float const\*, float const\*, float\*, int\)$" "$d/profile.txt"
+# Ops timed while another thread waits inside the emulator (a collective
+# waiting for its peer): the emulator, with no device clock (no trace of its
+# own), times its events in real time, not on its trace's host clock, which
+# stands still meanwhile; so the program's own elapsed time and the profile's
+# measurement of the kernel are both above 0.
+RANK=0 profile_run "$TEST_TMP/standin" "$WORKLOADS/event_standin" > "$TEST_TMP/out" 2>&1 ||
+    fail "event_standin under the profiler failed: $(tail -5 "$TEST_TMP/out")"
+expect_grep '^kernel_ms=0*[.]0*[1-9]' "$TEST_TMP/out" "the program's events time the kernel"
+dump "$TEST_TMP/standin/rank-0.mtrace" > "$TEST_TMP/standin.txt"
+expect_grep '^launch .* measured_ns=[1-9][0-9]* kernel="scale' "$TEST_TMP/standin.txt" "the profile measures the kernel"
+expect_count 2 '^coll .* measured_ns=[1-9]' "$TEST_TMP/standin.txt"
 # --gpu names the GPU when its name is unknown, and must be a known one
 MAYA_PROFILE_REAL_LIBDIR=$MAYA_LIBS "$MAYA" profile --gpu nonesuch -o "$TEST_TMP/p2" -- true > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 2 "exit status with an unknown --gpu"
