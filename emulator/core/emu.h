@@ -644,6 +644,9 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
  * without). EMU_ERR_INVALID_VALUE otherwise. */
 EMU_API enum emu_err emu_launch_args(struct emu_kernel *k, void **args, void **extra, const void **buf,
                                      size_t *bytes);
+/* The packed buffer of an `extra` list alone: *buf and *bytes, or
+ * EMU_ERR_INVALID_VALUE if it is not such a list. */
+EMU_API enum emu_err emu_launch_extra(void **extra, const void **buf, size_t *bytes);
 
 /* ---- module images (fatbin.c) ----
  * Fat binaries (LZ4, Zstd or uncompressed entries), bare cubins and PTX

@@ -348,9 +348,9 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
     emu_trace_emit(r);
 }
 
-/* The packed buffer of an `extra` list: { CU_LAUNCH_PARAM_BUFFER_POINTER (1),
- * buf, CU_LAUNCH_PARAM_BUFFER_SIZE (2), &size, CU_LAUNCH_PARAM_END (0) }. */
-static enum emu_err parse_extra(void **extra, const void **buf, size_t *bytes)
+/* CU_LAUNCH_PARAM_BUFFER_POINTER (1), CU_LAUNCH_PARAM_BUFFER_SIZE (2),
+ * CU_LAUNCH_PARAM_END (0). */
+EMU_API enum emu_err emu_launch_extra(void **extra, const void **buf, size_t *bytes)
 {
     int have_size = 0;
     *buf = NULL;
@@ -379,7 +379,7 @@ EMU_API enum emu_err emu_launch_args(struct emu_kernel *k, void **args, void **e
     if (args && extra)
         return EMU_ERR_INVALID_VALUE;
     if (extra) {
-        enum emu_err e = parse_extra(extra, buf, bytes);
+        enum emu_err e = emu_launch_extra(extra, buf, bytes);
         if (e != EMU_OK)
             return e;
     }

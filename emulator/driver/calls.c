@@ -22,23 +22,7 @@ uint32_t drv_api_id(const char *func)
 
 CUresult drv_launch_extra(void **extra, const void **buf, size_t *bytes)
 {
-    int have_size = 0;
-    *buf = NULL;
-    for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (i >= 64)
-            return CUDA_ERROR_INVALID_VALUE; /* no END: not a list */
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) {
-            *buf = extra[i + 1];
-        } else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE) {
-            if (!extra[i + 1])
-                return CUDA_ERROR_INVALID_VALUE;
-            *bytes = *(const size_t *)extra[i + 1];
-            have_size = 1;
-        } else {
-            return CUDA_ERROR_INVALID_VALUE;
-        }
-    }
-    return *buf && have_size ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+    return emu_launch_extra(extra, buf, bytes) == EMU_OK ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 CUresult drv_launch_config(const CUlaunchConfig *c, struct drv_launch_req *r)

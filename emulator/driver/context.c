@@ -232,10 +232,12 @@ static CUresult ctx_synchronize(uint32_t api, uint64_t t0, struct emu_ctx *c)
         return CUDA_ERROR_INVALID_CONTEXT;
     }
     /* Everything emulated is done at once but host functions, which run
-     * for real; the trace tells the simulator the host waits. */
-    emu_hostfn_drain(NULL);
-    emu_trace_sync(api, t0, CUDA_SUCCESS, MAYA_SYNC_DEVICE, (uint64_t)c->device, 0, 0);
-    return CUDA_SUCCESS;
+     * for real; the trace tells the simulator the host waits. Refused while
+     * the thread's capture mode forbids it, as cudaDeviceSynchronize. */
+    CUresult e = drv_error(emu_device_sync(c->device, api, t0));
+    if (e != CUDA_SUCCESS)
+        emu_trace_call(api, t0, e, 0, 0);
+    return e;
 }
 
 CUresult cuCtxSynchronize(void)

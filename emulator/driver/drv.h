@@ -83,4 +83,8 @@ static inline struct emu_module *drv_module(const void *m)
     return mod && mod->magic == EMU_MODULE_MAGIC ? mod : NULL;
 }
 
+/* A CUDA_MEMCPY3D as a copy (memory.c), checked as cuMemcpy3D checks it;
+ * c's stream and async are left to the caller (graph memcpy nodes). */
+CUresult drv_copy_3d_params(const CUDA_MEMCPY3D *p, struct emu_copy *c);
+
 #endif

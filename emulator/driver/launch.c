@@ -46,19 +46,13 @@ static CUresult launch(uint32_t api, uint64_t t0, const struct drv_launch_req *r
         e = CUDA_ERROR_INVALID_HANDLE;
     else if (!s)
         e = CUDA_ERROR_INVALID_HANDLE;
-    else if (r->params && r->extra)
-        e = CUDA_ERROR_INVALID_VALUE;
-    else if (r->extra)
-        e = drv_launch_extra(r->extra, &buf, &buf_bytes);
-    if (e == CUDA_SUCCESS) {
-        /* The layout, read once from the module's image, says how many
-         * parameter bytes the kernel takes. */
-        emu_kernel_prepare(k);
-        if (k->layout_known && k->nparams && !r->params && !buf)
-            e = CUDA_ERROR_INVALID_VALUE;
-        else if (k->layout_known && buf && buf_bytes < k->param_bytes)
-            e = CUDA_ERROR_INVALID_VALUE;
-    }
+    else
+        e = drv_error(emu_launch_args(k, r->params, r->extra, &buf, &buf_bytes));
+    /* a launch that would break a capture (the legacy stream while a
+     * blocking stream captures) is refused; on a capturing stream it
+     * becomes a kernel node (emu_trace_launch) */
+    if (e == CUDA_SUCCESS)
+        e = drv_error(emu_stream_issue_check(s));
     struct emu_launch l;
     drv_launch_describe(r, k, s, &l);
     if (e == CUDA_SUCCESS)

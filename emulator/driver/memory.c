@@ -60,26 +60,6 @@ CUresult cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInByt
     return e;
 }
 
-static CUresult alloc_async(uint32_t api, uint64_t t0, CUdeviceptr *dptr, size_t bytes, CUstream h, int pt)
-{
-    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
-    if (!s)
-        return CUDA_ERROR_INVALID_HANDLE;
-    return alloc_device(api, t0, dptr, bytes, MAYA_ALLOC_ASYNC, 0, s);
-}
-
-CUresult cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    DRV_ENTER();
-    return alloc_async(DRV_API(), drv_t0, dptr, bytesize, hStream, 0);
-}
-
-CUresult cuMemAllocAsync_ptsz(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
-{
-    DRV_ENTER();
-    return alloc_async(DRV_API(), drv_t0, dptr, bytesize, hStream, 1);
-}
-
 static CUresult free_memory(uint32_t api, uint64_t t0, uint64_t ptr, int kinds, uint16_t flags,
                             struct emu_stream *stream)
 {
@@ -104,26 +84,6 @@ CUresult cuMemFree_v2(CUdeviceptr dptr)
         DRV_RETURN(CUDA_ERROR_INVALID_CONTEXT);
     /* Like cudaFree, cuMemFree waits for the device. */
     return free_memory(DRV_API(), drv_t0, dptr, DEVICE_KINDS, MAYA_F_DEVICE_SYNC, NULL);
-}
-
-static CUresult free_async(uint32_t api, uint64_t t0, CUdeviceptr dptr, CUstream h, int pt)
-{
-    struct emu_stream *s = drv_stream_checked(api, t0, h, pt);
-    if (!s)
-        return CUDA_ERROR_INVALID_HANDLE;
-    return free_memory(api, t0, dptr, DEVICE_KINDS, 0, s);
-}
-
-CUresult cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
-{
-    DRV_ENTER();
-    return free_async(DRV_API(), drv_t0, dptr, hStream, 0);
-}
-
-CUresult cuMemFreeAsync_ptsz(CUdeviceptr dptr, CUstream hStream)
-{
-    DRV_ENTER();
-    return free_async(DRV_API(), drv_t0, dptr, hStream, 1);
 }
 
 CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
@@ -377,6 +337,23 @@ CUresult cuMemcpyPeerAsync_ptsz(CUdeviceptr dstDevice, CUcontext dstContext, CUd
     return copy_peer(DRV_API(), drv_t0, dstDevice, dstContext, srcDevice, srcContext, ByteCount, hStream, 1, 1);
 }
 
+/* The copy between two ends, checked as the driver checks it: both ends
+ * addressable, device ends inside an allocation. c's stream and async are
+ * left as they are. */
+static CUresult shape_copy(struct emu_copy *c, const struct drv_copy_end *d, const struct drv_copy_end *s,
+                           size_t width, size_t height, size_t depth)
+{
+    drv_copy_layout(c, d, s, width, height, depth);
+    if (!c->dst || !c->src || !width)
+        return CUDA_ERROR_INVALID_VALUE;
+    if ((d->type == CU_MEMORYTYPE_DEVICE &&
+         !device_range((uint64_t)(uintptr_t)c->dst, (c->depth - 1) * c->dslice + (c->height - 1) * c->dpitch + width)) ||
+        (s->type == CU_MEMORYTYPE_DEVICE &&
+         !device_range((uint64_t)(uintptr_t)c->src, (c->depth - 1) * c->sslice + (c->height - 1) * c->spitch + width)))
+        return CUDA_ERROR_INVALID_VALUE;
+    return CUDA_SUCCESS;
+}
+
 static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct drv_copy_end *d, const struct drv_copy_end *s,
                             size_t width, size_t height, size_t depth, CUstream h, int async, int pt)
 {
@@ -384,17 +361,7 @@ static CUresult copy_shaped(uint32_t api, uint64_t t0, const struct drv_copy_end
     if (!st)
         return CUDA_ERROR_INVALID_HANDLE;
     struct emu_copy c = { .stream = st, .async = async };
-    drv_copy_layout(&c, d, s, width, height, depth);
-    CUresult e = CUDA_SUCCESS;
-    if (!c.dst || !c.src || !width)
-        e = CUDA_ERROR_INVALID_VALUE;
-    else if ((d->type == CU_MEMORYTYPE_DEVICE &&
-              !device_range((uint64_t)(uintptr_t)c.dst,
-                            (c.depth - 1) * c.dslice + (c.height - 1) * c.dpitch + width)) ||
-             (s->type == CU_MEMORYTYPE_DEVICE &&
-              !device_range((uint64_t)(uintptr_t)c.src,
-                            (c.depth - 1) * c.sslice + (c.height - 1) * c.spitch + width)))
-        e = CUDA_ERROR_INVALID_VALUE;
+    CUresult e = shape_copy(&c, d, s, width, height, depth);
     emu_copy_classify(&c);
     if (!async)
         emu_hostfn_drain(st);
@@ -410,6 +377,15 @@ static CUresult copy_2d(uint32_t api, uint64_t t0, const CUDA_MEMCPY2D *p, CUstr
     }
     struct drv_copy_end d = DRV_END2D(p, dst), s = DRV_END2D(p, src);
     return copy_shaped(api, t0, &d, &s, p->WidthInBytes, p->Height, 1, h, async, pt);
+}
+
+CUresult drv_copy_3d_params(const CUDA_MEMCPY3D *p, struct emu_copy *c)
+{
+    memset(c, 0, sizeof *c);
+    if (!p || p->srcLOD || p->dstLOD || p->reserved0 || p->reserved1)
+        return CUDA_ERROR_INVALID_VALUE;
+    struct drv_copy_end d = DRV_END3D(p, dst), s = DRV_END3D(p, src);
+    return shape_copy(c, &d, &s, p->WidthInBytes, p->Height, p->Depth);
 }
 
 static CUresult copy_3d(uint32_t api, uint64_t t0, const CUDA_MEMCPY3D *p, CUstream h, int async, int pt)

@@ -67,8 +67,10 @@ static CUresult cuStreamSynchronize_impl(uint32_t api, uint64_t t0, int pt, CUst
     struct emu_stream *s = drv_stream(h, pt);
     if (!s)
         FAIL(api, t0, CUDA_ERROR_INVALID_HANDLE, 0);
-    emu_hostfn_drain(s);
-    emu_trace_sync(api, t0, CUDA_SUCCESS, MAYA_SYNC_STREAM, s->id, 0, s->id);
+    /* the capture rules, host functions, pools, the SYNC record (core) */
+    CUresult e = drv_error(emu_stream_sync(s, api, t0));
+    if (e != CUDA_SUCCESS)
+        FAIL(api, t0, e, s->id);
     return CUDA_SUCCESS;
 }
 IMPL_PAIR(cuStreamSynchronize, (CUstream hStream), hStream)
@@ -78,6 +80,9 @@ static CUresult cuStreamQuery_impl(uint32_t api, uint64_t t0, int pt, CUstream h
     struct emu_stream *s = drv_stream(h, pt);
     if (!s)
         FAIL(api, t0, CUDA_ERROR_INVALID_HANDLE, 0);
+    CUresult e = drv_error(emu_capture_unsafe_call(s));
+    if (e != CUDA_SUCCESS)
+        FAIL(api, t0, e, s->id);
     /* Emulated work completes at once; only host functions take time. */
     emu_hostfn_drain(s);
     emu_trace_call(api, t0, CUDA_SUCCESS, s->id, 0);
@@ -98,7 +103,10 @@ static CUresult cuStreamWaitEvent_impl(uint32_t api, uint64_t t0, int pt, CUstre
         FAIL(api, t0, CUDA_ERROR_INVALID_HANDLE, s ? s->id : 0);
     if (w.flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL)
         FAIL(api, t0, CUDA_ERROR_INVALID_VALUE, s->id);
-    emu_trace_event(MAYA_REC_STREAM_WAIT, api, t0, CUDA_SUCCESS, e, e->version, s->id);
+    /* while capturing: a dependency of the capture, or s joins it (core) */
+    CUresult err = drv_error(emu_stream_wait_issue(api, t0, s, e));
+    if (err != CUDA_SUCCESS)
+        FAIL(api, t0, err, s->id);
     return CUDA_SUCCESS;
 }
 IMPL_PAIR(cuStreamWaitEvent, (CUstream hStream, CUevent hEvent, unsigned int Flags), hStream,
@@ -145,20 +153,6 @@ static CUresult cuStreamGetCtx_v2_impl(uint32_t api, uint64_t t0, int pt, CUstre
 }
 IMPL_PAIR(cuStreamGetCtx_v2, (CUstream hStream, CUcontext *pCtx, CUgreenCtx *pGreenCtx), hStream,
           ((struct ctx2_args){ pCtx, pGreenCtx }))
-
-static CUresult cuStreamIsCapturing_impl(uint32_t api, uint64_t t0, int pt, CUstream h,
-                                         CUstreamCaptureStatus *status)
-{
-    struct emu_stream *s = drv_stream(h, pt);
-    if (!status)
-        FAIL(api, t0, CUDA_ERROR_INVALID_VALUE, 0);
-    if (!s)
-        FAIL(api, t0, CUDA_ERROR_INVALID_HANDLE, 0);
-    *status = s->capture_mode ? CU_STREAM_CAPTURE_STATUS_ACTIVE : CU_STREAM_CAPTURE_STATUS_NONE;
-    emu_trace_call(api, t0, CUDA_SUCCESS, s->id, 0);
-    return CUDA_SUCCESS;
-}
-IMPL_PAIR(cuStreamIsCapturing, (CUstream hStream, CUstreamCaptureStatus *captureStatus), hStream, captureStatus)
 
 /* ---- host functions ---- */
 
@@ -254,19 +248,21 @@ CUresult cuEventDestroy(CUevent hEvent)
     return cuEventDestroy_v2(hEvent);
 }
 
-static CUresult record(uint32_t api, uint64_t t0, CUevent hEvent, struct emu_stream *s)
+/* external: CU_EVENT_RECORD_EXTERNAL (an event-record node while capturing). */
+static CUresult record(uint32_t api, uint64_t t0, CUevent hEvent, struct emu_stream *s, int external)
 {
     struct emu_event *e = emu_event_resolve(hEvent);
     if (!e || !s)
         FAIL(api, t0, CUDA_ERROR_INVALID_HANDLE, s ? s->id : 0);
-    emu_event_record(e, s);
-    emu_trace_event(MAYA_REC_EVENT_RECORD, api, t0, CUDA_SUCCESS, e, e->version, s->id);
+    CUresult err = drv_error(emu_event_record_issue(api, t0, e, s, external));
+    if (err != CUDA_SUCCESS)
+        FAIL(api, t0, err, s->id);
     return CUDA_SUCCESS;
 }
 
 static CUresult cuEventRecord_impl(uint32_t api, uint64_t t0, int pt, CUevent hEvent, CUstream h)
 {
-    return record(api, t0, hEvent, drv_stream(h, pt));
+    return record(api, t0, hEvent, drv_stream(h, pt), 0);
 }
 IMPL_PAIR(cuEventRecord, (CUevent hEvent, CUstream hStream), hEvent, hStream)
 
@@ -279,7 +275,7 @@ static CUresult cuEventRecordWithFlags_impl(uint32_t api, uint64_t t0, int pt, C
 {
     if (a.flags & ~(unsigned)CU_EVENT_RECORD_EXTERNAL)
         FAIL(api, t0, CUDA_ERROR_INVALID_VALUE, 0);
-    return record(api, t0, hEvent, drv_stream(a.stream, pt));
+    return record(api, t0, hEvent, drv_stream(a.stream, pt), (a.flags & CU_EVENT_RECORD_EXTERNAL) != 0);
 }
 IMPL_PAIR(cuEventRecordWithFlags, (CUevent hEvent, CUstream hStream, unsigned int flags), hEvent,
           ((struct record_args){ hStream, flags }))
@@ -290,7 +286,9 @@ CUresult cuEventSynchronize(CUevent hEvent)
     struct emu_event *e = emu_event_resolve(hEvent);
     if (!e)
         DRV_RETURN(CUDA_ERROR_INVALID_HANDLE);
-    emu_trace_sync(DRV_API(), drv_t0, CUDA_SUCCESS, MAYA_SYNC_EVENT, e->id, e->version, e->stream);
+    CUresult err = drv_error(emu_event_sync(e, DRV_API(), drv_t0));
+    if (err != CUDA_SUCCESS)
+        DRV_RETURN(err);
     return CUDA_SUCCESS;
 }
 
@@ -324,7 +322,7 @@ CUresult cuCtxRecordEvent(CUcontext hCtx, CUevent hEvent)
     int dev = drv_ctx_device();
     if (dev != c->device)
         DRV_RETURN(CUDA_ERROR_INVALID_CONTEXT);
-    return record(DRV_API(), drv_t0, hEvent, drv_stream(CU_STREAM_LEGACY, 0));
+    return record(DRV_API(), drv_t0, hEvent, drv_stream(CU_STREAM_LEGACY, 0), 0);
 }
 
 CUresult cuCtxWaitEvent(CUcontext hCtx, CUevent hEvent)
