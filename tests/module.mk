@@ -74,7 +74,8 @@ WORKLOAD_LIBS_drv_modules := $(DRIVER_LINK)
 WORKLOAD_LIBS_drv_memory := $(DRIVER_LINK)
 WORKLOAD_LIBS_drv_device := $(DRIVER_LINK)
 WORKLOAD_LIBS_drv_procaddr := $(DRIVER_LINK) -ldl
-$(addprefix $(WORKLOAD_DIR)/,drv_modules drv_memory drv_procaddr drv_device): tests/workloads/drv_check.h
+WORKLOAD_LIBS_drv_graphs := $(DRIVER_LINK)
+$(addprefix $(WORKLOAD_DIR)/,drv_modules drv_memory drv_procaddr drv_device drv_graphs): tests/workloads/drv_check.h
 
 # C unit tests: tests/<area>/test_*.c -> build/tests/unit/test_* (tests/run runs
 # them), linked with every stage library; -Itests lets an area share a helper header.

@@ -1,6 +1,6 @@
-// Checks the driver-API workloads share: a call must succeed, or return a
-// given error, or a condition must hold; otherwise the program says what
-// and where, and exits non-zero.
+// Checks (and a module-file reader) the driver-API workloads share: a call
+// must succeed, or return a given error, or a condition must hold; otherwise
+// the program says what and where, and exits non-zero.
 #ifndef DRV_CHECK_H
 #define DRV_CHECK_H
 
@@ -36,6 +36,26 @@ static inline void drv_require(int ok, const char *what, int line)
         fprintf(stderr, "line %d: expected %s\n", line, what);
         exit(1);
     }
+}
+
+// A whole file (a module image), NUL-terminated as PTX text must be.
+static inline void *drv_read_file(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        perror(path);
+        exit(1);
+    }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = (char *)calloc(1, (size_t)n + 1);
+    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        fprintf(stderr, "cannot read %s\n", path);
+        exit(1);
+    }
+    fclose(f);
+    return buf;
 }
 
 #endif

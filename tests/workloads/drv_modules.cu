@@ -20,25 +20,6 @@ struct Pair {
     double c;
 };
 
-static void *read_file(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        perror(path);
-        exit(1);
-    }
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = (char *)calloc(1, (size_t)n + 1); // PTX must end with a NUL
-    if (!buf || fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        fprintf(stderr, "cannot read %s\n", path);
-        exit(1);
-    }
-    fclose(f);
-    return buf;
-}
-
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -53,7 +34,7 @@ int main(int argc, char **argv)
     CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
     CHECK(cuCtxSetCurrent(ctx));
 
-    void *image = read_file(argv[1]);
+    void *image = drv_read_file(argv[1]);
     CHECK(cuModuleLoadData(&mod, image));
     free(image); // the driver keeps its own copy
 
