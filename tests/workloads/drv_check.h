@@ -58,4 +58,19 @@ static inline void *drv_read_file(const char *path)
     return buf;
 }
 
+// The start of a driver-API program: cuInit, device 0's primary context
+// made current, and the module in the image file at path loaded.
+static inline CUmodule drv_setup(const char *path, CUdevice *dev, CUcontext *ctx)
+{
+    CUmodule mod;
+    CHECK(cuInit(0));
+    CHECK(cuDeviceGet(dev, 0));
+    CHECK(cuDevicePrimaryCtxRetain(ctx, *dev));
+    CHECK(cuCtxSetCurrent(*ctx));
+    void *image = drv_read_file(path);
+    CHECK(cuModuleLoadData(&mod, image));
+    free(image); // the driver keeps its own copy
+    return mod;
+}
+
 #endif

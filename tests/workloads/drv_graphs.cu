@@ -256,15 +256,8 @@ int main(int argc, char **argv)
     }
     CUdevice dev;
     CUcontext ctx;
-    CUmodule mod;
+    CUmodule mod = drv_setup(argv[1], &dev, &ctx);
     CUfunction scale;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-    void *image = drv_read_file(argv[1]);
-    CHECK(cuModuleLoadData(&mod, image));
-    free(image);
     CHECK(cuModuleGetFunction(&scale, mod, "scale"));
 
     CUstream s;

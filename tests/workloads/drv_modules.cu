@@ -28,15 +28,7 @@ int main(int argc, char **argv)
     }
     CUdevice dev;
     CUcontext ctx;
-    CUmodule mod;
-    CHECK(cuInit(0));
-    CHECK(cuDeviceGet(&dev, 0));
-    CHECK(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CHECK(cuCtxSetCurrent(ctx));
-
-    void *image = drv_read_file(argv[1]);
-    CHECK(cuModuleLoadData(&mod, image));
-    free(image); // the driver keeps its own copy
+    CUmodule mod = drv_setup(argv[1], &dev, &ctx);
 
     unsigned count = 0;
     CHECK(cuModuleGetFunctionCount(&count, mod));
