@@ -181,3 +181,45 @@ CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
     DRV_RETURN(CUDA_SUCCESS);
 }
 
+
+/* Add to (flags 0) or replace (1) the nodes the stream's next captured work
+ * depends on; CUDA_ERROR_ILLEGAL_STATE when it is not capturing. Every edge
+ * is a plain edge: the _v2 forms' edge data is not kept. */
+static CUresult update_deps(uint32_t api, uint64_t t0, CUstream h, int pt, CUgraphNode *deps, size_t n,
+                            unsigned flags)
+{
+    struct emu_stream *s = drv_stream(h, pt);
+    CUresult e = s ? drv_error(emu_capture_update_deps(s, CNODES(deps), n, flags)) : CUDA_ERROR_INVALID_HANDLE;
+    emu_trace_call(api, t0, e, s ? s->id : 0, 0);
+    return e;
+}
+
+CUresult cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies, size_t numDependencies,
+                                           unsigned int flags)
+{
+    DRV_ENTER();
+    return update_deps(DRV_API(), drv_t0, hStream, 0, dependencies, numDependencies, flags);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_ptsz(CUstream hStream, CUgraphNode *dependencies,
+                                                size_t numDependencies, unsigned int flags)
+{
+    DRV_ENTER();
+    return update_deps(DRV_API(), drv_t0, hStream, 1, dependencies, numDependencies, flags);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies,
+                                              const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                              unsigned int flags)
+{
+    DRV_ENTER();
+    return update_deps(DRV_API(), drv_t0, hStream, 0, dependencies, numDependencies, flags);
+}
+
+CUresult cuStreamUpdateCaptureDependencies_v2_ptsz(CUstream hStream, CUgraphNode *dependencies,
+                                                   const CUgraphEdgeData *dependencyData, size_t numDependencies,
+                                                   unsigned int flags)
+{
+    DRV_ENTER();
+    return update_deps(DRV_API(), drv_t0, hStream, 1, dependencies, numDependencies, flags);
+}
