@@ -4,8 +4,11 @@
 // first on the command line), a captured graph is launched LAUNCHES times,
 // a graph built with the API runs its nodes in dependency order (its host
 // nodes say in which order they ran, its copy brings back what its memset
-// wrote), memory pools account for stream-ordered allocations, and misuse
-// fails with the driver's codes. The second argument is where
+// wrote), an executable graph changed node by node, disabled in part and
+// updated from its graph runs what it was changed to, event nodes order two
+// graphs on two streams, memory nodes allocate and free graph memory,
+// cuGraphAddNode makes nodes of each kind, memory pools account for
+// stream-ordered allocations, and misuse fails with the driver's codes. The second argument is where
 // cuGraphDebugDotPrint writes the built graph.
 // Prints what it measured; exits non-zero on any unexpected result.
 #include <cuda.h>
@@ -176,6 +179,274 @@ static void built(CUfunction scale, CUdeviceptr d, CUstream s, CUcontext ctx, co
     CHECK(cuGraphDestroy(g));
 }
 
+// Change an executable graph and its graph: memset -> kernel -> copy back.
+// The kernel node's parameters changed in the executable graph show in the
+// next launch (grid 4, a=1.5) but not in the graph; a disabled memset is
+// left out of the next launch; cuGraphExecUpdate takes the graph's new
+// parameters (grid 8, value 9); a clone maps its nodes back; a graph of
+// another shape is refused with the reason.
+static void updated(CUfunction scale, CUdeviceptr d, CUstream s, CUcontext ctx)
+{
+    static float host[N], other[N];
+    float a = 0.5f, a2 = 1.5f;
+    int n = N;
+    void *args[] = { &d, &a, &n };
+    void *args2[] = { &d, &a2, &n };
+    CUgraph g;
+    CHECK(cuGraphCreate(&g, 0));
+    CUgraphNode set, kernel, copy;
+    CUDA_MEMSET_NODE_PARAMS mp;
+    memset(&mp, 0, sizeof mp);
+    mp.dst = d, mp.value = float_bits(4.0f), mp.elementSize = 4, mp.width = N, mp.height = 1;
+    CHECK(cuGraphAddMemsetNode(&set, g, NULL, 0, &mp, ctx));
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = scale, kp.gridDimX = 2, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = 128, kp.blockDimY = 1, kp.blockDimZ = 1, kp.kernelParams = args;
+    CHECK(cuGraphAddKernelNode(&kernel, g, &set, 1, &kp));
+    CUDA_MEMCPY3D cp;
+    memset(&cp, 0, sizeof cp);
+    cp.srcMemoryType = CU_MEMORYTYPE_DEVICE, cp.srcDevice = d;
+    cp.dstMemoryType = CU_MEMORYTYPE_HOST, cp.dstHost = host;
+    cp.WidthInBytes = sizeof host, cp.Height = 1, cp.Depth = 1;
+    CHECK(cuGraphAddMemcpyNode(&copy, g, &kernel, 1, &cp, ctx));
+
+    // what the nodes say they do
+    CUDA_KERNEL_NODE_PARAMS got;
+    CHECK(cuGraphKernelNodeGetParams(kernel, &got));
+    REQUIRE(got.func == scale && got.gridDimX == 2 && got.blockDimX == 128 && got.kernelParams &&
+            *(float *)got.kernelParams[1] == 0.5f && *(int *)got.kernelParams[2] == N);
+    CUDA_MEMSET_NODE_PARAMS mgot;
+    CHECK(cuGraphMemsetNodeGetParams(set, &mgot));
+    REQUIRE(mgot.dst == d && mgot.value == float_bits(4.0f) && mgot.elementSize == 4 && mgot.width == N);
+    CUDA_MEMCPY3D cgot;
+    CHECK(cuGraphMemcpyNodeGetParams(copy, &cgot));
+    REQUIRE(cgot.srcMemoryType == CU_MEMORYTYPE_DEVICE && cgot.srcDevice == d &&
+            cgot.dstMemoryType == CU_MEMORYTYPE_HOST && cgot.dstHost == host && cgot.WidthInBytes == sizeof host);
+    CUgraphNode deps[2];
+    size_t ndeps = 2, ndependents = 2;
+    CHECK(cuGraphNodeGetDependencies(kernel, deps, NULL, &ndeps));
+    REQUIRE(ndeps == 1 && deps[0] == set);
+    CHECK(cuGraphNodeGetDependentNodes(kernel, deps, NULL, &ndependents));
+    REQUIRE(ndependents == 1 && deps[0] == copy);
+
+    CUgraphExec x;
+    CHECK(cuGraphInstantiate(&x, g, 0));
+    CHECK(cuGraphLaunch(x, s)); // launch 1: as built
+    // launch 2: the kernel changed in the executable graph only
+    kp.gridDimX = 4, kp.kernelParams = args2;
+    CHECK(cuGraphExecKernelNodeSetParams(x, kernel, &kp));
+    CHECK(cuGraphLaunch(x, s));
+    CHECK(cuGraphKernelNodeGetParams(kernel, &got));
+    REQUIRE(got.gridDimX == 2 && *(float *)got.kernelParams[1] == 0.5f);
+    // launch 3: the memset disabled
+    unsigned enabled = 9;
+    CHECK(cuGraphNodeSetEnabled(x, set, 0));
+    CHECK(cuGraphNodeGetEnabled(x, set, &enabled));
+    REQUIRE(enabled == 0);
+    CHECK(cuGraphLaunch(x, s));
+    // launch 4: enabled again, the graph's kernel and memset changed and
+    // the executable graph updated from it
+    CHECK(cuGraphNodeSetEnabled(x, set, 1));
+    kp.gridDimX = 8;
+    CHECK(cuGraphKernelNodeSetParams(kernel, &kp));
+    mp.value = float_bits(9.0f);
+    CHECK(cuGraphMemsetNodeSetParams(set, &mp));
+    CUgraphExecUpdateResultInfo info;
+    memset(&info, 0xff, sizeof info);
+    CHECK(cuGraphExecUpdate(x, g, &info));
+    REQUIRE(info.result == CU_GRAPH_EXEC_UPDATE_SUCCESS && info.errorNode == NULL);
+    CHECK(cuGraphLaunch(x, s));
+    CHECK(cuStreamSynchronize(s));
+    REQUIRE(host[0] == 9.0f);
+    // launch 5: the copy sent to another buffer and the memset's value
+    // changed in the executable graph
+    cp.dstHost = other;
+    CHECK(cuGraphExecMemcpyNodeSetParams(x, copy, &cp, ctx));
+    mp.value = float_bits(5.0f);
+    CHECK(cuGraphExecMemsetNodeSetParams(x, set, &mp, ctx));
+    CHECK(cuGraphLaunch(x, s));
+    CHECK(cuStreamSynchronize(s));
+    REQUIRE(host[0] == 9.0f && other[0] == 5.0f && other[N - 1] == 5.0f);
+
+    // a clone's nodes map back to the graph's
+    CUgraph c;
+    CHECK(cuGraphClone(&c, g));
+    CUgraphNode in_clone;
+    CHECK(cuGraphNodeFindInClone(&in_clone, kernel, c));
+    REQUIRE(in_clone != kernel);
+    CHECK(cuGraphKernelNodeGetParams(in_clone, &got));
+    REQUIRE(got.gridDimX == 8);
+    EXPECT(cuGraphNodeFindInClone(&in_clone, kernel, g), CUDA_ERROR_INVALID_VALUE); // g is not a clone
+    // an update from a graph of another shape is refused, saying why
+    CUgraphNode extra;
+    CHECK(cuGraphAddEmptyNode(&extra, c, &in_clone, 1));
+    EXPECT(cuGraphExecUpdate(x, c, &info), CUDA_ERROR_GRAPH_EXEC_UPDATE_FAILURE);
+    REQUIRE(info.result == CU_GRAPH_EXEC_UPDATE_ERROR_TOPOLOGY_CHANGED);
+    printf("updated value=%g other=%g clone_grid=%u\n", host[0], other[0], got.gridDimX);
+
+    // misuse
+    CUDA_HOST_NODE_PARAMS hp = { tag, NULL };
+    EXPECT(cuGraphHostNodeSetParams(kernel, &hp), CUDA_ERROR_INVALID_VALUE);     // not a host node
+    EXPECT(cuGraphKernelNodeGetParams(set, &got), CUDA_ERROR_INVALID_VALUE);     // not a kernel node
+    EXPECT(cuGraphExecKernelNodeSetParams(x, extra, &kp), CUDA_ERROR_INVALID_VALUE); // not in x
+    EXPECT(cuGraphNodeSetEnabled(x, extra, 0), CUDA_ERROR_INVALID_VALUE);
+    kp.gridDimX = 0;
+    EXPECT(cuGraphExecKernelNodeSetParams(x, kernel, &kp), CUDA_ERROR_INVALID_VALUE); // empty grid
+    EXPECT(cuGraphNodeGetEnabled(x, set, NULL), CUDA_ERROR_INVALID_VALUE);
+    EXPECT(cuGraphExecUpdate(NULL, g, &info), CUDA_ERROR_INVALID_VALUE);
+    CHECK(cuGraphDestroy(c));
+    CHECK(cuGraphExecDestroy(x));
+    CHECK(cuGraphDestroy(g));
+}
+
+// Event nodes order two graphs on two streams: one records an event after
+// its kernel, the other waits for it before its memset. Memory nodes
+// allocate when made and free in the graph; cuGraphAddNode makes any node
+// the driver emulates; a capture's dependencies can be replaced.
+static void event_and_memory_nodes(CUfunction scale, CUdeviceptr d, CUstream s, CUcontext ctx, CUdevice dev)
+{
+    float a = 2.0f;
+    int n = N;
+    void *args[] = { &d, &a, &n };
+    CUstream s2;
+    CHECK(cuStreamCreate(&s2, CU_STREAM_NON_BLOCKING));
+    CUevent ev, ev_got;
+    CHECK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+
+    CUgraph producer, consumer;
+    CHECK(cuGraphCreate(&producer, 0));
+    CHECK(cuGraphCreate(&consumer, 0));
+    CUgraphNode kernel, record, wait, set;
+    CUDA_KERNEL_NODE_PARAMS kp;
+    memset(&kp, 0, sizeof kp);
+    kp.func = scale, kp.gridDimX = 1, kp.gridDimY = 1, kp.gridDimZ = 1;
+    kp.blockDimX = N, kp.blockDimY = 1, kp.blockDimZ = 1, kp.kernelParams = args;
+    CHECK(cuGraphAddKernelNode(&kernel, producer, NULL, 0, &kp));
+    CHECK(cuGraphAddEventRecordNode(&record, producer, &kernel, 1, ev));
+    CHECK(cuGraphAddEventWaitNode(&wait, consumer, NULL, 0, ev));
+    CUDA_MEMSET_NODE_PARAMS mp;
+    memset(&mp, 0, sizeof mp);
+    mp.dst = d, mp.value = 0, mp.elementSize = 4, mp.width = N, mp.height = 1;
+    CHECK(cuGraphAddMemsetNode(&set, consumer, &wait, 1, &mp, ctx));
+    CHECK(cuGraphEventRecordNodeGetEvent(record, &ev_got));
+    REQUIRE(ev_got == ev);
+    CHECK(cuGraphEventWaitNodeGetEvent(wait, &ev_got));
+    REQUIRE(ev_got == ev);
+    CUgraphExec px, cx;
+    CHECK(cuGraphInstantiate(&px, producer, 0));
+    CHECK(cuGraphInstantiate(&cx, consumer, 0));
+    CHECK(cuGraphLaunch(px, s));
+    CHECK(cuGraphLaunch(cx, s2));
+    CHECK(cuCtxSynchronize());
+
+    // memory nodes: allocated as the node is made, freed by the graph
+    CUgraph mg;
+    CHECK(cuGraphCreate(&mg, 0));
+    CUDA_MEM_ALLOC_NODE_PARAMS ap;
+    memset(&ap, 0, sizeof ap);
+    ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    ap.poolProps.location.id = dev;
+    ap.bytesize = 1 << 20;
+    CUgraphNode alloc, use, free_node;
+    CHECK(cuGraphAddMemAllocNode(&alloc, mg, NULL, 0, &ap));
+    REQUIRE(ap.dptr != 0);
+    mp.dst = ap.dptr;
+    CHECK(cuGraphAddMemsetNode(&use, mg, &alloc, 1, &mp, ctx));
+    CHECK(cuGraphAddMemFreeNode(&free_node, mg, &use, 1, ap.dptr));
+    CUDA_MEM_ALLOC_NODE_PARAMS agot;
+    CHECK(cuGraphMemAllocNodeGetParams(alloc, &agot));
+    CUdeviceptr freed = 0;
+    CHECK(cuGraphMemFreeNodeGetParams(free_node, &freed));
+    REQUIRE(agot.bytesize == 1 << 20 && agot.dptr == ap.dptr && agot.poolProps.location.id == dev &&
+            freed == ap.dptr);
+    CUgraphExec mx;
+    CHECK(cuGraphInstantiate(&mx, mg, 0));
+    CHECK(cuGraphLaunch(mx, s));
+    CHECK(cuStreamSynchronize(s));
+
+    // cuGraphAddNode: a host node, a kernel node
+    static const char three = '3';
+    CUgraph gg;
+    CHECK(cuGraphCreate(&gg, 0));
+    CUgraphNodeParams np;
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_HOST;
+    np.host.fn = tag, np.host.userData = (void *)&three;
+    CUgraphNode gh, gk;
+    CHECK(cuGraphAddNode(&gh, gg, NULL, NULL, 0, &np));
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+    np.kernel.func = scale, np.kernel.gridDimX = 3, np.kernel.gridDimY = 1, np.kernel.gridDimZ = 1;
+    np.kernel.blockDimX = 32, np.kernel.blockDimY = 1, np.kernel.blockDimZ = 1, np.kernel.kernelParams = args;
+    CHECK(cuGraphAddNode(&gk, gg, &gh, NULL, 1, &np));
+    CUgraphNodeType type;
+    CHECK(cuGraphNodeGetType(gk, &type));
+    REQUIRE(type == CU_GRAPH_NODE_TYPE_KERNEL);
+    CUDA_HOST_NODE_PARAMS hgot;
+    CHECK(cuGraphHostNodeGetParams(gh, &hgot));
+    REQUIRE(hgot.fn == tag && hgot.userData == &three);
+    CUgraphExec gx;
+    CUDA_GRAPH_INSTANTIATE_PARAMS ip;
+    memset(&ip, 0, sizeof ip);
+    ip.result_out = CUDA_GRAPH_INSTANTIATE_ERROR;
+    CHECK(cuGraphInstantiateWithParams(&gx, gg, &ip));
+    REQUIRE(ip.result_out == CUDA_GRAPH_INSTANTIATE_SUCCESS);
+    CHECK(cuGraphLaunch(gx, s));
+    CHECK(cuStreamSynchronize(s));
+
+    // a capture whose dependencies are replaced: the kernel after the
+    // memset becomes a second root
+    CUgraph cap;
+    CHECK(cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_GLOBAL));
+    CHECK(cuMemsetD32Async(d, 0, N, s));
+    CHECK(cuStreamUpdateCaptureDependencies(s, NULL, NULL, 0, CU_STREAM_SET_CAPTURE_DEPENDENCIES));
+    CHECK(cuLaunchKernel(scale, 1, 1, 1, N, 1, 1, 0, s, args, NULL));
+    CHECK(cuStreamEndCapture(s, &cap));
+    size_t roots = 0;
+    CHECK(cuGraphGetRootNodes(cap, NULL, &roots));
+    printf("events order=%s alloc=%zu roots=%zu\n", order, (size_t)agot.bytesize, roots);
+    REQUIRE(roots == 2);
+
+    // misuse
+    int not_an_event = 0;
+    CUgraphNode bad;
+    EXPECT(cuGraphAddEventRecordNode(&bad, producer, NULL, 0, (CUevent)&not_an_event), CUDA_ERROR_INVALID_HANDLE);
+    EXPECT(cuGraphEventWaitNodeSetEvent(record, ev), CUDA_ERROR_INVALID_VALUE); // a record node
+    EXPECT(cuGraphAddMemFreeNode(&bad, mg, NULL, 0, 0x1234), CUDA_ERROR_INVALID_VALUE); // not an allocation
+    ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_HOST;
+    EXPECT(cuGraphAddMemAllocNode(&bad, mg, NULL, 0, &ap), CUDA_ERROR_INVALID_VALUE);
+    memset(&np, 0, sizeof np);
+    np.type = CU_GRAPH_NODE_TYPE_MEM_FREE;
+    np.free.dptr = ap.dptr;
+    EXPECT(cuGraphNodeSetParams(free_node, &np), CUDA_ERROR_NOT_SUPPORTED); // memory nodes stay
+    np.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+    EXPECT(cuGraphAddNode(&bad, gg, NULL, NULL, 0, &np), CUDA_ERROR_NOT_SUPPORTED);
+    np.type = CU_GRAPH_NODE_TYPE_EMPTY;
+    np.reserved0[1] = 1;
+    EXPECT(cuGraphAddNode(&bad, gg, NULL, NULL, 0, &np), CUDA_ERROR_INVALID_VALUE); // reserved must be 0
+    EXPECT(cuStreamUpdateCaptureDependencies(s, NULL, NULL, 0, CU_STREAM_ADD_CAPTURE_DEPENDENCIES),
+           CUDA_ERROR_ILLEGAL_STATE); // not capturing
+    CUgraphNode cycle_to[] = { gh, gk };
+    CUgraphNode cycle_from[] = { gk };
+    CHECK(cuGraphAddDependencies(gg, cycle_from, cycle_to, NULL, 1)); // kernel -> host -> kernel
+    EXPECT(cuGraphInstantiateWithParams(&gx, gg, &ip), CUDA_ERROR_INVALID_VALUE);
+    REQUIRE(ip.result_out == CUDA_GRAPH_INSTANTIATE_INVALID_STRUCTURE);
+
+    CHECK(cuGraphDestroy(cap));
+    CHECK(cuGraphExecDestroy(gx));
+    CHECK(cuGraphDestroy(gg));
+    CHECK(cuGraphExecDestroy(mx));
+    CHECK(cuGraphDestroy(mg));
+    CHECK(cuGraphExecDestroy(px));
+    CHECK(cuGraphExecDestroy(cx));
+    CHECK(cuGraphDestroy(producer));
+    CHECK(cuGraphDestroy(consumer));
+    CHECK(cuEventDestroy(ev));
+    CHECK(cuStreamDestroy(s2));
+}
+
 static size_t pool_attr(CUmemoryPool p, CUmemPool_attribute attr)
 {
     cuuint64_t v = 0;
@@ -266,6 +537,8 @@ int main(int argc, char **argv)
     CHECK(cuMemAlloc(&d, N * sizeof(float)));
     captured(scale, d, s);
     built(scale, d, s, ctx, argv[2]);
+    updated(scale, d, s, ctx);
+    event_and_memory_nodes(scale, d, s, ctx, dev);
     pools(dev, s);
     CHECK(cuMemFree(d));
     CHECK(cuStreamDestroy(s));
