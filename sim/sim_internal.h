@@ -290,25 +290,8 @@ struct sim_busy {
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
 
-/* json.c: a small JSON writer with proper string escapes. */
-struct json {
-    FILE *fp;
-    int depth;
-    int first[32];
-    int pretty;
-};
-void json_begin(struct json *j, FILE *fp, int pretty);
-void json_obj(struct json *j, const char *key);   /* key NULL inside arrays */
-void json_arr(struct json *j, const char *key);
-void json_end_obj(struct json *j);
-void json_end_arr(struct json *j);
-void json_str(struct json *j, const char *key, const char *v);
-void json_num(struct json *j, const char *key, double v);   /* NaN/inf written as null */
-void json_int(struct json *j, const char *key, int64_t v);
-void json_uint(struct json *j, const char *key, uint64_t v);
-void json_bool(struct json *j, const char *key, int v);
-void json_null(struct json *j, const char *key);
-void json_escape(FILE *fp, const char *s);
+/* json.c: the JSON writer (include/maya/json.h). */
+#include "maya/json.h"
 
 /* timeline.c, svg.c */
 int sim_write_timeline(const struct sim_job *j, const char *path);
