@@ -9,6 +9,7 @@
     X(trace,   "inspect traces (maya trace dump FILE)") \
     X(run,     "run a workload on emulated GPUs and report what it would cost") \
     X(report,  "collate, estimate, simulate and report again on a run directory") \
+    X(search,  "find the fastest parallel configuration of a workload (maya search --help)") \
     X(profile, "run a workload on this machine's real GPUs, measuring every op (maya profile --help)")
 
 #define MAYA_DECLARE_CMD(name, help) int cmd_##name(int argc, char **argv);

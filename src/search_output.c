@@ -1,0 +1,182 @@
+/* maya search: the results table (stdout and DIR/search.txt) and
+ * DIR/search.json. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "search.h"
+#include "maya/common.h"
+#include "maya/json.h"
+
+static const char *status_name[] = { "pending", "ok", "oom", "failed" };
+
+/* Valid fastest first, then oom, then failed; the strategy's order within. */
+static int by_result(const void *a, const void *b)
+{
+    const struct search_trial *x = *(struct search_trial *const *)a, *y = *(struct search_trial *const *)b;
+    if (x->status != y->status)
+        return x->status - y->status;
+    if (x->status == SEARCH_OK && x->iteration_s != y->iteration_s)
+        return x->iteration_s < y->iteration_s ? -1 : 1;
+    return x->order - y->order;
+}
+
+void search_sort(struct search_result *res)
+{
+    qsort(res->trials, res->ntrials, sizeof *res->trials, by_result);
+}
+
+static const struct search_trial *best(const struct search_result *res)
+{
+    return res->ntrials && res->trials[0]->status == SEARCH_OK ? res->trials[0] : NULL;
+}
+
+static void fmt_time(char *buf, size_t size, const struct search_trial *t)
+{
+    if (t->status == SEARCH_OK)
+        snprintf(buf, size, "%.3f ms", t->iteration_s * 1e3);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void fmt_mem(char *buf, size_t size, const struct search_trial *t)
+{
+    if (t->peak_bytes >= 0)
+        snprintf(buf, size, "%.2f GiB", t->peak_bytes / (1024.0 * 1024.0 * 1024.0));
+    else
+        snprintf(buf, size, "-");
+}
+
+static int max_int(int a, int b)
+{
+    return a > b ? a : b;
+}
+
+void search_print_table(FILE *fp, const struct search_result *res)
+{
+    const struct search_space *s = res->space;
+    int *w = calloc(s->nparams, sizeof *w), wt = 9, wm = 11;
+    char buf[64];
+    if (!w)
+        return;
+    for (int i = 0; i < s->nparams; i++) {
+        w[i] = (int)strlen(s->params[i].name);
+        for (int k = 0; k < s->params[i].nvalues; k++)
+            w[i] = max_int(w[i], (int)strlen(s->params[i].values[k]));
+    }
+    for (int r = 0; r < res->ntrials; r++) {
+        fmt_time(buf, sizeof buf, res->trials[r]);
+        wt = max_int(wt, (int)strlen(buf));
+        fmt_mem(buf, sizeof buf, res->trials[r]);
+        wm = max_int(wm, (int)strlen(buf));
+    }
+    fprintf(fp, "%4s", "#");
+    for (int i = 0; i < s->nparams; i++)
+        fprintf(fp, "  %-*s", w[i], s->params[i].name);
+    fprintf(fp, "  %*s  %*s  %-12s  %s\n", wt, "iteration", wm, "peak memory", "trial", "status");
+    for (int r = 0; r < res->ntrials; r++) {
+        const struct search_trial *t = res->trials[r];
+        fprintf(fp, "%4d", r + 1);
+        for (int i = 0; i < s->nparams; i++)
+            fprintf(fp, "  %-*s", w[i], s->params[i].values[t->choice[i]]);
+        fmt_time(buf, sizeof buf, t);
+        fprintf(fp, "  %*s", wt, buf);
+        fmt_mem(buf, sizeof buf, t);
+        fprintf(fp, "  %*s  %-12s  %s%s%s\n", wm, buf, t->id, status_name[t->status], t->reason[0] ? ": " : "",
+                t->reason);
+    }
+    free(w);
+    const struct search_trial *b = best(res);
+    if (!b) {
+        fprintf(fp, "best: none of the %d trial%s was valid\n", res->ntrials, res->ntrials == 1 ? "" : "s");
+        return;
+    }
+    fprintf(fp, "best:");
+    for (int i = 0; i < s->nparams; i++)
+        fprintf(fp, " %s=%s", s->params[i].name, s->params[i].values[b->choice[i]]);
+    fmt_time(buf, sizeof buf, b);
+    fprintf(fp, " (%s per iteration", buf);
+    fmt_mem(buf, sizeof buf, b);
+    fprintf(fp, ", %s peak; trials/%s)\n", buf, b->id);
+}
+
+static void write_trial(struct json *j, const char *key, const struct search_space *s, const struct search_trial *t)
+{
+    json_obj(j, key);
+    json_obj(j, "params");
+    for (int i = 0; i < s->nparams; i++)
+        json_str(j, s->params[i].name, s->params[i].values[t->choice[i]]);
+    json_end_obj(j);
+    json_str(j, "status", status_name[t->status]);
+    json_str(j, "reason", t->reason[0] ? t->reason : NULL);
+    json_num(j, "iteration_time_s", t->status == SEARCH_OK ? t->iteration_s : NAN);
+    if (t->peak_bytes >= 0)
+        json_uint(j, "peak_memory_bytes", (uint64_t)t->peak_bytes);
+    else
+        json_null(j, "peak_memory_bytes");
+    char dir[32];
+    snprintf(dir, sizeof dir, "trials/%s", t->id);
+    json_str(j, "dir", dir);
+    json_bool(j, "cached", t->cached);
+    json_arr(j, "command");
+    for (int i = 0; t->argv[i]; i++)
+        json_str(j, NULL, t->argv[i]);
+    json_end_arr(j);
+    json_end_obj(j);
+}
+
+static void write_json(FILE *fp, const struct search_result *res)
+{
+    const struct search_space *s = res->space;
+    struct json j;
+    json_begin(&j, fp, 1);
+    json_obj(&j, NULL);
+    json_str(&j, "gpus", res->gpus);
+    json_str(&j, "cluster", res->cluster);
+    json_str(&j, "strategy", res->strategy);
+    json_uint(&j, "seed", res->seed);
+    if (res->requested)
+        json_int(&j, "trials_requested", res->requested);
+    else
+        json_null(&j, "trials_requested");
+    json_int(&j, "patience", res->patience);
+    json_obj(&j, "params");
+    for (int i = 0; i < s->nparams; i++) {
+        json_arr(&j, s->params[i].name);
+        for (int k = 0; k < s->params[i].nvalues; k++)
+            json_str(&j, NULL, s->params[i].values[k]);
+        json_end_arr(&j);
+    }
+    json_end_obj(&j);
+    json_uint(&j, "combinations", s->combinations);
+    json_int(&j, "duplicates", res->duplicates);
+    json_int(&j, "trials_run", res->run);
+    json_int(&j, "trials_cached", res->cached);
+    json_bool(&j, "stopped_early", res->stopped_early);
+    if (best(res))
+        write_trial(&j, "best", s, best(res));
+    else
+        json_null(&j, "best");
+    json_arr(&j, "trials");
+    for (int r = 0; r < res->ntrials; r++)
+        write_trial(&j, NULL, s, res->trials[r]);
+    json_end_arr(&j);
+    json_end_obj(&j);
+}
+
+int search_write_files(const char *dir, const struct search_result *res)
+{
+    struct maya_atomic_file af;
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/search.txt", dir);
+    if (maya_atomic_open(&af, path) < 0)
+        return -1;
+    search_print_table(af.fp, res);
+    if (maya_atomic_commit(&af) < 0)
+        return -1;
+    snprintf(path, sizeof path, "%s/search.json", dir);
+    if (maya_atomic_open(&af, path) < 0)
+        return -1;
+    write_json(af.fp, res);
+    return maya_atomic_commit(&af);
+}

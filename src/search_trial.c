@@ -1,0 +1,279 @@
+/* maya search: one trial is one `maya run` in its own directory; its result
+ * is read back from the run's report.json and run.conf (docs/run-dir.md). */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "search.h"
+#include "maya/common.h"
+#include "maya/run_desc.h"
+
+#define GIB (1024.0 * 1024.0 * 1024.0)
+
+/* ---- the few top-level values of report.json the search needs ---- */
+
+static const char *skip_ws(const char *p)
+{
+    while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r')
+        p++;
+    return p;
+}
+
+static const char *skip_string(const char *p)
+{
+    for (p++; *p && *p != '"'; p++)
+        if (*p == '\\' && p[1])
+            p++;
+    return *p ? p + 1 : NULL;
+}
+
+/* Past one value (scalar, string, object or array); NULL if malformed. */
+static const char *skip_value(const char *p)
+{
+    int depth = 0;
+    do {
+        p = skip_ws(p);
+        if (*p == '"')
+            p = skip_string(p);
+        else if (*p == '{' || *p == '[')
+            depth++, p++;
+        else if (*p == '}' || *p == ']')
+            p = --depth < 0 ? NULL : p + 1;
+        else if (*p == ',' || *p == ':')
+            p = depth ? p + 1 : NULL;
+        else if (*p)
+            p += strcspn(p, ",:{}[]\" \t\r\n");
+        else
+            p = NULL;
+    } while (p && depth > 0);
+    return p;
+}
+
+/* The value of key in the top-level object (its first character), or NULL. */
+static const char *json_top(const char *text, const char *key)
+{
+    const char *p = skip_ws(text);
+    if (*p++ != '{')
+        return NULL;
+    size_t klen = strlen(key);
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '"')
+            return NULL;
+        const char *k = p + 1, *end = skip_string(p);
+        if (!end)
+            return NULL;
+        p = skip_ws(end);
+        if (*p++ != ':')
+            return NULL;
+        p = skip_ws(p);
+        if ((size_t)(end - 1 - k) == klen && !strncmp(k, key, klen))
+            return p;
+        if (!(p = skip_value(p)))
+            return NULL;
+        p = skip_ws(p);
+        if (*p++ != ',')
+            return NULL;
+    }
+}
+
+static double json_top_num(const char *text, const char *key)
+{
+    const char *v = json_top(text, key);
+    char *end;
+    double d = v ? strtod(v, &end) : -1;
+    return v && end != v ? d : -1;
+}
+
+static int json_top_true(const char *text, const char *key)
+{
+    const char *v = json_top(text, key);
+    return v && !strncmp(v, "true", 4);
+}
+
+/* A string value into buf (escapes other than \" and \\ kept as written). */
+static void json_top_str(const char *text, const char *key, char *buf, size_t size)
+{
+    const char *v = json_top(text, key);
+    size_t n = 0;
+    if (v && *v == '"')
+        for (v++; *v && *v != '"' && n + 1 < size; v++)
+            buf[n++] = *v == '\\' && (v[1] == '"' || v[1] == '\\') ? *++v : *v;
+    buf[n] = 0;
+}
+
+/* ---- running ---- */
+
+static int read_report(const struct search_trial *t, char **text)
+{
+    char path[PATH_MAX + 16];
+    size_t len;
+    snprintf(path, sizeof path, "%s/report.json", t->dir);
+    if (access(path, F_OK) != 0)
+        return -1;
+    return maya_read_file(path, text, &len);
+}
+
+int search_trial_done(const struct search_trial *t)
+{
+    char *text;
+    if (read_report(t, &text) < 0)
+        return 0;
+    /* written atomically by the pipeline: whole when it is there at all */
+    int done = json_top(text, "iteration_time_s") != NULL;
+    free(text);
+    return done;
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path) < 0 && errno != ENOENT ? maya_error("cannot remove %s: %m", path) : 0;
+}
+
+int search_trial_start(const struct search_runner *r, struct search_trial *t)
+{
+    /* what an interrupted earlier search left: maya run wants a fresh directory */
+    if (access(t->dir, F_OK) == 0 && nftw(t->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
+        return -1;
+    if (mkdir(t->dir, 0755) < 0)
+        return maya_error("cannot create %s: %m", t->dir);
+    char log[PATH_MAX + 32];
+    snprintf(log, sizeof log, "%s/search-trial.log", t->dir);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return maya_error("cannot create %s: %m", log);
+    int n = 0;
+    while (t->argv[n])
+        n++;
+    char **argv = calloc(r->nrun_argv + n + 4, sizeof *argv);
+    if (!argv) {
+        close(fd);
+        return maya_error("out of memory");
+    }
+    memcpy(argv, r->run_argv, r->nrun_argv * sizeof *argv);
+    argv[r->nrun_argv] = "-o";
+    argv[r->nrun_argv + 1] = t->dir;
+    argv[r->nrun_argv + 2] = "--";
+    memcpy(argv + r->nrun_argv + 3, t->argv, n * sizeof *argv);
+    pid_t parent = getpid();
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0) {
+        /* a trial does not outlive a search that was killed outright */
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != parent)
+            _exit(127);
+        int in = open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0)
+            _exit(127);
+        execv(argv[0], argv);
+        fprintf(stderr, "maya search: cannot execute %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    free(argv);
+    close(fd);
+    if (pid < 0)
+        return maya_error("cannot start a trial: %m");
+    t->pid = pid;
+    return 0;
+}
+
+/* The last non-empty line of a file into buf ("" if none). */
+static void last_line(const char *path, char *buf, size_t size)
+{
+    char *text;
+    size_t len;
+    buf[0] = 0;
+    if (access(path, R_OK) != 0 || maya_read_file(path, &text, &len) < 0)
+        return;
+    while (len && (text[len - 1] == '\n' || text[len - 1] == '\r' || text[len - 1] == ' '))
+        text[--len] = 0;
+    char *line = strrchr(text, '\n');
+    snprintf(buf, size, "%s", line ? line + 1 : text);
+    free(text);
+}
+
+/* Why the workload failed, from run.conf and the ranks' stderr: the first
+ * rank that failed on its own (else the first that maya stopped: a
+ * --timeout), and the last line of its stderr. Ranks that fail together
+ * (a bad option) may not all say why, and maya run stops the others as soon
+ * as one fails: when that rank said nothing, another failed rank's line is
+ * quoted, naming it. */
+static void workload_reason(struct search_trial *t)
+{
+    struct maya_run_desc d;
+    char path[PATH_MAX + 32], status[64], line[400] = "";
+    maya_run_desc_init(&d);
+    snprintf(path, sizeof path, "%s/%s", t->dir, MAYA_RUN_DESC_FILE);
+    snprintf(t->reason, sizeof t->reason, "the workload failed");
+    int culprit = -1, said = -1;
+    if (maya_run_desc_read(path, &d) == 0)
+        for (int i = 0; i < d.nprocs; i++)
+            if (!maya_run_proc_ok(&d.procs[i]) &&
+                (culprit < 0 || (d.procs[culprit].note[0] && !d.procs[i].note[0])))
+                culprit = i;
+    for (int k = -1; culprit >= 0 && k < d.nprocs && !line[0]; k++) {
+        int i = k < 0 ? culprit : k; /* the culprit first, then the others that failed */
+        if (k >= 0 && (k == culprit || maya_run_proc_ok(&d.procs[k])))
+            continue;
+        snprintf(path, sizeof path, "%s/logs/rank-%d.err", t->dir, i);
+        last_line(path, line, sizeof line);
+        said = i;
+    }
+    if (culprit >= 0) {
+        const struct maya_run_proc *p = &d.procs[culprit];
+        maya_run_proc_status(p, status, sizeof status);
+        int n = snprintf(t->reason, sizeof t->reason, "rank %d %s%s%s", culprit, status, p->note[0] ? ": " : "",
+                         p->note);
+        size_t at = MAYA_MIN((size_t)n, sizeof t->reason - 1);
+        if (line[0] && said == culprit)
+            snprintf(t->reason + at, sizeof t->reason - at, ": %s", line);
+        else if (line[0])
+            snprintf(t->reason + at, sizeof t->reason - at, " (rank %d: %s)", said, line);
+    }
+    maya_run_desc_free(&d);
+}
+
+void search_trial_read(struct search_trial *t, int ws)
+{
+    char *text = NULL, error[400];
+    t->status = SEARCH_FAILED;
+    t->iteration_s = -1;
+    t->peak_bytes = -1;
+    if (read_report(t, &text) < 0) {
+        char path[PATH_MAX + 32], line[400];
+        snprintf(path, sizeof path, "%s/search-trial.log", t->dir);
+        last_line(path, line, sizeof line);
+        int code = ws >= 0 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
+        snprintf(t->reason, sizeof t->reason, "maya run %s %d, no report%s%s",
+                 code >= 0 ? "exit" : "signal", code >= 0 ? code : ws >= 0 ? WTERMSIG(ws) : 0,
+                 line[0] ? ": " : "", line);
+        return;
+    }
+    t->peak_bytes = json_top_num(text, "peak_memory_bytes");
+    double iter = json_top_num(text, "iteration_time_s");
+    json_top_str(text, "error", error, sizeof error);
+    if (json_top_true(text, "oom")) {
+        t->status = SEARCH_OOM;
+        snprintf(t->reason, sizeof t->reason, "out of GPU memory (peak %.2f GiB of %.2f GiB)",
+                 t->peak_bytes / GIB, json_top_num(text, "gpu_memory_bytes") / GIB);
+    } else if (!json_top_true(text, "workload_ok")) {
+        workload_reason(t);
+    } else if (!json_top_true(text, "simulated") || iter <= 0) {
+        snprintf(t->reason, sizeof t->reason, "%s", error[0] ? error : "no iteration time in the report");
+    } else {
+        t->status = SEARCH_OK;
+        t->iteration_s = iter;
+        t->reason[0] = 0;
+    }
+    free(text);
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# maya search over the bundled GPT workload (tests/workloads/minigpt.cu) on 2
+# emulated H100s: a grid over tensor (tp) and pipeline (pp) degrees of a model
+# that does not fit one GPU unsplit (20 layers, width 4096: tp=1 pp=1 runs out
+# of memory) and where tp x pp must divide the 2 GPUs (tp=3 and tp=2 pp=2
+# fail). Every trial must score what a separate `maya run` of its
+# configuration gives, the best row must be the fastest valid one, a second
+# search must answer from its cache, and bad parameters are usage errors.
+#
+# Host gaps are measured, so they vary from run to run; this model is large
+# enough that the GPUs, not the host, set the iteration time (repeated runs
+# agree within 1e-4, on either host clock), so a separate run must agree
+# within 1e-3 while the configurations differ by about 10%.
+. "$MAYA_TOP/tests/lib.sh"
+
+d=$TEST_TMP/search
+model=(--iters 3 --hidden 4096 --heads 32 --layers 20 --seq 2048)
+search() {
+    "$MAYA" search -g h100x2 -o "$d" "$@" --param tp=1,2,3 --param pp=1,2 -- \
+        "$WORKLOADS/minigpt" --tp {tp} --pp {pp} "${model[@]}"
+}
+
+search -j 2 > "$TEST_TMP/out1" 2> "$TEST_TMP/err1" ||
+    fail "maya search failed: $(tail -20 "$TEST_TMP/err1")"
+cat "$TEST_TMP/out1"
+cmp -s "$TEST_TMP/out1" "$d/search.txt" || fail "stdout and search.txt differ"
+expect_count 6 '^ +[0-9]+  [0-9]   [0-9] ' "$d/search.txt"
+expect_grep '^ +1  2   1  .* ok$' "$d/search.txt" "tp=2 pp=1 is not the fastest row"
+expect_grep '^ +[0-9]+  1   1  +- +79\.18 GiB  [0-9a-f]{12}  oom: out of GPU memory' "$d/search.txt" \
+    "tp=1 pp=1 is not reported oom"
+# minigpt's rank 0 says why; when rank 1 fails first, maya run stops rank 0,
+# maybe before it said it (then rank 1's status is all there is to say)
+expect_count 3 'failed: rank [01] exit 2((: | \(rank 0: )minigpt: TP x PP x DP must equal WORLD_SIZE \(WORLD_SIZE 2, .*)?$' \
+    "$d/search.txt"
+expect_grep '^best: tp=2 pp=1 \([0-9.]+ ms per iteration, [0-9.]+ GiB peak; trials/[0-9a-f]{12}\)$' "$d/search.txt"
+
+# The same numbers as the trials' own reports and as separate runs.
+python3 - "$d" > "$TEST_TMP/configs" <<'PY' || fail "search.json is wrong (above)"
+import json, os, sys
+d = sys.argv[1]
+s = json.load(open(os.path.join(d, "search.json")))
+assert s["combinations"] == 6 and s["duplicates"] == 0 and s["trials_run"] == 6, s
+t = s["trials"]
+assert [x["status"] for x in t] == ["ok", "ok", "oom", "failed", "failed", "failed"], t
+ok = [x for x in t if x["status"] == "ok"]
+assert ok == sorted(ok, key=lambda x: x["iteration_time_s"]), ok
+assert s["best"] == t[0] and s["best"]["iteration_time_s"] == min(x["iteration_time_s"] for x in ok)
+for x in t:
+    r = json.load(open(os.path.join(d, x["dir"], "report.json")))
+    assert x["peak_memory_bytes"] == r["peak_memory_bytes"], (x, r["peak_memory_bytes"])
+    if x["status"] == "ok":
+        assert x["iteration_time_s"] == r["iteration_time_s"] and not r["oom"], (x, r)
+    else:
+        assert x["iteration_time_s"] is None and x["reason"], x
+    if x["status"] == "oom":
+        assert r["oom"] and x["params"] == {"tp": "1", "pp": "1"}, (x, r)
+    if x["status"] != "failed":
+        print(x["params"]["tp"], x["params"]["pp"], x["iteration_time_s"] or "oom")
+PY
+while read -r tp pp want; do
+    r=$TEST_TMP/run-$tp-$pp
+    "$MAYA" run -q -g h100x2 -o "$r" -- "$WORKLOADS/minigpt" --tp "$tp" --pp "$pp" "${model[@]}" \
+        > "$TEST_TMP/run.out" 2>&1
+    python3 - "$r/report.json" "$want" <<'PY' || fail "maya run --tp $tp --pp $pp disagrees with its trial"
+import json, sys
+r, want = json.load(open(sys.argv[1])), sys.argv[2]
+if want == "oom":
+    assert r["oom"], r
+else:
+    got, want = r["iteration_time_s"], float(want)
+    assert not r["oom"] and abs(got - want) <= 1e-3 * want, (got, want)
+PY
+done < "$TEST_TMP/configs"
+expect_eq "$(wc -l < "$TEST_TMP/configs")" 3 "configurations checked against maya run"
+
+# A second search runs nothing: same answer, no trial directory touched.
+touch "$TEST_TMP/stamp"
+sleep 1
+search > "$TEST_TMP/out2" 2> "$TEST_TMP/err2" || fail "second maya search failed: $(cat "$TEST_TMP/err2")"
+cmp "$TEST_TMP/out1" "$TEST_TMP/out2" || fail "the second search printed something else"
+changed=$(find "$d/trials" -newer "$TEST_TMP/stamp" | head -5)
+[ -z "$changed" ] || fail "the second search modified trials: $changed"
+expect_grep '6 trials finished \(0 run, 6 from the cache\)' "$TEST_TMP/err2"
+
+# random and --patience draw from the same cache.
+search --strategy random --trials 3 --seed 7 > "$TEST_TMP/out3" 2> "$TEST_TMP/err3" ||
+    fail "random search failed: $(cat "$TEST_TMP/err3")"
+expect_count 3 '^ +[0-9]+  [0-9]   [0-9] ' "$TEST_TMP/out3"
+expect_grep '3 trials finished \(0 run, 3 from the cache\)' "$TEST_TMP/err3"
+search --strategy random --trials 3 --seed 7 > "$TEST_TMP/out4" 2>/dev/null
+cmp -s "$TEST_TMP/out3" "$TEST_TMP/out4" || fail "the same seed drew other trials"
+# grid order: 1,1 oom; 1,2 and 2,1 faster each; 2,2 and 3,1 not: stop before 3,2
+search --patience 2 > "$TEST_TMP/out5" 2> "$TEST_TMP/err5"
+expect_count 5 '^ +[0-9]+  [0-9]   [0-9] ' "$TEST_TMP/out5"
+expect_no_grep '^ +[0-9]+  3   2 ' "$TEST_TMP/out5"
+expect_grep 'stopped: --patience' "$TEST_TMP/err5"
+
+# One rank: its reason every time, and the trial that fails is never best.
+"$MAYA" search -q -g h100x1 -o "$TEST_TMP/one" --param tp=2,1 -- "$WORKLOADS/minigpt" --tp {tp} --iters 2 \
+    > "$TEST_TMP/out7" 2>&1 || fail "one-GPU search failed: $(cat "$TEST_TMP/out7")"
+expect_grep '^ +1  1   +[0-9.]+ ms .* ok$' "$TEST_TMP/out7"
+expect_grep '^ +2  2  +- .* failed: rank 0 exit 2: minigpt: TP x PP x DP must equal WORLD_SIZE \(WORLD_SIZE 1, tp 2' \
+    "$TEST_TMP/out7"
+expect_grep '^best: tp=1 ' "$TEST_TMP/out7"
+
+# Equal command lines run once; no valid trial: exit 1; the report's error
+# is the reason.
+"$MAYA" search -o "$TEST_TMP/dup" --param a=1,11 --param b=1,11 -- echo {a}{b} > "$TEST_TMP/out6" 2>&1
+expect_eq "$?" 1 "exit status of a search with no valid trial"
+expect_grep '3 trials \(4 combinations, 1 duplicate\)' "$TEST_TMP/out6"
+expect_grep '^best: none of the 3 trials was valid$' "$TEST_TMP/out6"
+expect_count 3 'failed: collation: .*/dup/trials/[0-9a-f]{12}/traces holds no trace' "$TEST_TMP/out6"
+expect_eq "$(ls "$TEST_TMP/dup/trials" | wc -l)" 3 "trial directories of 3 distinct commands"
+
+# Bad usage: exit 2, a message, nothing run.
+bad() {
+    local want=$1
+    shift
+    "$MAYA" search -o "$TEST_TMP/bad" "$@" > "$TEST_TMP/bad.out" 2>&1
+    expect_eq "$?" 2 "exit status of maya search $*"
+    expect_grep "$want" "$TEST_TMP/bad.out"
+    [ ! -e "$TEST_TMP/bad" ] || fail "maya search $* made its directory"
+}
+bad '\{pp\} in "\{pp\}" is not a declared parameter; expected --param pp=' --param tp=1 -- echo {tp} {pp}
+bad '--param pp is not used: expected \{pp\}' --param tp=1 --param pp=1,2 -- echo {tp}
+bad 'expected NAME=V1,V2' --param tp -- echo {tp}
+bad 'an empty value in "1,,2"' --param tp=1,,2 -- echo {tp}
+bad 'value "1" is listed twice' --param tp=1,2,1 -- echo {tp}
+bad '--param tp is declared twice' --param tp=1 --param tp=2 -- echo {tp}
+bad 'no --param' -- echo x
+bad '--strategy "best": expected grid or random' --strategy best --param tp=1 -- echo {tp}
+bad 'only --strategy random draws' --trials 2 --param tp=1 -- echo {tp}
+exit 0
