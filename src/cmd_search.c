@@ -8,7 +8,9 @@
  * complete report is not run again.
  */
 #define _GNU_SOURCE
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,25 +94,79 @@ static int push_arg(struct search_runner *r, const char *a)
     return 0;
 }
 
-/* What makes two trials the same besides their command: the GPUs (resolved
- * to the hwspec key), the cluster (a file's contents), maya run's options and
- * maya.conf's defaults for them. */
+/* A file the trial reads, named in its key by its size and modification
+ * time (as make judges files): a rebuilt program, an edited script, hwspec,
+ * oracle file or model makes the cached trial stale. Not a file: nothing. */
+static void stamp_file(FILE *key, const char *path)
+{
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+        fprintf(key, "file %s %lld %lld.%09ld\n", path, (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+                st.st_mtim.tv_nsec);
+}
+
+/* A command's program: a path as given, else found along PATH. */
+static void stamp_program(FILE *key, const char *prog)
+{
+    const char *path = getenv("PATH");
+    if (strchr(prog, '/') || !path) {
+        stamp_file(key, prog);
+        return;
+    }
+    for (const char *p = path; *p;) {
+        size_t n = strcspn(p, ":");
+        char full[PATH_MAX];
+        if (n && snprintf(full, sizeof full, "%.*s/%s", (int)n, p, prog) < (int)sizeof full &&
+            access(full, X_OK) == 0) {
+            stamp_file(key, full);
+            return;
+        }
+        p += n + (p[n] == ':');
+    }
+}
+
+/* The trained models the estimator reads (share/maya/models), stamped. */
+static void stamp_models(FILE *key)
+{
+    char dir[PATH_MAX];
+    if (maya_data_dir((const void *)stamp_models, dir, sizeof dir) < 0)
+        return;
+    struct dirent **names;
+    char sub[PATH_MAX + 8];
+    snprintf(sub, sizeof sub, "%s/models", dir);
+    int n = scandir(sub, &names, NULL, alphasort);
+    for (int i = 0; i < n; i++) {
+        char path[sizeof sub + 256];
+        snprintf(path, sizeof path, "%s/%s", sub, names[i]->d_name);
+        stamp_file(key, path);
+        free(names[i]);
+    }
+    if (n >= 0)
+        free(names);
+}
+
+/* What makes two trials the same besides their command: maya's version, the
+ * GPUs (resolved to the hwspec key), the hwspec files and trained models,
+ * the cluster (a file's contents), maya run's options (with the files they
+ * name) and maya.conf's defaults for them. */
 static int describe_setup(FILE *key, const char *gpus, const char *cluster, const char *const *opts, int nopts)
 {
-    fprintf(key, "maya search trial 1\n");
-    if (gpus) {
-        struct maya_hwspecs hw;
-        const struct maya_gpu_spec *gpu;
-        int count;
-        if (cli_load_hwspecs(&hw) < 0)
-            return -1;
-        int rc = maya_parse_gpu_count(&hw, gpus, &gpu, &count);
-        if (rc == 0)
-            fprintf(key, "gpus=%sx%d\n", gpu->key, count);
-        maya_hwspecs_free(&hw);
-        if (rc < 0)
-            return -1;
-    }
+    fprintf(key, "maya search trial 1\nmaya %s\n", MAYA_VERSION);
+    struct maya_hwspecs hw;
+    if (cli_load_hwspecs(&hw) < 0)
+        return -1;
+    const struct maya_gpu_spec *gpu;
+    int count, rc = gpus ? maya_parse_gpu_count(&hw, gpus, &gpu, &count) : 0;
+    if (gpus && rc == 0)
+        fprintf(key, "gpus=%sx%d\n", gpu->key, count);
+    for (size_t i = 0; i < hw.ngpus; i++)
+        stamp_file(key, hw.gpus[i].file);
+    for (size_t i = 0; i < hw.nclusters; i++)
+        stamp_file(key, hw.clusters[i].file);
+    maya_hwspecs_free(&hw);
+    if (rc < 0)
+        return -1;
+    stamp_models(key);
     struct stat st;
     if (cluster && stat(cluster, &st) == 0) {
         char *text;
@@ -123,14 +179,18 @@ static int describe_setup(FILE *key, const char *gpus, const char *cluster, cons
     } else if (cluster) {
         fprintf(key, "cluster=%s\n", cluster);
     }
-    for (int i = 0; i < nopts; i++)
+    for (int i = 0; i < nopts; i++) {
         fprintf(key, "%s\n", opts[i]);
+        stamp_file(key, opts[i]);
+    }
     struct maya_conf conf;
     if (maya_conf_load((const void *)cmd_search, &conf) < 0)
         return -1;
     fprintf(key, "conf estimator=%s oracle=%s marker=%s iterations=%d timeout=%g copy_threshold=%llu\n",
             conf.estimator, conf.oracle, conf.iteration_marker, conf.iterations, conf.timeout_s,
             (unsigned long long)conf.copy_threshold);
+    if (conf.oracle[0])
+        stamp_file(key, conf.oracle);
     const char *thr = getenv("MAYA_COPY_THRESHOLD");
     fprintf(key, "MAYA_COPY_THRESHOLD=%s\n", thr ? thr : "");
     return 0;
@@ -160,6 +220,13 @@ static int make_trial(const struct search *s, struct search_trial *t, uint64_t i
         fwrite(setup, 1, setup_len, fp);
         for (int a = 0; t->argv && t->argv[a]; a++)
             fwrite(t->argv[a], 1, strlen(t->argv[a]) + 1, fp);
+        /* the program and the files its arguments name (a script, a config) */
+        for (int a = 0; t->argv && t->argv[a]; a++) {
+            if (a == 0)
+                stamp_program(fp, t->argv[0]);
+            else
+                stamp_file(fp, t->argv[a]);
+        }
     }
     if (!fp || fclose(fp) != 0 || !t->argv)
         return maya_error("out of memory");

@@ -105,6 +105,24 @@ expect_grep '^ +2  2  +- .* failed: rank 0 exit 2: minigpt: TP x PP x DP must eq
     "$TEST_TMP/out7"
 expect_grep '^best: tp=1 ' "$TEST_TMP/out7"
 
+# A cached trial is stale once what it ran changed: a rebuilt program, or an
+# edited file one of its arguments names.
+mkdir -p "$TEST_TMP/bin"
+cp "$WORKLOADS/minigpt" "$TEST_TMP/bin/minigpt"
+echo one > "$TEST_TMP/input"
+one_more() {
+    "$MAYA" search -g h100x1 -o "$TEST_TMP/stale" --param tp=1 -- "$TEST_TMP/bin/minigpt" --tp {tp} --iters 2 \
+        --help-not "$TEST_TMP/input" > /dev/null 2> "$TEST_TMP/stale.err"
+}
+# (minigpt refuses the unknown option: each trial fails, quickly, which is
+# enough to see whether it ran)
+one_more; expect_grep '1 trial finished \(1 run, 0 from the cache\)' "$TEST_TMP/stale.err"
+one_more; expect_grep '1 trial finished \(0 run, 1 from the cache\)' "$TEST_TMP/stale.err"
+touch -d '+1 minute' "$TEST_TMP/bin/minigpt"
+one_more; expect_grep '1 trial finished \(1 run, 0 from the cache\)' "$TEST_TMP/stale.err" "a rebuilt program reran"
+echo two >> "$TEST_TMP/input"
+one_more; expect_grep '1 trial finished \(1 run, 0 from the cache\)' "$TEST_TMP/stale.err" "an edited input reran"
+
 # Equal command lines run once; no valid trial: exit 1; the report's error
 # is the reason.
 "$MAYA" search -o "$TEST_TMP/dup" --param a=1,11 --param b=1,11 -- echo {a}{b} > "$TEST_TMP/out6" 2>&1
