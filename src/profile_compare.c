@@ -32,6 +32,7 @@
 #include "maya/common.h"
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
+#include "maya/json.h"
 #include "maya/map.h"
 #include "maya/sim.h"
 #include "maya/trace_reader.h"
@@ -198,32 +199,9 @@ static int by_measured(const void *a, const void *b)
     return x->meas_ns < y->meas_ns ? 1 : x->meas_ns > y->meas_ns ? -1 : (x->name > y->name) - (x->name < y->name);
 }
 
-static void json_str(FILE *fp, const char *s)
-{
-    fputc('"', fp);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\')
-            fprintf(fp, "\\%c", ch);
-        else if (ch < 0x20)
-            fprintf(fp, "\\u%04x", ch);
-        else
-            fputc(ch, fp);
-    }
-    fputc('"', fp);
-}
-
 static double pct(double pred, double meas)
 {
     return meas > 0 ? 100.0 * (pred - meas) / meas : NAN;
-}
-
-static void json_num(FILE *fp, double v)
-{
-    if (isfinite(v))
-        fprintf(fp, "%.6g", v);
-    else
-        fprintf(fp, "null");
 }
 
 struct result {
@@ -273,55 +251,48 @@ static void write_text(FILE *fp, const struct result *r, size_t top, size_t name
 
 static void write_json(FILE *fp, const struct result *r)
 {
-    fprintf(fp, "{\n  \"profile_dir\": ");
-    json_str(fp, r->profile_dir);
-    fprintf(fp, ",\n  \"run_dir\": ");
-    json_str(fp, r->run_dir);
-    fprintf(fp, ",\n  \"run_gpu\": ");
-    json_str(fp, r->run_gpu);
-    fprintf(fp, ",\n  \"profile_gpu\": ");
-    json_str(fp, r->profile_gpu);
-    fprintf(fp, ",\n  \"estimator\": ");
-    json_str(fp, r->estimator);
-    fprintf(fp, ",\n  \"measured_iteration_time_s\": ");
-    json_num(fp, r->meas_s);
-    fprintf(fp, ",\n  \"measured_iterations\": %d,\n  \"predicted_iteration_time_s\": ", r->meas_iters);
-    json_num(fp, r->pred_s);
-    fprintf(fp, ",\n  \"predicted_iterations\": %d,\n  \"iteration_time_error_pct\": ", r->pred_iters);
-    json_num(fp, pct(r->pred_s, r->meas_s));
-    fprintf(fp, ",\n  \"predicted_with_measured_durations_s\": ");
-    json_num(fp, r->pred_meas_s);
-    fprintf(fp, ",\n  \"replayed_profile_iteration_time_s\": ");
-    json_num(fp, r->replay_s);
-    fprintf(fp, ",\n  \"device_ops\": %" PRIu64 ",\n  \"matched_ops\": %" PRIu64 ",\n  \"families\": {", r->device_ops,
-            r->matched);
-    int first = 1;
+    struct json j;
+    json_begin(&j, fp, 1);
+    json_obj(&j, NULL);
+    json_str(&j, "profile_dir", r->profile_dir);
+    json_str(&j, "run_dir", r->run_dir);
+    json_str(&j, "run_gpu", r->run_gpu);
+    json_str(&j, "profile_gpu", r->profile_gpu);
+    json_str(&j, "estimator", r->estimator);
+    json_num(&j, "measured_iteration_time_s", r->meas_s);
+    json_int(&j, "measured_iterations", r->meas_iters);
+    json_num(&j, "predicted_iteration_time_s", r->pred_s);
+    json_int(&j, "predicted_iterations", r->pred_iters);
+    json_num(&j, "iteration_time_error_pct", pct(r->pred_s, r->meas_s));
+    json_num(&j, "predicted_with_measured_durations_s", r->pred_meas_s);
+    json_num(&j, "replayed_profile_iteration_time_s", r->replay_s);
+    json_uint(&j, "device_ops", r->device_ops);
+    json_uint(&j, "matched_ops", r->matched);
+    json_obj(&j, "families");
     for (int f = 0; f < EST_NFAMILIES; f++) {
         const struct fam *x = &r->fam[f];
         if (!x->n)
             continue;
-        fprintf(fp, "%s\n    \"%s\": {\"ops\": %" PRIu64 ", \"measured_s\": ", first ? "" : ",",
-                est_family_name((enum est_family)f), x->n);
-        json_num(fp, x->meas_ns / 1e9);
-        fprintf(fp, ", \"predicted_s\": ");
-        json_num(fp, x->pred_ns / 1e9);
-        fprintf(fp, ", \"mape_pct\": ");
-        json_num(fp, 100 * x->ape / (double)x->n);
-        fprintf(fp, "}");
-        first = 0;
+        json_obj(&j, est_family_name((enum est_family)f));
+        json_uint(&j, "ops", x->n);
+        json_num(&j, "measured_s", x->meas_ns / 1e9);
+        json_num(&j, "predicted_s", x->pred_ns / 1e9);
+        json_num(&j, "mape_pct", 100 * x->ape / (double)x->n);
+        json_end_obj(&j);
     }
-    fprintf(fp, "\n  },\n  \"ops\": [");
+    json_end_obj(&j);
+    json_arr(&j, "ops");
     for (size_t i = 0; i < r->nnames; i++) {
         const struct by_name *b = &r->names[i];
-        fprintf(fp, "%s\n    {\"name\": ", i ? "," : "");
-        json_str(fp, profile_name(r->table, b->name));
-        fprintf(fp, ", \"count\": %" PRIu64 ", \"measured_s\": ", b->n);
-        json_num(fp, b->meas_ns / 1e9);
-        fprintf(fp, ", \"predicted_s\": ");
-        json_num(fp, b->pred_ns / 1e9);
-        fprintf(fp, "}");
+        json_obj(&j, NULL);
+        json_str(&j, "name", profile_name(r->table, b->name));
+        json_uint(&j, "count", b->n);
+        json_num(&j, "measured_s", b->meas_ns / 1e9);
+        json_num(&j, "predicted_s", b->pred_ns / 1e9);
+        json_end_obj(&j);
     }
-    fprintf(fp, "\n  ]\n}\n");
+    json_end_arr(&j);
+    json_end_obj(&j);
 }
 
 /* Per family and per name, from the two replays of the run (A: predicted,
