@@ -177,12 +177,13 @@ static int parse_rule(struct est_oracle *o, char *line, int lineno, struct rule 
     const char *f = o->path;
     char *words[16];
     const char *msg = NULL;
-    int n = split_words(line, words, 16, &msg);
-    if (n < 0)
-        return maya_error("%s:%d: %s", f, lineno, msg);
+    /* r first: the caller frees r->name whatever went wrong */
     memset(r, 0, sizeof *r);
     r->line = lineno;
     r->device_ns = r->host_ns = -1;
+    int n = split_words(line, words, 16, &msg);
+    if (n < 0)
+        return maya_error("%s:%d: %s", f, lineno, msg);
     if (n == 0)
         return 0;
     if (n == 1 && !strncmp(words[0], "unmatched=", 10)) {
