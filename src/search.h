@@ -46,6 +46,26 @@ void search_space_free(struct search_space *s);
  * first --trials distinct ones). NULL on allocation failure. */
 uint64_t *search_order(const struct search_space *s, int random, uint64_t seed);
 
+/* The next 64 random bits of the generator whose state is *state (seeded
+ * with any value; splitmix64). */
+uint64_t search_random(uint64_t *state);
+
+/* --strategy cmaes: a CMA-ES over value indexes (search_cmaes.c). n
+ * coordinates, nvalues[i] >= 2 values each; lambda samples a generation (0:
+ * 4 + floor(3 ln n)); seed: the draws. NULL when out of memory. */
+struct search_cmaes;
+struct search_cmaes *search_cmaes_new(int n, const int *nvalues, int lambda, uint64_t seed);
+int search_cmaes_lambda(const struct search_cmaes *c);
+/* Coordinate i's standard deviation, in value steps. */
+double search_cmaes_std(const struct search_cmaes *c, int i);
+/* The next generation: lambda samples, sample k's value indexes in
+ * index[k * n .. k * n + n - 1]. */
+void search_cmaes_ask(struct search_cmaes *c, int *index);
+/* Their scores, in the same order, lower better; not finite: invalid, worse
+ * than every valid one. Updates the distribution. */
+void search_cmaes_tell(struct search_cmaes *c, const double *score);
+void search_cmaes_free(struct search_cmaes *c);
+
 /* A 64-bit FNV-1a hash from basis (0: FNV's own), and 12 hex digits of it
  * (the trial's directory name). */
 uint64_t search_hash(const char *data, size_t len, uint64_t basis);

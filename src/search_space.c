@@ -207,7 +207,7 @@ void search_space_free(struct search_space *s)
 
 /* splitmix64: a small, well-mixed generator; the same seed gives the same
  * draws on every machine. */
-static uint64_t next_random(uint64_t *state)
+uint64_t search_random(uint64_t *state)
 {
     uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
@@ -225,7 +225,7 @@ uint64_t *search_order(const struct search_space *s, int random, uint64_t seed)
         order[i] = i;
     /* Fisher-Yates; the modulo bias is below 1e-12 for n <= 1e6 */
     for (uint64_t i = n; random && i > 1; i--) {
-        uint64_t k = next_random(&state) % i, t = order[i - 1];
+        uint64_t k = search_random(&state) % i, t = order[i - 1];
         order[i - 1] = order[k];
         order[k] = t;
     }

@@ -87,7 +87,12 @@ vpath test_%.c $(sort $(dir $(UNIT_SRCS)))
 $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 	@mkdir -p $(@D) $(B)/obj/tests/unit
 	$(CC) $(CFLAGS) -MF $(B)/obj/tests/unit/test_$*.d -I$(CUDA_HOME)/include -Itests -o $@ $< \
-		$(UNIT_LIBS) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
+		$(UNIT_OBJS_$*) $(UNIT_LIBS) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
+
+# A unit test of the maya command's own files links their objects:
+# UNIT_OBJS_<name> := ... and the prerequisite line.
+UNIT_OBJS_cmaes_core := $(B)/obj/src/search_cmaes.o $(B)/obj/src/search_space.o
+$(B)/tests/unit/test_cmaes_core: $(UNIT_OBJS_cmaes_core)
 
 ALL_TARGETS += $(UNIT_TESTS)
 
