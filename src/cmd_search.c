@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,13 @@ static void usage(FILE *fp)
         "  -o, --output DIR         search directory: search.txt, search.json and trials/\n"
         "                           (default: maya-search); trials found there are reused\n"
         "  -j, --jobs N             trials run at once (default 1)\n"
-        "  --strategy grid|random   every combination (default), or --trials N drawn at random\n"
-        "  --trials N               random: how many distinct trials (default: all, shuffled)\n"
-        "  --seed S                 random: the seed of the draws (default 1)\n"
+        "  --strategy grid|random|cmaes\n"
+        "                           every combination (default), --trials N drawn at random,\n"
+        "                           or a CMA-ES that samples the value indexes a generation at\n"
+        "                           a time and moves toward the fastest (for large spaces)\n"
+        "  --trials N               random, cmaes: at most N distinct trials (default: random\n"
+        "                           all; cmaes 20 x parameters with 2 values or more + 20)\n"
+        "  --seed S                 random, cmaes: the seed of the draws (default 1)\n"
         "  --patience N             stop after N finished trials without a faster one\n"
         "                           (default: never)\n"
         "  --timeout SECONDS        stop a trial's workload after this long (as maya run)\n"
@@ -57,13 +62,19 @@ static void usage(FILE *fp)
         PIPELINE_OPTIONS_HELP);
 }
 
+enum { GRID, RANDOM, CMAES };
+static const char *const strategy_name[] = { "grid", "random", "cmaes" };
+
 struct search {
     struct search_space space;
     struct search_runner runner;
     struct search_trial *trials;
     int ntrials;
     int duplicates;
-    int jobs, random, requested, patience, quiet;
+    int jobs, strategy, requested, patience, quiet;
+    int planned;                /* trials at most: grid, random all planned; cmaes its budget */
+    int population, generations; /* cmaes */
+    char stop_reason[96];       /* why it ended before its planned trials, or "" */
     uint64_t seed;
     char dir[PATH_MAX];
 };
@@ -205,15 +216,16 @@ static void free_trial(struct search_trial *t)
     memset(t, 0, sizeof *t);
 }
 
-/* Trial t for combination index: its command, key and directory. 0 or -1. */
-static int make_trial(const struct search *s, struct search_trial *t, uint64_t index, const char *setup,
+/* Trial t for a choice of value indexes: its command, key and directory.
+ * 0 or -1. */
+static int make_trial(const struct search *s, struct search_trial *t, const int *choice, const char *setup,
                       size_t setup_len)
 {
     size_t len = 0;
     FILE *fp = open_memstream(&t->key, &len);
     t->choice = calloc(s->space.nparams, sizeof *t->choice);
     if (fp && t->choice) {
-        search_space_choice(&s->space, index, t->choice);
+        memcpy(t->choice, choice, s->space.nparams * sizeof *choice);
         t->argv = search_space_command(&s->space, t->choice);
     }
     if (fp) {
@@ -239,36 +251,58 @@ static int make_trial(const struct search *s, struct search_trial *t, uint64_t i
     return 0;
 }
 
+/* The trial for choice: an earlier trial's index when its command line was
+ * seen before (seen maps keys to trial indexes), else, below s->planned
+ * trials, a new one's, made at s->trials[s->ntrials]; -2 when over the
+ * plan, -1 on error. */
+static int add_trial(struct search *s, struct maya_map *seen, const int *choice, const char *setup,
+                     size_t setup_len)
+{
+    struct search_trial t = { 0 };
+    uint64_t k1 = 0, k2 = 0, *slot = NULL;
+    int rc = make_trial(s, &t, choice, setup, setup_len);
+    if (rc == 0) {
+        k1 = search_hash(t.key, t.keylen, 0);
+        k2 = search_hash(t.key, t.keylen, 0x84222325cbf29ce4ULL);
+        slot = maya_map_get(seen, k1, k2);
+    }
+    if (rc == 0 && !slot && s->ntrials < s->planned) {
+        int created;
+        if (!(slot = maya_map_put(seen, k1, k2, &created))) {
+            free_trial(&t);
+            return maya_error("out of memory");
+        }
+        *slot = (uint64_t)s->ntrials;
+        t.order = s->ntrials;
+        s->trials[s->ntrials++] = t;
+        return t.order;
+    }
+    /* the same command line as an earlier trial: it runs once */
+    free_trial(&t);
+    return rc < 0 ? -1 : slot ? (int)*slot : -2;
+}
+
 /* The trials in the strategy's order, equal command lines once. */
 static int plan_trials(struct search *s, const char *setup, size_t setup_len)
 {
     uint64_t n = s->space.combinations;
-    int want = s->random && s->requested && (uint64_t)s->requested < n ? s->requested : (int)n, rc = 0;
-    uint64_t *order = search_order(&s->space, s->random, s->seed);
+    s->planned = s->strategy == RANDOM && s->requested && (uint64_t)s->requested < n ? s->requested : (int)n;
+    int rc = 0, *choice = calloc(s->space.nparams, sizeof *choice);
+    uint64_t *order = search_order(&s->space, s->strategy == RANDOM, s->seed);
     struct maya_map seen = { 0 };
-    s->trials = calloc(want, sizeof *s->trials);
-    if (!order || !s->trials)
+    s->trials = calloc(s->planned, sizeof *s->trials);
+    if (!order || !s->trials || !choice)
         rc = maya_error("out of memory");
-    for (uint64_t i = 0; i < n && s->ntrials < want && rc == 0; i++) {
-        struct search_trial *t = &s->trials[s->ntrials];
-        int created = 0;
-        uint64_t *slot = NULL;
-        rc = make_trial(s, t, order[i], setup, setup_len);
-        if (rc == 0) {
-            slot = maya_map_put(&seen, search_hash(t->key, t->keylen, 0),
-                                search_hash(t->key, t->keylen, 0x84222325cbf29ce4ULL), &created);
-            rc = slot ? 0 : maya_error("out of memory");
-        }
-        if (rc < 0 || !created) {
-            /* the same command line as an earlier trial: it runs once */
-            s->duplicates += rc == 0;
-            free_trial(t);
-            continue;
-        }
-        t->order = s->ntrials++;
+    for (uint64_t i = 0; i < n && s->ntrials < s->planned && rc == 0; i++) {
+        int before = s->ntrials;
+        search_space_choice(&s->space, order[i], choice);
+        rc = add_trial(s, &seen, choice, setup, setup_len) == -1 ? -1 : 0;
+        s->duplicates += rc == 0 && s->ntrials == before;
     }
+    s->planned = s->ntrials;
     maya_map_free(&seen);
     free(order);
+    free(choice);
     return rc;
 }
 
@@ -281,7 +315,7 @@ static void show_done(const struct search *s, const struct search_trial *t, int 
 {
     if (s->quiet)
         return;
-    fprintf(stderr, "maya search: [%d/%d]", done, s->ntrials);
+    fprintf(stderr, "maya search: [%d/%d]", done, s->planned);
     for (int i = 0; i < s->space.nparams; i++)
         fprintf(stderr, " %s=%s", s->space.params[i].name, s->space.params[i].values[t->choice[i]]);
     if (t->status == SEARCH_OK)
@@ -298,6 +332,7 @@ struct progress {
     int since_best;             /* finished trials since the fastest so far */
     double best_s;              /* < 0: no valid trial yet */
     int stop;                   /* --patience reached: start no more */
+    int run;                    /* trials started */
 };
 
 static void finish(const struct search *s, struct progress *p, struct search_trial *t)
@@ -315,7 +350,7 @@ static void finish(const struct search *s, struct progress *p, struct search_tri
 }
 
 /* Start trials, up to s->jobs running; cached ones finish at once. */
-static void start_more(struct search *s, struct progress *p, int *next, int *running, int *run)
+static void start_more(struct search *s, struct progress *p, int *next, int *running)
 {
     while (!p->stop && !interrupted && *running < s->jobs && *next < s->ntrials) {
         struct search_trial *t = &s->trials[(*next)++];
@@ -324,7 +359,7 @@ static void start_more(struct search *s, struct progress *p, int *next, int *run
             search_trial_read(t, -1);
         } else if (search_trial_start(&s->runner, t) == 0) {
             (*running)++;
-            (*run)++;
+            p->run++;
             continue;
         } else {
             t->status = SEARCH_FAILED;
@@ -334,15 +369,14 @@ static void start_more(struct search *s, struct progress *p, int *next, int *run
     }
 }
 
-/* Run the trials, at most s->jobs at once, in the strategy's order, until
+/* Run trials first.. of s->trials, at most s->jobs at once, in order, until
  * all ran, --patience trials in a row were no faster, or a signal came.
- * Returns how many finished (they come first in done[]). */
-static int run_trials(struct search *s, struct search_trial **done, int *run, int *stopped_early)
+ * Finished ones are added to p->done. Returns the first trial not started. */
+static int run_trials(struct search *s, struct progress *p, int first)
 {
-    struct progress p = { .done = done, .best_s = -1 };
-    int next = 0, running = 0, killed = 0;
+    int next = first, running = 0, killed = 0;
     for (;;) {
-        start_more(s, &p, &next, &running, run);
+        start_more(s, p, &next, &running);
         if (running == 0)
             break;
         if (interrupted && !killed) {
@@ -368,13 +402,79 @@ static int run_trials(struct search *s, struct search_trial **done, int *run, in
             running--;
             if (!interrupted) { /* a trial stopped by the signal is no result */
                 search_trial_read(t, ws);
-                finish(s, &p, t);
+                finish(s, p, t);
             }
             break;
         }
     }
-    *stopped_early = p.stop && next < s->ntrials;
-    return p.ndone;
+    return next;
+}
+
+/* A CMA-ES stops when this many generations in a row drew no new trial. */
+#define CMAES_STALL 20
+
+/* --strategy cmaes: draw a generation of points (value indexes of the
+ * parameters that have more than one value), run the new ones, score every
+ * point (a point or command line seen before gets its trial's result
+ * without counting against the budget; oom and failed rank last), update,
+ * until s->planned distinct trials, --patience, or CMAES_STALL generations
+ * without a new point. 0 or -1. */
+static int cmaes_trials(struct search *s, struct progress *p, const char *setup, size_t setup_len)
+{
+    const struct search_space *sp = &s->space;
+    int n = 0, *dims = calloc(sp->nparams, sizeof *dims), *nvalues = calloc(sp->nparams, sizeof *nvalues);
+    int *choice = calloc(sp->nparams, sizeof *choice);
+    for (int i = 0; dims && nvalues && i < sp->nparams; i++)
+        if (sp->params[i].nvalues > 1) {
+            dims[n] = i;
+            nvalues[n++] = sp->params[i].nvalues;
+        }
+    struct search_cmaes *c = dims && nvalues && choice ? search_cmaes_new(n, nvalues, 0, s->seed) : NULL;
+    int lambda = c ? search_cmaes_lambda(c) : 0;
+    int *index = calloc(lambda * n + 1, sizeof *index), *which = calloc(lambda + 1, sizeof *which);
+    double *score = calloc(lambda + 1, sizeof *score);
+    struct maya_map seen = { 0 };
+    int rc = c && index && which && score ? 0 : maya_error("out of memory");
+    s->population = lambda;
+    for (int stall = 0; rc == 0 && !p->stop && !interrupted && s->ntrials < s->planned;) {
+        if (stall >= CMAES_STALL) {
+            snprintf(s->stop_reason, sizeof s->stop_reason, "%d generations drew no new configuration",
+                     CMAES_STALL);
+            break;
+        }
+        int first = s->ntrials, missing = 0;
+        search_cmaes_ask(c, index);
+        s->generations++;
+        for (int k = 0; k < lambda && rc == 0; k++) {
+            for (int j = 0; j < n; j++)
+                choice[dims[j]] = index[k * n + j];
+            int before = s->ntrials;
+            which[k] = add_trial(s, &seen, choice, setup, setup_len);
+            rc = which[k] == -1 ? -1 : 0;
+            s->duplicates += which[k] >= 0 && s->ntrials == before;
+        }
+        if (rc < 0)
+            break;
+        run_trials(s, p, first);
+        for (int k = 0; k < lambda; k++) {
+            const struct search_trial *t = which[k] >= 0 ? &s->trials[which[k]] : NULL;
+            missing += !t || t->status == SEARCH_PENDING;
+            score[k] = t && t->status == SEARCH_OK ? t->iteration_s : INFINITY;
+        }
+        if (missing) /* stopped, or out of trials */
+            break;
+        search_cmaes_tell(c, score);
+        stall = s->ntrials > first ? 0 : stall + 1;
+    }
+    maya_map_free(&seen);
+    search_cmaes_free(c);
+    free(score);
+    free(which);
+    free(index);
+    free(choice);
+    free(nvalues);
+    free(dims);
+    return rc;
 }
 
 /* The path of this maya binary, for the trials' `maya run`. */
@@ -405,7 +505,7 @@ static void free_search(struct search *s)
 
 /* Parse the options; the runner gets maya run's. 0, or 2 on bad usage. */
 static int parse_args(struct search *s, int argc, char **argv, const char **out, const char **gpus,
-                      const char **cluster, const char **strategy, int *cmd_at)
+                      const char **cluster, int *cmd_at)
 {
     struct pipeline_opts popts = { 0 };
     int i;
@@ -458,10 +558,10 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
         else if (!strcmp(a, "--seed"))
             rc = maya_parse_u64(v, &s->seed) < 0 ? maya_error("--seed \"%s\": expected a whole number", v) : 0;
         else if (!strcmp(a, "--strategy")) {
-            *strategy = v;
-            s->random = !strcmp(v, "random");
-            if (!s->random && strcmp(v, "grid"))
-                rc = maya_error("--strategy \"%s\": expected grid or random", v);
+            for (s->strategy = 0; s->strategy < 3 && strcmp(v, strategy_name[s->strategy]); s->strategy++)
+                ;
+            if (s->strategy == 3)
+                rc = maya_error("--strategy \"%s\": expected grid, random or cmaes", v);
         } else if ((rc = pipeline_parse_option(&popts, a, v)) == 1) {
             /* the report pipeline's: checked below, passed on to every trial */
             rc = push_arg(&s->runner, a) < 0 || push_arg(&s->runner, v) < 0 ? -1 : 0;
@@ -477,9 +577,9 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
     }
     if (pipeline_check_options(&popts) < 0)
         return 2;
-    if (s->requested && !s->random) {
-        maya_error("--trials %d: only --strategy random draws a number of trials (grid runs every combination)",
-                   s->requested);
+    if (s->requested && s->strategy == GRID) {
+        maya_error("--trials %d: only --strategy random or cmaes runs a number of trials (grid runs every "
+                   "combination)", s->requested);
         return 2;
     }
     *cmd_at = i + 1;
@@ -489,7 +589,7 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
 int cmd_search(int argc, char **argv)
 {
     struct search s = { .jobs = 1, .seed = 1 };
-    const char *out = "maya-search", *gpus = NULL, *cluster = NULL, *strategy = "grid";
+    const char *out = "maya-search", *gpus = NULL, *cluster = NULL;
     int cmd_at = 0;
     char exe[PATH_MAX];
     /* maya run is the first of the runner's arguments: the options follow */
@@ -497,7 +597,7 @@ int cmd_search(int argc, char **argv)
         free_search(&s);
         return 1;
     }
-    int rc = parse_args(&s, argc, argv, &out, &gpus, &cluster, &strategy, &cmd_at);
+    int rc = parse_args(&s, argc, argv, &out, &gpus, &cluster, &cmd_at);
     if (rc == 0 && search_space_set_command(&s.space, argv + cmd_at, argc - cmd_at) < 0)
         rc = 2;
     if (rc != 0) {
@@ -533,15 +633,33 @@ int cmd_search(int argc, char **argv)
         return 2;
     }
 
+    /* cmaes: at most --trials distinct trials, by default 20 per dimension
+     * and 20 (on test_search_cmaes's 10 x 10 x 8 bowl, 80 found the minimum
+     * for each of 200 seeds, 50 for 131); a space within that budget is run
+     * whole, in grid order */
+    int cmaes = 0;
+    if (s.strategy == CMAES) {
+        int dims = 0;
+        for (int i = 0; i < s.space.nparams; i++)
+            dims += s.space.params[i].nvalues > 1;
+        uint64_t budget = s.requested ? (uint64_t)s.requested : 20 * (uint64_t)dims + 20;
+        cmaes = budget < s.space.combinations;
+        if (!cmaes && !s.quiet)
+            fprintf(stderr, "maya search: --strategy cmaes: %llu combination%s, within %llu trials: running every "
+                    "combination (grid)\n", (unsigned long long)s.space.combinations,
+                    s.space.combinations == 1 ? "" : "s", (unsigned long long)budget);
+        s.strategy = cmaes ? CMAES : GRID;
+        s.planned = cmaes ? (int)budget : 0;
+    }
     char trials_dir[PATH_MAX];
     if (maya_snprintf(trials_dir, sizeof trials_dir, "%s/trials", out) < 0 || mkdir_one(out) < 0 ||
-        mkdir_one(trials_dir) < 0 || !realpath(out, s.dir) || plan_trials(&s, setup, setup_len) < 0) {
+        mkdir_one(trials_dir) < 0 || !realpath(out, s.dir) ||
+        (cmaes ? !(s.trials = calloc(s.planned, sizeof *s.trials)) : plan_trials(&s, setup, setup_len) < 0)) {
         maya_error("cannot prepare the search in %s", out);
         free(setup);
         free_search(&s);
         return 1;
     }
-    free(setup);
 
     /* trials side by side share the CPUs: time their host work on the cpu clock */
     const char *clock = getenv("MAYA_HOST_CLOCK");
@@ -552,34 +670,50 @@ int cmd_search(int argc, char **argv)
     sigemptyset(&sa.sa_mask);
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
-    if (!s.quiet)
+    if (!s.quiet && cmaes)
+        fprintf(stderr, "maya search: cmaes, at most %d trials (%llu combinations), %d at a time -> %s\n",
+                s.planned, (unsigned long long)s.space.combinations, s.jobs, out);
+    else if (!s.quiet)
         fprintf(stderr, "maya search: %d trial%s (%llu combination%s, %d duplicate%s), %d at a time -> %s\n",
                 s.ntrials, s.ntrials == 1 ? "" : "s", (unsigned long long)s.space.combinations,
                 s.space.combinations == 1 ? "" : "s", s.duplicates, s.duplicates == 1 ? "" : "s", s.jobs, out);
 
-    struct search_trial **done = calloc(s.ntrials ? s.ntrials : 1, sizeof *done);
+    struct search_trial **done = calloc(s.planned ? s.planned : 1, sizeof *done);
     if (!done) {
         maya_error("out of memory");
+        free(setup);
         free_search(&s);
         return 1;
     }
+    struct progress p = { .done = done, .best_s = -1 };
+    if (cmaes)
+        rc = cmaes_trials(&s, &p, setup, setup_len);
+    else
+        run_trials(&s, &p, 0);
+    free(setup);
+    if (p.stop && p.ndone < s.planned)
+        snprintf(s.stop_reason, sizeof s.stop_reason, "--patience trials without a faster one");
     struct search_result res = {
-        .space = &s.space, .trials = done, .gpus = gpus, .cluster = cluster, .strategy = strategy,
-        .seed = s.seed, .requested = s.requested, .patience = s.patience, .duplicates = s.duplicates,
+        .space = &s.space, .trials = done, .ntrials = p.ndone, .gpus = gpus, .cluster = cluster,
+        .strategy = strategy_name[s.strategy], .seed = s.seed, .requested = s.requested, .patience = s.patience,
+        .duplicates = s.duplicates, .run = p.run, .stopped_early = s.stop_reason[0] != 0,
+        .stop_reason = s.stop_reason[0] ? s.stop_reason : NULL, .planned = s.planned,
+        .population = s.population, .generations = s.generations,
     };
-    res.ntrials = run_trials(&s, done, &res.run, &res.stopped_early);
-    res.cached = 0;
     for (int i = 0; i < res.ntrials; i++)
         res.cached += done[i]->cached;
     search_sort(&res);
     search_print_table(stdout, &res);
     fflush(stdout);
     int ok = res.ntrials > 0 && done[0]->status == SEARCH_OK;
-    rc = search_write_files(s.dir, &res) < 0 ? 1 : ok ? 0 : 1;
+    rc = rc < 0 || search_write_files(s.dir, &res) < 0 ? 1 : ok ? 0 : 1;
+    if (!s.quiet && cmaes)
+        fprintf(stderr, "maya search: %d generations of %d, %d point%s seen before\n", s.generations,
+                s.population, s.duplicates, s.duplicates == 1 ? "" : "s");
     if (!s.quiet)
-        fprintf(stderr, "maya search: %d trial%s finished (%d run, %d from the cache)%s; %s/search.txt, "
+        fprintf(stderr, "maya search: %d trial%s finished (%d run, %d from the cache)%s%s; %s/search.txt, "
                 "search.json\n", res.ntrials, res.ntrials == 1 ? "" : "s", res.run, res.cached,
-                res.stopped_early ? ", stopped: --patience trials without a faster one" : "", out);
+                res.stop_reason ? ", stopped: " : "", res.stop_reason ? res.stop_reason : "", out);
     if (interrupted) {
         maya_error("interrupted; the trials that finished are in %s", out);
         rc = 130;

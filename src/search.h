@@ -119,6 +119,9 @@ struct search_result {
     const char *gpus, *cluster, *strategy;
     uint64_t seed;
     int requested, patience, duplicates, run, cached, stopped_early;
+    const char *stop_reason;        /* why it stopped early, or NULL */
+    int planned;                    /* trials planned; cmaes: at most */
+    int population, generations;    /* cmaes */
 };
 void search_sort(struct search_result *res);
 void search_print_table(FILE *fp, const struct search_result *res);

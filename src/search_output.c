@@ -103,6 +103,7 @@ void search_print_table(FILE *fp, const struct search_result *res)
 static void write_trial(struct json *j, const char *key, const struct search_space *s, const struct search_trial *t)
 {
     json_obj(j, key);
+    json_int(j, "order", t->order + 1);
     json_obj(j, "params");
     for (int i = 0; i < s->nparams; i++)
         json_str(j, s->params[i].name, s->params[i].values[t->choice[i]]);
@@ -140,6 +141,11 @@ static void write_json(FILE *fp, const struct search_result *res)
     else
         json_null(&j, "trials_requested");
     json_int(&j, "patience", res->patience);
+    if (!strcmp(res->strategy, "cmaes")) {
+        json_int(&j, "trials_budget", res->planned);
+        json_int(&j, "population", res->population);
+        json_int(&j, "generations", res->generations);
+    }
     json_obj(&j, "params");
     for (int i = 0; i < s->nparams; i++) {
         json_arr(&j, s->params[i].name);
@@ -153,6 +159,7 @@ static void write_json(FILE *fp, const struct search_result *res)
     json_int(&j, "trials_run", res->run);
     json_int(&j, "trials_cached", res->cached);
     json_bool(&j, "stopped_early", res->stopped_early);
+    json_str(&j, "stop_reason", res->stop_reason);
     if (best(res))
         write_trial(&j, "best", s, best(res));
     else

@@ -148,6 +148,6 @@ bad 'an empty value in "1,,2"' --param tp=1,,2 -- echo {tp}
 bad 'value "1" is listed twice' --param tp=1,2,1 -- echo {tp}
 bad '--param tp is declared twice' --param tp=1 --param tp=2 -- echo {tp}
 bad 'no --param' -- echo x
-bad '--strategy "best": expected grid or random' --strategy best --param tp=1 -- echo {tp}
-bad 'only --strategy random draws' --trials 2 --param tp=1 -- echo {tp}
+bad '--strategy "best": expected grid, random or cmaes' --strategy best --param tp=1 -- echo {tp}
+bad 'only --strategy random or cmaes runs a number of trials' --trials 2 --param tp=1 -- echo {tp}
 exit 0
