@@ -657,8 +657,8 @@ static int call_line(struct builder *b, uint16_t type, struct kv *kv, int n)
         INT("rank", k->rank);
         INT("nranks", k->nranks);
         INT("peer", k->peer);
-        static const int dtype_bytes[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
-        k->bytes = k->count * (uint64_t)(k->dtype >= 0 && k->dtype < 12 ? dtype_bytes[k->dtype] : 1);
+        int elem = maya_coll_dtype_bytes(k->dtype);
+        k->bytes = k->count * (uint64_t)(elem ? elem : 1);
         SIZE("bytes", k->bytes);
         if (!k->comm || k->nranks < 1 || k->rank < 0 || k->rank >= k->nranks)
             return bad(b, "coll: expected comm=C (nonzero) rank=R nranks=N with 0 <= R < N");

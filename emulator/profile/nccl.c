@@ -317,17 +317,6 @@ static int has_redop(uint32_t op)
     return op == MAYA_COLL_ALLREDUCE || op == MAYA_COLL_REDUCE || op == MAYA_COLL_REDUCESCATTER;
 }
 
-static int type_bytes(ncclDataType_t t)
-{
-    switch (t) {
-    case ncclInt8: case ncclUint8: case ncclFloat8e4m3: case ncclFloat8e5m2: return 1;
-    case ncclFloat16: case ncclBfloat16: return 2;
-    case ncclInt32: case ncclUint32: case ncclFloat32: return 4;
-    case ncclInt64: case ncclUint64: case ncclFloat64: return 8;
-    default: return 0;
-    }
-}
-
 struct coll {
     uint32_t op;
     const void *sendbuf;
@@ -368,7 +357,7 @@ static void trace_coll(struct prof_op *op, uint32_t api, ncclResult_t r, const s
     rec.seq = next_seq(x, c);
     rec.group = grp.depth > 0 ? grp.id : 0;
     rec.count = c->count;
-    rec.bytes = (uint64_t)c->count * (uint64_t)type_bytes(c->dtype);
+    rec.bytes = (uint64_t)c->count * (uint64_t)maya_coll_dtype_bytes(c->dtype);
     rec.sendbuf = (uint64_t)(uintptr_t)c->sendbuf;
     rec.recvbuf = (uint64_t)(uintptr_t)c->recvbuf;
     rec.op = c->op;

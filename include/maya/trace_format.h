@@ -467,6 +467,15 @@ static inline int maya_rec_is_call(uint16_t type)
     return type >= MAYA_REC_CALL && type <= MAYA_REC_MARKER;
 }
 
+/* Bytes per element of a COLL record's dtype (ncclDataType_t: int8, uint8,
+ * int32, uint32, int64, uint64, float16, float32, float64, bfloat16,
+ * float8e4m3, float8e5m2); 0 for a type NCCL does not define. */
+static inline int maya_coll_dtype_bytes(int32_t dtype)
+{
+    static const int8_t bytes[] = { 1, 1, 4, 4, 8, 8, 2, 4, 8, 2, 1, 1 };
+    return dtype >= 0 && dtype < (int32_t)sizeof bytes ? bytes[dtype] : 0;
+}
+
 /* Layout checks: these sizes are the file format. */
 _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
