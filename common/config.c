@@ -3,10 +3,10 @@
 #define _GNU_SOURCE
 #include "maya/config.h"
 #include "maya/common.h"
+#include "confuse_parse.h"
 
 #include <confuse.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,16 +23,6 @@ static cfg_opt_t opts[] = {
     CFG_STR("copy_threshold", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
-
-static void report_error(cfg_t *cfg, const char *fmt, va_list ap)
-{
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    if (cfg && cfg->filename)
-        maya_error("%s:%d: %s", cfg->filename, cfg->line, msg);
-    else
-        maya_error("%s", msg);
-}
 
 static int check_iterations(cfg_t *cfg, cfg_opt_t *opt)
 {
@@ -83,21 +73,13 @@ int maya_conf_load_file(const char *path, struct maya_conf *c)
     cfg_t *cfg = cfg_init(opts, CFGF_NONE);
     if (!cfg)
         return maya_error("out of memory");
-    cfg_set_error_function(cfg, report_error);
     cfg_set_validate_func(cfg, "iterations", check_iterations);
     cfg_set_validate_func(cfg, "timeout", check_timeout);
     cfg_set_validate_func(cfg, "copy_threshold", check_threshold);
-    int rc = cfg_parse(cfg, path);
-    if (rc == CFG_FILE_ERROR) {
-        cfg_free(cfg);
-        return maya_error("cannot read %s: %m", path);
-    }
-    if (rc != CFG_SUCCESS) {
-        cfg_free(cfg);
-        return maya_error("%s: not a valid maya.conf (keys: gpus, cluster, estimator, oracle, "
-                          "iteration_marker, iterations, timeout, copy_threshold; see maya.conf(5))", path);
-    }
-    rc = 0;
+    if (maya_cfg_parse(cfg, path, "maya.conf (keys: gpus, cluster, estimator, oracle, iteration_marker, "
+                                  "iterations, timeout, copy_threshold; see maya.conf(5))") < 0)
+        return -1;
+    int rc = 0;
     if (copy_str(cfg, "gpus", c->gpus, sizeof c->gpus, path) < 0 ||
         copy_str(cfg, "cluster", c->cluster, sizeof c->cluster, path) < 0 ||
         copy_str(cfg, "estimator", c->estimator, sizeof c->estimator, path) < 0 ||

@@ -8,12 +8,12 @@
 #define _GNU_SOURCE
 #include "maya/hwspec.h"
 #include "maya/common.h"
+#include "confuse_parse.h"
 
 #include <confuse.h>
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -71,16 +71,6 @@ static cfg_opt_t top_opts[] = {
 
 /* ---- validation, run by libconfuse as each section closes so that errors
  * carry the file and line ---- */
-
-static void report_error(cfg_t *cfg, const char *fmt, va_list ap)
-{
-    char msg[1024];
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    if (cfg && cfg->filename)
-        maya_error("%s:%d: %s", cfg->filename, cfg->line, msg);
-    else
-        maya_error("%s", msg);
-}
 
 static int list_len_ok(cfg_t *cfg, const char *sec, const char *name, unsigned want)
 {
@@ -280,18 +270,10 @@ int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
     cfg_t *cfg = cfg_init(top_opts, CFGF_NONE);
     if (!cfg)
         return maya_error("out of memory");
-    cfg_set_error_function(cfg, report_error);
     cfg_set_validate_func(cfg, "gpu", validate_gpu);
     cfg_set_validate_func(cfg, "cluster", validate_cluster);
-    int rc = cfg_parse(cfg, path);
-    if (rc == CFG_FILE_ERROR) {
-        cfg_free(cfg);
-        return maya_error("cannot read %s: %m", path);
-    }
-    if (rc != CFG_SUCCESS) {
-        cfg_free(cfg);
-        return maya_error("%s: not a valid hwspec file (see maya-hwspec(5))", path);
-    }
+    if (maya_cfg_parse(cfg, path, "hwspec file (see maya-hwspec(5))") < 0)
+        return -1;
 
     unsigned ng = cfg_size(cfg, "gpu"), nc = cfg_size(cfg, "cluster");
     if (ng + nc == 0) {
