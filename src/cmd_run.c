@@ -595,13 +595,6 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
         return 2;
-    /* A profile times real work: the profiler's own trace is on the wall
-     * clock, and an emulator standing in for the GPU (MAYA_PROFILE_REAL_LIBDIR
-     * pointing at maya's libraries) times its events on it too. The cpu
-     * clock would stand still while a thread's CPU time catches up with what
-     * it was credited, and ops would measure 0. */
-    if (pt)
-        r.host_clock = "wall";
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0)
         return 1;
     if (pt)
