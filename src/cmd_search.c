@@ -160,7 +160,8 @@ static void stamp_models(FILE *key)
  * GPUs (resolved to the hwspec key), the hwspec files and trained models,
  * the cluster (a file's contents), maya run's options (with the files they
  * name) and maya.conf's defaults for them. */
-static int describe_setup(FILE *key, const char *gpus, const char *cluster, const char *const *opts, int nopts)
+static int describe_setup(FILE *key, const struct maya_conf *conf, const char *gpus, const char *cluster,
+                          const char *const *opts, int nopts)
 {
     fprintf(key, "maya search trial 1\nmaya %s\n", MAYA_VERSION);
     struct maya_hwspecs hw;
@@ -194,14 +195,11 @@ static int describe_setup(FILE *key, const char *gpus, const char *cluster, cons
         fprintf(key, "%s\n", opts[i]);
         stamp_file(key, opts[i]);
     }
-    struct maya_conf conf;
-    if (maya_conf_load((const void *)cmd_search, &conf) < 0)
-        return -1;
     fprintf(key, "conf estimator=%s oracle=%s marker=%s iterations=%d timeout=%g copy_threshold=%llu\n",
-            conf.estimator, conf.oracle, conf.iteration_marker, conf.iterations, conf.timeout_s,
-            (unsigned long long)conf.copy_threshold);
-    if (conf.oracle[0])
-        stamp_file(key, conf.oracle);
+            conf->estimator, conf->oracle, conf->iteration_marker, conf->iterations, conf->timeout_s,
+            (unsigned long long)conf->copy_threshold);
+    if (conf->oracle[0])
+        stamp_file(key, conf->oracle);
     const char *thr = getenv("MAYA_COPY_THRESHOLD");
     fprintf(key, "MAYA_COPY_THRESHOLD=%s\n", thr ? thr : "");
     return 0;
@@ -619,7 +617,7 @@ int cmd_search(int argc, char **argv)
     char *setup = NULL;
     size_t setup_len = 0;
     FILE *key = open_memstream(&setup, &setup_len);
-    rc = key ? describe_setup(key, gpus, cluster, (const char *const *)s.runner.run_argv + 2,
+    rc = key ? describe_setup(key, &conf, gpus, cluster, (const char *const *)s.runner.run_argv + 2,
                               s.runner.nrun_argv - 2) : maya_error("out of memory");
     if (key)
         fclose(key);
