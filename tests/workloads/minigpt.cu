@@ -981,15 +981,22 @@ static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for 
 
 static bool keeps_core() { return opt.recompute == RECOMPUTE_NONE; }
 
-static void acts_alloc_all(Acts &a)
+// The work set holds what a layer's activations do not keep: with full
+// recompute all but the input, with selective the core attention's
+// probabilities, else nothing.
+static void work_alloc(Acts &a)
 {
     size_t tl = (size_t)Tl * H, probs = (size_t)B * hl * S * S;
-    a.x_in = ealloc(tl);
-    a.ln1 = ealloc(tl);
-    a.qkv = ealloc((size_t)T * 3 * Hl);
+    memset(&a, 0, sizeof a);
+    if (opt.recompute == RECOMPUTE_NONE)
+        return;
     a.p = ealloc(probs);
     a.pd = opt.attn_dropout > 0 ? ealloc(probs) : a.p;
     a.mask_p = opt.attn_dropout > 0 ? dalloc<uint8_t>(probs) : nullptr;
+    if (opt.recompute == RECOMPUTE_SELECTIVE)
+        return;
+    a.ln1 = ealloc(tl);
+    a.qkv = ealloc((size_t)T * 3 * Hl);
     a.ctx = ealloc((size_t)T * Hl);
     a.x_mid = ealloc(tl);
     a.ln2 = ealloc(tl);
@@ -1226,15 +1233,15 @@ static void build_model()
     }
     CUDA_CHECK(cudaGetLastError());
 
-    acts_alloc_all(wk);
+    work_alloc(wk);
     size_t th = (size_t)T * H, tl = (size_t)Tl * H, probs = (size_t)B * hl * S * S;
     wk_ln_full = sp ? ealloc(th) : nullptr;
     wk_g_full = sp ? ealloc(th) : nullptr;
     wk_out = ealloc(th);
     wk_out_s = sp ? ealloc(tl) : wk_out;
     wk_ctx_h = ealloc((size_t)T * Hl);
-    wk_xout = ealloc(tl);
-    wk_ctx = ealloc((size_t)T * Hl);
+    wk_xout = opt.recompute == RECOMPUTE_FULL ? ealloc(tl) : nullptr;
+    wk_ctx = opt.recompute == RECOMPUTE_SELECTIVE ? ealloc((size_t)T * Hl) : nullptr;
     wk_da = ealloc(tl);
     wk_dh = ealloc((size_t)T * Fl);
     wk_dh2 = ealloc((size_t)T * Fl);
