@@ -29,13 +29,24 @@ def short(name):
     return re.sub(r"^void ", "", name)
 
 
+def rank0_events(path):
+    """Rank 0's complete events of a timeline.json, read a line at a time
+    (maya writes one event a line; a job of hundreds of ranks makes a file of
+    gigabytes that json.load would hold whole)."""
+    with open(path) as f:
+        for line in f:
+            if '"pid":0,' not in line or '"ph":"X"' not in line:
+                continue
+            yield json.loads(line.rstrip().rstrip(","))
+
+
 def main():
     if len(sys.argv) not in (2, 3):
         sys.exit("usage: breakdown.py RUN_DIR [TOP]")
     run, top = sys.argv[1], int(sys.argv[2]) if len(sys.argv) == 3 else 12
     try:
         report = json.load(open(run + "/report.json"))
-        events = json.load(open(run + "/timeline.json"))["traceEvents"]
+        events = list(rank0_events(run + "/timeline.json"))
     except (OSError, ValueError, KeyError) as e:
         sys.exit("breakdown.py: cannot read %s: %s" % (run, e))
     its = report.get("iterations") or []
@@ -46,7 +57,7 @@ def main():
     t0 = (report["makespan_s"] - sum(i["time_s"] for i in its[1:])) * 1e6
     fam, names = {}, {}
     for e in events:
-        if e.get("ph") != "X" or e.get("pid") != 0 or e.get("tid", 0) <= 0 or e.get("ts", 0) < t0:
+        if e.get("pid") != 0 or e.get("tid", 0) <= 0 or e.get("ts", 0) < t0:
             continue
         n = short(e["name"])
         f = family(n)

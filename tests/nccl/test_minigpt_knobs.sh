@@ -33,7 +33,9 @@ train() {
     local name=$1 gpus=$2
     shift 2
     "$MAYA" run -q -g "h100x$gpus" -o "$TEST_TMP/$name" -- "$WORKLOADS/minigpt" --iters 2 --micro-batches 2 "$@" \
-        > "$TEST_TMP/$name.out" 2>&1 || fail "maya run minigpt $* failed: $(tail -20 "$TEST_TMP/$name.out")"
+        > "$TEST_TMP/$name.out" 2>&1 ||
+        fail "maya run minigpt $* failed (exit $?): $(tail -20 "$TEST_TMP/$name.out"; grep -hE '^(status|error|failed)' \
+            "$TEST_TMP/$name/report.txt" 2>/dev/null; tail -3 "$TEST_TMP/$name"/logs/*.err 2>/dev/null)"
     dump "$TEST_TMP/$name/traces/rank-0.mtrace" | grep -v '^string ' > "$TEST_TMP/$name.r0"
 }
 r0() { echo "$TEST_TMP/$1.r0"; }

@@ -543,6 +543,12 @@ template <class P> __global__ void dropout_bwd(const void *dy_, const uint8_t *m
         dx[i] = to<E>(mask[i] ? f(dy[i]) / (1 - p) : 0.0f);
 }
 
+// x[i] + bias[i mod N] (bias [N] per row of N, may be NULL).
+template <class E> __device__ __forceinline__ float plus_bias(const E *x, const E *bias, size_t i, int N)
+{
+    return f(x[i]) + (bias ? f(bias[i % N]) : 0.0f);
+}
+
 // out = res + dropout(x + bias) (bias [N] per row of N, may be NULL; mask
 // NULL when p is 0): Megatron's fused bias-dropout-add.
 template <class P>
@@ -555,7 +561,7 @@ __global__ void bias_dropout_add(const void *x_, const void *bias_, const void *
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float v = f(x[i]) + (bias ? f(bias[i % N]) : 0.0f);
+    float v = plus_bias(x, bias, i, N);
     if (mask) {
         bool k = keep(seed, i, p);
         mask[i] = k;
@@ -588,7 +594,7 @@ template <class P> __global__ void gelu_fwd(const void *x_, const void *bias_, v
     E *y = (E *)y_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n)
-        y[i] = to<E>(gelu(f(x[i]) + (bias ? f(bias[i % N]) : 0.0f)));
+        y[i] = to<E>(gelu(plus_bias(x, bias, i, N)));
 }
 
 template <class P>
@@ -600,7 +606,7 @@ __global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, voi
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float v = f(x[i]) + (bias ? f(bias[i % N]) : 0.0f), u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
+    float v = plus_bias(x, bias, i, N), u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
     float d = 0.5f * (1 + th) + 0.5f * v * (1 - th * th) * 0.7978845608f * (1 + 3 * 0.044715f * v * v);
     dx[i] = to<E>(f(dy[i]) * d);
 }
@@ -979,22 +985,20 @@ static void *wk_da, *wk_dh, *wk_dh2, *wk_dx_full, *wk_dx_s, *wk_dx2, *wk_dctx, *
 static std::vector<std::vector<MB *>> mb_free;  // [chunk] sets no micro-batch holds
 static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for the pipeline
 
-static bool keeps_core() { return opt.recompute == RECOMPUTE_NONE; }
 
-// The work set holds what a layer's activations do not keep: with full
-// recompute all but the input, with selective the core attention's
-// probabilities, else nothing.
-static void work_alloc(Acts &a)
+// A layer's tensors but its input, in two groups: the core attention's
+// probabilities (and dropout's copy and mask of them), and the rest.
+static void alloc_core(Acts &a)
 {
-    size_t tl = (size_t)Tl * H, probs = (size_t)B * hl * S * S;
-    memset(&a, 0, sizeof a);
-    if (opt.recompute == RECOMPUTE_NONE)
-        return;
+    size_t probs = (size_t)B * hl * S * S;
     a.p = ealloc(probs);
     a.pd = opt.attn_dropout > 0 ? ealloc(probs) : a.p;
     a.mask_p = opt.attn_dropout > 0 ? dalloc<uint8_t>(probs) : nullptr;
-    if (opt.recompute == RECOMPUTE_SELECTIVE)
-        return;
+}
+
+static void alloc_rest(Acts &a)
+{
+    size_t tl = (size_t)Tl * H;
     a.ln1 = ealloc(tl);
     a.qkv = ealloc((size_t)T * 3 * Hl);
     a.ctx = ealloc((size_t)T * Hl);
@@ -1010,35 +1014,30 @@ static void work_alloc(Acts &a)
     a.rstd2 = dalloc<float>(Tl);
 }
 
+// The work set holds what a layer's activations do not keep: with full
+// recompute all but the input, with selective the core attention's
+// probabilities, else nothing.
+static void work_alloc(Acts &a)
+{
+    memset(&a, 0, sizeof a);
+    if (opt.recompute != RECOMPUTE_NONE)
+        alloc_core(a);
+    if (opt.recompute == RECOMPUTE_FULL)
+        alloc_rest(a);
+}
+
 // A layer's kept activations: everything, all but the core attention
 // (selective recompute: its s x s probabilities are recomputed), or only the
-// input (full recompute). own_input: the input is a tensor of its own (not
-// a slice of the embedding's sum).
+// input (full recompute); what is not kept is the work set's. own_input: the
+// input is a tensor of its own (not a slice of the embedding's sum).
 static Acts acts_kept(bool own_input)
 {
     Acts a = wk;
-    size_t tl = (size_t)Tl * H, probs = (size_t)B * hl * S * S;
-    a.x_in = own_input ? ealloc(tl) : nullptr;
-    if (opt.recompute == RECOMPUTE_FULL)
-        return a;
-    a.ln1 = ealloc(tl);
-    a.qkv = ealloc((size_t)T * 3 * Hl);
-    if (keeps_core()) {
-        a.p = ealloc(probs);
-        a.pd = opt.attn_dropout > 0 ? ealloc(probs) : a.p;
-        a.mask_p = opt.attn_dropout > 0 ? dalloc<uint8_t>(probs) : nullptr;
-    }
-    a.ctx = ealloc((size_t)T * Hl);
-    a.x_mid = ealloc(tl);
-    a.ln2 = ealloc(tl);
-    a.h1 = ealloc((size_t)T * Fl);
-    a.h1g = ealloc((size_t)T * Fl);
-    a.mask1 = opt.hidden_dropout > 0 ? dalloc<uint8_t>(tl) : nullptr;
-    a.mask2 = opt.hidden_dropout > 0 ? dalloc<uint8_t>(tl) : nullptr;
-    a.mean1 = dalloc<float>(Tl);
-    a.rstd1 = dalloc<float>(Tl);
-    a.mean2 = dalloc<float>(Tl);
-    a.rstd2 = dalloc<float>(Tl);
+    a.x_in = own_input ? ealloc((size_t)Tl * H) : nullptr;
+    if (opt.recompute == RECOMPUTE_NONE)
+        alloc_core(a);
+    if (opt.recompute != RECOMPUTE_FULL)
+        alloc_rest(a);
     return a;
 }
 
