@@ -173,7 +173,7 @@ expect_grep '^gemm .*atype=2 btype=2 ctype=2 dtype=2 ' "$(r0 fp16)"  # fp16
 expect_count 12 '^coll .*stream=2 api=ncclAllReduce .*dtype=6 ' "$(r0 fp16)"  # 6 buckets, 2 iterations
 expect_count 2 '^coll .*api=ncclAllReduce .*count=1 dtype=7 redop=2 ' "$(r0 fp16)"  # overflow flag
 expect_count 12 '^launch .*kernel="unscale_grads' "$(r0 fp16)"  # a bucket each
-expect_count 4 '^memcpy .*kind=d2h bytes=4 ' "$(r0 fp16)"  # the flag and the loss, each step
+expect_count 6 '^memcpy .*kind=d2h bytes=4 ' "$(r0 fp16)"  # the flag, the gradient norm and the loss, each step
 "$MAYA" run -q -g h100x1 -o "$TEST_TMP/bad" -- "$WORKLOADS/minigpt" --loss-scale 4096 > "$TEST_TMP/bad.out" 2>&1
 expect_grep 'minigpt: --loss-scale applies to --fp16 only' "$TEST_TMP/bad/logs/rank-0.err"
 

@@ -45,8 +45,9 @@
 // the backward) or of the core attention (--recompute selective). Tokens are
 // ordered [s, b] as Megatron's tensors. Then the optimizer as Megatron's mixed
 // precision optimizer: fp16 gradients unscaled into fp32 with an overflow
-// check read by the host (--fp16, --loss-scale), the gradient norm over the
-// model-parallel group, Adam on fp32 master weights. bf16 (the default) keeps
+// check read by the host (--fp16, --loss-scale), the gradient norm summed
+// over the model-parallel group and read by the host to clip, Adam on fp32
+// master weights. bf16 (the default) keeps
 // gradients in fp32; fp16 keeps them in fp16 as Megatron-LM 2021 did.
 //
 // One rank per process, as torchrun starts them: RANK, WORLD_SIZE,
@@ -715,20 +716,19 @@ __global__ void sum_squares(const float *g, size_t n, float scale, float *out)
         atomicAdd(out, s);
 }
 
-// Adam with weight decay, gradients scaled and clipped to a global norm
-// whose square is *norm2; the updated fp32 master weight is copied into the
-// 16-bit model weight.
+// Adam with weight decay, gradients scaled by gscale (the clipping
+// coefficient); the updated fp32 master weight is copied into the 16-bit
+// model weight.
 template <class P>
 __global__ void adam(float *master, const float *grad, float *m, float *v, void *w_, size_t n, float lr, int step,
-                     float gscale, const float *norm2, float max_norm)
+                     float gscale)
 {
     typedef typename P::E E;
     E *w = (E *)w_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float nrm = sqrtf(*norm2), clip = nrm > max_norm ? max_norm / (nrm + 1e-6f) : 1.0f;
-    float g = grad[i] * gscale * clip;
+    float g = grad[i] * gscale;
     m[i] = 0.9f * m[i] + 0.1f * g;
     v[i] = 0.95f * v[i] + 0.05f * g * g;
     float mh = m[i] / (1 - powf(0.9f, (float)step)), vh = v[i] / (1 - powf(0.95f, (float)step));
@@ -1937,12 +1937,18 @@ static void optimizer_step(int step)
         }
     if (nc)
         NCCL_CHECK(ncclAllReduce(norm2, norm2, 1, ncclFloat32, ncclSum, nc, s_comp));
+    // the host reads the norm and clips (Megatron's clip_grad_norm_fp32:
+    // total_norm.item(), then the gradients scaled when it exceeds --clip)
+    float h2 = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&h2, norm2, sizeof h2, cudaMemcpyDeviceToHost, s_comp));
+    CUDA_CHECK(cudaStreamSynchronize(s_comp));
+    float nrm = sqrtf(h2), coef = nrm > opt.clip ? opt.clip / (nrm + 1e-6f) : 1.0f;
     for (Chunk &ch : chunks)
         for (Bucket &bk : ch.buckets) {
             size_t first = bk.off + (opt.zero1 ? bk.shard * dp_idx : 0);
             const float *g = fp16 ? main_grad + bk.st : (const float *)G(first);
             LAUNCH(adam, blocks(bk.shard), 256, master + bk.st, g, adam_m + bk.st, adam_v + bk.st, W(first), bk.shard,
-                   opt.lr, step, 1.0f, norm2, opt.clip);
+                   opt.lr, step, coef);
         }
     CUDA_CHECK(cudaGetLastError());
     if (opt.zero1 && dp > 1) {  // everyone needs every updated parameter
