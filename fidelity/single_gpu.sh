@@ -13,7 +13,7 @@ row_cmd() {
         megatron_1.2B_v100)  # Megatron-LM's 1.2 B GPT-2 as its 2019 code ran it, with the bundled minigpt
             cmd=(-g "${gpu}x1" -- "$WORKLOADS/minigpt" --micro-batch-size 8 --micro-batches 1 --seq 1024 --hidden 1536
                 --heads 16 --layers 40 --vocab 51200 --fp16 --recompute full --bias --hidden-dropout 0.1
-                --attention-dropout 0.1 --tie-embeddings --iters 3) ;;
+                --attention-dropout 0.1 --fp32-cross-entropy --tie-embeddings --iters 3) ;;
         *) return 1 ;;
     esac
 }

@@ -6,7 +6,8 @@
 # says what was read where): fp16 with a static loss scale of 8192, full
 # activation recompute of every layer, biases with fused bias-GeLU and
 # bias-dropout-add, dropout 0.1 (hidden and attention, Megatron's defaults),
-# the output layer tied to the word embedding, pipeline sends scattered over
+# the output layer tied to the word embedding, the logits cast to fp32 for
+# the loss (no --fp16-lm-cross-entropy), pipeline sends scattered over
 # TP (Megatron's default then), interleaved 1F1B where the script asks for
 # it, torch DDP (25 MiB buckets, overlapped with the backward) or Megatron's
 # local DDP (after it). The prediction is TFLOP/s per GPU by the paper's
@@ -47,7 +48,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))
         --seq "$seq" --hidden "$hidden" --heads "$heads" --layers "$layers" --vocab "$vocab"
         --fp16 --loss-scale 8192 --recompute full --bias --hidden-dropout 0.1 --attention-dropout 0.1
-        --tie-embeddings --iters "$iters")
+        --fp32-cross-entropy --tie-embeddings --iters "$iters")
     # Megatron-LM 2021 scattered pipeline sends over TP by default
     [ "$pp" -gt 1 ] && [ "$tp" -gt 1 ] && args+=(--scatter-gather)
     [ -n "$lpv" ] && args+=(--layers-per-virtual-stage "$lpv")

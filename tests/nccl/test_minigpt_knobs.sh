@@ -21,6 +21,7 @@
 #  - DP: --ddp local reduces all gradients in one all-reduce after the
 #    backward on the compute stream; --bucket-mb sets the buckets' size;
 #  - --scatter-gather sends 1/TP of each activation and all-gathers it;
+#  - --fp32-cross-entropy keeps the logits in fp32 (4 bytes more each);
 #  - --tie-embeddings drops the output layer's own weight, and with PP sums
 #    the two copies' gradients between the first and last stage.
 # The model: hidden 256, 8 heads, seq 128, 2 sequences a micro-batch, so
@@ -208,8 +209,17 @@ expect_count 4 '^coll .*op=send .*count=32768 dtype=9 ' "$(r0 sg)"
 expect_count 4 '^coll .*op=recv .*count=32768 dtype=9 ' "$(r0 sg)"
 expect_count 4 '^coll .*api=ncclAllGather .*count=32768 dtype=9 ' "$(r0 sg)"
 
-# ---- tied embeddings: one weight fewer (4096 x 256); with PP 2 the copies' gradients summed
+# ---- fp32 cross-entropy: the logits (T x 4096 a micro-batch) cast to fp32 and
+# kept so, their 16-bit copy a work buffer: 4 bytes more a logit; the cast
+# and its backward once a micro-batch each
+train ce32 1 --fp32-cross-entropy
 train untied 1
+near "$(($(peak ce32) - $(peak untied)))" "$((256 * 4096 * 4))" "peak memory of the fp32 logits"
+expect_count 4 '^launch .*kernel="void convert<__nv_bfloat16, float>' "$(r0 ce32)"
+expect_count 4 '^launch .*kernel="void convert<float, __nv_bfloat16>' "$(r0 ce32)"
+expect_count 4 '^launch .*kernel="void ce_max<F32>' "$(r0 ce32)"
+
+# ---- tied embeddings: one weight fewer (4096 x 256); with PP 2 the copies' gradients summed
 train tied 1 --tie-embeddings
 expect_eq "$(($(params untied) - $(params tied)))" "$((4096 * 256))" "parameters saved by --tie-embeddings"
 train tiedpp 2 --pp 2 --tie-embeddings

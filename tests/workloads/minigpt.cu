@@ -89,7 +89,7 @@ struct Options {
     int layers_per_virtual = 0;  // 0: no interleaving
     int recompute = RECOMPUTE_NONE;
     bool zero1 = false, own_gemm = false, fp16 = false, bias = false, tie = false;
-    bool seq_par = false, scatter_gather = false, ddp_local = false;
+    bool seq_par = false, scatter_gather = false, ddp_local = false, fp32_ce = false;
     float hidden_dropout = 0, attn_dropout = 0, loss_scale = 8192;
     double bucket_mb = 0;        // 0: one bucket per layer
     float lr = 3e-4f, clip = 1.0f;
@@ -120,6 +120,8 @@ static void usage(FILE *f)
         "                        after fc1, fused bias-dropout-add after out-proj and fc2\n"
         "  --hidden-dropout P    dropout on the embedding and each residual branch (0)\n"
         "  --attention-dropout P dropout on the attention probabilities (0)\n"
+        "  --fp32-cross-entropy  the logits cast to fp32 for the cross-entropy, which keeps them\n"
+        "                        (Megatron's default, unless --fp16-lm-cross-entropy)\n"
         "  --tie-embeddings      the output layer uses the word embedding (Megatron's GPT); with\n"
         "                        PP the last stage keeps a copy whose gradient is all-reduced\n"
         "                        with the first stage's\n"
@@ -206,6 +208,8 @@ static Options parse(int argc, char **argv)
             o.seq_par = true;
         else if (a == "--scatter-gather")
             o.scatter_gather = true;
+        else if (a == "--fp32-cross-entropy")
+            o.fp32_ce = true;
         else
             flag = false;
         if (flag)
@@ -262,6 +266,7 @@ static Options parse(int argc, char **argv)
 // The two precisions: activations/weights E, gradients G.
 struct Bf16 { typedef bf16 E; typedef float G; };
 struct Fp16 { typedef __half E; typedef __half G; };
+struct F32 { typedef float E; typedef float G; };  // --fp32-cross-entropy's logits
 
 __device__ __forceinline__ float f(bf16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float f(__half x) { return __half2float(x); }
@@ -645,6 +650,15 @@ template <class P> __global__ void scale_grads(void *g_, size_t n, float s)
         g[i] = to<G>(f(g[i]) * s);
 }
 
+// dst = src, converted (--fp32-cross-entropy: the logits to fp32, their
+// gradient back).
+template <class A, class B> __global__ void convert(const A *src, B *dst, size_t n)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        dst[i] = to<B>(f(src[i]));
+}
+
 // Vocab-parallel cross-entropy, in three steps around TP all-reduces.
 template <class P> __global__ void ce_max(const void *logits_, float *mx, int vl)
 {
@@ -785,6 +799,16 @@ static cudaEvent_t ev_dp_done, ev_updated, ev_to_tp, ev_from_tp;
             k<Fp16><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                         \
         else                                                                              \
             k<Bf16><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                         \
+    } while (0)
+
+// The cross-entropy's kernels, on the logits' type (fp32 with
+// --fp32-cross-entropy).
+#define LAUNCH_CE(k, grid, block, ...)                                                    \
+    do {                                                                                  \
+        if (opt.fp32_ce)                                                                  \
+            k<F32><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                          \
+        else                                                                              \
+            LAUNCH(k, grid, block, __VA_ARGS__);                                          \
     } while (0)
 
 static unsigned blocks(size_t n, unsigned per = 256) { return (unsigned)((n + per - 1) / per); }
@@ -974,12 +998,13 @@ struct MB {
     int *tokens = nullptr, *targets = nullptr;
     void *emb = nullptr;    // first chunk: the embedding's [T, H] sum
     uint8_t *emb_mask = nullptr;
-    void *lnf_out = nullptr, *logits = nullptr;
+    void *lnf_out = nullptr, *logits = nullptr;  // logits: fp32 with --fp32-cross-entropy
     float *lnf_mean = nullptr, *lnf_rstd = nullptr;
 };
 
 static Acts wk;                              // the work set: one layer's temporaries
 static void *wk_ln_full, *wk_g_full, *wk_out, *wk_out_s, *wk_ctx_h, *wk_xout, *wk_ctx;
+static void *wk_logits;  // --fp32-cross-entropy: the 16-bit logits (forward) and their gradient (backward)
 static void *wk_da, *wk_dh, *wk_dh2, *wk_dx_full, *wk_dx_s, *wk_dx2, *wk_dctx, *wk_dctx_h, *wk_dp, *wk_dq, *wk_dk,
     *wk_dv, *wk_dqkv, *wk_chain[2], *wk_head_dy, *wk_recv[2], *wk_repl;
 static std::vector<std::vector<MB *>> mb_free;  // [chunk] sets no micro-batch holds
@@ -1076,7 +1101,7 @@ static MB *mb_get(int c)
     if (ch.last) {
         m->targets = dalloc<int>(T);
         m->lnf_out = ealloc(tl);
-        m->logits = ealloc((size_t)T * Vl);
+        m->logits = opt.fp32_ce ? (void *)dalloc<float>((size_t)T * Vl) : ealloc((size_t)T * Vl);
         m->lnf_mean = dalloc<float>(Tl);
         m->lnf_rstd = dalloc<float>(Tl);
     }
@@ -1257,6 +1282,7 @@ static void build_model()
     wk_chain[0] = ealloc(tl);
     wk_chain[1] = ealloc(tl);
     wk_head_dy = ealloc(tl);
+    wk_logits = opt.fp32_ce && chunks.back().last ? ealloc((size_t)T * Vl) : nullptr;
     if (opt.scatter_gather && opt.pp > 1) {
         wk_recv[0] = ealloc(tl / opt.tp);
         wk_recv[1] = ealloc(tl / opt.tp);
@@ -1585,13 +1611,22 @@ static void head_fwd(const Chunk &ch, MB *m)
         tp_allgather(m->lnf_out, wk_ln_full, s_comp);
         in = wk_ln_full;
     }
-    mm(false, true, T, Vl, H, in, W(ch.w_lm), m->logits);  // logits = x W^T, W [Vl, H]
-    LAUNCH(ce_max, T, 256, m->logits, ce_mx, Vl);
+    size_t tv = (size_t)T * Vl;
+    if (opt.fp32_ce) {  // logits = x W^T, W [Vl, H], then cast: the fp32 copy is what the loss keeps
+        mm(false, true, T, Vl, H, in, W(ch.w_lm), wk_logits);
+        if (fp16)
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const __half *)wk_logits, (float *)m->logits, tv);
+        else
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const bf16 *)wk_logits, (float *)m->logits, tv);
+    } else {
+        mm(false, true, T, Vl, H, in, W(ch.w_lm), m->logits);
+    }
+    LAUNCH_CE(ce_max, T, 256, m->logits, ce_mx, Vl);
     tp_allreduce(ce_mx, T, ncclFloat32, ncclMax);
-    LAUNCH(ce_stats, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
+    LAUNCH_CE(ce_stats, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
     tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
     float lscale = 1.0f / ((float)T * opt.micro_batches);
-    LAUNCH(ce_finish, T, 256, m->logits, ce_mx, ce_sums, m->targets, loss, T, Vl, tp_idx * Vl, lscale,
+    LAUNCH_CE(ce_finish, T, 256, m->logits, ce_mx, ce_sums, m->targets, loss, T, Vl, tp_idx * Vl, lscale,
            lscale * (fp16 ? opt.loss_scale : 1.0f));
     CUDA_CHECK(cudaGetLastError());
 }
@@ -1599,7 +1634,16 @@ static void head_fwd(const Chunk &ch, MB *m)
 // The gradient of the chunk's output from the loss, into dy.
 static void head_bwd(const Chunk &ch, MB *m, void *dy)
 {
-    void *d = col_parallel_bwd(m->lnf_out, m->logits, W(ch.w_lm), G(ch.w_lm), Vl, true);
+    const void *dlogits = m->logits;
+    if (opt.fp32_ce) {  // the cast's backward: the gradient back in 16 bits
+        size_t tv = (size_t)T * Vl;
+        if (fp16)
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const float *)m->logits, (__half *)wk_logits, tv);
+        else
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const float *)m->logits, (bf16 *)wk_logits, tv);
+        dlogits = wk_logits;
+    }
+    void *d = col_parallel_bwd(m->lnf_out, dlogits, W(ch.w_lm), G(ch.w_lm), Vl, true);
     LAUNCH(layernorm_bwd, Tl, 256, d, m->x_out, W(ch.lnf_g), m->lnf_mean, m->lnf_rstd, nullptr, dy, G(ch.lnf_g),
            G(ch.lnf_b), H);
     CUDA_CHECK(cudaGetLastError());
