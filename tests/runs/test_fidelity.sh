@@ -18,7 +18,7 @@ CSV
 export FIDELITY_OUT=$TEST_TMP/out FIDELITY_TABLE1_CSV=$TEST_TMP/t.csv FIDELITY_SEQ=128 FIDELITY_VOCAB=1024
 export FIDELITY_MAX_RANKS=8
 "$MAYA_TOP/fidelity/run" table1 > "$TEST_TMP/out1" 2> "$TEST_TMP/err1" ||
-    fail "fidelity/run table1 failed: $(tail -20 "$TEST_TMP/err1")"
+    fail "fidelity/run table1 failed: $(cat "$TEST_TMP/out1"; grep -v "^   " "$TEST_TMP/err1" | tail -20)"
 cat "$TEST_TMP/out1"
 expect_count 4 '^fidelity table1 ' "$TEST_TMP/out1"
 num='[0-9]+(\.[0-9]+)?(e[-+][0-9]+)?'
