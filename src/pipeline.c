@@ -252,8 +252,12 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         have_cluster = 1;
     if (rc < 0)
         note(error, sizeof error, "configuration");
+    char limits[256] = "";
+    if (gpu)
+        maya_gpu_limits_describe(gpu, limits, sizeof limits);
     if (have_cluster)
-        snprintf(hardware, sizeof hardware, "%s; cluster %s %s", gpu_how, cluster.key,
+        snprintf(hardware, sizeof hardware, "%s%s%s; cluster %s %s", gpu_how, limits[0] ? ", " : "", limits,
+                 cluster.key,
                  o->cluster ? "given with --cluster, not the one the run recorded"
                  : !strcmp(d.cluster, MAYA_RUN_CLUSTER_FILE) ? "as the run recorded it (" MAYA_RUN_CLUSTER_FILE ")"
                  : d.cluster[0] ? "by name, from the installed descriptions" : "(the GPU's default node)");
@@ -287,11 +291,13 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     if (rc == 0 && (rc = sim_run(job)) < 0)
         note(error, sizeof error, "simulation");
 
+    char models[1024] = "";
+    est_models_describe(est, models, sizeof models);
     struct sim_report_info info = {
         .desc = &d, .gpu = gpu, .cluster = have_cluster ? &cluster : NULL,
         .estimator = spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
         .error = error[0] ? error : NULL, .hardware = hardware[0] ? hardware : NULL,
-        .gpu_overridden = o->gpu || o->hwspec_dir,
+        .gpu_overridden = o->gpu || o->hwspec_dir, .models = models[0] ? models : NULL,
     };
     int wrc = sim_report(job, &info, dir);
     if (!o->quiet) {

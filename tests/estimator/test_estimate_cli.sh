@@ -111,8 +111,15 @@ echo "$out" | grep -q '^family=gemm gpu=H100-SXM model=learned .* extrapolated=0
 # XLA measured 783 TFLOP/s for 4096^3 bf16 on H100; the model must be within 10%
 tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
 near "$tf" 783 0.10 "learned 4096^3 bf16 on H100"
+# H200 has no GEMM data of its own: H100-SXM's model serves (the same
+# compute capability 9.0 and tensor cores), scaled by H200's own figures
 out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h200)
-echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "H200 has no GEMM data: $out"
+echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "H200's GEMM from H100-SXM's model: $out"
+tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
+near "$tf" 783 0.10 "learned 4096^3 bf16 on H200 (H100-SXM's model, the same peak)"
+# B200 (10.0): no model of its architecture, analytical
+out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=b200)
+echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "B200 has no model of its architecture: $out"
 out=$(est allreduce bytes=64M ranks=8 gpu=a100)
 echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "learned allreduce: $out"
 # nccl-tests: 8 x A100 reach 167 GB/s busbw at 64 MiB = 0.703 ms
