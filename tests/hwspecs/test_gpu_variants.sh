@@ -10,11 +10,6 @@
 
 est() { "$MAYA" estimate "$@"; }
 val() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" | head -1; }
-# near GOT WANT REL WHAT
-near() {
-    awk -v g="$1" -v w="$2" -v r="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= r * w) }' ||
-        fail "$4: expected $2 (within $3), got $1"
-}
 
 hw=$TEST_TMP/hw
 cp -r "$MAYA_BUILD/share/maya/hwspecs" "$hw"
@@ -52,7 +47,7 @@ echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "compute cap
 out=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100-500w)
 echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "500 W H100's GEMM: $out"
 ref=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100)
-near "$(echo "$out" | val device_us)" "$(awk -v t="$(echo "$ref" | val device_us)" 'BEGIN { print t * 1.191057 }')" 0.005 \
+expect_near "$(echo "$out" | val device_us)" "$(awk -v t="$(echo "$ref" | val device_us)" 'BEGIN { print t * 1.191057 }')" 0.005 \
     "8192^3 bf16 GEMM at 500 W"
 for m in analytical learned; do
     a=$(est kernel bytes=1G dtype=fp16 class=norm gpu=h100-500w model=$m | val device_us)
@@ -62,10 +57,10 @@ done
 # SM clock locked at 1500 MHz: tensor work x 1830/1500, CUDA-core work x 1980/1500
 a=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100-1500mhz model=analytical | val device_us)
 b=$(est gemm m=8192 n=8192 k=8192 dtype=bf16 gpu=h100 model=analytical | val device_us)
-near "$a" "$(awk -v t="$b" 'BEGIN { print t * 1830 / 1500 }')" 0.005 "bf16 GEMM at 1500 MHz"
+expect_near "$a" "$(awk -v t="$b" 'BEGIN { print t * 1830 / 1500 }')" 0.005 "bf16 GEMM at 1500 MHz"
 a=$(est gemm m=8192 n=8192 k=8192 dtype=fp32 gpu=h100-1500mhz model=analytical | val device_us)
 b=$(est gemm m=8192 n=8192 k=8192 dtype=fp32 gpu=h100 model=analytical | val device_us)
-near "$a" "$(awk -v t="$b" 'BEGIN { print t * 1980 / 1500 }')" 0.005 "fp32 GEMM at 1500 MHz"
+expect_near "$a" "$(awk -v t="$b" 'BEGIN { print t * 1980 / 1500 }')" 0.005 "fp32 GEMM at 1500 MHz"
 
 # the report says which models served and which clocks; the run directory
 # keeps the limit, so that a re-report without MAYA_HWSPEC_DIR keeps it
