@@ -3,8 +3,8 @@
  * A collective or point-to-point op issued to a capturing stream moves
  * nothing and takes no sequence number: at its ncclGroupEnd (or at once,
  * outside a group) it becomes an OP node of the capture's graph holding
- * its trace record, and the call is traced as that record flagged
- * MAYA_F_CAPTURING (seq 0). At each launch of the graph the core emits the
+ * its trace record, and the call is traced as a CALL record flagged
+ * MAYA_F_CAPTURING, as every captured op is. At each launch of the graph the core emits the
  * record again and calls replay() first, which makes it a new operation,
  * as real NCCL counts every graph launch: the communicator's next sequence
  * number (collectives; send/recv: the next of that peer pair), so that the

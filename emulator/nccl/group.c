@@ -155,7 +155,15 @@ static ncclResult_t emit_all(struct nc_task *t, int n)
              * returned; inside, the call itself succeeded. */
             if (t[i].rec.group == 0)
                 t[i].rec.call.result = t[i].result;
-            emu_trace_emit(&t[i].rec);
+            if (t[i].capture) {
+                /* captured: a CALL stands for it, as for every captured op;
+                   its record is traced at each launch of the graph */
+                struct maya_rec_call c = { { MAYA_REC_CALL, 0, sizeof c }, t[i].rec.call };
+                c.h.flags = t[i].result == ncclSuccess ? MAYA_F_CAPTURING : 0;
+                emu_trace_emit(&c);
+            } else {
+                emu_trace_emit(&t[i].rec);
+            }
         }
         if (first == ncclSuccess)
             first = t[i].result;

@@ -4,9 +4,7 @@
 #   - every collective (comm, cseq) was issued by all n members, with the
 #     same op, count, dtype, reduction and root
 #   - every send (comm, sender, receiver, cseq) has its recv, same count/dtype
-# Records of calls that failed (result != 0) are not operations, nor are
-# those of calls captured into a CUDA graph (flagged capturing: each launch
-# of the graph traces them again, from_graph, as operations).
+# Records of calls that failed (result != 0) are not operations.
 # Prints one line per problem and a summary; exits 1 on any problem.
 
 function field(name,    i, n, kv) {
@@ -33,7 +31,7 @@ function problem(msg) {
 }
 
 /^coll / {
-    if (field("result") != "0" || / capturing /)
+    if (field("result") != "0")
         next
     op = field("op"); comm = field("comm"); seq = field("cseq")
     split(field("rank"), rr, "/")

@@ -3,7 +3,7 @@
 # a cuBLAS GEMM, all-reduce, all-gather, a reduce-scatter on a joined second
 # stream, a send/recv ring in one group and a small all-reduce, captured
 # once and launched N times between two eager all-reduces) under maya run:
-# at capture every op is traced flagged capturing, numbered nowhere; each
+# at capture every op is traced as a CALL flagged capturing; each
 # launch traces them again, flagged from_graph, each collective with its
 # communicator's next sequence number and each send/recv pair with the
 # next of its pair, the group a new id per launch. The collator matches all
@@ -25,8 +25,9 @@ for r in 0 1 2 3; do
 done
 expect_matched "$out/traces" 22 20 1
 d=$out/traces.dump
-# captured once per rank, numbered at the launches only
-expect_count 24 "^coll .* result=0 capturing op=.* cseq=0 " "$d"
+# captured once per rank: a CALL stands for each; numbered at the launches only
+expect_count 24 "^call .* api=nccl(AllReduce|AllGather|ReduceScatter|Send|Recv) result=0 capturing$" "$d"
+expect_no_grep "^coll .* capturing " "$d"
 expect_count 120 "^coll .* result=0 from_graph op=" "$d"
 for r in 0 1 2 3; do
     dump "$out/traces/rank-$r.mtrace" > "$TEST_TMP/r$r"

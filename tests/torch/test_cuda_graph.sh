@@ -19,7 +19,7 @@ for r in 0 1; do
     dump=$d/dump-$r
     # 4 gradients: captured once, then 4 all-reduces per replay after the
     # warm-up's 3 x 4 (cseq 0..11)
-    expect_count 4 "^coll .*api=ncclAllReduce result=0 capturing .* cseq=0 " "$dump"
+    expect_count 4 "^call .*api=ncclAllReduce result=0 capturing$" "$dump"
     got=$(grep -E "^coll .* from_graph op=allreduce " "$dump" | sed 's/.*cseq=\([0-9]*\).*/\1/' | tr '\n' ' ')
     expect_eq "$got" "$(seq -s ' ' 12 27) " "rank $r's replayed all-reduce sequence numbers"
     n=$(grep -cE "^gemm .* from_graph " "$dump" || true)
