@@ -80,6 +80,13 @@ d2=$TEST_TMP/b200
 "$MAYA" run -q -g b200x1 -o "$d2" -- "$WORKLOADS/gemm_cublas" > /dev/null 2>&1 || fail "maya run on B200 failed"
 expect_grep "^models     no learned model for compute capability 10.0: analytical everywhere$" "$d2/report.txt"
 
+# NVML reports the cap as the enforced limit (the TDP stays the default)
+mkdir -p "$TEST_TMP/nvml"
+MAYA_GPU=h100-500w MAYA_GPUS_PER_NODE=1 RANK=0 LD_LIBRARY_PATH=$MAYA_LIBS MAYA_TRACE_DIR=$TEST_TMP/nvml \
+    "$WORKLOADS/nvml_query" "$MAYA_TOP/emulator/nvml/nvml.symbols" > "$TEST_TMP/nvml.out" 2>&1 ||
+    fail "nvml_query on the 500 W H100 failed: $(tail -5 "$TEST_TMP/nvml.out")"
+expect_grep '^gpu 0 name="NVIDIA H100 80GB HBM3" .* power_limit_mw=500000 power_mw=70000 sm_mhz=1980 ' "$TEST_TMP/nvml.out"
+
 # bad limits: file:line and what is allowed
 bad() {
     sed -e "s/^        tdp_watts = 700\$/        tdp_watts = 700\n$1/" "$MAYA_BUILD/share/maya/hwspecs/gpus/h100-sxm.conf" > "$TEST_TMP/bad.conf"
