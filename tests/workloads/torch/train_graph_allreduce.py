@@ -1,6 +1,7 @@
 """A whole training step captured into a CUDA graph (torch.cuda.CUDAGraph),
-gradient all-reduce included: an MLP's forward, backward, one
-dist.all_reduce per parameter's gradient (no DDP) and an SGD step, captured
+communication included: an all-gather of a flat buffer's shards, an MLP's
+forward, backward, one dist.all_reduce per parameter's gradient (no DDP),
+a reduce-scatter of the flat buffer and an SGD step, captured
 once after a warm-up on a side stream (as PyTorch's CUDA-graph notes
 describe) and replayed STEPS times with new inputs copied in.
 
@@ -28,12 +29,18 @@ def main():
     opt = torch.optim.SGD(params, lr=1e-3)
     x = torch.randn(64, dim, device=device)
     y = torch.randn(64, dim, device=device)
+    # an FSDP-style pair on a flat buffer too: all-gather of shards, reduce-scatter of the whole
+    shard = torch.randn(dim * dim, device=device)
+    full = torch.empty(world * dim * dim, device=device)
+    rs_out = torch.empty(dim * dim, device=device)
 
     def step():
+        dist.all_gather_into_tensor(full, shard)
         loss = nn.functional.mse_loss(model(x), y)
         loss.backward()
         for p in params:
             dist.all_reduce(p.grad)
+        dist.reduce_scatter_tensor(rs_out, full)
         opt.step()
         return loss
 
