@@ -91,14 +91,19 @@ static void replay(void *rec, void *ctx, uint64_t launch)
     struct maya_rec_coll *r = rec;
     struct ncclComm *c = ctx;
     int ok;
+    ncclResult_t failed = ncclSuccess;
     pthread_mutex_lock(&live_lock);
     ok = is_live(c) && c->magic == NC_COMM_MAGIC && c->state == NC_READY && !c->left;
-    if (ok) {
+    if (ok && c->error != ncclSuccess)
+        failed = c->error; /* failed since the capture (and said so then) */
+    else if (ok) {
         r->seq = nc_take_seq(c, r->op, r->peer);
         r->call.device = c->device;
     }
     pthread_mutex_unlock(&live_lock);
-    if (!ok) {
+    if (failed != ncclSuccess) {
+        r->call.result = failed;
+    } else if (!ok) {
         /* Real NCCL would run a kernel on freed state; here the op fails. */
         r->call.result = ncclInvalidUsage;
         char op[160];
