@@ -77,6 +77,20 @@ expect_grep "-g: expected a name or a file" "$TEST_TMP/out"
 [ $? -ne 0 ] || fail "maya report --hwspec-dir of a missing directory succeeded"
 expect_grep "no GPU descriptions in .*/nowhere/gpus" "$TEST_TMP/out"
 
+# a damaged gpu.conf: the report says so, nothing is simulated on a guess
+cp "$d/gpu.conf" "$TEST_TMP/gpu.conf.good"
+echo 'gpu { broken' > "$d/gpu.conf"
+"$MAYA" report -q "$d" > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 3 "exit status of maya report with a damaged gpu.conf"
+expect_grep "gpu.conf:1: missing title for section 'gpu'" "$TEST_TMP/out"
+expect_grep "^NOT SIMULATED: configuration: .*/gpu.conf: not a valid hwspec file" "$d/report.txt"
+"$MAYA" hwspecs show a40 | sed 's/^gpu "A40"/gpu "OTHER"/' > "$d/gpu.conf"
+"$MAYA" hwspecs show a100 >> "$d/gpu.conf"
+"$MAYA" report -q "$d" > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 3 "exit status of maya report with a gpu.conf of two other GPUs"
+expect_grep "gpu.conf: expected one gpu \"NAME\" \{ ... \} or one named H100-SXM, found 2 GPU descriptions" "$TEST_TMP/out"
+cp "$TEST_TMP/gpu.conf.good" "$d/gpu.conf"
+
 # a run directory from before the descriptions were recorded: the installed ones, said so
 rm "$d/gpu.conf"
 "$MAYA" report -q "$d" || fail "maya report without gpu.conf failed"
