@@ -285,7 +285,9 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "; MORE THAN THIS GPU HOLDS: it would run out of memory (the run, emulated on a "
                         "GPU with more, did not)\n");
         else
-            fprintf(fp, "; %s\n", oom ? "OUT OF MEMORY on some rank" : "no rank ran out of memory");
+            fprintf(fp, "; %s\n", !oom ? "no rank ran out of memory"
+                                   : in->gpu_overridden ? "OUT OF MEMORY on some rank (on the GPU the run emulated)"
+                                   : "OUT OF MEMORY on some rank");
         for (int r = 0; r < f->nrows && f->nrows <= 64; r++) {
             if (!f->rows[r].in_job)
                 continue;

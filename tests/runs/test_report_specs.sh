@@ -66,6 +66,14 @@ CONF
 expect_grep "^hardware   GPU H100-SXM as the run recorded it \(gpu.conf\); cluster pod given with --cluster, not the one the run recorded$" "$d/report.txt"
 expect_eq "$(json "$d/report.json" 'r["cluster"]')" "pod" "cluster of the report made with --cluster"
 
+# a run that ran out of memory, reported for a bigger GPU: the shortage was the run's GPU's
+d5=$TEST_TMP/oom
+"$MAYA" run -q -g a40x1 -o "$d5" -- "$WORKLOADS/mem_fill" 50000 > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status of mem_fill 50000 on an A40"
+expect_grep "; OUT OF MEMORY on some rank$" "$d5/report.txt"
+"$MAYA" report -q -g h100 "$d5"
+expect_grep "^memory     peak .* of 79.18 GiB .*; OUT OF MEMORY on some rank \(on the GPU the run emulated\)$" "$d5/report.txt"
+
 # bad requests
 "$MAYA" report -q -g nosuchgpu "$d" > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 3 "exit status of maya report -g nosuchgpu"
