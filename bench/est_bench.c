@@ -71,6 +71,17 @@ int main(void)
         return 1;
     printf("est_learned_gemm_new_shape_ns_per_op=%.0f\n", run(e, 5000, 5000, "cublasGemmEx"));
     est_destroy(e);
+    /* a GPU without models of its own (H200): H100-SXM's serve, two
+       analytical estimates per op (the source GPU's and its own) */
+    cfg.gpu = maya_hwspecs_find_gpu(&hw, "h200");
+    double c0 = now_ns();
+    if (!cfg.gpu || est_create(&cfg, &e) < 0)
+        return 1;
+    printf("est_learned_create_ms=%.2f\n", (now_ns() - c0) / 1e6);
+    printf("est_learned_borrowed_gemm_repeated_ns_per_op=%.0f\n", run(e, 200000, 100, "cublasGemmEx"));
+    printf("est_learned_borrowed_gemm_new_shape_ns_per_op=%.0f\n", run(e, 5000, 5000, "cublasGemmEx"));
+    est_destroy(e);
+    cfg.gpu = gpu;
 
     /* oracle: 10000 rank/seq rules and 100 name rules */
     snprintf(oracle, sizeof oracle, "/tmp/maya-est-bench-%d.txt", (int)getpid());

@@ -120,6 +120,8 @@ const char *est_oracle_path(const struct est_oracle *o);
 /* learned.c */
 int est_learned_load(const char *dir, const struct maya_gpu_spec *g, struct est_learned **out);
 void est_learned_free(struct est_learned *l);
+/* Which model serves each family for g, and why (a sentence into buf). */
+void est_learned_describe(const struct est_learned *l, const struct maya_gpu_spec *g, char *buf, size_t size);
 /* 1 with *ns set, 0 when no model covers the op (no data for this GPU or
  * family, or the op lies outside what the model was trained on). */
 int est_learned_predict(struct est_learned *l, const struct maya_gpu_spec *g,

@@ -93,6 +93,7 @@ int est_create(const struct est_config *cfg, struct estimator **out)
     if (!e)
         return maya_error("out of memory");
     e->gpu = *cfg->gpu;
+    maya_gpu_apply_limits(&e->gpu); /* the peaks its clock and power limits allow */
     if (cfg->cluster)
         e->cluster = *cfg->cluster;
     else
@@ -127,6 +128,14 @@ int est_create(const struct est_config *cfg, struct estimator **out)
     }
     *out = e;
     return 0;
+}
+
+void est_models_describe(const struct estimator *e, char *buf, size_t size)
+{
+    if (size)
+        buf[0] = 0;
+    if (e && e->learned && size)
+        est_learned_describe(e->learned, &e->gpu, buf, size);
 }
 
 void est_destroy(struct estimator *e)

@@ -73,6 +73,11 @@ struct estimator;
 int est_create(const struct est_config *cfg, struct estimator **out);
 void est_destroy(struct estimator *e);
 
+/* Which learned model serves each family, and why: "gemm from H100-SXM
+ * (compute capability 9.0, as 9.0); ..." (a sentence into buf; "" when no
+ * family uses learned models). */
+void est_models_describe(const struct estimator *e, char *buf, size_t size);
+
 /* Estimate one op. Returns 0, or -1 with a message (an op the estimator cannot
  * place in any family gets the per-launch floor, not an error). */
 int est_estimate(struct estimator *e, const struct est_op *op, struct est_result *out);

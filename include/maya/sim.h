@@ -79,6 +79,11 @@ struct sim_report_info {
     const struct maya_cluster_spec *cluster;
     const char *estimator;              /* the models, as --estimator takes them */
     const char *error;                  /* why the pipeline stopped early, or NULL */
+    const char *hardware;               /* where the GPU and cluster descriptions came from
+                                           (a sentence), or NULL */
+    int gpu_overridden;                 /* the GPU is not the description the run used: its
+                                           memory was not the one allocations were made in */
+    const char *models;                 /* which learned models served (a sentence), or NULL */
 };
 
 /* Write report.txt and report.json into dir (logs/rank-N.err there gives a

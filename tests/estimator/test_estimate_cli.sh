@@ -5,11 +5,6 @@
 
 est() { "$MAYA" estimate "$@"; }
 field() { sed -n "s/.*[[:space:]]$1=\([^[:space:]]*\).*/\1/p" | head -1; }
-# near GOT WANT REL WHAT: |GOT - WANT| <= REL * WANT
-near() {
-    awk -v g="$1" -v w="$2" -v r="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= r * w) }' ||
-        fail "$4: expected $2 (within $3), got $1"
-}
 
 # Copies: perf.kernel_floor_ns + bytes / bandwidth.
 # H100 H2D pinned: 1500 ns + 2^30 B / 51 GB/s = 21055.261 us.
@@ -110,14 +105,21 @@ out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h100)
 echo "$out" | grep -q '^family=gemm gpu=H100-SXM model=learned .* extrapolated=0$' || fail "learned gemm: $out"
 # XLA measured 783 TFLOP/s for 4096^3 bf16 on H100; the model must be within 10%
 tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
-near "$tf" 783 0.10 "learned 4096^3 bf16 on H100"
+expect_near "$tf" 783 0.10 "learned 4096^3 bf16 on H100"
+# H200 has no GEMM data of its own: H100-SXM's model serves (the same
+# compute capability 9.0 and tensor cores), scaled by H200's own figures
 out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h200)
-echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "H200 has no GEMM data: $out"
+echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "H200's GEMM from H100-SXM's model: $out"
+tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
+expect_near "$tf" 783 0.10 "learned 4096^3 bf16 on H200 (H100-SXM's model, the same peak)"
+# B200 (10.0): no model of its architecture, analytical
+out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=b200)
+echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "B200 has no model of its architecture: $out"
 out=$(est allreduce bytes=64M ranks=8 gpu=a100)
 echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "learned allreduce: $out"
 # nccl-tests: 8 x A100 reach 167 GB/s busbw at 64 MiB = 0.703 ms
 us=$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')
-near "$us" 703 0.15 "learned 64 MiB all-reduce on 8 x A100"
+expect_near "$us" 703 0.15 "learned 64 MiB all-reduce on 8 x A100"
 # memory-bound kernels: the class is part of what the model knows
 out=$(est kernel bytes=64M dtype=fp16 class=norm gpu=h100)
 echo "$out" | grep -q '^family=kernel gpu=H100-SXM model=learned .* extrapolated=0$' || fail "learned norm kernel: $out"
