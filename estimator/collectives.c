@@ -78,13 +78,16 @@ static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
 /* Filling the pipeline: a Simple ring (or NVLS) moves data through
  * NCCL_STEPS slots of one chunk per channel, each step waiting for the
  * previous hop; until an operation is several times the bytes in flight
- * (channels x steps x chunk) it runs below its rate. Modelled as
- * PIPELINE_BYTES more to move at full rate (bandwidth S / (S + P) of the
- * peak; LL128 alike). Fitted on the 8 x A100 all-reduce curve (Azure ND
- * A100 v4, sizes of 4 MiB and more, where rings run LL128 and Simple):
- * 16 MiB, which is 16 channels x 8 steps x 128 KiB. Not fitted on H100/H200 or on other collectives,
- * which judge it (fidelity/collectives.sh). */
-#define PIPELINE_BYTES (16.0 * 1024 * 1024)
+ * (channels x steps x chunk) it runs below its rate. NCCL opens channels
+ * in proportion to the links' bandwidth (a channel carries ~20-40 GB/s), so
+ * the bytes in flight grow with the bandwidth and filling them takes about
+ * the same time everywhere: modelled as PIPELINE_FILL_US more at full rate
+ * (bandwidth S / (S + PIPELINE_FILL_US x bus bandwidth) of the peak; LL128
+ * alike). Fitted on the 8 x A100 all-reduce curve alone (Azure ND A100 v4,
+ * sizes of 4 MiB and more, where rings run LL128 and Simple): 68 us, i.e.
+ * 16 MiB at A100's 246 GB/s, 16 channels x 8 steps x 128 KiB. H100, H200,
+ * B200 and the other collectives judge it (fidelity/collectives.sh). */
+#define PIPELINE_FILL_US 68.0
 
 /* Sends below this size use LL (NCCL_P2P_LL_THRESHOLD). */
 #define P2P_LL_THRESHOLD 16384
@@ -161,10 +164,11 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
 }
 
 /* The share of its peak a Simple, LL128 or NVLS operation of `bytes`
- * reaches (LL moves 8-byte lines with their flags: no deep pipeline). */
-static double channel_fill(double bytes)
+ * reaches over links of `bus_gbps` (LL moves 8-byte lines with their flags:
+ * no deep pipeline). */
+static double channel_fill(double bytes, double bus_gbps)
 {
-    return bytes / (bytes + PIPELINE_BYTES);
+    return bytes / (bytes + PIPELINE_FILL_US * bus_gbps * 1e3);
 }
 
 /* Bus bandwidth of a ring-like algorithm at protocol p, GB/s. */
@@ -209,7 +213,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
             lat += (nsteps - ninter) * intra_lat + ninter * inter_lat;
         bus = proto_bus(t, t->ring_bus, p);
         if (p != P_LL)
-            bus *= channel_fill(bytes);
+            bus *= channel_fill(bytes, t->ring_bus);
         algbw = bus * n / nsteps;
         if (ar && p == P_SIMPLE && N > 1)
             lat *= t->gen >= G_AMPERE ? 1.4 : 1.9; /* the ring's plateau between nodes (NCCL) */
@@ -223,9 +227,9 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         if (p == P_LL)
             bus = fmin(bus / 3.8, t->nodes == 1 ? ll_max_bw[t->gen] : ll_max_bw_net[N > 2]);
         else if (p == P_LL128)
-            bus *= (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0) * channel_fill(bytes);
+            bus *= (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0) * channel_fill(bytes, t->ring_bus);
         else
-            bus *= channel_fill(bytes);
+            bus *= channel_fill(bytes, t->ring_bus);
         int ls = log2i(bytes / 64);
         if (ls < 23)
             bus *= tree_corr[p][ls];
@@ -242,7 +246,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         algbw = ar ? link : link * (t->ppn - 1) / t->ppn * n / nsteps;
         if (a == A_NVLS_TREE) /* the tree between nodes runs on the NICs */
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
-        algbw *= channel_fill(bytes);
+        algbw *= channel_fill(bytes, t->intra_bus);
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
@@ -251,7 +255,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         if (!agrs || p != P_SIMPLE || N == 1 || t->ppn != 1)
             return -1;
         lat += log2i(N) * (inter_lat / 3.5) + n * 2.8;
-        algbw = t->ring_bus * 0.75 * channel_fill(bytes) * n / nsteps;
+        algbw = t->ring_bus * 0.75 * channel_fill(bytes, t->ring_bus) * n / nsteps;
         break;
     }
     default:
@@ -296,10 +300,14 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         plan = &dummy;
     memset(plan, 0, sizeof *plan);
     double s = d->bytes, floor_us = (g->perf.kernel_floor_ns > 0 ? g->perf.kernel_floor_ns : 2000) / 1e3;
+    /* NCCL's latencies are those of the algorithm's steps; every operation
+     * is also a kernel, which starts a launch latency after its stream gets
+     * to it (perf.launch_ns, published per GPU), on every member */
+    double launch_us = (g->perf.launch_ns > 0 ? g->perf.launch_ns : 2500) / 1e3;
     int n = t.n, op = d->coll_op;
     if (d->family == EST_SENDRECV) {
         int across = t.nodes > 1;
-        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, plan);
+        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, plan) + launch_us;
         plan->bytes = s;
         return fmax(us, floor_us) * 1e3;
     }
@@ -318,7 +326,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         if (op == MAYA_COLL_ALLTOALL && t.nodes > 1)
             nic = fmin(nic, t.inter_bus / t.ppn);
         double inter = remote_peers * s * (nic > 0 ? t.p2p_inter / nic : 1);
-        double us = p2p_time(&t, local_peers * s, inter, s, plan);
+        double us = p2p_time(&t, local_peers * s, inter, s, plan) + launch_us;
         plan->bytes = n * s;
         return fmax(us, floor_us) * 1e3;
     }
@@ -340,7 +348,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         plan->proto = "Simple";
     }
     plan->bytes = nbytes;
-    return fmax(best, floor_us) * 1e3;
+    return fmax(best + launch_us, floor_us) * 1e3;
 }
 
 double est_peer_copy_gbps(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c)

@@ -166,13 +166,16 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     est_describe(op, &d);
     out->family = d.family;
     enum est_model want = e->model[d.family];
-    double dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    double dev;
     if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV) {
+        /* what est_analytical_ns answers, with NCCL's choice kept */
         struct est_coll_plan plan;
-        est_coll_ns(&e->gpu, &e->cluster, &d, &plan);
+        dev = est_coll_ns(&e->gpu, &e->cluster, &d, &plan);
         out->coll_algo = plan.algo;
         out->coll_proto = plan.proto;
         out->coll_bytes = plan.bytes;
+    } else {
+        dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
     }
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;
