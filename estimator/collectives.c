@@ -12,8 +12,9 @@
  * per-GPU-generation cap; LL128 120 of 128 bytes). Bus bandwidth becomes
  * algorithm bandwidth by the ring's steps (n / (2(n-1)) for all-reduce).
  *
- * Where the figures come from (none is fitted to the nccl-tests curves the
- * fidelity suite judges, fidelity/collectives.sh):
+ * Where the figures come from (one constant is fitted, on one curve; the
+ * other nccl-tests curves the fidelity suite judges are held out,
+ * fidelity/collectives.sh):
  *   - base and per-hop latencies, LL bandwidth caps, NVLS efficiency per
  *     GPU generation, the tree's size correction: NCCL's tuning constants.
  *   - the share of NVLink line rate a Simple ring reaches, 0.82: NCCL's
@@ -24,9 +25,12 @@
  *     nccl-tests #290).
  *   - one send/recv reaches 0.65 of NVLink line rate: 195 of 300 GB/s on
  *     8 A100 (sendrecv_perf, li-plus/playground cuda/nccl.md).
- *   - the channel ramp (a Simple or NVLS operation spreads over NCCL's
- *     channels in chunks; below CHANNEL_CHUNK bytes per channel the ones it
- *     cannot fill stay idle): see CHANNEL_CHUNK.
+ *   - every operation is a kernel and pays the GPU's launch latency
+ *     (perf.launch_ns, hwspecs/gpus: published per GPU).
+ *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
+ *     all-reduce curve, see there.
+ * Costs: a few hundred ns per estimate (15 algorithm/protocol pairs, no
+ * allocation; est_bench est_analytical_allreduce_ns_per_op).
  *
  * Byte volumes follow NCCL's counts: all-reduce, broadcast and reduce move a
  * buffer of `bytes`; all-gather's count is what each rank sends (the output
