@@ -313,6 +313,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         int across = t.nodes > 1;
         double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, plan) + launch_us;
         plan->bytes = s;
+        plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;
     }
     if (n <= 1) {
@@ -332,6 +333,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         double inter = remote_peers * s * (nic > 0 ? t.p2p_inter / nic : 1);
         double us = p2p_time(&t, local_peers * s, inter, s, plan) + launch_us;
         plan->bytes = n * s;
+        plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;
     }
     /* NCCL's nBytes: the whole buffer */

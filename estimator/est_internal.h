@@ -106,7 +106,8 @@ double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluste
 struct est_coll_plan {
     const char *algo;        /* "ring", "tree", "nvls", "nvls_tree", "pat", "p2p", "local" */
     const char *proto;       /* "LL", "LL128", "Simple" */
-    double lat_us;           /* p2p: its latency */
+    double lat_us;           /* send/recv-based ops: the latency part of the time (kernel launch
+                                included); the rest moves bytes */
     double bytes;            /* the operation's size as nccl-tests counts it: the buffer
                                 (all-reduce, broadcast, reduce), n pieces (all-gather,
                                 reduce-scatter, all-to-all, gather, scatter), the message */

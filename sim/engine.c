@@ -25,11 +25,13 @@
  * members' GPUs (the cluster's nic_of_gpu: GPU i on NIC i of a rail-
  * optimised node) and shares each with the other transfers on that NIC
  * (processor sharing, nic.c): with k flows on its busiest NIC a flow
- * progresses at 1/k of its rate; flows on other NICs do not slow it.
+ * progresses at 1/k of its rate; flows on other NICs do not slow it. A
+ * send/recv inside a node shares the sender's port out and the receiver's
+ * port in the same way (the sends of an all-to-all split the GPU's link).
  *
  * Costs: O(log E) per event for the heap (E pending events, about one per
  * busy host, stream and transfer); waking waiters costs O(waiters on the
- * stream); a transfer between nodes starting or ending costs O(the flows
+ * stream); a transfer between nodes (or a send/recv) starting or ending costs O(the flows
  * sharing one of its NICs, times the NICs each uses, plus log F per flow
  * whose rate changes) for F flows running: flows elsewhere are not visited,
  * and a flow's completion moves in place in the NICs' own heap, so no stale
@@ -406,13 +408,14 @@ static void xfer_start(struct engine *E, uint32_t xi)
 {
     struct sim_job *j = E->j;
     struct sim_xfer *x = &j->xfers[xi];
-    maya_map_del(&j->xfer_ids, x->key1, x->pair_key ? x->pair_key : x->start);
+    maya_map_del(&j->xfer_ids, x->key1, x->p2p ? x->pair_key : x->start);
     x->start = j->now;
-    if (!x->inter_node) {
+    if (!x->inter_node && !x->p2p) {
         push(E, j->now + x->dev_ns, EV_XFER_DONE, xi, x->version);
         return;
     }
-    /* between nodes: it shares its NICs (nic.c), which give it its end */
+    /* between nodes, or a send/recv: it shares its NICs or ports (nic.c),
+     * which give it its end */
     x->active = 1;
     if (sim_nic_flow_start(j, xi) < 0)
         E->failed = 1;
@@ -473,6 +476,7 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
         x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].nranks;
         x->inter_node = (o->flags & SF_INTER_NODE) != 0;
         x->key1 = k1;
+        x->p2p = o->kind == SK_P2P;
         x->pair_key = o->kind == SK_P2P ? k2 : 0;
         x->start = k2; /* the key until it starts (xfer_start removes it) */
     }
@@ -487,7 +491,10 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
     w[1] = st->rank;
     w[2] = (uint32_t)op_index;
     w[3] = (uint32_t)(op_index >> 32);
-    x->dev_ns = MAYA_MAX(x->dev_ns, o->dev_ns);
+    if (o->dev_ns >= x->dev_ns) { /* the longest member's estimate, and its latency */
+        x->dev_ns = o->dev_ns;
+        x->fixed_ns = o->kind == SK_P2P ? (uint64_t)o->sub * 10 : 0;
+    }
     if (x->arrived == x->expected)
         xfer_start(E, xi);
 }

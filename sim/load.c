@@ -399,6 +399,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
+    if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
+        o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
@@ -445,9 +447,10 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
     c->nranks = rc->nranks;
     c->member_node = calloc((size_t)rc->nranks, sizeof *c->member_node);
     c->member_nic = calloc((size_t)rc->nranks, sizeof *c->member_nic);
+    c->member_gpu = calloc((size_t)rc->nranks, sizeof *c->member_gpu);
     c->nodes = calloc((size_t)rc->nranks, sizeof *c->nodes);
     c->nics = calloc((size_t)rc->nranks, sizeof *c->nics);
-    if (!c->member_node || !c->member_nic || !c->nodes || !c->nics)
+    if (!c->member_node || !c->member_nic || !c->member_gpu || !c->nodes || !c->nics)
         return maya_error("out of memory loading the job");
     /* distinct nodes and NICs, each seen once per communicator (stamps:
      * O(members) per communicator) */
@@ -460,6 +463,8 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
         int nic = sim_nic_of_gpu(j, m[i].global_gpu);
         c->member_node[i] = node;
         c->member_nic[i] = nic;
+        /* its ports; a member no trace placed has none (it shares nothing) */
+        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < j->nodes * gpn ? m[i].global_gpu : -1;
         if (L->node_seen[node] != L->stamp) {
             L->node_seen[node] = L->stamp;
             c->nodes[c->nnodes++] = node;
@@ -649,6 +654,7 @@ void sim_free(struct sim_job *j)
         free(j->comms[i].nodes);
         free(j->comms[i].member_node);
         free(j->comms[i].member_nic);
+        free(j->comms[i].member_gpu);
         free(j->comms[i].nics);
     }
     free(j->comms);

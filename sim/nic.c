@@ -1,4 +1,4 @@
-/* The nodes' NICs and the transfers between nodes that share them.
+/* The nodes' NICs and the GPUs' ports, and the transfers that share them.
  *
  * Every node has nics_per_node NICs; GPU g of a node sends through NIC
  * nic_of_gpu[g] (the cluster file's list: one per GPU on rail-optimised
@@ -11,6 +11,14 @@
  * not slow it: the data-parallel all-reduces of GPUs 0..7 of a DGX run on
  * rails 0..7 side by side, while two flows of one GPU (or of the two GPUs
  * of a DGX-1V's NIC) share theirs.
+ *
+ * A send/recv inside a node is a flow too, on the sender's port out and the
+ * receiver's port in (NVLink or PCIe, one each way per GPU): the sends of an
+ * all-to-all made of grouped send/recv (PyTorch's all_to_all) share each
+ * GPU's link, while a pipeline stage sending forward and receiving from
+ * behind uses two directions and is not slowed. Only the bandwidth part of
+ * a send/recv is shared; its latency (the estimator's fixed_ns) is not.
+ * Collectives inside a node are not flows: their estimate stands alone.
  *
  * State: per NIC the flows on it (pairs flow, slot), per flow the NICs it
  * uses (pairs NIC, position in that NIC's list), so that a flow joins or
@@ -125,7 +133,8 @@ int sim_nic_setup(struct sim_job *j, const struct maya_cluster_spec *c)
     j->nics_per_node = same ? c->nics_per_node : c && c->nics_per_node > 0 ? c->nics_per_node : gpn;
     j->gpu_nic = calloc((size_t)gpn, sizeof *j->gpu_nic);
     j->nnics = (uint32_t)j->nodes * (uint32_t)j->nics_per_node;
-    j->nics = calloc(j->nnics ? j->nnics : 1, sizeof *j->nics);
+    j->nlinks = j->nnics + 2 * (uint32_t)j->nodes * (uint32_t)gpn;
+    j->nics = calloc(j->nlinks ? j->nlinks : 1, sizeof *j->nics);
     if (!j->gpu_nic || !j->nics)
         return maya_error("out of memory for the nodes' NICs");
     for (int g = 0; g < gpn; g++)
@@ -146,7 +155,7 @@ int sim_nic_of_gpu(const struct sim_job *j, int global_gpu)
 
 void sim_nic_free(struct sim_job *j)
 {
-    for (uint32_t i = 0; i < j->nnics; i++)
+    for (uint32_t i = 0; i < j->nlinks; i++)
         free(j->nics[i].ent);
     free(j->nics);
     free(j->gpu_nic);
@@ -154,13 +163,21 @@ void sim_nic_free(struct sim_job *j)
     free(j->affected);
 }
 
-/* The NICs flow xi uses: a collective's communicator's, a pair's two. */
+/* The links flow xi uses: a collective's communicator's NICs; a pair's two
+ * NICs between nodes, or inside a node the sender's port out and the
+ * receiver's port in. */
 static int flow_nics(const struct sim_job *j, const struct sim_xfer *x, const int32_t **nics, int32_t pair[2])
 {
     const struct sim_comm *c = &j->comms[x->comm];
-    if (x->pair_key) {
-        pair[0] = c->member_nic[x->pair_key >> 44];
-        pair[1] = c->member_nic[(x->pair_key >> 24) & 0xfffff];
+    if (x->p2p) {
+        uint64_t from = x->pair_key >> 44, to = (x->pair_key >> 24) & 0xfffff;
+        if (c->member_node[from] != c->member_node[to]) {
+            pair[0] = c->member_nic[from];
+            pair[1] = c->member_nic[to];
+        } else { /* -1 (no port) for a member no trace placed */
+            pair[0] = c->member_gpu[from] < 0 ? -1 : (int32_t)(j->nnics + 2 * (uint32_t)c->member_gpu[from]);
+            pair[1] = c->member_gpu[to] < 0 ? -1 : (int32_t)(j->nnics + 2 * (uint32_t)c->member_gpu[to] + 1);
+        }
         *nics = pair;
         return pair[0] == pair[1] ? 1 : 2;
     }
@@ -201,13 +218,15 @@ static int collect(struct sim_job *j, uint32_t xi)
     return 0;
 }
 
-/* Bring flow f's progress up to now at its old rate; give it its new rate
- * and, when that changed (or it is new), a new completion time. */
+/* Bring flow f's progress up to now at its old rate (none during its
+ * latency); give it its new rate and, when that changed (or it is new), a
+ * new completion time. */
 static int reschedule(struct sim_job *j, uint32_t f, int fresh)
 {
     struct sim_xfer *x = &j->xfers[f];
-    if (!fresh) {
-        x->remaining -= (double)(j->now - x->last) * x->rate;
+    uint64_t from = MAYA_MAX(x->last, x->fixed_until);
+    if (!fresh && j->now > from) {
+        x->remaining -= (double)(j->now - from) * x->rate;
         if (x->remaining < 0)
             x->remaining = 0;
     }
@@ -216,7 +235,7 @@ static int reschedule(struct sim_job *j, uint32_t f, int fresh)
     if (!fresh && rate == x->rate)
         return 0;
     x->rate = rate;
-    x->due = j->now + (uint64_t)ceil(x->remaining / rate);
+    x->due = MAYA_MAX(j->now, x->fixed_until) + (uint64_t)ceil(x->remaining / rate);
     x->due_seq = j->heap.seq++;
     return fheap_update(j, f);
 }
@@ -231,7 +250,7 @@ int sim_nic_flow_start(struct sim_job *j, uint32_t xi)
         return maya_error("out of memory in the simulator");
     x->nslots = 0;
     for (int k = 0; k < n; k++) {
-        if (nics[k] < 0 || (uint32_t)nics[k] >= j->nnics)
+        if (nics[k] < 0 || (uint32_t)nics[k] >= j->nlinks)
             continue;
         struct sim_nic *nic = &j->nics[nics[k]];
         if (SIM_GROW(nic->ent, nic->cap, 2 * (uint64_t)(nic->n + 1)) < 0)
@@ -242,7 +261,9 @@ int sim_nic_flow_start(struct sim_job *j, uint32_t xi)
         x->slots[2 * x->nslots + 1] = nic->n++;
         x->nslots++;
     }
-    x->remaining = (double)x->dev_ns;
+    uint64_t fixed = MAYA_MIN(x->fixed_ns, x->dev_ns);
+    x->fixed_until = j->now + fixed;
+    x->remaining = (double)(x->dev_ns - fixed);
     x->rate = 1;
     if (collect(j, xi) < 0 || reschedule(j, xi, 1) < 0)
         return maya_error("out of memory in the simulator");

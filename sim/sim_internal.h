@@ -50,7 +50,8 @@ struct sim_op {
     int16_t device;       /* the calling thread's device */
     uint8_t kind;         /* enum sim_kind */
     uint8_t flags;        /* SF_* */
-    uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind */
+    uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind;
+                             P2P: latency part of dev_ns in 10 ns (not slowed by sharing) */
     uint16_t rec_type;    /* the trace record type */
 };
 
@@ -151,6 +152,7 @@ struct sim_comm {
     int32_t *nodes;               /* distinct nodes */
     int32_t *member_node;         /* by comm rank */
     int32_t *member_nic;          /* by comm rank: the NIC its GPU sends through (job-wide index) */
+    int32_t *member_gpu;          /* by comm rank: node * gpus_per_node + GPU on the node */
     int32_t *nics;                /* distinct NICs of its members (nnics of them) */
     int nnics;
     /* its creation barrier */
@@ -180,6 +182,9 @@ struct sim_xfer {
     double rate;                  /* share of its full rate it gets now */
     uint64_t last;                /* when remaining was brought up to date */
     uint64_t due, due_seq;        /* completion time and its order among equal times */
+    uint64_t fixed_until;         /* its latency (not shared) ends; sharing slows only the rest */
+    uint64_t fixed_ns;            /* send/recv: the latency part of dev_ns (longest member's) */
+    int p2p;                      /* a send/recv pair (else a collective) */
     uint32_t *slots;              /* (NIC, position in that NIC's list) per NIC it uses */
     uint32_t nslots, capslots;
     uint32_t hpos;                /* position + 1 in the flows' completion heap, 0 = not there */
@@ -189,7 +194,8 @@ struct sim_xfer {
     uint64_t pair_key, key1;      /* its key in the wait map */
 };
 
-/* A NIC: the flows using it, as (flow, slot in the flow's slots) pairs. */
+/* A link flows share (a NIC, or one direction of a GPU's NVLink/PCIe
+ * port): the flows using it, as (flow, slot in the flow's slots) pairs. */
 struct sim_nic {
     uint32_t *ent;
     uint32_t n, cap;
@@ -247,11 +253,12 @@ struct sim_job {
     uint32_t nxfers, capxfers;
     uint32_t *free_xfers;
     uint32_t nfree_xfers, capfree_xfers;
-    /* NICs (nic.c): nodes x nics_per_node of them */
+    /* links flows share (nic.c): the NICs, nodes x nics_per_node, then two
+     * ports per GPU (out, in: nnics + 2 * global GPU + direction) */
     int nics_per_node;
     int *gpu_nic;                 /* NIC on the node of GPU g (by GPU index on its node) */
-    struct sim_nic *nics;
-    uint32_t nnics;
+    struct sim_nic *nics;         /* nlinks of them */
+    uint32_t nnics, nlinks;
     uint32_t *fheap;              /* flows by completion (indexed min-heap of xfer indices) */
     uint32_t nfheap, capfheap;
     uint32_t *affected;           /* scratch: the flows one NIC change touches */

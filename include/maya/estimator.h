@@ -56,6 +56,9 @@ struct est_result {
      * choice), and the size nccl-tests would report for the op (bytes) */
     const char *coll_algo, *coll_proto;
     double coll_bytes;
+    /* send/recv: the part of device_ns that is latency, not bandwidth (the
+     * simulator shares only the rest between transfers on one link) */
+    uint64_t fixed_ns;
 };
 
 struct est_config {

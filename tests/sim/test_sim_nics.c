@@ -14,6 +14,13 @@
  * rails: it meets only data-parallel group 0 on NIC 0: both at half rate;
  * the send ends at 8 ms, group 0 has 10 - 4 = 6 ms left at full rate: 14 ms;
  * groups 1-3 still end at 10 ms.
+ *
+ * Inside a node, a send/recv uses the sender's port out and the receiver's
+ * port in. An all-to-all of grouped send/recv over 4 GPUs: each GPU sends
+ * to 3 peers and receives from 3, each pair 0.9 ms alone of which 0.3 ms is
+ * latency (not shared): 3 flows on every port, so after the 0.3 ms the
+ * 0.6 ms left run at a third: all end at 0.3 + 1.8 = 2.1 ms. A pipeline
+ * (0 -> 1 -> 2 -> 3, one send per GPU) uses each port once: 0.9 ms.
  */
 #include "sim/simtest.h"
 
@@ -42,6 +49,54 @@ static void build(int with_send)
                      "coll stream=2 api=ppSend op=%s comm=0x20 rank=%d nranks=2 peer=%d cseq=0 count=1M\n",
                      node == 0 ? "send" : "recv", node, 1 - node);
     }
+}
+
+/* 0.9 ms per send/recv, 0.3 of it latency */
+static int p2p_estimate(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    if (op->api && !strncmp(op->api, "p2p", 3)) {
+        out->device_ns = 9 * MS / 10;
+        out->fixed_ns = 3 * MS / 10;
+    }
+    return 0;
+}
+
+/* 4 ranks on one node; all-to-all (every pair, one group per rank) or a
+ * pipeline (rank r sends to r + 1) */
+static struct sim_job *run_p2p(const char *name, int all)
+{
+    static char t[4][2048];
+    const char *ranks[4];
+    for (int r = 0; r < 4; r++) {
+        int n = snprintf(t[r], sizeof t[r],
+                         "header rank=%d world_size=4 local_rank=%d node=0 gpus_per_node=4\n"
+                         "stream id=1 dev=0\n"
+                         "comm id=0x30 rank=%d nranks=4 gpu=%d\n", r, r, r, r);
+        for (int p = 0; p < 4; p++) {
+            if (p == r || (!all && p != r + 1 && p != r - 1))
+                continue;
+            if (all || p == r + 1)
+                n += snprintf(t[r] + n, sizeof t[r] - (size_t)n,
+                              "coll stream=1 api=p2pSend op=send comm=0x30 rank=%d nranks=4 peer=%d cseq=0 count=1M group=%d\n",
+                              r, p, 100 + r);
+            if (all || p == r - 1)
+                n += snprintf(t[r] + n, sizeof t[r] - (size_t)n,
+                              "coll stream=1 api=p2pRecv op=recv comm=0x30 rank=%d nranks=4 peer=%d cseq=0 count=1M group=%d\n",
+                              r, p, 100 + r);
+        }
+        ranks[r] = t[r];
+    }
+    const char *job = make_job(name, ranks, 4);
+    struct sim_config cfg = { .estimate = p2p_estimate };
+    struct sim_job *j;
+    if (!job || sim_load(job, &cfg, &j) < 0 || sim_run(j) < 0) {
+        failures++;
+        fprintf(stderr, "FAIL %s: %s\n", name, maya_last_error());
+        return NULL;
+    }
+    return j;
 }
 
 static const struct dur durs[] = { { "dpAllReduce", 10 * MS, 0 }, { "ppSend", 4 * MS, 0 }, { NULL, 0, 0 } };
@@ -115,6 +170,16 @@ int main(void)
         EXPECT_U64(op(j, 0, 1).dev_end, 8 * MS, "the send shares rail 0 with group 0: 8 ms");
         EXPECT_U64(op(j, 4, 1).dev_end, 8 * MS, "the recv ends with it");
     }
+    sim_free(j);
+
+    j = run_p2p("alltoall", 1);
+    for (int r = 0; r < 4 && j; r++)
+        for (uint64_t i = 0; i < 6; i++)
+            EXPECT_U64(op(j, r, i).dev_end, 21 * MS / 10, "all-to-all of grouped send/recv: 3 flows per port");
+    sim_free(j);
+    j = run_p2p("pipeline", 0);
+    for (int r = 0; r < 3 && j; r++)
+        EXPECT_U64(op(j, r, r == 0 ? 0 : 1).dev_end, 9 * MS / 10, "pipeline send: one flow per port");
     sim_free(j);
     return finish("test_sim_nics");
 }
