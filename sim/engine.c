@@ -31,16 +31,15 @@
  *
  * Costs: O(log E) per event for the heap (E pending events, about one per
  * busy host, stream and transfer); waking waiters costs O(waiters on the
- * stream); a transfer between nodes (or a send/recv) starting or ending costs O(the flows
- * sharing one of its NICs, times the NICs each uses, plus log F per flow
- * whose rate changes) for F flows running: flows elsewhere are not visited,
- * and a flow's completion moves in place in the NICs' own heap, so no stale
- * events pile up.
+ * stream); a flow (a transfer between nodes, or a send/recv) starting or
+ * ending costs O(the flows sharing one of its links, times the links each
+ * uses, plus log F per flow whose rate changes) for F flows running: flows
+ * elsewhere are not visited, and a flow's completion moves in place in the
+ * flows' own heap (nic.c), so no stale events pile up.
  */
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
