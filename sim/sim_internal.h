@@ -123,6 +123,7 @@ struct sim_rank {
     uint64_t nwaits, capwaits;
     uint64_t peak_bytes;          /* device memory, highest over its devices */
     uint64_t unsupported;
+    uint64_t values_not_computed; /* host reads of device bytes not real (VALUE_READ records) */
     int oom;
     /* replay */
     uint64_t next;                /* next op to issue */
@@ -239,6 +240,8 @@ struct sim_job {
     struct maya_map name_ids;     /* (hash, len) -> first id + 1; collisions chain by probing */
     /* unsupported calls by name */
     uint64_t *unsupported_by_name; /* by global id - 1 */
+    /* host reads of values not computed, by what would have written them */
+    uint64_t *unreal_by_name;     /* by global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */

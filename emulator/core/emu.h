@@ -385,6 +385,38 @@ EMU_API int emu_set_bytes(void *dst, int value, uint64_t bytes);
 /* Fill count elements of elem_bytes (1, 2 or 4) with *pattern, likewise. */
 EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, uint64_t count);
 
+/* The address range holding all device memory (lowest, highest + 1), read
+ * without a lock: words outside it are not device pointers. */
+EMU_API void emu_mem_device_va(uint64_t *lo, uint64_t *hi);
+
+/* ---- real bytes (real_bytes.c) ---- */
+
+/* Is value tracking on? (not in passthrough, not with MAYA_REAL_BYTES=0) */
+EMU_API int emu_real_enabled(void);
+/* [p, p+bytes) now holds real values (a performed copy, memset, collective). */
+EMU_API void emu_real_mark(uint64_t p, uint64_t bytes);
+/* [p, p+bytes) was written by something not computed: kind is an enum
+ * maya_writer_kind, writer its kernel id (KERNEL) or API string id. */
+EMU_API void emu_real_spoil(uint64_t p, uint64_t bytes, uint32_t kind, uint32_t writer);
+/* The memory was freed: nothing is known of it any more. */
+EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
+/* A launch of kernel_id (not computed) with these packed parameters: every
+ * device pointer among its 8-byte words may have been written, except the
+ * words readonly (bit i: word i) says are pointers to const. */
+EMU_API void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
+/* The parameter words of k that its demangled signature declares pointers
+ * to const ("float const*"): bit i for word i (layout known, first 64). */
+struct emu_kernel;
+uint64_t emu_real_readonly_words(const struct emu_kernel *k);
+/* An op not computed (a library call: kind LIBRARY, writer its API string
+ * id) wrote at p: as one pointer of a launch. */
+EMU_API void emu_real_written(uint64_t p, uint32_t kind, uint32_t writer);
+/* How many bytes of [p, p+bytes) are not real; kind and writer say what
+ * last wrote the first of them (MAYA_WRITER_NONE: nothing did). */
+EMU_API uint64_t emu_real_check(uint64_t p, uint64_t bytes, uint32_t *kind, uint32_t *writer);
+/* A performed device-to-device copy: dst is real where src was. */
+EMU_API void emu_real_copy(uint64_t dst, uint64_t src, uint64_t bytes);
+
 /* ---- streams and events ---- */
 
 #define EMU_STREAM_MAGIC 0x7374726du
@@ -567,6 +599,8 @@ struct emu_kernel {
     int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
+    uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
+                                  * const, which a launch only reads (real_bytes.c) */
     struct emu_kernel *next;     /* in its module */
 };
 

@@ -204,6 +204,7 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
             k->layout_known = 1;
         emu_wait_end();
     }
+    k->readonly_words = emu_real_readonly_words(k);
     uint32_t id = next_kernel_id++;
     pthread_mutex_unlock(&lock);
 
@@ -316,6 +317,7 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
         return;
     struct emu_kernel *k = l->kernel;
     emu_kernel_prepare(k);
+    int spoils = result == 0 && emu_real_enabled();
     uint32_t pbytes = 0;
     if (extra_buf)
         pbytes = (uint32_t)MAYA_MIN(extra_bytes, MAX_PARAM_BYTES);
@@ -345,6 +347,8 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
             if (args[i] && (uint32_t)k->params[i].offset + k->params[i].bytes <= pbytes)
                 memcpy(params + k->params[i].offset, args[i], k->params[i].bytes);
     }
+    if (spoils) /* not computed: what it was given may now hold other values */
+        emu_real_launch(k->trace_id, params, pbytes, k->readonly_words);
     emu_trace_emit(r);
 }
 

@@ -52,6 +52,7 @@ struct sim_summary {
     int oom;
     uint64_t ops, events;       /* simulated ops, processed events */
     uint64_t unsupported_calls;
+    uint64_t values_not_computed; /* small host reads of device bytes not real, all ranks */
     uint64_t extrapolated_ops;
 };
 void sim_summarize(const struct sim_job *job, struct sim_summary *out);
