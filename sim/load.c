@@ -89,6 +89,15 @@ static int count_by_name(uint64_t **counts, uint64_t *cap, uint32_t id)
     return 0;
 }
 
+/* A loader's counts by name id, as the job keeps them: one per name. */
+static uint64_t *by_name(const struct sim_job *j, const uint64_t *counts, uint64_t n)
+{
+    uint64_t *out = calloc(MAYA_MAX(j->nnames, 1), sizeof *out);
+    for (uint64_t i = 0; out && i < n && i < j->nnames; i++)
+        out[i] = counts[i];
+    return out;
+}
+
 /* A host read of device bytes the run did not compute (VALUE_READ): counted
  * by what would have had to write them, a kernel by its name. */
 static int value_read(struct loader *L, const struct maya_rec_hdr *h)
@@ -636,23 +645,10 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     free(L.nic_seen);
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);
-    if (rc == 0) {
-        j->unsupported_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unsupported_by_name);
-        if (!j->unsupported_by_name)
-            rc = maya_error("out of memory");
-        else
-            for (uint64_t i = 0; i < L.capunsup && i < j->nnames; i++)
-                j->unsupported_by_name[i] = L.unsup[i];
-    }
+    if (rc == 0 && (!(j->unsupported_by_name = by_name(j, L.unsup, L.capunsup)) ||
+                    !(j->unreal_by_name = by_name(j, L.unreal, L.capunreal))))
+        rc = maya_error("out of memory");
     free(L.unsup);
-    if (rc == 0) {
-        j->unreal_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unreal_by_name);
-        if (!j->unreal_by_name)
-            rc = maya_error("out of memory");
-        else
-            for (uint64_t i = 0; i < L.capunreal && i < j->nnames; i++)
-                j->unreal_by_name[i] = L.unreal[i];
-    }
     free(L.unreal);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
