@@ -389,6 +389,21 @@ EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, 
  * without a lock: words outside it are not device pointers. */
 EMU_API void emu_mem_device_va(uint64_t *lo, uint64_t *hi);
 
+struct emu_kernel;
+struct emu_launch;
+
+/* A copy of the PTX text holding kernel k's .entry (the caller frees it):
+ * 0, or -1 when its module carries no PTX for it (fatbin.c). */
+EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
+
+/* ---- small kernels computed (kernel_exec.c) ---- */
+
+/* Run launch l of kernel k (packed parameters) on the CPU if it is small
+ * and its code is covered (docs/kernel-exec.md): 1 if it ran, its outputs
+ * then real bytes; 0 if it was not run (nothing changed, or what it wrote
+ * is spoilt again). */
+EMU_API int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes);
+
 /* ---- real bytes (real_bytes.c) ---- */
 
 /* Is value tracking on? (not in passthrough, not with MAYA_REAL_BYTES=0) */
@@ -406,7 +421,6 @@ EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
 EMU_API void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
 /* The parameter words of k that its demangled signature declares pointers
  * to const ("float const*"): bit i for word i (layout known, first 64). */
-struct emu_kernel;
 uint64_t emu_real_readonly_words(const struct emu_kernel *k);
 /* An op not computed (a library call: kind LIBRARY, writer its API string
  * id) wrote at p: as one pointer of a launch. */
@@ -599,6 +613,8 @@ struct emu_kernel {
     int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
+    void *exec;                  /* struct emu_ptx_prog decoded for the executor, once */
+    int exec_state;              /* 0 not tried, 1 runnable, -1 not (kernel_exec.c) */
     uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
                                   * const, which a launch only reads (real_bytes.c) */
     struct emu_kernel *next;     /* in its module */

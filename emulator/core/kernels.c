@@ -347,7 +347,9 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
             if (args[i] && (uint32_t)k->params[i].offset + k->params[i].bytes <= pbytes)
                 memcpy(params + k->params[i].offset, args[i], k->params[i].bytes);
     }
-    if (spoils) /* not computed: what it was given may now hold other values */
+    /* Computed on the CPU if small (kernel_exec.c); otherwise what it was
+     * given may now hold other values. */
+    if (spoils && !emu_kernel_exec(k, l, params, pbytes))
         emu_real_launch(k->trace_id, params, pbytes, k->readonly_words);
     emu_trace_emit(r);
 }
