@@ -233,6 +233,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         fprintf(o, "value_read   src=0x%" PRIx64 " bytes=%" PRIu64 " not_real=%" PRIu64 " writer=%s%s%s", v->src,
                 v->bytes, v->unreal_bytes, v->writer_kind < 7 ? kinds[v->writer_kind] : "?", who[0] ? ":" : "",
                 who ? who : "?");
+        if (v->declared)
+            fprintf(o, " declared=\"%s\"", maya_trace_string(r, v->declared));
         break;
     }
     case MAYA_REC_COMM: {

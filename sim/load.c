@@ -74,6 +74,8 @@ struct loader {
     uint64_t capunsup;
     uint64_t *unreal;              /* reads of values not computed, by writer name id - 1 */
     uint64_t capunreal;
+    uint64_t *declared;            /* reads answered by a declaration, by its text's name id - 1 */
+    uint64_t capdeclared;
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
     uint32_t stamp;
 };
@@ -114,6 +116,14 @@ static int value_read(struct loader *L, const struct maya_rec_hdr *h)
         name = "(never written)";
     } else {
         name = maya_trace_string(L->r, v->writer);
+    }
+    if (v->declared) {
+        /* the program was given the declared value (MAYA_VALUES) */
+        uint32_t id = sim_intern(L->j, maya_trace_string(L->r, v->declared));
+        if (!id || count_by_name(&L->declared, &L->capdeclared, id) < 0)
+            return maya_error("out of memory loading the job");
+        L->cur->values_declared++;
+        return 0;
     }
     uint32_t id = sim_intern(L->j, name ? name : "(unknown writer)");
     if (!id || count_by_name(&L->unreal, &L->capunreal, id) < 0)
@@ -646,10 +656,12 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);
     if (rc == 0 && (!(j->unsupported_by_name = by_name(j, L.unsup, L.capunsup)) ||
-                    !(j->unreal_by_name = by_name(j, L.unreal, L.capunreal))))
+                    !(j->unreal_by_name = by_name(j, L.unreal, L.capunreal)) ||
+                    !(j->declared_by_name = by_name(j, L.declared, L.capdeclared))))
         rc = maya_error("out of memory");
     free(L.unsup);
     free(L.unreal);
+    free(L.declared);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
@@ -707,6 +719,7 @@ void sim_free(struct sim_job *j)
     free(j->names);
     free(j->unsupported_by_name);
     free(j->unreal_by_name);
+    free(j->declared_by_name);
     maya_map_free(&j->name_ids);
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);

@@ -238,6 +238,18 @@ static void print_values_not_computed(FILE *fp, const struct sim_job *j, const s
     fprintf(fp, "\n");
 }
 
+/* The MAYA_VALUES declarations that answered reads, with how many. */
+static void print_declared(FILE *fp, const struct sim_job *j)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < j->nnames; i++)
+        if (j->declared_by_name[i])
+            fprintf(fp, "%s%s (%" PRIu64 " read%s)", any++ ? ", " : "declared   values (MAYA_VALUES): ",
+                    j->names[i], j->declared_by_name[i], j->declared_by_name[i] == 1 ? "" : "s");
+    if (any)
+        fprintf(fp, "; the host was given these instead of values not computed\n");
+}
+
 static void write_txt(FILE *fp, const struct facts *f, const char *dir)
 {
     const struct sim_job *j = f->j;
@@ -347,6 +359,7 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             }
         fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
         print_values_not_computed(fp, j, s);
+        print_declared(fp, j);
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
         if (s->extrapolated_ops)
             fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
@@ -463,6 +476,11 @@ static void write_json(FILE *fp, const struct facts *f)
         if (j->unreal_by_name[i])
             json_uint(&w, j->names[i], j->unreal_by_name[i]);
     json_end_obj(&w);
+    json_end_obj(&w);
+    json_obj(&w, "declared_values");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->declared_by_name[i])
+            json_uint(&w, j->names[i], j->declared_by_name[i]);
     json_end_obj(&w);
     if (f->replayed && s->mfu >= 0)
         json_num(&w, "mfu", s->mfu);

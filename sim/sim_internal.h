@@ -124,6 +124,7 @@ struct sim_rank {
     uint64_t peak_bytes;          /* device memory, highest over its devices */
     uint64_t unsupported;
     uint64_t values_not_computed; /* host reads of device bytes not real (VALUE_READ records) */
+    uint64_t values_declared;     /* of those, answered by a MAYA_VALUES declaration (not counted above) */
     int oom;
     /* replay */
     uint64_t next;                /* next op to issue */
@@ -242,6 +243,7 @@ struct sim_job {
     uint64_t *unsupported_by_name; /* by global id - 1 */
     /* host reads of values not computed, by what would have written them */
     uint64_t *unreal_by_name;     /* by global id - 1 */
+    uint64_t *declared_by_name;   /* reads a declaration answered, by its text's global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */

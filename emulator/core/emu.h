@@ -404,6 +404,18 @@ EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *byt
  * is spoilt again). */
 EMU_API int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes);
 
+/* ---- declared values (declared_values.c) ---- */
+
+/* Read MAYA_VALUES: 0, or -1 with the message printed (init.c). */
+int emu_values_configure(void);
+/* A small read by the host of bytes not real, last written by writer (a
+ * kernel's or an API's name): if a declaration matches it, its value is
+ * written over the bytes bytes at dst and the declaration's string id is
+ * returned; otherwise 0 and nothing changes. */
+EMU_API uint32_t emu_values_declare(const char *writer, void *dst, uint64_t bytes);
+/* The demangled name of the kernel traced with id, or NULL (kernels.c). */
+EMU_API const char *emu_kernel_name_by_id(uint32_t id);
+
 /* ---- real bytes (real_bytes.c) ---- */
 
 /* Is value tracking on? (not in passthrough, not with MAYA_REAL_BYTES=0) */

@@ -223,7 +223,13 @@ static int track_copy(uint32_t api, const struct emu_copy *c, int performed, str
         }
     if (!unreal)
         return 0;
+    /* what the user declared such a read gives (declared_values.c) */
+    const char *wname = kind == MAYA_WRITER_KERNEL ? emu_kernel_name_by_id(writer)
+                        : kind == MAYA_WRITER_NONE ? NULL
+                                                   : emu_string_text(writer);
+    uint32_t declared = depth == 1 && height == 1 ? emu_values_declare(wname, c->dst, c->width) : 0;
     memset(vr, 0, sizeof *vr);
+    vr->declared = declared;
     vr->h.type = MAYA_REC_VALUE_READ;
     vr->h.bytes = sizeof *vr;
     vr->src = src;

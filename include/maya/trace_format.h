@@ -465,6 +465,9 @@ struct maya_rec_value_read {    /* MAYA_REC_VALUE_READ: follows the MEMCPY recor
     uint32_t writer_kind;       /* enum maya_writer_kind of the first bytes not real */
     uint32_t writer;            /* KERNEL: kernel id; LIBRARY, COPY, MEMSET, COLL: API string id;
                                    NONE: 0 */
+    uint32_t declared;          /* string id of the MAYA_VALUES declaration whose value the host
+                                   was given instead, 0 if none */
+    uint32_t reserved;
 };
 
 struct maya_end_device {
@@ -513,6 +516,6 @@ _Static_assert(sizeof(struct maya_rec_kernel) == 40, "kernel size");
 _Static_assert(sizeof(struct maya_tensor) == 136, "tensor size");
 _Static_assert(sizeof(struct maya_rec_dnn) == 760, "dnn size");
 _Static_assert(sizeof(struct maya_rec_alloc) == 104, "alloc size");
-_Static_assert(sizeof(struct maya_rec_value_read) == 40, "value read size");
+_Static_assert(sizeof(struct maya_rec_value_read) == 48, "value read size");
 
 #endif

@@ -7,7 +7,8 @@
 # output (and of a sum of it) are counted by the kernel that would have had
 # to run; with computing off (MAYA_EXEC_THREADS=0) the program's check fails
 # and the report says which read saw a value not computed; MAYA_REAL_BYTES=0
-# turns tracking (and so computing) off.
+# turns tracking (and so computing) off; MAYA_VALUES declares what such a
+# read gives, and the report lists the declaration.
 . "$MAYA_TOP/tests/lib.sh"
 
 json() { python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print($2)" "$1"; }
@@ -33,6 +34,24 @@ expect_eq "$(grep -c '^value_read ' "$TEST_TMP/dump")" "2" "value_read records"
 expect_grep "^value_read   src=0x[0-9a-f]+ bytes=4 not_real=4 writer=kernel:fill_kernel\(int\*, int, int\)$" "$TEST_TMP/dump"
 expect_grep "^value_read   src=0x[0-9a-f]+ bytes=4 not_real=4 writer=kernel:sum_kernel\(int const\*, int, int\*\)$" "$TEST_TMP/dump"
 expect_grep "kernel=\"fill_kernel\(int\*, int, int\)\" grid=65536,1,1 block=256,1,1" "$TEST_TMP/dump"
+
+# declared values (MAYA_VALUES): the read of the large fill is given 9, as a
+# GPU gives; the report lists the declaration and counts only the other read
+d=$TEST_TMP/declared
+MAYA_VALUES='fill_kernel=i32:9' "$MAYA" run -q -g h100x1 -o "$d" -- "$WORKLOADS/values_read" --large \
+    > "$TEST_TMP/out" 2>&1 || fail "maya run with MAYA_VALUES failed: $(cat "$TEST_TMP/out" "$d"/logs/*)"
+expect_grep "^values_read: first of the large fill: 9 " "$d/logs/rank-0.out"
+expect_grep "^values not computed: 1 small read by the host" "$d/report.txt"
+expect_grep "^declared   values \(MAYA_VALUES\): fill_kernel=i32:9 \(1 read\); the host was given these" "$d/report.txt"
+expect_eq "$(json "$d/report.json" 'r["declared_values"], r["values_not_computed"]["reads"]')" \
+    "{'fill_kernel=i32:9': 1} 1" "report.json declared_values"
+dump "$d/job.mtrace" | grep -q 'writer=kernel:fill_kernel(int\*, int, int) declared="fill_kernel=i32:9"' ||
+    fail "the trace does not say the read was declared"
+# a bad declaration stops the emulator with a message naming what is expected
+MAYA_VALUES='fill_kernel=i33:9' "$MAYA" run -q -g h100x1 -o "$TEST_TMP/bad" -- "$WORKLOADS/values_read" \
+    > "$TEST_TMP/out" 2>&1 && fail "a bad MAYA_VALUES was accepted"
+cat "$TEST_TMP/out" "$TEST_TMP"/bad/logs/* > "$TEST_TMP/all" 2>/dev/null
+expect_grep "MAYA_VALUES: \"fill_kernel=i33:9\": expected TYPE:VALUE with TYPE one of i8 i16 i32 i64 u8 u16 u32 u64 f32 f64" "$TEST_TMP/all"
 
 # computing off: the program's first check fails, and the report says why
 d=$TEST_TMP/nocompute
