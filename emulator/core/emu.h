@@ -387,7 +387,7 @@ EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, 
 
 /* The address range holding all device memory (lowest, highest + 1), read
  * without a lock: words outside it are not device pointers. */
-EMU_API void emu_mem_device_va(uint64_t *lo, uint64_t *hi);
+void emu_mem_device_va(uint64_t *lo, uint64_t *hi);
 
 struct emu_kernel;
 struct emu_launch;
@@ -402,7 +402,7 @@ EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *byt
  * and its code is covered (docs/kernel-exec.md): 1 if it ran, its outputs
  * then real bytes; 0 if it was not run (nothing changed, or what it wrote
  * is spoilt again). */
-EMU_API int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes);
+int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes);
 
 /* ---- declared values (declared_values.c) ---- */
 
@@ -419,7 +419,7 @@ EMU_API const char *emu_kernel_name_by_id(uint32_t id);
 /* ---- real bytes (real_bytes.c) ---- */
 
 /* Is value tracking on? (not in passthrough, not with MAYA_REAL_BYTES=0) */
-EMU_API int emu_real_enabled(void);
+int emu_real_enabled(void);
 /* [p, p+bytes) now holds real values (a performed copy, memset, collective). */
 EMU_API void emu_real_mark(uint64_t p, uint64_t bytes);
 /* [p, p+bytes) was written by something not computed: kind is an enum
@@ -430,7 +430,7 @@ EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
 /* A launch of kernel_id (not computed) with these packed parameters: every
  * device pointer among its 8-byte words may have been written, except the
  * words readonly (bit i: word i) says are pointers to const. */
-EMU_API void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
+void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
 /* The parameter words of k that its demangled signature declares pointers
  * to const ("float const*"): bit i for word i (layout known, first 64). */
 uint64_t emu_real_readonly_words(const struct emu_kernel *k);

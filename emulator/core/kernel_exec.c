@@ -125,7 +125,7 @@ static struct emu_ptx_prog *program(struct emu_kernel *k)
     return p;
 }
 
-EMU_API int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes)
+int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes)
 {
     if (__builtin_expect(__atomic_load_n(&max_threads, __ATOMIC_ACQUIRE) == UINT64_MAX, 0)) {
         pthread_mutex_lock(&lock);

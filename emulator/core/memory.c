@@ -348,7 +348,7 @@ EMU_API enum emu_err emu_mem_free(uint64_t ptr, int kind_mask, struct emu_alloc 
     return EMU_OK;
 }
 
-EMU_API void emu_mem_device_va(uint64_t *lo, uint64_t *hi)
+void emu_mem_device_va(uint64_t *lo, uint64_t *hi)
 {
     *lo = __atomic_load_n(&va_lo, __ATOMIC_RELAXED);
     *hi = __atomic_load_n(&va_hi, __ATOMIC_RELAXED);

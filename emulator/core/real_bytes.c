@@ -60,7 +60,7 @@ static struct mark {
     uint32_t writer, kind;
 } marks[MARK_SLOTS];
 
-EMU_API int emu_real_enabled(void)
+int emu_real_enabled(void)
 {
     int e = __atomic_load_n(&enabled, __ATOMIC_RELAXED);
     if (__builtin_expect(e >= 0, 1))
@@ -211,7 +211,7 @@ static void spoil_at(uint64_t w, uint32_t kind, uint32_t writer)
     pthread_mutex_unlock(&lock);
 }
 
-EMU_API void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly)
+void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly)
 {
     if (!params || bytes < 8 || !emu_real_enabled())
         return;
