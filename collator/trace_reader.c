@@ -2,7 +2,10 @@
  *
  * Cost: one pass over the file; each chunk is inflated once into a buffer
  * that is reused. Strings and kernel definitions are kept in arrays indexed
- * by id (ids are small and dense), so lookups are O(1).
+ * by id (ids are small and dense), so lookups are O(1). Writers give ids in
+ * order from 1, so an id is refused when it lies far beyond the definitions
+ * read so far (dense_id): the tables stay within twice the definitions the
+ * file holds, whatever its ids say.
  */
 #define _GNU_SOURCE
 #include "maya/trace_reader.h"
@@ -16,6 +19,9 @@
 #include <zlib.h>
 
 #define MAX_IDS (1u << 24)
+/* ids a writer may have given out before its first definition record
+ * (strings interned before the trace began) */
+#define ID_SLACK 4096u
 
 struct maya_trace_reader {
     FILE *fp;
@@ -30,9 +36,11 @@ struct maya_trace_reader {
     int ended, complete, allow_truncated, failed;
     uint64_t records;
     char **strings;             /* by id */
-    uint32_t nstrings;
+    uint32_t nstrings;          /* room in strings[] */
+    uint32_t strings_defined;   /* STRING records read */
     struct maya_rec_kernel **kernels; /* by id; each a copy of its record */
-    uint32_t nkernels;
+    uint32_t nkernels;          /* room in kernels[] */
+    uint32_t kernels_defined;   /* KERNEL records read */
 };
 
 static int fail(struct maya_trace_reader *r, uint64_t off, const char *fmt, ...) MAYA_PRINTF(3, 4);
@@ -232,10 +240,17 @@ uint32_t maya_rec_min_bytes(uint16_t type)
     }
 }
 
+/* Is id plausible after `defined` definitions of its kind? (see the top) */
+static int dense_id(uint32_t id, uint32_t defined)
+{
+    return id != 0 && id < MAX_IDS && (uint64_t)id <= 2ull * defined + ID_SLACK;
+}
+
 static int define_string(struct maya_trace_reader *r, const struct maya_rec_string *s, uint64_t off)
 {
-    if (s->id == 0 || s->id >= MAX_IDS)
-        return fail(r, off, "string id %u out of range 1..%u", s->id, MAX_IDS - 1);
+    if (!dense_id(s->id, r->strings_defined))
+        return fail(r, off, "string id %u: expected 1 to %u after %u strings (ids count from 1)", s->id,
+                    (uint32_t)MAYA_MIN(2ull * r->strings_defined + ID_SLACK, MAX_IDS - 1), r->strings_defined);
     if (s->len > s->h.bytes - sizeof *s)
         return fail(r, off, "string of %u bytes in a record of %u", s->len, s->h.bytes);
     if (s->id >= r->nstrings) {
@@ -254,6 +269,7 @@ static int define_string(struct maya_trace_reader *r, const struct maya_rec_stri
     text[s->len] = 0;
     free(r->strings[s->id]);
     r->strings[s->id] = text;
+    r->strings_defined++;
     return 0;
 }
 
@@ -261,8 +277,9 @@ static int define_kernel(struct maya_trace_reader *r, const struct maya_rec_kern
 {
     uint64_t need = sizeof *k + (uint64_t)k->nparams * sizeof(struct maya_kparam) +
                     (uint64_t)k->nfeatures * sizeof(struct maya_kfeature);
-    if (k->id == 0 || k->id >= MAX_IDS)
-        return fail(r, off, "kernel id %u out of range 1..%u", k->id, MAX_IDS - 1);
+    if (!dense_id(k->id, r->kernels_defined))
+        return fail(r, off, "kernel id %u: expected 1 to %u after %u kernels (ids count from 1)", k->id,
+                    (uint32_t)MAYA_MIN(2ull * r->kernels_defined + ID_SLACK, MAX_IDS - 1), r->kernels_defined);
     if (need > k->h.bytes)
         return fail(r, off, "kernel %u: %u parameters and %u features need %llu bytes, record has %u",
                     k->id, k->nparams, k->nfeatures, (unsigned long long)need, k->h.bytes);
@@ -289,6 +306,7 @@ static int define_kernel(struct maya_trace_reader *r, const struct maya_rec_kern
     memcpy(copy, k, k->h.bytes);
     free(r->kernels[k->id]);
     r->kernels[k->id] = copy;
+    r->kernels_defined++;
     return 0;
 }
 
