@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -623,12 +624,18 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
             return rc;
         }
 
-    char sections_path[PATH_MAX + 64];
-    snprintf(sections_path, sizeof sections_path, "%s.sections.%d", job_path, (int)getpid());
-    FILE *sf = fopen(sections_path, "w+b");
+    char sections_prefix[PATH_MAX + 16], sections_path[PATH_MAX + 64];
+    snprintf(sections_prefix, sizeof sections_prefix, "%s.sections", job_path);
+    int sfd = maya_open_unique(sections_prefix, sections_path, sizeof sections_path, O_RDWR, 0600);
+    FILE *sf = sfd >= 0 ? fdopen(sfd, "w+b") : NULL;
     if (!sf) {
+        if (sfd >= 0) {
+            maya_error("cannot open %s: %m", sections_path);
+            close(sfd);
+            unlink(sections_path);
+        }
         free(files);
-        return maya_error("cannot create %s: %m", sections_path);
+        return -1;
     }
     unlink(sections_path); /* anonymous from now on: nothing to clean up */
     struct col_writer *sw = NULL;

@@ -427,7 +427,7 @@ int emu_trace_start(const struct emu_config *cfg)
     if (maya_snprintf(final_path, sizeof final_path, "%s/%s", cfg->trace_dir, name) < 0)
         return -1;
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
-    fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     /* The trace being written stays locked. A process that finds it locked
      * is a helper the rank started with the rank's environment (PyTorch's
      * compile workers, which ask the driver about the GPU): its trace is
@@ -440,7 +440,7 @@ int emu_trace_start(const struct emu_config *cfg)
                           (int)getpid()) < 0)
             return -1;
         snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
-        fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        fd = open(tmp_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     }
     if (fd < 0 || ftruncate(fd, 0) != 0)
         return maya_error("cannot create trace %s: %m (MAYA_TRACE_DIR=%s)", tmp_path, cfg->trace_dir);
