@@ -103,8 +103,10 @@ int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, 
         snprintf(path, sizeof path, "%s", cluster);
     if (stat(path, &st) == 0) {
         struct maya_hwspecs own = { 0 };
-        if (maya_hwspecs_load_file(path, &own) < 0)
+        if (maya_hwspecs_load_file(path, &own) < 0) {
+            maya_hwspecs_free(&own);
             return -1;
+        }
         if (own.nclusters != 1) {
             maya_hwspecs_free(&own);
             return maya_error("cluster file %s: expected one cluster \"NAME\" { ... }, found %zu", path,
