@@ -8,7 +8,19 @@
  * taken off the host clock. At exit the END record is written and the file
  * renamed into place, so a trace that exists under its final name is whole.
  *
- * Cost per record: two clock reads by the caller, one lock, one memcpy.
+ * The two chunk buffers are the slots of "<name>.tail", a file mapped
+ * shared (struct maya_trace_tail, trace_format.h): what was recorded lives
+ * in the page cache from the moment it is written, so a process that is
+ * killed (SIGKILL, the OOM killer, a SIGTERM it does not handle) leaves its
+ * trace readable up to its last whole record; the reader takes the tail
+ * after the file's last whole chunk. The tail is preallocated (a full disk
+ * must not make a page fault kill the program) and removed at a normal
+ * exit. Where it cannot be made, the buffers are plain memory and a killed
+ * process loses what its last chunk held.
+ *
+ * Cost per record: two clock reads by the caller, one lock, one memcpy and
+ * one store of the slot's fill level. The tail costs 2 x 4 MiB of page
+ * cache per process, written back by the kernel as it sees fit.
  */
 #define _GNU_SOURCE
 #include "emu.h"
@@ -18,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +49,7 @@ uint64_t emu_host_clock_base(void);
 struct chunk {
     unsigned char *data;
     uint32_t used;
+    struct maya_trace_tail *slot; /* its slot of the tail file (data follows it), or NULL */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,6 +59,10 @@ static int finished;
 static int fd = -1;
 static char final_path[PATH_MAX];
 static char tmp_path[PATH_MAX + 16];
+static char tail_path[PATH_MAX + 16];
+static void *tail_map;            /* the tail file's mapping, or NULL */
+static size_t tail_bytes;
+static uint64_t next_chunk;       /* index of the next chunk to fill */
 static struct chunk cur;          /* being filled (under lock) */
 static struct chunk pending;      /* handed to the compressor */
 static int have_pending;
@@ -130,6 +148,25 @@ static void *compressor_main(void *arg)
     return NULL;
 }
 
+/* cur starts a new chunk (lock held): its slot says empty first, then
+ * which chunk it holds, so that a reader never takes stale records for it. */
+static void begin_chunk_locked(void)
+{
+    cur.used = 0;
+    if (cur.slot) {
+        __atomic_store_n(&cur.slot->used, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&cur.slot->chunk, next_chunk, __ATOMIC_RELEASE);
+    }
+    next_chunk++;
+}
+
+/* What cur holds is whole records: say so in its slot (lock held). */
+static void publish_locked(void)
+{
+    if (cur.slot)
+        __atomic_store_n(&cur.slot->used, cur.used, __ATOMIC_RELEASE);
+}
+
 /* Hand the current chunk to the compressor (lock held). */
 static void flush_locked(void)
 {
@@ -141,7 +178,7 @@ static void flush_locked(void)
         compressor_running = pthread_create(&compressor, NULL, compressor_main, NULL) == 0;
         if (!compressor_running) {
             write_chunk(&cur); /* no thread: do it here */
-            cur.used = 0;
+            begin_chunk_locked();
         }
         emu_wait_end();
         if (!compressor_running)
@@ -159,9 +196,9 @@ static void flush_locked(void)
     cur = spare;
     if (!cur.data)
         cur.data = malloc(CHUNK_BYTES);
-    cur.used = 0;
     if (!cur.data)
         write_failed = 1;
+    begin_chunk_locked();
     pthread_cond_broadcast(&cond);
 }
 
@@ -204,8 +241,10 @@ static void emit_locked(void *rec)
         h->flags |= thread_flags;
     }
     unsigned char *p = reserve_locked(h->bytes);
-    if (p)
+    if (p) {
         memcpy(p, rec, h->bytes);
+        publish_locked();
+    }
 }
 
 static emu_trace_divert_fn divert;
@@ -313,6 +352,7 @@ EMU_API uint32_t emu_string(const char *s)
             memset(p, 0, bytes);
             memcpy(p, &r, sizeof r);
             memcpy(p + sizeof r, s, len);
+            publish_locked();
         }
     }
     pthread_mutex_unlock(&lock);
@@ -415,6 +455,52 @@ static int make_dirs(const char *path)
     }
 }
 
+/* The tail file and its two slots as cur and pending (see the top). 0, or
+ * -1 when it cannot be made (then the buffers are plain memory). */
+static int tail_open(void)
+{
+    if (maya_snprintf(tail_path, sizeof tail_path, "%s.tail", final_path) < 0)
+        return -1;
+    size_t slot = sizeof(struct maya_trace_tail) + CHUNK_BYTES;
+    int tfd = open(tail_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (tfd < 0)
+        return maya_error("cannot create %s: %m", tail_path);
+    int err = posix_fallocate(tfd, 0, (off_t)(slot * MAYA_TRACE_TAIL_SLOTS));
+    void *map = err ? MAP_FAILED : mmap(NULL, slot * MAYA_TRACE_TAIL_SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+    if (map == MAP_FAILED) {
+        if (err)
+            errno = err;
+        maya_error("cannot map %s: %m", tail_path);
+        close(tfd);
+        unlink(tail_path);
+        return -1;
+    }
+    close(tfd);
+    tail_map = map;
+    tail_bytes = slot * MAYA_TRACE_TAIL_SLOTS;
+    struct chunk *c[MAYA_TRACE_TAIL_SLOTS] = { &cur, &pending };
+    for (int i = 0; i < MAYA_TRACE_TAIL_SLOTS; i++) {
+        struct maya_trace_tail *t = (void *)((unsigned char *)map + slot * (size_t)i);
+        memset(t, 0, sizeof *t);
+        t->magic = MAYA_TRACE_TAIL_MAGIC;
+        t->slot_bytes = CHUNK_BYTES;
+        t->chunk = MAYA_TRACE_TAIL_EMPTY;
+        c[i]->slot = t;
+        c[i]->data = (unsigned char *)(t + 1);
+        c[i]->used = 0;
+    }
+    return 0;
+}
+
+static void tail_close(int remove)
+{
+    if (tail_map)
+        munmap(tail_map, tail_bytes);
+    tail_map = NULL;
+    if (remove && tail_path[0])
+        unlink(tail_path);
+}
+
 int emu_trace_start(const struct emu_config *cfg)
 {
     emu_host_clock_start(cfg);
@@ -469,12 +555,16 @@ int emu_trace_start(const struct emu_config *cfg)
         unlink(tmp_path);
         return maya_error("cannot write trace %s: %m", tmp_path);
     }
-    cur.data = malloc(CHUNK_BYTES);
-    if (!cur.data) {
-        close(fd);
-        unlink(tmp_path);
-        return maya_error("out of memory for the trace buffer");
+    if (tail_open() < 0) {
+        maya_warn("trace %s: the records of its last chunk will be lost if the process is killed", tmp_path);
+        cur.data = malloc(CHUNK_BYTES);
+        if (!cur.data) {
+            close(fd);
+            unlink(tmp_path);
+            return maya_error("out of memory for the trace buffer");
+        }
     }
+    begin_chunk_locked();
     tracing = 1;
 
     /* PROCESS record: who we are. */
@@ -542,7 +632,11 @@ EMU_API void emu_trace_finish(void)
     if (compressor_running)
         pthread_join(compressor, NULL);
     if (fsync(fd) != 0 || write_failed) {
+        /* the tail stays: the reader takes from it what the file lacks */
         maya_warn("trace %s is incomplete: %s", tmp_path, write_failed ? "a write failed" : strerror(errno));
+        if (tail_map)
+            msync(tail_map, tail_bytes, MS_SYNC);
+        tail_close(0);
         close(fd);
         return;
     }
@@ -550,6 +644,7 @@ EMU_API void emu_trace_finish(void)
      * takes the name over in between (see emu_trace_start). */
     if (rename(tmp_path, final_path) != 0)
         maya_warn("cannot rename %s to %s: %m", tmp_path, final_path);
+    tail_close(1);
     if (close(fd) != 0)
         maya_warn("trace %s may be incomplete: %m", final_path);
 }
