@@ -28,8 +28,8 @@ void maya_cfg_report_errors(cfg_t *cfg)
 }
 
 /* The file is opened here, not by libconfuse: anything but a regular file
- * (a directory, a FIFO that would block, a device) is refused with a
- * message naming it, where libconfuse's scanner would say only "input in
+ * (a directory, a FIFO that would block, a device other than /dev/null)
+ * is refused with a message naming it, where libconfuse's scanner would say only "input in
  * flex scanner failed" or wait forever. */
 int maya_cfg_parse(cfg_t *cfg, const char *path, const char *what)
 {
@@ -44,7 +44,9 @@ int maya_cfg_parse(cfg_t *cfg, const char *path, const char *what)
         errno = err;
         return maya_error("cannot read %s: %m", path);
     }
-    if (!S_ISREG(st.st_mode)) {
+    struct stat null;
+    int is_null = S_ISCHR(st.st_mode) && stat("/dev/null", &null) == 0 && null.st_rdev == st.st_rdev;
+    if (!S_ISREG(st.st_mode) && !is_null) { /* /dev/null: an empty file ("no settings") */
         close(fd);
         cfg_free(cfg);
         return maya_error("%s is %s: expected a %s", path, S_ISDIR(st.st_mode) ? "a directory" : "not a regular file",

@@ -84,6 +84,12 @@ int maya_run_desc_write(const char *path, const struct maya_run_desc *d)
         fprintf(fp, "iterations=%d\n", d->iterations);
     put(fp, "estimator", d->estimator);
     put(fp, "oracle", d->oracle);
+    if (d->state[0])
+        put(fp, "state", d->state);
+    if (d->launcher_pid > 0)
+        fprintf(fp, "launcher_pid=%ld\n", d->launcher_pid);
+    if (d->cause[0])
+        put(fp, "cause", d->cause);
     for (int i = 0; i < d->nprocs; i++) {
         const struct maya_run_proc *p = &d->procs[i];
         if (p->node >= 0)
@@ -224,7 +230,21 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     INT(iterations, 1, 1000000);
     STR(estimator);
     STR(oracle);
+    STR(cause);
 #undef STR
+    if (!strcmp(key, "state")) {
+        if (strcmp(v, "running") && strcmp(v, "ended"))
+            return bad(ps, "state=\"%s\": expected running or ended", v);
+        snprintf(d->state, sizeof d->state, "%s", v);
+        return 0;
+    }
+    if (!strcmp(key, "launcher_pid")) {
+        int x = 0;
+        if (get_int(ps, key, v, 1, 1 << 30, &x) < 0)
+            return -1;
+        d->launcher_pid = x;
+        return 0;
+    }
 #undef INT
     if (!strcmp(key, "nprocs")) {
         int n = 0;
@@ -240,7 +260,8 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     }
     return bad(ps, "unknown key \"%s\"; keys: version, launcher, gpu, gpu_count, cluster, "
                "gpus_per_node, nodes, nprocs, command, workdir, start_time, end_time, wall_s, "
-               "iteration_marker, iterations, estimator, oracle, rank.N.{exit,signal,node,local_rank,pid,note}", key);
+               "iteration_marker, iterations, estimator, oracle, state, launcher_pid, cause, "
+               "rank.N.{exit,signal,node,local_rank,pid,note}", key);
 }
 
 int maya_run_desc_read(const char *path, struct maya_run_desc *d)

@@ -553,6 +553,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         r->node = b->node;
         r->local_rank = b->local_rank;
         r->complete = b->complete;
+        j->incomplete_ranks += !b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
         L->cur = r;

@@ -61,6 +61,7 @@ static char final_path[PATH_MAX];
 static char tmp_path[PATH_MAX + 16];
 static char tail_path[PATH_MAX + 16];
 static void *tail_map;            /* the tail file's mapping, or NULL */
+static struct maya_trace_status *status; /* in it, after the slots */
 static size_t tail_bytes;
 static uint64_t next_chunk;       /* index of the next chunk to fill */
 static struct chunk cur;          /* being filled (under lock) */
@@ -212,6 +213,8 @@ static unsigned char *reserve_locked(uint32_t bytes)
     unsigned char *p = cur.data + cur.used;
     cur.used += bytes;
     nrecords++;
+    if (status)
+        __atomic_store_n(&status->records, nrecords, __ATOMIC_RELAXED);
     return p;
 }
 
@@ -278,6 +281,25 @@ EMU_API void emu_trace_emit(void *rec)
         return;
     }
     emu_trace_commit(rec);
+}
+
+EMU_API void emu_trace_waiting(uint32_t op, uint64_t comm, uint64_t seq, int awaits_pid)
+{
+    struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+    if (!st || emu_started < 0)
+        return;
+    st->op = op;
+    st->comm = comm;
+    st->seq = seq;
+    st->awaits_pid = awaits_pid;
+    __atomic_store_n(&st->waiting, 1, __ATOMIC_RELEASE);
+}
+
+EMU_API void emu_trace_waiting_done(void)
+{
+    struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+    if (st && emu_started >= 0)
+        __atomic_store_n(&st->waiting, 0, __ATOMIC_RELEASE);
 }
 
 EMU_API int emu_tracing(void)
@@ -462,11 +484,12 @@ static int tail_open(void)
     if (maya_snprintf(tail_path, sizeof tail_path, "%s.tail", final_path) < 0)
         return -1;
     size_t slot = sizeof(struct maya_trace_tail) + CHUNK_BYTES;
+    size_t bytes = slot * MAYA_TRACE_TAIL_SLOTS + sizeof(struct maya_trace_status);
     int tfd = open(tail_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (tfd < 0)
         return maya_error("cannot create %s: %m", tail_path);
-    int err = posix_fallocate(tfd, 0, (off_t)(slot * MAYA_TRACE_TAIL_SLOTS));
-    void *map = err ? MAP_FAILED : mmap(NULL, slot * MAYA_TRACE_TAIL_SLOTS, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+    int err = posix_fallocate(tfd, 0, (off_t)bytes);
+    void *map = err ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
     if (map == MAP_FAILED) {
         if (err)
             errno = err;
@@ -477,7 +500,11 @@ static int tail_open(void)
     }
     close(tfd);
     tail_map = map;
-    tail_bytes = slot * MAYA_TRACE_TAIL_SLOTS;
+    tail_bytes = bytes;
+    status = (void *)((unsigned char *)map + slot * MAYA_TRACE_TAIL_SLOTS);
+    memset(status, 0, sizeof *status);
+    status->pid = (uint32_t)getpid();
+    __atomic_store_n(&status->magic, MAYA_TRACE_STATUS_MAGIC, __ATOMIC_RELEASE);
     struct chunk *c[MAYA_TRACE_TAIL_SLOTS] = { &cur, &pending };
     for (int i = 0; i < MAYA_TRACE_TAIL_SLOTS; i++) {
         struct maya_trace_tail *t = (void *)((unsigned char *)map + slot * (size_t)i);
@@ -494,6 +521,7 @@ static int tail_open(void)
 
 static void tail_close(int remove)
 {
+    status = NULL;
     if (tail_map)
         munmap(tail_map, tail_bytes);
     tail_map = NULL;

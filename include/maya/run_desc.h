@@ -49,6 +49,11 @@ struct maya_run_desc {
     int iterations;             /* report on the first N iterations; 0 = all */
     char estimator[1024];       /* as `--estimator`; "" = default models */
     char oracle[4096];          /* as `--oracle`; "" = none */
+    char state[16];             /* "running" while the launcher waits for the ranks, "ended"
+                                   after; "" = not said (older files, scripts) */
+    long launcher_pid;          /* the launcher (maya run), 0 unknown */
+    char cause[512];            /* what ended the run first, as the launcher saw it ("rank 1
+                                   was killed by signal 9", "rank 2 hung: ..."); "" = nothing */
     struct maya_run_proc *procs;
 };
 

@@ -84,6 +84,24 @@ struct maya_trace_tail {
     uint32_t reserved[11];
 };
 
+/* After the slots, the tail file ends with the process's status, for a
+ * launcher's watchdog (maya run names a rank that stops making calls while
+ * the others wait for it in a collective). Updated in place, never read
+ * by the collator. */
+#define MAYA_TRACE_STATUS_MAGIC 0x54415453u /* "STAT" */
+
+struct maya_trace_status {
+    uint32_t magic;             /* MAYA_TRACE_STATUS_MAGIC */
+    uint32_t pid;
+    uint64_t records;           /* records traced so far: grows with every call */
+    uint32_t waiting;           /* 1 while the process waits in a collective for its peers */
+    uint32_t op;                /* then: enum maya_coll_op */
+    uint64_t comm;              /* its communicator */
+    uint64_t seq;               /* its sequence number there */
+    int32_t awaits_pid;         /* the process it waits for, 0 any or unknown */
+    uint32_t reserved[21];
+};
+
 enum maya_rec_type {
     /* definitions: give meaning to ids used by later records */
     MAYA_REC_STRING = 1,
@@ -502,6 +520,7 @@ static inline int maya_coll_dtype_bytes(int32_t dtype)
 _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
 _Static_assert(sizeof(struct maya_trace_tail) == 64, "tail slot header size");
+_Static_assert(sizeof(struct maya_trace_status) == 128, "status size");
 _Static_assert(sizeof(struct maya_call) == 56, "call size");
 _Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
 _Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");
