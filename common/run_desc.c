@@ -1,8 +1,8 @@
 /* The run description file (DIR/run.conf): writing and strict reading.
  *
  * One `key=value` per line; `#` starts a comment line. Values run to the end
- * of the line; a backslash or newline inside a value is written as `\\` or
- * `\n`. Per-process keys are `rank.N.FIELD`.
+ * of the line; a backslash, newline or carriage return inside a value is
+ * written as `\\`, `\n` or `\r`. Per-process keys are `rank.N.FIELD`.
  */
 #define _GNU_SOURCE
 #include "maya/run_desc.h"
@@ -55,6 +55,8 @@ static void put(FILE *fp, const char *key, const char *value)
             fputs("\\\\", fp);
         else if (*s == '\n')
             fputs("\\n", fp);
+        else if (*s == '\r')
+            fputs("\\r", fp); /* a bare one would read back as the line's end */
         else
             fputc(*s, fp);
     }
@@ -139,8 +141,10 @@ static int get_str(const struct parse *ps, const char *key, const char *v, char 
                 c = '\\';
             else if (s[1] == 'n')
                 c = '\n';
+            else if (s[1] == 'r')
+                c = '\r';
             else
-                return bad(ps, "%s: expected \\\\ or \\n after a backslash", key);
+                return bad(ps, "%s: expected \\\\, \\n or \\r after a backslash", key);
             s++;
         }
         if (n + 1 >= size)

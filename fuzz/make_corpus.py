@@ -129,6 +129,9 @@ def main():
         b'iteration_marker = "step"\niterations = 10\ntimeout = 600\ncopy_threshold = "64K"\n')
     put("maya_conf", "regress-binary.conf", bytes(range(256)))
     copy("run_conf", "nccl-run.conf", os.path.join(run, "run.conf"))
+    # a value with carriage returns came back changed (the reader strips one per line)
+    rc = open(os.path.join(run, "run.conf"), "rb").read().replace(b"command=", b"command=x\r\r\r")
+    put("run_conf", "regress-carriage-returns", rc)
     put("oracle", "example.txt",
         b"# durations\nname=cublasSgemm_v2 nth=1 device=14ms\nname=ncclAllReduce device=20ms host=7us\n"
         b"rank=1 seq=5 device=3ms\nname=\"void k<float>(int)\" device=42us\nname=* host=5us\n"
