@@ -94,6 +94,8 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 # UNIT_OBJS_<name> := ... and the prerequisite line.
 UNIT_OBJS_cmaes_core := $(B)/obj/src/search_cmaes.o $(B)/obj/src/search_space.o
 $(B)/tests/unit/test_cmaes_core: $(UNIT_OBJS_cmaes_core)
+UNIT_OBJS_spank_security := $(B)/obj/spank_plugin/spank_option.o
+$(B)/tests/unit/test_spank_security: $(UNIT_OBJS_spank_security)
 
 ALL_TARGETS += $(UNIT_TESTS)
 
