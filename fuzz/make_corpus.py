@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
 """Write fuzz/corpus/: small seeds for every harness, taken from a run of
 the repository's own workloads and files, and one regression input for each
-defect the fuzzers or reviews found (named regress-*; each says in its name
-what it was). Run by hand when the formats change:
+defect reviews found (named regress-*; each says in its name what it was).
+Inputs a fuzzer found are copied in by hand under regress-* names and kept. Run by hand when the formats change:
 
     fuzz/make_corpus.py RUN_DIR
 
 RUN_DIR: a `maya run -g h100x2 -- build/tests/workloads/nccl_colls` run
 directory (its traces and job trace are the trace seeds)."""
 import os
-import shutil
 import struct
 import sys
 import zlib
@@ -73,7 +72,8 @@ def trace_bytes(head, recs):
 def main():
     run = sys.argv[1]
     r0, r1, job = (os.path.join(run, p) for p in ("traces/rank-0.mtrace", "traces/rank-1.mtrace", "job.mtrace"))
-    shutil.rmtree(OUT, ignore_errors=True)
+    # (inputs a fuzzer found, copied in as regress-*, are kept: only the
+    # files written below are replaced)
 
     # ---- rank traces ----
     copy("rank_trace", "nccl-rank0.mtrace", r0)

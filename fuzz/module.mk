@@ -23,7 +23,7 @@ $(FUZZ_DIR)/obj/%.o: %.c | $(DEPS_STAMP)
 
 fuzz_objs = $(patsubst %.c,$(FUZZ_DIR)/obj/%.o,$(1))
 
-FUZZ_COMMON   := $(call fuzz_objs,fuzz/fuzz_util.c $(COMMON_SRCS))
+FUZZ_COMMON   := $(call fuzz_objs,fuzz/fuzz_util.c $(filter-out common/run_watchdog.c,$(COMMON_SRCS)))
 FUZZ_COLLATOR := $(call fuzz_objs,$(COLLATOR_SRCS))
 FUZZ_SIM      := $(call fuzz_objs,$(SIM_SRCS))
 FUZZ_EST      := $(call fuzz_objs,$(EST_SRCS))
