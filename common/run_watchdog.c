@@ -1,4 +1,5 @@
-/* The watchdog of maya run (run_control.h): names the rank that hangs.
+/* The watchdog of maya run and the Slurm launcher (maya/run_watchdog.h):
+ * names the rank that hangs.
  *
  * Each rank's emulator publishes its status in its tail file (trace_format.h,
  * struct maya_trace_status): how many records it has traced, and whether it
@@ -15,7 +16,9 @@
  * beyond the stores of their status.
  */
 #define _GNU_SOURCE
-#include "run_control.h"
+#include "maya/run_watchdog.h"
+
+#include <sys/stat.h>
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +32,7 @@
 
 struct rank_watch {
     int fd;                     /* its tail file, -1 until it exists */
+    int ended;                  /* its tail was removed: its trace ended normally */
     off_t status_off;
     int have;                   /* st is valid */
     struct maya_trace_status st;
@@ -89,6 +93,11 @@ static void look(struct run_watchdog *w, int i, uint64_t now)
             return;
         r->status_off = (off_t)(MAYA_TRACE_TAIL_SLOTS * (sizeof t + (uint64_t)t.slot_bytes));
     }
+    struct stat fst;
+    if (fstat(r->fd, &fst) == 0 && fst.st_nlink == 0) {
+        r->ended = 1; /* removed at a normal end: the rank is done */
+        return;
+    }
     struct maya_trace_status st;
     if (pread(r->fd, &st, sizeof st, r->status_off) != (ssize_t)sizeof st || st.magic != MAYA_TRACE_STATUS_MAGIC)
         return;
@@ -104,6 +113,8 @@ static void look(struct run_watchdog *w, int i, uint64_t now)
 static const char *proc_state(pid_t pid)
 {
     char path[64], buf[512];
+    if (pid <= 0)
+        return ""; /* started elsewhere: its state is not ours to see */
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     FILE *fp = fopen(path, "r");
     size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
@@ -116,17 +127,21 @@ static const char *proc_state(pid_t pid)
     return "";
 }
 
-static int rank_of_pid(const pid_t *pids, int n, int pid)
+/* The rank of a process, by the pid this launcher started it as or, for
+ * ranks started elsewhere, the one its status gives (pids are per host:
+ * a remote match may be wrong only if two hosts reuse a pid). */
+static int rank_of_pid(const struct run_watchdog *w, const pid_t *pids, int pid)
 {
-    for (int i = 0; pid > 0 && i < n; i++)
-        if (pids[i] == pid)
+    for (int i = 0; pid > 0 && i < w->n; i++)
+        if (pids[i] == pid || (pids[i] < 0 && w->r[i].have && (int)w->r[i].st.pid == pid))
             return i;
     return -1;
 }
 
-static void describe_wait(const struct maya_trace_status *st, const pid_t *pids, int n, char *buf, size_t size)
+static void describe_wait(const struct run_watchdog *w, const struct maya_trace_status *st, const pid_t *pids,
+                          char *buf, size_t size)
 {
-    int who = rank_of_pid(pids, n, st->awaits_pid);
+    int who = rank_of_pid(w, pids, st->awaits_pid);
     char whom[48] = "";
     if (who >= 0)
         snprintf(whom, sizeof whom, " (for rank %d)", who);
@@ -134,10 +149,16 @@ static void describe_wait(const struct maya_trace_status *st, const pid_t *pids,
              (unsigned long long)st->seq, (unsigned long long)st->comm, whom);
 }
 
+/* Is rank i still running (as far as this process can tell)? */
+static int watched(const struct run_watchdog *w, const pid_t *pids, int i)
+{
+    return pids[i] != 0 && !w->r[i].ended;
+}
+
 static int rank_of_first_idle(const struct run_watchdog *w, const pid_t *pids)
 {
     for (int i = 0; i < w->n; i++)
-        if (pids[i] > 0 && !(w->r[i].have && w->r[i].st.waiting))
+        if (watched(w, pids, i) && !(w->r[i].have && w->r[i].st.waiting))
             return i;
     return 0;
 }
@@ -150,10 +171,10 @@ int run_watchdog_check(struct run_watchdog *w, const pid_t *pids, int *hung, cha
     w->last_look_ns = now;
     int waiting = 0, idle = 0, live = 0;
     for (int i = 0; i < w->n; i++)
-        if (pids[i] > 0)
+        if (pids[i] != 0)
             look(w, i, now);
     for (int i = 0; i < w->n; i++) {
-        if (pids[i] <= 0)
+        if (!watched(w, pids, i))
             continue;
         live++;
         const struct rank_watch *r = &w->r[i];
@@ -173,7 +194,7 @@ int run_watchdog_check(struct run_watchdog *w, const pid_t *pids, int *hung, cha
     int named = 0;
     for (int i = 0; i < w->n && idle; i++) {
         const struct rank_watch *r = &w->r[i];
-        if (pids[i] <= 0 || (r->have && r->st.waiting))
+        if (!watched(w, pids, i) || (r->have && r->st.waiting))
             continue;
         hung[i] = 1;
         if (named++ < 4)
@@ -189,14 +210,14 @@ int run_watchdog_check(struct run_watchdog *w, const pid_t *pids, int *hung, cha
     int shown = 0;
     for (int i = 0; i < w->n && used < size; i++) {
         const struct rank_watch *r = &w->r[i];
-        if (pids[i] <= 0 || !r->have || !r->st.waiting)
+        if (!watched(w, pids, i) || !r->have || !r->st.waiting)
             continue;
         if (shown++ >= 4) {
             used += (size_t)snprintf(why + used, size - used, ", ...");
             break;
         }
         char what[160];
-        describe_wait(&r->st, pids, w->n, what, sizeof what);
+        describe_wait(w, &r->st, pids, what, sizeof what);
         used += (size_t)snprintf(why + used, used < size ? size - used : 0, "%srank %d waits in %s",
                                  shown > 1 ? "; " : "", i, what);
         if (!idle)

@@ -9,7 +9,12 @@
  * each ended in slurm/task-<T>.conf of the run directory, which the
  * post-processing merges into run.conf. Its exit status is the first failing
  * rank's (a rank killed by a signal kills the launcher with it), so Slurm
- * reports the task as it would report the program.
+ * reports the task as it would report the program. The launcher of task 0
+ * also runs the watchdog (maya/run_watchdog.h) over every rank of the step,
+ * through their tail files in the shared traces/ folder: when the job hangs
+ * it names the ranks in its task file's cause and stops its own ranks,
+ * which makes the others' collectives fail (MAYA_HANG_TIMEOUT seconds,
+ * default 15).
  *
  * Environment (set by the plugin; removed before the program starts):
  *   MAYA_LAUNCH_EXE    the program (the task's argv[0]); our argv[1..] are its arguments
@@ -24,6 +29,7 @@
 #include "pin.h"
 #include "maya/common.h"
 #include "maya/run_desc.h"
+#include "maya/run_watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -133,7 +139,7 @@ static void run_rank(const struct rank *r, int gpus_per_node, const char *exe, c
 /* slurm/task-<T>.conf: a run description of the step as this task saw it
  * (its own ranks' states; the others unknown), merged after the job. */
 static int write_status(const char *dir, int task, const char *start, const char *end, double wall_s,
-                        const struct rank *ranks, int n, int gpus_per_node, int world)
+                        const struct rank *ranks, int n, int gpus_per_node, int world, const char *cause)
 {
     char path[PATH_MAX];
     const char *gpu = getenv("MAYA_GPU");
@@ -149,6 +155,7 @@ static int write_status(const char *dir, int task, const char *start, const char
         snprintf(d.end_time, sizeof d.end_time, "%s", end);
         d.wall_s = wall_s;
     }
+    snprintf(d.cause, sizeof d.cause, "%s", cause ? cause : "");
     int rc = maya_run_desc_set_nprocs(&d, world);
     for (int i = 0; rc == 0 && i < n; i++) {
         const struct rank *r = &ranks[i];
@@ -214,6 +221,11 @@ struct launch {
     struct rank *ranks;
     char start[32];
     uint64_t t0;
+    /* the watchdog (task 0 only): every rank of the step */
+    struct run_watchdog *wd;
+    pid_t *wd_pids;             /* by global rank: ours, 0 ended, -1 another task's */
+    int *wd_hung;
+    char cause[512];
 };
 
 static int read_env(struct launch *L)
@@ -339,7 +351,7 @@ static int supervise(struct launch *L)
         /* A process a rank left behind may hold its stderr: not for long. */
         if (alive == 0 && (np == 1 || maya_mono_ns() >= drain_until))
             return first_failed;
-        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : -1) < 0 && errno != EINTR) {
+        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : L->wd ? 250 : -1) < 0 && errno != EINTR) {
             maya_error("poll: %m");
             return -2;
         }
@@ -361,9 +373,25 @@ static int supervise(struct launch *L)
                 if (L->ranks[i].pid != pid || L->ranks[i].done)
                     continue;
                 rank_ended(L, i, status, &first_failed, &kill_at);
+                if (L->wd_pids)
+                    L->wd_pids[L->ranks[i].rank] = 0;
                 if (--alive == 0)
                     drain_until = maya_mono_ns() + 2000000000ull;
             }
+        }
+        if (L->wd && !kill_at && first_failed < 0 && alive > 0 &&
+            run_watchdog_check(L->wd, L->wd_pids, L->wd_hung, L->cause, sizeof L->cause)) {
+            maya_warn("%s; stopping the ranks of task %d", L->cause, L->task);
+            for (int j = 0; j < L->count; j++) {
+                struct rank *r = &L->ranks[j];
+                if (r->done)
+                    continue;
+                snprintf(r->note, sizeof r->note, "%s", L->wd_hung[r->rank] ? "hung: stopped by the watchdog"
+                         : "terminated: the job hung (see the run's cause)");
+                signal_rank(r, SIGTERM, L->own_group);
+                signal_rank(r, SIGCONT, L->own_group); /* a stopped rank acts on it only once continued */
+            }
+            kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
         }
         if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
             for (int j = 0; j < L->count; j++)
@@ -420,12 +448,35 @@ int main(int argc, char **argv)
             return 127;
         }
     }
-    write_status(L.dir, L.task, L.start, NULL, 0, L.ranks, L.count, L.gpn, L.world);
+    write_status(L.dir, L.task, L.start, NULL, 0, L.ranks, L.count, L.gpn, L.world, NULL);
+    if (L.task == 0 && L.world > 1) {
+        double hang_s = RUN_HANG_TIMEOUT_S;
+        const char *h = getenv("MAYA_HANG_TIMEOUT");
+        if (h && *h && (maya_parse_double(h, &hang_s) < 0 || !(hang_s > 0))) {
+            maya_warn("MAYA_HANG_TIMEOUT=\"%s\": expected seconds above 0; using %g", h, RUN_HANG_TIMEOUT_S);
+            hang_s = RUN_HANG_TIMEOUT_S;
+        }
+        char traces[PATH_MAX];
+        snprintf(traces, sizeof traces, "%s/traces", L.dir);
+        L.wd = run_watchdog_new(traces, L.world, hang_s);
+        L.wd_pids = calloc((size_t)L.world, sizeof *L.wd_pids);
+        L.wd_hung = calloc((size_t)L.world, sizeof *L.wd_hung);
+        if (!L.wd || !L.wd_pids || !L.wd_hung) {
+            run_watchdog_free(L.wd);
+            L.wd = NULL;
+        } else {
+            for (int i = 0; i < L.world; i++)
+                L.wd_pids[i] = -1;
+            for (int i = 0; i < L.count; i++)
+                L.wd_pids[L.ranks[i].rank] = L.ranks[i].pid;
+        }
+    }
     int first_failed = supervise(&L);
     char end[32];
     maya_utc_now(end, sizeof end);
     write_status(L.dir, L.task, L.start, end, (double)(maya_mono_ns() - L.t0) / 1e9, L.ranks, L.count, L.gpn,
-                 L.world);
+                 L.world, L.cause);
+    run_watchdog_free(L.wd);
     if (first_failed == -2) {
         for (int j = 0; j < L.count; j++)
             signal_rank(&L.ranks[j], SIGKILL, L.own_group);

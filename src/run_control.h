@@ -29,21 +29,6 @@ int run_check_command(char *const *cmd);
  * CPUs maya may use)? 0, or -1 with a message saying how many would. */
 int run_check_size(int nprocs, int cpus);
 
-/* ---- the watchdog (run_watchdog.c) ---- */
-
-#define RUN_HANG_TIMEOUT_S 15.0 /* default --hang-timeout */
-
-struct run_watchdog;
-
-/* Watch n ranks whose traces go to trace_dir; hang_s: how long the ranks
- * that still run may make no call while the others wait in a collective. */
-struct run_watchdog *run_watchdog_new(const char *trace_dir, int n, double hang_s);
-void run_watchdog_free(struct run_watchdog *w);
-
-/* Look again (cheap: call it as often as convenient; it reads the ranks'
- * state at most every 0.25 s). pids[i] is rank i's pid, 0 once it ended.
- * Returns 1 when the job is hung: why says who hangs where (for the run's
- * cause), and hung[i] is set for each rank found hung. */
-int run_watchdog_check(struct run_watchdog *w, const pid_t *pids, int *hung, char *why, size_t size);
+#include "maya/run_watchdog.h"
 
 #endif
