@@ -92,6 +92,28 @@ def main():
         struct.pack_into("<ii", g, 72, -7, -2147483648)
         put("rank_trace", "regress-gemm-negative-transa.mtrace", trace_bytes(gh, grecs))
 
+    # ---- tail files: two small slots of the rank's records, chunks 0 and 1 ----
+    raw = b"".join(bytes(r) for r in recs)
+    slot = 4096
+    parts, cur = [], b""
+    for r in recs:
+        if len(cur) + len(r) > slot:
+            parts.append(cur)
+            cur = b""
+            if len(parts) == 2:
+                break
+        cur += bytes(r)
+    if len(parts) < 2:
+        parts.append(cur)
+    def tail(chunks):
+        out = b""
+        for idx, body in chunks:
+            out += struct.pack("<IIQI44x", 0x4C494154, slot, idx, len(body)) + body.ljust(slot, b"\0")
+        return out + struct.pack("<IIQ", 0x54415453, 1, len(recs)).ljust(128, b"\0")
+    put("trace_tail", "two-slots", tail([(0, parts[0]), (1, parts[1])]))
+    put("trace_tail", "slots-out-of-order", tail([(1, parts[1]), (0, parts[0])]))
+    put("trace_tail", "one-empty-slot", tail([(0, parts[0]), (0xFFFFFFFFFFFFFFFF, b"")]))
+
     # ---- job traces ----
     copy("job_trace", "nccl-job.mtrace", job)
     jh, jrecs = read_trace(job)

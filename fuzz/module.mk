@@ -33,6 +33,7 @@ FUZZ_LIBS     := -lconfuse -ldl -lz -lm
 
 # harness -> the objects it links beyond its own and FUZZ_COMMON
 FUZZ_USES_rank_trace   := $(FUZZ_COLLATOR)
+FUZZ_USES_trace_tail   := $(FUZZ_COLLATOR)
 FUZZ_USES_job_trace    := $(FUZZ_SIM) $(FUZZ_EST) $(FUZZ_COLLATOR)
 FUZZ_USES_collate      := $(FUZZ_SIM) $(FUZZ_COLLATOR)
 FUZZ_USES_hwspec       :=
@@ -45,7 +46,7 @@ FUZZ_EXTRA_job_trace   := -lxgboost
 FUZZ_EXTRA_oracle      := -lxgboost
 FUZZ_EXTRA_fatbin      := -llz4 -lzstd -lstdc++
 
-FUZZ_NAMES   := rank_trace job_trace collate hwspec maya_conf run_conf oracle emulate_opt fatbin
+FUZZ_NAMES   := rank_trace trace_tail job_trace collate hwspec maya_conf run_conf oracle emulate_opt fatbin
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 
 .SECONDEXPANSION:

@@ -10,7 +10,7 @@
 cat "$TEST_TMP/replay"
 n=$(ls -d "$MAYA_TOP"/fuzz/corpus/*/ | wc -l)
 [ "$(grep -c 'findings=0' "$TEST_TMP/replay")" -eq "$n" ] || fail "not every harness replayed its corpus"
-for h in rank_trace job_trace collate hwspec maya_conf run_conf oracle emulate_opt fatbin; do
+for h in rank_trace trace_tail job_trace collate hwspec maya_conf run_conf oracle emulate_opt fatbin; do
     [ -d "$MAYA_TOP/fuzz/corpus/$h" ] || fail "no corpus for harness $h"
 done
 ls "$MAYA_TOP"/fuzz/corpus/*/regress-* > /dev/null 2>&1 || fail "no regression inputs in the corpora"
