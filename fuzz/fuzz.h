@@ -16,6 +16,11 @@
  * maya_error (unless MAYA_FUZZ_VERBOSE is set). */
 void fuzz_init(void);
 
+/* /dev/null opened for writing, for what a harness prints (aborts if it
+ * cannot be opened). */
+#include <stdio.h>
+FILE *fuzz_sink(void);
+
 /* The scratch path for a file name ("in.mtrace"). */
 const char *fuzz_path(const char *name);
 

@@ -10,16 +10,7 @@
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-    if (!(cond)) { \
-        failures++; \
-        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__); \
-        fputc('\n', stderr); \
-    } \
-} while (0)
+#include "../unit_check.h"
 
 static char tmpdir[] = "/tmp/maya-est-unit.XXXXXX";
 
@@ -77,6 +68,18 @@ static struct maya_rec_gemm gemm_rec(uint64_t seq, int64_t m)
     return g;
 }
 
+/* An estimator with every family in oracle mode on the rules of path;
+ * NULL (the failure counted) if it cannot be made. */
+static struct estimator *oracle_estimator(const struct maya_gpu_spec *gpu, const char *path)
+{
+    struct est_config cfg = { .gpu = gpu, .oracle_path = path };
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        cfg.model[f] = EST_ORACLE;
+    struct estimator *e = NULL;
+    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    return e;
+}
+
 static void test_oracle(const struct maya_gpu_spec *gpu)
 {
     const char *path = write_tmp("ref.txt",
@@ -90,8 +93,7 @@ static void test_oracle(const struct maya_gpu_spec *gpu)
     struct est_config cfg = { .gpu = gpu, .oracle_path = path };
     for (int f = 0; f < EST_NFAMILIES; f++)
         cfg.model[f] = EST_ORACLE;
-    struct estimator *e;
-    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    struct estimator *e = oracle_estimator(gpu, path);
     if (!e)
         return;
     struct est_result r;
@@ -247,11 +249,7 @@ static void test_oracle_glob(const struct maya_gpu_spec *gpu)
         "name=*a*a*a*a*a*a*a*a*b host=1ms\n"
         "name=void?k<*>(*) host=2ms\n"
         "name=*gemm*_nn* host=3ms\n");
-    struct est_config cfg = { .gpu = gpu, .oracle_path = path };
-    for (int f = 0; f < EST_NFAMILIES; f++)
-        cfg.model[f] = EST_ORACLE;
-    struct estimator *e;
-    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    struct estimator *e = oracle_estimator(gpu, path);
     if (!e)
         return;
     static const struct { const char *name; int64_t want_ns; } cases[] = {

@@ -19,16 +19,7 @@
 #include "maya/hwspec.h"
 #include "../../spank_plugin/spank_maya.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-    if (!(cond)) { \
-        failures++; \
-        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__); \
-        fputc('\n', stderr); \
-    } \
-} while (0)
+#include "../unit_check.h"
 
 /* spank_maya.c's capture, as a plugin whose capture lost the message: the
  * parser must still see the failure (it used to decide from the text). */
