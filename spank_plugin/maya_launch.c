@@ -12,9 +12,10 @@
  * reports the task as it would report the program. The launcher of task 0
  * also runs the watchdog (maya/run_watchdog.h) over every rank of the step,
  * through their tail files in the shared traces/ folder: when the job hangs
- * it names the ranks in its task file's cause and stops its own ranks,
- * which makes the others' collectives fail (MAYA_HANG_TIMEOUT seconds,
- * default 15).
+ * it names the ranks in its task file's cause and writes slurm/stop (the
+ * cause, then the hung ranks), which every task's launcher looks for four
+ * times a second and then stops its ranks, the hung ones included
+ * (MAYA_HANG_TIMEOUT seconds, default 15).
  *
  * Environment (set by the plugin; removed before the program starts):
  *   MAYA_LAUNCH_EXE    the program (the task's argv[0]); our argv[1..] are its arguments
@@ -54,6 +55,7 @@ struct rank {
     int err_log;                /* logs/rank-N.err, -1 if none */
     int status;                 /* from waitpid */
     int done;
+    int hung;                   /* named by the watchdog */
     char note[128];
 };
 
@@ -332,6 +334,61 @@ static void rank_ended(struct launch *L, int i, int status, int *first_failed, u
     *kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
 }
 
+/* slurm/stop: the watchdog of task 0 found the step hung. Its first line is
+ * the cause, its second the hung ranks ("1 5"). Written atomically. */
+static void write_stop(struct launch *L)
+{
+    char path[PATH_MAX], text[sizeof L->cause + 4096];
+    size_t used = (size_t)snprintf(text, sizeof text, "%s\n", L->cause);
+    for (int i = 0; i < L->world && used < sizeof text - 16; i++)
+        if (L->wd_hung[i])
+            used += (size_t)snprintf(text + used, sizeof text - used, "%d ", i);
+    snprintf(text + used, sizeof text - used, "\n");
+    if (maya_snprintf(path, sizeof path, "%s/slurm/stop", L->dir) < 0 ||
+        maya_write_file_atomic(path, text, strlen(text)) < 0)
+        maya_warn("cannot tell the other tasks to stop; stopping this task's ranks only");
+}
+
+/* Has the step been told to stop (slurm/stop)? Then the cause and which of
+ * this task's ranks hung are taken from it. */
+static int stop_requested(struct launch *L)
+{
+    char path[PATH_MAX], *text;
+    if (maya_snprintf(path, sizeof path, "%s/slurm/stop", L->dir) < 0 || access(path, F_OK) != 0 ||
+        maya_read_file(path, &text, NULL) < 0)
+        return 0;
+    char *nl = strchr(text, '\n');
+    if (nl)
+        *nl = 0;
+    snprintf(L->cause, sizeof L->cause, "%s", text);
+    for (int j = 0; j < L->count; j++)
+        L->ranks[j].hung = 0;
+    for (char *p = nl ? nl + 1 : NULL, *end; p && *p; p = end) {
+        long r = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        for (int j = 0; j < L->count; j++)
+            L->ranks[j].hung |= L->ranks[j].rank == r;
+    }
+    free(text);
+    return 1;
+}
+
+/* Stop this task's ranks because the step hung; when to kill what is left. */
+static uint64_t stop_ranks(struct launch *L)
+{
+    for (int j = 0; j < L->count; j++) {
+        struct rank *r = &L->ranks[j];
+        if (r->done)
+            continue;
+        snprintf(r->note, sizeof r->note, "%s", r->hung ? "hung: stopped by the watchdog"
+                 : "terminated: the job hung (see the run's cause)");
+        signal_rank(r, SIGTERM, L->own_group);
+        signal_rank(r, SIGCONT, L->own_group); /* a stopped rank acts on it only once continued */
+    }
+    return maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
+}
+
 /* Copy the ranks' stderr, pass signals on, reap them. Returns the index of
  * the first rank that failed, -1 if none, or -2 when supervising failed. */
 static int supervise(struct launch *L)
@@ -351,7 +408,7 @@ static int supervise(struct launch *L)
         /* A process a rank left behind may hold its stderr: not for long. */
         if (alive == 0 && (np == 1 || maya_mono_ns() >= drain_until))
             return first_failed;
-        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : L->wd ? 250 : -1) < 0 && errno != EINTR) {
+        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : L->world > 1 ? 250 : -1) < 0 && errno != EINTR) {
             maya_error("poll: %m");
             return -2;
         }
@@ -381,18 +438,11 @@ static int supervise(struct launch *L)
         }
         if (L->wd && !kill_at && first_failed < 0 && alive > 0 &&
             run_watchdog_check(L->wd, L->wd_pids, L->wd_hung, L->cause, sizeof L->cause)) {
-            maya_warn("%s; stopping the ranks of task %d", L->cause, L->task);
-            for (int j = 0; j < L->count; j++) {
-                struct rank *r = &L->ranks[j];
-                if (r->done)
-                    continue;
-                snprintf(r->note, sizeof r->note, "%s", L->wd_hung[r->rank] ? "hung: stopped by the watchdog"
-                         : "terminated: the job hung (see the run's cause)");
-                signal_rank(r, SIGTERM, L->own_group);
-                signal_rank(r, SIGCONT, L->own_group); /* a stopped rank acts on it only once continued */
-            }
-            kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
+            maya_warn("%s; stopping the step", L->cause);
+            write_stop(L);
         }
+        if (L->world > 1 && !kill_at && alive > 0 && stop_requested(L))
+            kill_at = stop_ranks(L);
         if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
             for (int j = 0; j < L->count; j++)
                 if (!L->ranks[j].done)
