@@ -25,8 +25,8 @@ void maya_run_desc_init(struct maya_run_desc *d)
 
 int maya_run_desc_set_nprocs(struct maya_run_desc *d, int n)
 {
-    if (n < 0 || n > (1 << 24))
-        return maya_error("%d processes: expected 0 to %d", n, 1 << 24);
+    if (n < 0 || n > MAYA_RUN_MAX_PROCS)
+        return maya_error("%d processes: expected 0 to %d", n, MAYA_RUN_MAX_PROCS);
     struct maya_run_proc *p = realloc(d->procs, (size_t)MAYA_MAX(n, 1) * sizeof *p);
     if (!p)
         return maya_error("out of memory");
@@ -175,8 +175,8 @@ static int get_proc_field(const struct parse *ps, struct maya_run_desc *d, const
         return bad(ps, "\"%s\": expected rank.N.FIELD", key);
     memcpy(nbuf, num, (size_t)(dot - num));
     nbuf[dot - num] = 0;
-    if (maya_parse_i64(nbuf, &n) < 0 || n < 0 || n >= (1 << 24))
-        return bad(ps, "\"%s\": rank \"%s\" is not a number from 0 to %d", key, nbuf, (1 << 24) - 1);
+    if (maya_parse_i64(nbuf, &n) < 0 || n < 0 || n >= MAYA_RUN_MAX_PROCS)
+        return bad(ps, "\"%s\": rank \"%s\" is not a number from 0 to %d", key, nbuf, MAYA_RUN_MAX_PROCS - 1);
     if (n >= d->nprocs && maya_run_desc_set_nprocs(d, (int)n + 1) < 0)
         return -1;
     struct maya_run_proc *p = &d->procs[n];
@@ -252,7 +252,7 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
 #undef INT
     if (!strcmp(key, "nprocs")) {
         int n = 0;
-        if (get_int(ps, key, v, 0, 1 << 24, &n) < 0)
+        if (get_int(ps, key, v, 0, MAYA_RUN_MAX_PROCS, &n) < 0)
             return -1;
         *declared_nprocs = n;
         return n > d->nprocs ? maya_run_desc_set_nprocs(d, n) : 0;
