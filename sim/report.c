@@ -223,7 +223,13 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         return;
     }
     if (!f->not_ok && strcmp(d->state, "running")) {
-        fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+        if (f->j && f->j->incomplete_ranks)
+            fprintf(fp, "status     INCOMPLETE: all %d process%s exited 0, but %d rank trace%s cut short: %s\n",
+                    d->nprocs, d->nprocs == 1 ? "" : "es", f->j->incomplete_ranks,
+                    f->j->incomplete_ranks == 1 ? " was" : "s were",
+                    d->cause[0] ? d->cause : "their writes failed (see logs/rank-N.err)");
+        else
+            fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
         return;
     }
     if (!strcmp(d->state, "running"))
@@ -407,7 +413,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_str(&w, "launcher", d ? d->launcher : NULL);
     json_bool(&w, "workload_ok", d ? f->not_ok == 0 && strcmp(d->state, "running") : 1);
     json_str(&w, "status", !d ? NULL : !strcmp(d->state, "running") ? "cut_short" : f->failed ? "failed" :
-                           f->not_ok ? "stopped" : "ok");
+                           f->not_ok ? "stopped" : j && j->incomplete_ranks ? "incomplete" : "ok");
     json_str(&w, "cause", f->headline[0] ? f->headline : NULL);
     json_arr(&w, "hung_ranks");
     for (int i = 0; d && i < d->nprocs; i++)

@@ -295,10 +295,23 @@ static void show_progress(const struct run *r, int done, int failed, double t0, 
     fflush(stderr);
 }
 
+/* Rank i failed first: the run's cause; stop the others. */
+static void blame(struct run *r, int i)
+{
+    const struct maya_run_proc *p = &r->desc.procs[i];
+    char why[128];
+    if (p->end == MAYA_RUN_EXITED)
+        set_cause(r, "rank %d exited %d", i, p->code);
+    else
+        set_cause(r, "rank %d was killed by signal %d (%s)", i, p->code, strsignal(p->code));
+    snprintf(why, sizeof why, "terminated: rank %d failed", i);
+    stop_all(r, SIGTERM, why);
+}
+
 /* Wait for every process; stop the others when one fails or time runs out. */
 static void wait_all(struct run *r)
 {
-    int n = r->desc.nprocs, done = 0, failed = 0, dirty = 0;
+    int n = r->desc.nprocs, done = 0, failed = 0, dirty = 0, culprit = -1;
     double t0 = now_s(), last_shown = 0, stop_at = 0;
     int stopping = 0, killed = 0;
     char traces[PATH_MAX + 16];
@@ -330,19 +343,21 @@ static void wait_all(struct run *r)
                 pids[i] = 0;
             if (!maya_run_proc_ok(p) && !p->note[0]) {
                 failed++;
-                if (!stopping) {
-                    char why[128];
-                    if (p->end == MAYA_RUN_EXITED)
-                        set_cause(r, "rank %d exited %d", i, p->code);
-                    else
-                        set_cause(r, "rank %d was killed by signal %d (%s)", i, p->code, strsignal(p->code));
-                    snprintf(why, sizeof why, "terminated: rank %d failed", i);
-                    stop_all(r, SIGTERM, why);
-                    stopping = 1;
-                    stop_at = now_s() + KILL_GRACE_S;
-                }
+                /* Of the ranks that ended since the last look, the first
+                 * cause is one killed by a signal, else the lowest: a rank
+                 * whose peer died exits on its own (NCCL reports the dead
+                 * peer) within the same few milliseconds. */
+                if (!stopping && (culprit < 0 || (p->end == MAYA_RUN_SIGNALED &&
+                                                  r->desc.procs[culprit].end != MAYA_RUN_SIGNALED)))
+                    culprit = i;
             }
             continue;
+        }
+        if (culprit >= 0) {
+            blame(r, culprit);
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+            culprit = -1;
         }
         if (dirty) {
             save_desc(r, 0);
@@ -387,6 +402,8 @@ static void wait_all(struct run *r)
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
+    if (culprit >= 0)
+        blame(r, culprit); /* the last ranks ended together */
     run_watchdog_free(wd);
     free(pids);
     free(hung);
@@ -709,6 +726,10 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     d->wall_s = now_s() - t0;
     maya_utc_now(d->end_time, sizeof d->end_time);
     snprintf(d->state, sizeof d->state, "ended");
+    char werr[256];
+    int trace_errors = run_trace_errors(r.dir, d->nprocs, werr, sizeof werr);
+    if (trace_errors)
+        set_cause(&r, "%s", werr);
     char desc_path[PATH_MAX + 32];
     snprintf(desc_path, sizeof desc_path, "%s/%s", r.dir, MAYA_RUN_DESC_FILE);
     if (maya_run_desc_write(desc_path, d) < 0) {
@@ -733,5 +754,5 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     maya_run_desc_free(d);
     if (!workload_ok)
         return 1;
-    return prc < 0 ? 3 : 0;
+    return prc < 0 || trace_errors ? 3 : 0; /* a trace cut short by failed writes: not a full report */
 }

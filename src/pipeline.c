@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "pipeline.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +211,24 @@ static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_r
     return g;
 }
 
+/* Does dir hold a trace cut short (rank-N.mtrace.tmp without rank-N.mtrace)? */
+static int cut_short_traces(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char whole[PATH_MAX + 300];
+        if (len > 11 && !strcmp(e->d_name + len - 11, ".mtrace.tmp") &&
+            snprintf(whole, sizeof whole, "%s/%.*s", dir, (int)(len - 4), e->d_name) > 0)
+            found = access(whole, F_OK) != 0;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static int estimate_op(void *ctx, const struct est_op *op, struct est_result *out)
 {
     return est_estimate(ctx, op, out);
@@ -264,11 +283,13 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                  : !strcmp(d.cluster, MAYA_RUN_CLUSTER_FILE) ? "as the run recorded it (" MAYA_RUN_CLUSTER_FILE ")"
                  : d.cluster[0] ? "by name, from the installed descriptions" : "(the GPU's default node)");
 
-    /* collate */
+    /* collate: traces cut short are taken as far as they go when the
+     * workload failed, or when a rank left one although it exited 0 (its
+     * trace writes failed: a full disk) */
     struct col_summary cs;
     snprintf(path, sizeof path, "%s/traces", dir);
     snprintf(job_path, sizeof job_path, "%s/job.mtrace", dir);
-    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok, &cs)) < 0)
+    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok || cut_short_traces(path), &cs)) < 0)
         note(error, sizeof error, "collation");
 
     /* estimate and simulate */

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "maya/common.h"
+#include "maya/trace_format.h"
 
 /* The least a rank costs in memory, whatever it runs: the emulator's
  * libraries and state (~16 MiB resident for a small CUDA program), its
@@ -211,4 +212,30 @@ int run_check_size(int nprocs, int cpus)
                       "CPUs: %s). Emulate fewer ranks (-g GPUxN with a smaller N, or -n), or run under Slurm "
                       "across nodes (maya-srun(1)); duplicate-rank elimination, being built, will emulate only "
                       "the ranks that differ", nprocs, (unsigned long long)fit, m, t, c);
+}
+
+int run_trace_errors(const char *dir, int nprocs, char *why, size_t size)
+{
+    int found = 0;
+    why[0] = 0;
+    for (int i = 0; i < nprocs; i++) {
+        char path[PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/traces/rank-%d.mtrace.tail", dir, i);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        struct maya_trace_tail t;
+        struct maya_trace_status st;
+        if (fd < 0)
+            continue;
+        if (pread(fd, &t, sizeof t, 0) == (ssize_t)sizeof t && t.magic == MAYA_TRACE_TAIL_MAGIC &&
+            pread(fd, &st, sizeof st, (off_t)(MAYA_TRACE_TAIL_SLOTS * (sizeof t + (uint64_t)t.slot_bytes))) ==
+                (ssize_t)sizeof st &&
+            st.magic == MAYA_TRACE_STATUS_MAGIC && st.write_errno > 0) {
+            maya_warn("rank %d could not write its trace: %s (traces/rank-%d.mtrace.tmp holds what was written "
+                      "before, the tail its last records)", i, strerror(st.write_errno), i);
+            if (!found++)
+                snprintf(why, size, "rank %d could not write its trace: %s", i, strerror(st.write_errno));
+        }
+        close(fd);
+    }
+    return found;
 }

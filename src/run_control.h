@@ -29,6 +29,11 @@ int run_check_command(char *const *cmd);
  * CPUs maya may use)? 0, or -1 with a message saying how many would. */
 int run_check_size(int nprocs, int cpus);
 
+/* Ranks whose trace writes failed (a full disk: their own warning may be
+ * lost with it), read from their tail files' status: each is warned about
+ * on stderr; why: the first, for the run's cause. How many there were. */
+int run_trace_errors(const char *dir, int nprocs, char *why, size_t size);
+
 #include "maya/run_watchdog.h"
 
 #endif

@@ -64,6 +64,7 @@ static void *tail_map;            /* the tail file's mapping, or NULL */
 static struct maya_trace_status *status; /* in it, after the slots */
 static size_t tail_bytes;
 static uint64_t next_chunk;       /* index of the next chunk to fill */
+static int tail_frozen;           /* a write failed: the slots keep what they hold */
 static struct chunk cur;          /* being filled (under lock) */
 static struct chunk pending;      /* handed to the compressor */
 static int have_pending;
@@ -124,8 +125,14 @@ static void write_chunk(const struct chunk *c)
     };
     memcpy(z, &h, sizeof h);
     if (write_all(z, sizeof h + zlen) < 0) {
+        int err = errno;
         maya_warn("cannot write trace %s: %m", tmp_path);
         write_failed = 1;
+        /* the warning may be lost with the disk that filled: the launcher
+         * reads it from the status */
+        struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+        if (st)
+            __atomic_store_n(&st->write_errno, err, __ATOMIC_RELEASE);
     }
     free(z);
 }
@@ -173,6 +180,14 @@ static void flush_locked(void)
 {
     if (cur.used == 0)
         return;
+    /* A write failed (a full disk): the file will miss chunks from there
+     * on, so the tail's two slots are kept as they are (the failed chunk
+     * and the one after it, what a reader can still add after the file's
+     * last whole chunk) and later records are dropped. */
+    if (write_failed && cur.slot) {
+        tail_frozen = 1;
+        return;
+    }
     if (!compressor_running) {
         /* Starting the thread is the emulator's cost, not the program's. */
         emu_wait_begin();
@@ -208,6 +223,8 @@ static unsigned char *reserve_locked(uint32_t bytes)
 {
     if (cur.used + bytes > CHUNK_BYTES)
         flush_locked();
+    if (tail_frozen)
+        return NULL;
     if (!cur.data || bytes > CHUNK_BYTES)
         return NULL;
     unsigned char *p = cur.data + cur.used;

@@ -99,7 +99,9 @@ struct maya_trace_status {
     uint64_t comm;              /* its communicator */
     uint64_t seq;               /* its sequence number there */
     int32_t awaits_pid;         /* the process it waits for, 0 any or unknown */
-    uint32_t reserved[21];
+    int32_t write_errno;        /* writing the trace failed with this errno (ENOSPC: a full
+                                   disk); what was written before stays readable */
+    uint32_t reserved[20];
 };
 
 enum maya_rec_type {

@@ -109,6 +109,18 @@ expect_grep '100000 processes do not fit this machine: at most [0-9]+ would \(me
 expect_grep 'duplicate-rank elimination' "$TEST_TMP/out"
 [ ! -e "$TEST_TMP/huge/traces" ] || fail "a refused job left traces"
 
+# ---- trace writes that fail (a full disk; here a file size limit): the
+# emulator's warning reaches maya run through the tail's status, the report
+# says the trace was cut short and simulates what it holds ----
+d=$TEST_TMP/nospace
+"$MAYA" run -q -o "$d" -- sh -c "trap '' XFSZ; ulimit -f 18000; exec $WORKLOADS/minigpt --iters 200" \
+    > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 3 "maya run's exit status when a trace could not be written whole"
+expect_grep 'rank 0 could not write its trace: File too large' "$TEST_TMP/out"
+expect_grep '^cause=rank 0 could not write its trace: File too large$' "$d/run.conf"
+expect_grep '^status     INCOMPLETE: all 1 process exited 0, but 1 rank trace was cut short: rank 0 could not write' "$d/report.txt"
+expect_grep '^found      [0-9]+ iterations' "$d/report.txt"
+
 # ---- a replay cut short: rank 1's trace ends after 2 of rank 0's 4 collectives ----
 d=$TEST_TMP/cut
 mkdir -p "$d/traces"
