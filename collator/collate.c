@@ -75,6 +75,7 @@ struct collator {
     int allow_incomplete;
     int gpus_per_node;
     int world;                  /* the largest WORLD_SIZE of the traces read so far (bounds communicators) */
+    int nfiles;                 /* rank traces in the job */
     uint64_t members_total;     /* members of all communicators */
 };
 
@@ -449,6 +450,13 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
         return maya_error("%s: offset 28: a job of %d ranks with %d GPUs per node: expected at most %d ranks "
                           "and 4096 GPUs per node", f->path, h->world_size, h->gpus_per_node, MAX_COMM_MEMBERS);
     }
+    /* a node holds at least one rank: no node index reaches the rank count */
+    int most_nodes = MAYA_MAX(MAYA_MAX(h->world_size, c->nfiles), 1);
+    if (h->node < 0 || h->node >= most_nodes) {
+        maya_trace_close(r);
+        return maya_error("%s: offset 36: node %d: expected 0 to %d (the job has %d ranks)", f->path, h->node,
+                          most_nodes - 1, most_nodes);
+    }
     c->world = MAYA_MAX(c->world, h->world_size);
     if (!c->gpus_per_node)
         c->gpus_per_node = MAYA_MAX(h->gpus_per_node, 0);
@@ -616,6 +624,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
             return rc;
         }
     qsort(files, (size_t)nfiles, sizeof *files, by_rank);
+    c.nfiles = nfiles;
     for (int i = 1; i < nfiles; i++)
         if (files[i].rank == files[i - 1].rank) {
             int rc = maya_error("two traces for rank %d: %s and %s", files[i].rank, files[i - 1].path,

@@ -14,10 +14,10 @@
 
 #define MAYA_RUN_DESC_FILE "run.conf"
 #define MAYA_RUN_DESC_VERSION 1
-/* Most processes a description holds (as many as maya run starts): each
- * costs ~300 bytes, so a file cannot make a reader allocate more than
- * ~300 MiB whatever it says. */
-#define MAYA_RUN_MAX_PROCS (1 << 20)
+/* Most processes a description holds (256 ranks per CPU of a 1024-CPU
+ * machine, maya run's sizing limit): each costs ~300 bytes, so a file
+ * cannot make a reader allocate more than ~75 MiB whatever it says. */
+#define MAYA_RUN_MAX_PROCS (1 << 18)
 
 /* How a process ended. */
 enum maya_run_end {
