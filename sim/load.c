@@ -595,6 +595,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     if (cfg->iteration_marker)
         snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
     j->keep_iterations = cfg->keep_iterations;
+    j->workload_failed = cfg->workload_failed;
     j->gpu_spec = cfg->gpu;
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;

@@ -382,10 +382,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "models     %s\n", in->models);
         if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
-        if (f->replayed && j->cut_short)
+        if (f->replayed && j->cut_short && j->incomplete_ranks)
             fprintf(fp, "cut short  %d rank trace%s ended early; the replay stops where they do: %" PRIu64
                     " recorded ops after that point were not replayed\n", j->incomplete_ranks,
                     j->incomplete_ranks == 1 ? "" : "s", j->ops_not_replayed);
+        else if (f->replayed && j->cut_short)
+            fprintf(fp, "cut short  the failed ranks stopped before the others' collectives: the replay stops "
+                    "there; %" PRIu64 " recorded ops after that point were not replayed\n", j->ops_not_replayed);
     }
     fprintf(fp, "\nfiles      report.json%s\n", f->replayed ? ", timeline.json (open in ui.perfetto.dev), timeline.svg" : "");
 }

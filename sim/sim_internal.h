@@ -247,6 +247,7 @@ struct sim_job {
     uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
     uint64_t makespan;            /* last completion (ns) */
     int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
+    int workload_failed;          /* sim_config's */
     int cut_short;                /* replayed up to where they end (cut_short.c) */
     uint64_t ops_not_replayed;
 };

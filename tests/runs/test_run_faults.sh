@@ -36,7 +36,7 @@ d=$TEST_TMP/killed
 "$MAYA" run -q -g h100x2 -o "$d" -- "$F" kill 3000 > "$TEST_TMP/out" 2>&1
 expect_eq "$?" 1 "maya run's exit status when a rank is killed"
 expect_grep '^cause=rank 1 was killed by signal 9 \(Killed\)$' "$d/run.conf"
-expect_grep '^status     FAILED: 1 of 2 processes failed; first: rank 1 was killed by signal 9' "$d/report.txt"
+expect_grep '^status     FAILED: [12] of 2 processes failed; first: rank 1 was killed by signal 9' "$d/report.txt" # rank 0 may fail on its own on the dead peer
 expect_grep '^iteration ' "$d/report.txt" "the killed run was not simulated"
 python3 - "$d/report.json" <<'PY' || fail "report.json of a killed rank (above)"
 import json, sys
@@ -145,4 +145,17 @@ expect_eq "$?" 1 "maya report of a cut-short run (the workload failed)"
 expect_no_grep 'deadlock' "$d/report.txt"
 expect_grep '^cut short  1 rank trace ended early; the replay stops where they do: [0-9]+ recorded ops' "$d/report.txt"
 expect_grep '^simulated  ' "$d/report.txt"
+# the same with whole traces (rank 1 failed with an exception, its trace
+# ended normally): still the end of what was recorded, not a deadlock
+mv "$d/traces/rank-1.mtrace.tmp" "$d/traces/rank-1.mtrace"
+sed -i 's/^rank.1.signal=9$/rank.1.exit=1/' "$d/run.conf"
+"$MAYA" report "$d" > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "maya report of a run whose rank failed"
+expect_no_grep 'deadlock' "$d/report.txt"
+expect_grep '^cut short  the failed ranks stopped before the others. collectives' "$d/report.txt"
+# and with every process ok, unmatched collectives are the program's deadlock
+sed -i 's/^rank.1.exit=1$/rank.1.exit=0/' "$d/run.conf"
+"$MAYA" report "$d" > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 3 "maya report of a job that would hang"
+expect_grep 'would hang' "$d/report.txt"
 echo ok
