@@ -6,8 +6,11 @@
  * waits for its peers in a collective (which one, for whom). The watchdog
  * reads that every 0.25 s. The job is hung when at least one rank waits in
  * a collective and, for the whole hang time, no rank has made a call or
- * changed what it waits in: then the ranks that do not wait (a process
- * stopped, looping, or blocked outside CUDA) are the ones that hang, and
+ * changed what it waits in, and no rank that does not wait has used CPU
+ * (its process group's, so that compile workers count: a rank compiling or
+ * loading data for a minute is busy, not hung): then the ranks that do not
+ * wait (a process stopped, or blocked outside CUDA) are the ones that hang,
+ * and
  * the message names them with the collective the others wait in. When every
  * rank waits, the ranks disagree about their collectives (a deadlock) and
  * each rank's wait is named.
@@ -20,6 +23,7 @@
 
 #include <sys/stat.h>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,7 +40,8 @@ struct rank_watch {
     off_t status_off;
     int have;                   /* st is valid */
     struct maya_trace_status st;
-    uint64_t changed_ns;        /* when its status last changed */
+    uint64_t changed_ns;        /* when its status (or its CPU time) last changed */
+    uint64_t cpu_ticks;         /* its process group's CPU time when last looked at */
 };
 
 struct run_watchdog {
@@ -108,6 +113,37 @@ static void look(struct run_watchdog *w, int i, uint64_t now)
     r->have = 1;
 }
 
+/* CPU time (clock ticks) of the processes of process group pgid: a rank
+ * and what it started (maya run makes each rank a group). Scans /proc:
+ * called only for a rank that has made no call for the hang time. */
+static uint64_t group_cpu_ticks(pid_t pgid)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *e;
+    uint64_t total = 0;
+    while (d && (e = readdir(d))) {
+        if (e->d_name[0] < '0' || e->d_name[0] > '9')
+            continue;
+        char path[300], buf[1024];
+        snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
+        FILE *fp = fopen(path, "r");
+        size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+        if (fp)
+            fclose(fp);
+        buf[n] = 0;
+        const char *p = strrchr(buf, ')');
+        long pgrp;
+        unsigned long long ut, st;
+        /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
+        if (p && sscanf(p + 2, "%*c %*d %ld %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &pgrp, &ut, &st) == 3 &&
+            pgrp == (long)pgid)
+            total += ut + st;
+    }
+    if (d)
+        closedir(d);
+    return total;
+}
+
 /* "stopped" when the kernel says the process is stopped (SIGSTOP, a
  * debugger), else "" (running or sleeping). */
 static const char *proc_state(pid_t pid)
@@ -177,9 +213,17 @@ int run_watchdog_check(struct run_watchdog *w, const pid_t *pids, int *hung, cha
         if (!watched(w, pids, i))
             continue;
         live++;
-        const struct rank_watch *r = &w->r[i];
+        struct rank_watch *r = &w->r[i];
         if (now - r->changed_ns < w->hang_ns)
             return 0; /* someone moved within the hang time: not hung (yet) */
+        if (pids[i] > 0 && !(r->have && r->st.waiting)) {
+            uint64_t ticks = group_cpu_ticks(pids[i]);
+            if (ticks != r->cpu_ticks) {
+                r->cpu_ticks = ticks;
+                r->changed_ns = now; /* busy on the CPU: working */
+                return 0;
+            }
+        }
         if (r->have && r->st.waiting)
             waiting++;
         else

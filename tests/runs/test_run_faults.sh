@@ -77,6 +77,12 @@ r = json.load(open(sys.argv[1]))
 assert r["status"] == "failed" and r["hung_ranks"] == [1], r
 PY
 
+# a rank busy on the CPU for 6 s (compiling, loading data) is not hung
+d=$TEST_TMP/busy
+"$MAYA" run -q -g h100x2 --hang-timeout 3 -o "$d" -- "$F" busy 20 > "$TEST_TMP/out" 2>&1 ||
+    fail "a busy rank was taken for a hung one: $(cat "$TEST_TMP/out")"
+expect_no_grep 'hung' "$d/run.conf"
+
 # ---- --timeout is a stop, never "all processes exited 0" ----
 d=$TEST_TMP/timeout
 "$MAYA" run -q -g h100x2 --timeout 2 -o "$d" -- "$F" ok 100000000 > "$TEST_TMP/out" 2>&1

@@ -8,8 +8,11 @@
 //   faults term N     the same with SIGTERM
 //   faults stop N     rank 1 stops itself (SIGSTOP): a hung rank, the others wait in all-reduce #N
 //   faults exit N     rank 1 exits 3 before iteration N's all-reduce
+//   faults busy N     rank 1 computes on the CPU for 6 s (no CUDA call) before
+//                     iteration N's all-reduce, then goes on: busy, not hung
 // RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT as for torchrun.
 #include <csignal>
+#include <ctime>
 #include <string>
 
 #include "nccl_boot.h"
@@ -17,8 +20,8 @@
 int main(int argc, char **argv)
 {
     std::string mode = argc > 2 ? argv[1] : "";
-    if (mode != "ok" && mode != "kill" && mode != "term" && mode != "stop" && mode != "exit") {
-        fprintf(stderr, "usage: faults ok|kill|term|stop|exit N\n");
+    if (mode != "ok" && mode != "kill" && mode != "term" && mode != "stop" && mode != "exit" && mode != "busy") {
+        fprintf(stderr, "usage: faults ok|kill|term|stop|exit|busy N\n");
         return 2;
     }
     int n = atoi(argv[2]);
@@ -48,6 +51,16 @@ int main(int argc, char **argv)
                 raise(SIGSTOP);
             if (mode == "exit")
                 exit(3);
+            if (mode == "busy") {
+                struct timespec t0, t;
+                clock_gettime(CLOCK_MONOTONIC, &t0);
+                volatile unsigned long spin = 0;
+                do {
+                    for (int k = 0; k < 1000000; k++)
+                        spin += (unsigned long)k;
+                    clock_gettime(CLOCK_MONOTONIC, &t);
+                } while (t.tv_sec - t0.tv_sec < 6);
+            }
         }
         if (comm)
             NCCL_CHECK(ncclAllReduce(buf, buf, 1024, ncclFloat, ncclSum, comm, stream));
