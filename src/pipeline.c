@@ -308,7 +308,8 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .workload_failed = !workload_ok };
+                                 .workload_failed = !workload_ok,
+                                 .cluster = &cluster };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }
