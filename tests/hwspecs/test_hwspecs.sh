@@ -73,6 +73,8 @@ expect_grep 'nic_of_gpu = \{0, 0, 1, 1, 2, 2, 3, 3\}' "$TEST_TMP/dgx1"
 src=$MAYA_TOP/hwspecs/clusters/dgx-h100.conf
 bad nicshort  's/nic_of_gpu = .*/nic_of_gpu = {0, 1}/' "[a-z0-9-]+.conf:[0-9]+: .*nic_of_gpu lists 2 NICs; expected one per GPU \(8\)"
 bad nicrange  's/nic_of_gpu = .*/nic_of_gpu = {0, 1, 2, 3, 4, 5, 6, 8}/' "nic_of_gpu\[7\] is 8; expected a NIC index 0..7"
+# NICs size the simulator's tables: a count beyond any node is refused
+bad nicmany   's/nics_per_node = .*/nics_per_node = 2147483647/' "[a-z0-9-]+.conf:[0-9]+: .*nics_per_node is 2147483647; expected 0..1024"
 
 # Unknown names get the list of known ones.
 "$MAYA" hwspecs show h900 > "$TEST_TMP/h900" 2>&1 && fail "unknown GPU accepted"
