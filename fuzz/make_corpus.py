@@ -123,6 +123,10 @@ def main():
     bad = [bytearray(r) for r in jrecs]
     struct.pack_into("<iiI", first(bad, 64), 16, 0x7FFFFFFF, 8, 0xFFFFFFFF)  # nodes, gpus, ncomms
     put("job_trace", "regress-job-counts-uncapped.mtrace", trace_bytes(jh, bad))
+    bad = [bytearray(r) for r in jrecs]
+    struct.pack_into("<iii", first(bad, 64), 8, 1 << 24, 2, 1 << 24)  # world, nranks, nodes
+    struct.pack_into("<i", first(bad, 64), 20, 4096)  # GPUs per node: 2^24 x 3 x 4096 links wrapped to 0
+    put("job_trace", "regress-links-wrap-2p36.mtrace", trace_bytes(jh, bad))
 
     # ---- collate: flags byte, first length, two rank traces ----
     a, b = open(r0, "rb").read(), open(r1, "rb").read()

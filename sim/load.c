@@ -481,7 +481,7 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
         c->member_node[i] = node;
         c->member_nic[i] = nic;
         /* its ports; a member no trace placed has none (it shares nothing) */
-        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < j->nodes * gpn ? m[i].global_gpu : -1;
+        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < (long)j->nodes * gpn ? m[i].global_gpu : -1;
         if (L->node_seen[node] != L->stamp) {
             L->node_seen[node] = L->stamp;
             c->nodes[c->nnodes++] = node;
