@@ -406,6 +406,15 @@ static int specificity(const struct rule *r)
            (r->has_name ? (r->name_glob ? 1 : 2) : 0);
 }
 
+int est_oracle_check(const char *path)
+{
+    struct est_oracle *o;
+    if (est_oracle_load(path, &o) < 0)
+        return -1;
+    est_oracle_free(o);
+    return 0;
+}
+
 int est_oracle_strict(const struct est_oracle *o)
 {
     return o->unmatched_error;

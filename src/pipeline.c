@@ -64,6 +64,8 @@ int pipeline_check_options(const struct pipeline_opts *o)
 {
     if (o->oracle && access(o->oracle, R_OK) != 0)
         return maya_error("--oracle %s: cannot read it: %m", o->oracle);
+    if (o->oracle && est_oracle_check(o->oracle) < 0) /* now, not after the run */
+        return maya_error("--oracle %s: expected a durations file (docs/oracle-format.md)", o->oracle);
     char traces[4200];
     snprintf(traces, sizeof traces, "%s/traces", o->oracle_profile ? o->oracle_profile : "");
     if (o->oracle_profile && access(traces, R_OK | X_OK) != 0)

@@ -80,6 +80,10 @@ bad 'no command to run' -g h100x1
 bad 'expected a value after it' -g
 bad 'expected a number of seconds' --timeout -1 -- true
 bad 'cannot read it' --oracle /nonexistent -- true
+# an oracle file is checked before the run (a bad line used to surface only in its report)
+printf 'name=foo device=abc\n' > "$TEST_TMP/bad-oracle.txt"
+bad 'bad-oracle.txt:1: device duration is "abc"' -o "$TEST_TMP/oracle-run" --oracle "$TEST_TMP/bad-oracle.txt" -- true
+[ -e "$TEST_TMP/oracle-run" ] && fail "a run directory was made before the oracle file was refused"
 
 # An existing run is not overwritten.
 mkdir -p "$TEST_TMP/old" && echo "nprocs=0" > "$TEST_TMP/old/run.conf"
