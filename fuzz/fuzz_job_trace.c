@@ -1,7 +1,9 @@
 /* Fuzzing the simulator's loader (sim/load.c) and the replay of what it
  * accepts: the input is a job trace, every op priced by the analytical
- * estimator for an H100, then replayed and summarised. Seeds: job traces
- * the collator wrote. */
+ * estimator for an H100, then replayed and summarised, on nodes with one
+ * NIC per GPU, a DGX-1V's (two GPUs a NIC) or a PCIe server's (one NIC):
+ * which one is chosen by the input's size, so that every input replays
+ * the same way. Seeds: job traces the collator wrote. */
 #include "fuzz.h"
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
@@ -36,8 +38,13 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *path = fuzz_write("job.mtrace", data, size);
+    static const char *const clusters[] = { NULL, "dgx-1v", "a40-pcie" };
+    const char *cluster = clusters[size % 3];
     struct sim_config cfg = { .estimate = estimate, .estimate_ctx = est, .flops = est_op_flops,
-                              .gpu = maya_hwspecs_find_gpu(fuzz_hwspecs(), "h100") };
+                              .gpu = maya_hwspecs_find_gpu(fuzz_hwspecs(), "h100"),
+                              .cluster = cluster ? maya_hwspecs_find_cluster(fuzz_hwspecs(), cluster) : NULL };
+    if (cluster && !cfg.cluster)
+        abort(); /* the repository's hwspecs lack it */
     struct sim_job *job;
     if (sim_load(path, &cfg, &job) < 0)
         return 0;
