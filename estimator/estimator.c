@@ -165,6 +165,7 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     struct est_desc d;
     est_describe(op, &d);
     out->family = d.family;
+    out->no_code = d.family == EST_KERNEL && d.fallback;
     enum est_model want = e->model[d.family];
     double dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
     double host = est_host_ns(&e->gpu, op);

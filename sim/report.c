@@ -301,6 +301,18 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                 fprintf(fp, "%s%s x %" PRIu64, any++ ? ", " : "", j->names[i], j->unsupported_by_name[i]);
             }
         fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
+        fprintf(fp, "kernels    %" PRIu64 " launches priced from their code", s->kernel_launches - s->no_code_launches);
+        if (s->no_code_launches) {
+            fprintf(fp, "; %" PRIu64 " without code, priced by the fallback rule (docs/kernel-cost.md):",
+                    s->no_code_launches);
+            int shown = 0;
+            for (uint32_t i = 0; i < j->nnames; i++)
+                if (j->no_code_by_name[i] && shown++ < 10)
+                    fprintf(fp, "%s%s x %" PRIu64, shown > 1 ? ", " : " ", j->names[i], j->no_code_by_name[i]);
+            if (shown > 10)
+                fprintf(fp, ", and %d more kernels", shown - 10);
+        }
+        fprintf(fp, "\n");
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
         if (s->extrapolated_ops)
             fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
@@ -415,6 +427,16 @@ static void write_json(FILE *fp, const struct facts *f)
     else
         json_null(&w, "mfu");
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
+    json_obj(&w, "kernels");
+    json_uint(&w, "launches", j ? s->kernel_launches : 0);
+    json_uint(&w, "priced_from_code", j ? s->kernel_launches - s->no_code_launches : 0);
+    json_uint(&w, "without_code", j ? s->no_code_launches : 0);
+    json_obj(&w, "without_code_by_name");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->no_code_by_name[i])
+            json_uint(&w, j->names[i], j->no_code_by_name[i]);
+    json_end_obj(&w);
+    json_end_obj(&w);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
     json_str(&w, "learned_models", in->models);
     json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);

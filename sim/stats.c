@@ -148,6 +148,8 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->makespan_s = (double)j->makespan / 1e9;
     out->mfu = -1;
     out->extrapolated_ops = j->extrapolated;
+    out->kernel_launches = j->kernel_launches;
+    out->no_code_launches = j->no_code_launches;
     uint64_t t0, t1;
     int iters;
     steady_window(j, &t0, &t1, &iters);

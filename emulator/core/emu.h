@@ -88,6 +88,7 @@ struct emu_config {
     uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
     int passthrough;             /* emu_init_passthrough: real GPUs, the core only traces */
     enum emu_host_clock host_clock; /* MAYA_HOST_CLOCK, auto resolved */
+    int no_kernel_work;          /* MAYA_KERNEL_WORK=0: kernels' code is not read for their work */
 };
 
 /* Start the emulator if it has not started (idempotent, thread-safe, cheap
@@ -107,6 +108,11 @@ static inline enum emu_err emu_enter(void)
 EMU_API enum emu_err emu_configure(void);
 
 EMU_API const struct emu_config *emu_config(void);
+/* Is reading kernels' work from their code switched off (MAYA_KERNEL_WORK=0)? */
+static inline int emu_kwork_disabled(void)
+{
+    return emu_config()->no_kernel_work;
+}
 
 /* Passthrough (maya profile, emulator/profile): the program runs on real
  * GPUs through the real CUDA libraries, and a private copy of the core only
@@ -313,6 +319,8 @@ EMU_API enum emu_err emu_va_reserve(uint64_t bytes, uint64_t align, uint64_t hin
 EMU_API enum emu_err emu_va_release(uint64_t ptr, uint64_t bytes);
 /* Add an entry to the allocation table (VMM mappings made by the driver). */
 EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a);
+/* Drop the table's entry that starts at ptr, if any (nothing is released). */
+EMU_API void emu_mem_table_forget(uint64_t ptr);
 EMU_API void emu_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes);
 /* Fill an ALLOC/FREE record's device usage fields. */
 EMU_API void emu_mem_usage(int device, uint64_t *used, uint64_t *peak);
@@ -541,6 +549,9 @@ struct emu_image_index;
 
 #define EMU_KERNEL_MAGIC 0x6b726e6cu
 
+/* Pointer parameters whose allocation's extent a launch records, at most. */
+#define EMU_MAX_EXTENTS 16
+
 struct emu_kernel {
     uint32_t magic;              /* EMU_KERNEL_MAGIC: handles given out are checked */
     uint32_t trace_id;           /* 0 until its KERNEL record is written */
@@ -567,6 +578,12 @@ struct emu_kernel {
     int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
+    /* the work summary read from its code (kernel_work.c), NULL if none,
+     * and the pointer parameters whose extents each launch records */
+    void *work;
+    uint32_t work_bytes;
+    uint32_t nextent_params;
+    uint16_t extent_params[EMU_MAX_EXTENTS];
     struct emu_kernel *next;     /* in its module */
 };
 

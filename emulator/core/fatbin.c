@@ -26,6 +26,7 @@
 #include "emu.h"
 #include "maya/common.h"
 #include "ptx_ops.h"
+#include "kernel_work.h"
 
 #include <ctype.h>
 #include <lz4.h>
@@ -1141,6 +1142,26 @@ static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct lay
     each_ptx_text(x, kinds_visit, &a);
 }
 
+struct work_arg {
+    const char *mangled;
+    int sm;
+    void *work;
+    size_t bytes;
+};
+
+static int work_visit(const struct blob *ptx, void *arg)
+{
+    struct work_arg *a = arg;
+    return emu_kwork_ptx_text((const char *)ptx->p, ptx->n, a->mangled, ptx_sm(ptx), &a->work, &a->bytes) == 0;
+}
+
+/* The work summary of a kernel from the image's PTX: 1 if found. */
+static int ptx_work(struct emu_image_index *x, const char *mangled, struct work_arg *a)
+{
+    a->mangled = mangled;
+    return each_ptx_text(x, work_visit, a);
+}
+
 struct ops_arg {
     const char *mangled;
     struct emu_ptx_ops *ops;
@@ -1182,11 +1203,24 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     int have_ops = rc == 0 && k->module &&
                    (k->module->source == MAYA_KSRC_MODULE || k->module->source == MAYA_KSRC_LIBRARY) &&
                    ptx_ops(x, k->mangled, &ops);
+    /* The work its code does, for the estimator (once per kernel). */
+    struct work_arg wa = { NULL, 0, NULL, 0 };
+    if (rc == 0 && !emu_kwork_disabled())
+        ptx_work(x, k->mangled, &wa);
     if (temp)
         index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     if (rc != 0)
         return -1;
+    if (wa.work) {
+        struct maya_kwork *w = wa.work;
+        w->regs = (uint16_t)(l.regs > 0 ? l.regs : 0);
+        w->static_smem = (uint32_t)MAYA_MAX(l.static_smem, 0);
+        free(k->work);
+        k->work = wa.work;
+        k->work_bytes = (uint32_t)wa.bytes;
+        k->nextent_params = emu_kwork_pointer_params(w, k->extent_params, EMU_MAX_EXTENTS);
+    }
 
 #define PTX_OP_COUNT(name) +1
     struct maya_kfeature *f = calloc(4 EMU_PTX_OP_FIELDS(PTX_OP_COUNT), sizeof *f);

@@ -1,0 +1,70 @@
+/* One PTX kernel as a list of instructions (ptx_parse.c): the layer that
+ * reads code. The work analysis (kernel_work.c) walks it; an executor of
+ * small kernels can interpret the same list later.
+ *
+ * Every string is a slice of the PTX text (pointer + length, not
+ * NUL-terminated): the text must outlive the parsed kernel.
+ */
+#ifndef MAYA_PTX_PARSE_H
+#define MAYA_PTX_PARSE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct emu_slice {
+    const char *p;
+    uint32_t n;
+};
+
+#define EMU_PTX_MAX_OPERANDS 8   /* vector operands { ... } count as one */
+
+struct emu_ptx_inst {
+    struct emu_slice op;         /* whole mnemonic: "ld.global.nc.v4.f32" */
+    struct emu_slice guard;      /* predicate register of "@%p1" / "@!%p1", n = 0 if none */
+    uint8_t guard_neg;           /* 1 for "@!%p" */
+    uint8_t nops;                /* operands (more than EMU_PTX_MAX_OPERANDS: the rest dropped) */
+    struct emu_slice ops[EMU_PTX_MAX_OPERANDS]; /* as written: "%r1", "[%rd2+8]", "{%f1, %f2}", "0f3F800000" */
+};
+
+struct emu_ptx_label {
+    struct emu_slice name;       /* "$L__BB0_2" */
+    uint32_t inst;               /* index of the instruction it precedes */
+};
+
+struct emu_ptx_param {
+    struct emu_slice name;
+    uint32_t offset, bytes;      /* in the parameter buffer */
+    uint8_t is_ptr;              /* .ptr, or a .u64/.b64 parameter (a pointer or a 64-bit integer) */
+};
+
+struct emu_ptx_kernel {
+    struct emu_ptx_inst *insts;
+    uint32_t ninsts;
+    struct emu_ptx_label *labels;
+    uint32_t nlabels;
+    struct emu_ptx_param *params;
+    uint32_t nparams;
+    int truncated;               /* more instructions than the parser keeps */
+};
+
+/* The most instructions kept for one kernel (a body longer than this is
+ * cut there and marked truncated). */
+#define EMU_PTX_MAX_INSTS 262144u
+
+/* Parse kernel `entry` of PTX text (lines end with '\n' or '\0', as in a
+ * .ptx file or a cubin's .nv_debug_ptx_txt). 0, or -1 when the text has no
+ * such entry, is damaged before its body, or memory runs out. Malformed
+ * statements inside the body are skipped, never read past the text. */
+int emu_ptx_parse(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out);
+void emu_ptx_kernel_free(struct emu_ptx_kernel *k);
+
+/* Helpers for readers of the parsed list. */
+int emu_slice_is(struct emu_slice s, const char *word);
+/* Is part (dot-separated, after the first) of mnemonic op equal to word? */
+int emu_ptx_has_part(struct emu_slice op, const char *word);
+/* The first part of a mnemonic ("ld" of "ld.global.f32"). */
+struct emu_slice emu_ptx_opcode(struct emu_slice op);
+/* Index of the label named s, or -1. */
+int emu_ptx_label_find(const struct emu_ptx_kernel *k, struct emu_slice s);
+
+#endif
