@@ -409,8 +409,13 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
     double resident_blocks = fmin(blocks, slots);
     t->blocks_per_sm = bpsm;
     t->waves = waves;
-    double warps_per_sm = fmin(bpsm, ceil(blocks / sms)) * ceil(k->threads_per_block / 32);
-    t->fill = blocks / (waves * slots) * fmin(1, warps_per_sm / WARPS_TO_FILL);
+    /* one partial wave: the SMs that get a block, with the warps they get;
+     * more waves: the share of slots the last one leaves empty */
+    double wpb = ceil(k->threads_per_block / 32);
+    if (blocks < slots)
+        t->fill = fmin(blocks, sms) / sms * fmin(1, ceil(blocks / sms) * wpb / WARPS_TO_FILL);
+    else
+        t->fill = blocks / (waves * slots) * fmin(1, bpsm * wpb / WARPS_TO_FILL);
     if (t->fill <= 0)
         t->fill = 1 / slots;
     double resident_threads = resident_blocks * k->threads_per_block;

@@ -404,7 +404,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
     }
-    if (o->kind == SK_KERNEL && er.family == EST_KERNEL) {
+    if (h->type == MAYA_REC_LAUNCH && er.family == EST_KERNEL) {
         /* kernels priced from their code, and those without (the fallback rule) */
         j->kernel_launches++;
         if (er.no_code) {

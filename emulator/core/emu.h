@@ -676,6 +676,18 @@ enum emu_image_kind { EMU_IMAGE_UNKNOWN = 0, EMU_IMAGE_FATBIN, EMU_IMAGE_CUBIN, 
  * fatbin or ELF header, or the PTX text's NUL, says. */
 EMU_API int emu_image_probe(const void *image, size_t bytes, size_t *size_out);
 
+/* SASS-only kernels (sass_work.c): the work summary of kernel `mangled`
+ * (symbol index sym in its cubin) from nvdisasm's text, cached on disk by
+ * cubin_hash. cubin NULL: only the cache is asked, and 1 means "not
+ * cached: call again with the cubin's bytes". 0 with *out (malloc'd), or -1
+ * (no nvdisasm, nothing read). */
+EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          int sm, unsigned param_base, unsigned param_bytes, void **out, size_t *out_bytes);
+/* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
+EMU_API const char *emu_nvdisasm(void);
+/* FNV-1a over bytes, continuing from h (0: start). */
+uint64_t emu_hash_bytes(const void *p, size_t n, uint64_t h);
+
 /* Find the parameter layout of a kernel in an image (by k->mangled); returns
  * 0 and fills k's params, param_bytes, features and function attributes
  * (registers, static shared memory, local memory, launch bounds), or -1 if

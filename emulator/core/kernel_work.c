@@ -407,8 +407,22 @@ static int sreg_of(struct emu_slice s)
     return -1;
 }
 
+/* A SASS register: R12, UR4, P0, UP1 (RZ, URZ, PT, UPT are constants). */
+static int sass_reg(struct emu_slice s)
+{
+    uint32_t i = s.n && s.p[0] == 'U' ? 1 : 0;
+    if (i >= s.n || (s.p[i] != 'R' && s.p[i] != 'P') || i + 1 >= s.n)
+        return 0;
+    for (uint32_t j = i + 1; j < s.n; j++)
+        if (!isdigit((unsigned char)s.p[j]))
+            return 0;
+    return 1;
+}
+
 static int is_reg(struct emu_slice s)
 {
+    if (sass_reg(s))
+        return 1;
     if (s.n < 2 || s.p[0] != '%')
         return 0;
     for (uint32_t i = 1; i < s.n; i++)
@@ -457,10 +471,72 @@ static int literal(struct emu_slice s, double *v)
     return 1;
 }
 
+static uint32_t operand(struct kw *w, struct emu_slice s);
+
+/* A constant-bank operand of SASS, c[0x0][0x210]: the block and grid sizes
+ * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide. */
+static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes)
+{
+    char buf[48];
+    if (s.n >= sizeof buf || s.n < 9 || memcmp(s.p, "c[0x0][", 7) != 0 || s.p[s.n - 1] != ']')
+        return X_UNKNOWN;
+    memcpy(buf, s.p + 7, s.n - 8);
+    buf[s.n - 8] = 0;
+    unsigned long off;
+    if (!strcmp(buf, "RZ"))
+        off = 0;
+    else {
+        char *end;
+        off = strtoul(buf, &end, 16);
+        if (*end || strncmp(buf, "0x", 2) != 0)
+            return X_UNKNOWN; /* an indexed read: c[0x0][R2+0x10] */
+    }
+    const struct emu_ptx_kernel *k = w->k;
+    if (off < 0x18 && bytes == 4 && off % 4 == 0) /* %ntid.x y z, then %nctaid.x y z */
+        return node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
+                    0, 0, 0, 0);
+    if (off >= k->param_base && off + bytes <= (uint64_t)k->param_base + k->param_bytes)
+        return node(w, MAYA_KX_PARAM, 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
+    return X_UNKNOWN;
+}
+
+
+/* SASS spellings: constants, negations, special registers, the constant bank. */
+static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
+{
+    static const struct { const char *name; int sreg; } srs[] = {
+        { "SR_TID.X", MAYA_SR_TID_X }, { "SR_TID.Y", MAYA_SR_TID_Y }, { "SR_TID.Z", MAYA_SR_TID_Z },
+        { "SR_CTAID.X", MAYA_SR_CTAID_X }, { "SR_CTAID.Y", MAYA_SR_CTAID_Y }, { "SR_CTAID.Z", MAYA_SR_CTAID_Z },
+        { "SR_LANEID", MAYA_SR_LANEID },
+    };
+    *done = 1;
+    if (emu_slice_is(s, "RZ") || emu_slice_is(s, "URZ") || emu_slice_is(s, "!PT") || emu_slice_is(s, "!UPT"))
+        return X_ZERO;
+    if (emu_slice_is(s, "PT") || emu_slice_is(s, "UPT"))
+        return X_ONE;
+    for (size_t i = 0; i < sizeof srs / sizeof *srs; i++)
+        if (emu_slice_is(s, srs[i].name))
+            return node(w, MAYA_KX_SREG, (uint8_t)srs[i].sreg, 0, 0, 0, 0);
+    if (s.n > 1 && s.p[0] == '!' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
+        return xnot(w, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+    if (s.n > 1 && s.p[0] == '-' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
+        return bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+    if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
+        return cbank(w, s, 4);
+    *done = 0;
+    return X_UNKNOWN;
+}
+
 /* The expression an operand reads. */
 static uint32_t operand(struct kw *w, struct emu_slice s)
 {
     double v;
+    if (w->k->sass) {
+        int done;
+        uint32_t e = sass_operand(w, s, &done);
+        if (done)
+            return e;
+    }
     int sr = sreg_of(s);
     if (sr >= 0)
         return node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
@@ -598,7 +674,8 @@ static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
         return MAYA_KW_NO_PARAM;
     switch (x->op) {
     case MAYA_KX_PARAM:
-        return x->b == 8 ? x->a : MAYA_KW_NO_PARAM;
+        /* a pointer: 8 bytes, or in SASS the low half of one */
+        return x->b == 8 || (w->k->sass && x->b == 4 && x->a % 8 == 0) ? x->a : MAYA_KW_NO_PARAM;
     case MAYA_KX_ADD: {
         uint16_t p = base_param(w, x->a, depth + 1);
         return p != MAYA_KW_NO_PARAM ? p : base_param(w, x->b, depth + 1);
@@ -617,13 +694,19 @@ static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
 /* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
 static uint32_t address(struct kw *w, struct emu_slice s)
 {
-    if (s.n < 2 || s.p[0] != '[')
+    /* SASS: desc[UR4][R8.64+0x10], [R2.64], [R3+UR4+0x100]: the last bracket's
+     * first register (a 64-bit pair is named by its low half) */
+    const char *lb = NULL;
+    for (uint32_t i = 0; i < s.n; i++)
+        if (s.p[i] == '[')
+            lb = s.p + i;
+    if (!lb)
         return X_UNKNOWN;
-    const char *p = s.p + 1, *end = s.p + s.n;
+    const char *p = lb + 1, *end = s.p + s.n;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     const char *q = p;
-    while (q < end && *q != '+' && *q != '-' && *q != ']' && *q != ' ' && *q != '\t')
+    while (q < end && *q != '+' && *q != '-' && *q != ']' && *q != ' ' && *q != '\t' && (*q != '.' || !w->k->sass))
         q++;
     return operand(w, (struct emu_slice){ p, (uint32_t)(q - p) });
 }
@@ -780,7 +863,7 @@ static int writes_reg(const struct emu_ptx_inst *in)
             return 0;
     if (emu_slice_is(opc, "wmma") && emu_ptx_has_part(in->op, "store"))
         return 0;
-    return in->nops >= 1 && (in->ops[0].p[0] == '%' || in->ops[0].p[0] == '{');
+    return in->nops >= 1 && (in->ops[0].p[0] == '%' || in->ops[0].p[0] == '{' || sass_reg(in->ops[0]));
 }
 
 static int cmp_of(struct emu_slice op)
@@ -835,8 +918,16 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
             }
         return X_UNKNOWN;
     }
+    if (w->k->sass && emu_slice_is(op, "mov.b64") && in->nops == 2)
+        return cbank(w, in->ops[1], 8); /* LDC.64: a 64-bit parameter (a pointer) */
     if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
         return in->nops == 2 ? a : X_UNKNOWN;
+    if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_ADD, a, b), c);
+    if (emu_slice_is(opc, "lea")) /* SASS LEA d, a, b, s: (a << s) + b */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHL, a, c), b);
+    if (emu_slice_is(opc, "leahi")) /* SASS LEA.HI d, a, b, RZ, s: (a >> (32 - s)) + b */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHR, a, bin(w, MAYA_KX_SUB, xconst(w, 32), c)), b);
     if (emu_slice_is(opc, "add"))
         return pred ? X_UNKNOWN : bin(w, MAYA_KX_ADD, a, b);
     if (emu_slice_is(opc, "sub"))
@@ -1338,7 +1429,7 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
     struct maya_kwork *h = (void *)buf;
     struct maya_kexpr *xo = (void *)(h + 1);
     struct maya_kterm *to = (void *)(xo + nx);
-    h->source = MAYA_KW_PTX;
+    h->source = w->k->sass ? MAYA_KW_SASS : MAYA_KW_PTX;
     h->flags = w->flags | (w->k->truncated ? MAYA_KW_F_TRUNCATED : 0);
     h->sm = (uint16_t)(sm > 0 && sm < 65536 ? sm : 0);
     h->nexprs = (uint16_t)nx;

@@ -57,6 +57,9 @@ void emu_ptx_kernel_free(struct emu_ptx_kernel *k)
     free(k->insts);
     free(k->labels);
     free(k->params);
+    for (uint32_t i = 0; i < k->narena; i++)
+        free(k->arena[i]);
+    free(k->arena);
     memset(k, 0, sizeof *k);
 }
 
@@ -212,26 +215,47 @@ static int parse_params(struct cursor *c, struct emu_ptx_kernel *k)
 
 /* ---- the body ---- */
 
+int emu_ptx_add_label(struct emu_ptx_kernel *k, const char *name, size_t len)
+{
+    if (k->nlabels == k->cap_labels) {
+        uint32_t ncap = k->cap_labels ? k->cap_labels * 2 : 64;
+        struct emu_ptx_label *nl = realloc(k->labels, ncap * sizeof *nl);
+        if (!nl)
+            return -1;
+        k->labels = nl;
+        k->cap_labels = ncap;
+    }
+    k->labels[k->nlabels++] = (struct emu_ptx_label){ { name, (uint32_t)len }, k->ninsts };
+    return 0;
+}
+
+int emu_ptx_add_inst(struct emu_ptx_kernel *k, const struct emu_ptx_inst *in)
+{
+    if (k->ninsts >= EMU_PTX_MAX_INSTS) {
+        k->truncated = 1;
+        return 0;
+    }
+    if (k->ninsts == k->cap_insts) {
+        uint32_t ncap = k->cap_insts ? k->cap_insts * 2 : 256;
+        struct emu_ptx_inst *ni = realloc(k->insts, ncap * sizeof *ni);
+        if (!ni)
+            return -1;
+        k->insts = ni;
+        k->cap_insts = ncap;
+    }
+    k->insts[k->ninsts++] = *in;
+    return 0;
+}
+
 struct builder {
     struct emu_ptx_kernel *k;
-    uint32_t cap_insts, cap_labels;
     int oom;
 };
 
 static void add_label(struct builder *b, const char *p, size_t n)
 {
-    struct emu_ptx_kernel *k = b->k;
-    if (k->nlabels == b->cap_labels) {
-        uint32_t ncap = b->cap_labels ? b->cap_labels * 2 : 64;
-        struct emu_ptx_label *nl = realloc(k->labels, ncap * sizeof *nl);
-        if (!nl) {
-            b->oom = 1;
-            return;
-        }
-        k->labels = nl;
-        b->cap_labels = ncap;
-    }
-    k->labels[k->nlabels++] = (struct emu_ptx_label){ { p, (uint32_t)n }, k->ninsts };
+    if (emu_ptx_add_label(b->k, p, n) < 0)
+        b->oom = 1;
 }
 
 static struct emu_slice trim(const char *p, const char *e)
@@ -297,22 +321,8 @@ static void statement(struct builder *b, const char *s, const char *e)
             start = p + 1;
         }
     }
-    struct emu_ptx_kernel *k = b->k;
-    if (k->ninsts >= EMU_PTX_MAX_INSTS) {
-        k->truncated = 1;
-        return;
-    }
-    if (k->ninsts == b->cap_insts) {
-        uint32_t ncap = b->cap_insts ? b->cap_insts * 2 : 256;
-        struct emu_ptx_inst *ni = realloc(k->insts, ncap * sizeof *ni);
-        if (!ni) {
-            b->oom = 1;
-            return;
-        }
-        k->insts = ni;
-        b->cap_insts = ncap;
-    }
-    k->insts[k->ninsts++] = in;
+    if (emu_ptx_add_inst(b->k, &in) < 0)
+        b->oom = 1;
 }
 
 int emu_ptx_parse(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out)
@@ -344,7 +354,7 @@ int emu_ptx_parse(const char *text, size_t bytes, const char *entry, struct emu_
         emu_ptx_kernel_free(out);
         return -1;
     }
-    struct builder b = { out, 0, 0, 0 };
+    struct builder b = { out, 0 };
     /* Statements end with ';'; braces where a statement would begin open or
      * close scopes (inside one they group vector operands); labels end with
      * ':'; directives without ';' (.loc, .file) end at their line. */

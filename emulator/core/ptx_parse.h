@@ -45,7 +45,22 @@ struct emu_ptx_kernel {
     struct emu_ptx_param *params;
     uint32_t nparams;
     int truncated;               /* more instructions than the parser keeps */
+    /* SASS read through nvdisasm (sass_parse.c): mnemonics are translated to
+     * their PTX equivalents, operands keep SASS's spelling (R4, UR6, RZ, PT,
+     * P0, c[0x0][0x210]); parameters are read from constant bank 0 at
+     * param_base. */
+    int sass;
+    uint32_t param_base, param_bytes;
+    char **arena;                /* text made for translated mnemonics, freed with the kernel */
+    uint32_t narena;
+    uint32_t cap_insts, cap_labels;
 };
+
+/* Append an instruction / a label before the next instruction: 0, or -1
+ * when memory runs out (an instruction past EMU_PTX_MAX_INSTS is dropped
+ * and the kernel marked truncated, which is not an error). */
+int emu_ptx_add_inst(struct emu_ptx_kernel *k, const struct emu_ptx_inst *in);
+int emu_ptx_add_label(struct emu_ptx_kernel *k, const char *name, size_t len);
 
 /* The most instructions kept for one kernel (a body longer than this is
  * cut there and marked truncated). */
@@ -57,6 +72,14 @@ struct emu_ptx_kernel {
  * statements inside the body are skipped, never read past the text. */
 int emu_ptx_parse(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out);
 void emu_ptx_kernel_free(struct emu_ptx_kernel *k);
+
+/* Parse nvdisasm's text of one kernel (`nvdisasm -c -fun INDEX cubin`):
+ * the instructions of section .text.<entry>, translated (sass_parse.c).
+ * param_base, param_bytes: where the parameters sit in constant bank 0
+ * (the cubin's EIATTR_PARAM_CBANK). 0, or -1 when the text has no such
+ * kernel or memory runs out. */
+int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
+                   struct emu_ptx_kernel *out);
 
 /* Helpers for readers of the parsed list. */
 int emu_slice_is(struct emu_slice s, const char *word);

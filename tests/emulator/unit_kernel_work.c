@@ -124,6 +124,45 @@ static const char data_loop[] =
     "$L__BB4_1:\n\tld.global.u64 %rd1, [%rd1];\n\tsetp.ne.s64 %p1, %rd1, 0;\n\t@%p1 bra $L__BB4_1;\n"
     "\tret;\n}\n";
 
+/* SASS as nvdisasm 13.5 prints it (sm_90) for
+ *   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+ *       y[i] = 2.0f * x[i];
+ * parameters x, y, n at c[0x0][0x210], 0x218, 0x220; a dead self-loop after EXIT. */
+static const char sass_gs[] =
+    "//--------------------- .text._Z4gs32PKfPfi --------------------------\n"
+    "\t.section\t.text._Z4gs32PKfPfi,\"ax\",@progbits\n"
+    ".text._Z4gs32PKfPfi:\n"
+    "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+    "        /*0010*/                   S2R R0, SR_CTAID.X ;\n"
+    "        /*0020*/                   ULDC UR4, c[0x0][0x0] ;\n"
+    "        /*0030*/                   ULDC UR8, c[0x0][0x220] ;\n"
+    "        /*0040*/                   S2R R3, SR_TID.X ;\n"
+    "        /*0050*/                   IMAD R0, R0, UR4, R3 ;\n"
+    "        /*0060*/                   ISETP.GE.AND P0, PT, R0, UR8, PT ;\n"
+    ".L_x_2:\n"
+    "        /*0070*/               @P0 EXIT ;\n"
+    "        /*0080*/                   LDC.64 R6, c[0x0][0x210] ;\n"
+    "        /*0090*/                   ULDC UR5, c[0x0][0xc] ;\n"
+    "        /*00a0*/                   ULDC.64 UR6, c[0x0][0x208] ;\n"
+    "        /*00b0*/                   UIMAD UR4, UR4, UR5, URZ ;\n"
+    "        /*00c0*/                   LDC.64 R8, c[0x0][0x218] ;\n"
+    ".L_x_0:\n"
+    "        /*00d0*/                   IMAD.WIDE R2, R0, 0x4, R6 ;\n"
+    "        /*00e0*/                   LDG.E R2, desc[UR6][R2.64] ;\n"
+    "        /*00f0*/                   IMAD.WIDE R4, R0.reuse, 0x4, R8 ;\n"
+    "        /*0100*/                   IADD3 R0, R0, UR4, RZ ;\n"
+    "        /*0110*/                   ISETP.GE.AND P0, PT, R0, UR8, PT ;\n"
+    "        /*0120*/                   FADD R11, R2, R2 ;\n"
+    "        /*0130*/                   STG.E desc[UR6][R4.64], R11 ;\n"
+    "        /*0140*/              @!P0 BRA `(.L_x_0) ;\n"
+    ".L_x_3:\n"
+    "        /*0150*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0160*/                   BRA `(.L_x_1);\n"
+    "        /*0170*/                   NOP;\n"
+    ".L_x_4:\n"
+    "//--------------------- SYMBOLS --------------------------\n";
+
 /* A launch record with its parameters after it. */
 struct launch {
     struct maya_rec_launch l;
@@ -298,6 +337,52 @@ static void test_unresolved(void)
     free(keep);
 }
 
+static void test_sass(void)
+{
+    struct emu_ptx_kernel k;
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0);
+    EXPECT(k.sass && k.ninsts == 24 && k.nlabels == 5);
+    int bra = 0, ld = 0;
+    for (uint32_t i = 0; i < k.ninsts; i++) {
+        bra += emu_slice_is(k.insts[i].op, "bra") && emu_slice_is(k.insts[i].ops[0], ".L_x_0") && k.insts[i].guard_neg;
+        ld += emu_slice_is(k.insts[i].op, "ld.global.b32") && emu_slice_is(k.insts[i].ops[1], "desc[UR6][R2.64]");
+    }
+    EXPECT(bra == 1 && ld == 1);
+    void *out = NULL;
+    size_t bytes;
+    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
+    emu_ptx_kernel_free(&k);
+    if (!out)
+        return;
+    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
+    if (!rk) {
+        free(out);
+        return;
+    }
+    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
+    rk->work_bytes = (uint32_t)bytes;
+    memcpy(rk + 1, out, bytes);
+    free(out);
+    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    EXPECT(w && w->source == MAYA_KW_SASS && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        int n = 1 << 22;
+        struct launch b;
+        launch(&b, 528, 1, 256, 1);
+        set(&b, 16, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_FLOP_FP32], 1.0 * n, 0.001);
+        /* addresses go through x and y: their extents are asked for */
+        uint16_t off[4];
+        EXPECT(emu_kwork_pointer_params(w, off, 4) == 2 && off[0] == 0 && off[1] == 8);
+    }
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z5otherv", 0x210, 0x14, &k) < 0);
+    free(rk);
+}
+
 static void test_parser(void)
 {
     struct emu_ptx_kernel k;
@@ -358,6 +443,36 @@ static void test_damage(void)
         }
         free(copy);
     }
+    /* nvdisasm's text cut anywhere, or with bytes changed */
+    size_t n = sizeof sass_gs - 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return;
+    for (size_t len = 0; len <= n; len++) {
+        struct emu_ptx_kernel k;
+        memcpy(copy, sass_gs, len);
+        if (emu_sass_parse(copy, len, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0) {
+            void *w = NULL;
+            size_t bytes;
+            emu_kwork_from_ptx(&k, 90, &w, &bytes);
+            free(w);
+            emu_ptx_kernel_free(&k);
+        }
+    }
+    for (int round = 0; round < 3000; round++) {
+        struct emu_ptx_kernel k;
+        memcpy(copy, sass_gs, n);
+        for (int j = 0; j < 1 + rand() % 8; j++)
+            copy[rand() % n] = (char)(rand() % 256);
+        if (emu_sass_parse(copy, n, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0) {
+            void *w = NULL;
+            size_t bytes;
+            emu_kwork_from_ptx(&k, 90, &w, &bytes);
+            free(w);
+            emu_ptx_kernel_free(&k);
+        }
+    }
+    free(copy);
 }
 
 /* The reader refuses a summary whose indexes point outside it. */
@@ -397,6 +512,7 @@ int main(void)
     test_mma();
     test_masked();
     test_unresolved();
+    test_sass();
     test_damage();
     test_bad_summary();
     if (failures) {
