@@ -127,7 +127,7 @@ $(EMU_LIBDIR)/libcuda.so.1: $(B)/obj/gen/driver_procaddr.o
 # the source since the core hides its internals.
 PTX_UNIT := $(B)/tests/unit/test_ptx_ops
 $(B)/obj/tests/torch/unit_ptx_ops.o: EXTRA_CFLAGS := -Iemulator/core
-$(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.o
+$(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.o $(B)/obj/emulator/core/ptx_parse.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS)
 ALL_TARGETS += $(PTX_UNIT)
