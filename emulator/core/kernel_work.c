@@ -283,6 +283,8 @@ static uint32_t xadd(struct kw *w, uint32_t a, uint32_t b)
     if (complements(w, a, b))
         return X_ONE;
     const struct maya_kexpr *x = &w->x[a], *y = &w->x[b];
+    if (a == b && x->op == MAYA_KX_MUL && (x->a == X_HALF || x->b == X_HALF))
+        return x->a == X_HALF ? x->b : x->a; /* both sides of a branch on data */
     if (x->op == MAYA_KX_MUL && y->op == MAYA_KX_MUL) {
         if (x->a == y->a && complements(w, x->b, y->b))
             return x->a;
@@ -1351,20 +1353,21 @@ static uint32_t term_mult(struct kw *w, const struct term *t)
     return m;
 }
 
-static void mark(const struct kw *w, uint32_t e, uint32_t *keep)
+/* Mark what the marked expressions reach: operands come before the
+ * expressions that use them, so one sweep down the indexes does it (no
+ * recursion, however deep the chains). */
+static void mark_reached(const struct kw *w, uint32_t *keep)
 {
-    /* operands are earlier nodes: a walk down by index */
-    if (keep[e])
-        return;
-    keep[e] = 1;
-    const struct maya_kexpr *x = &w->x[e];
-    if (x->op <= MAYA_KX_SREG)
-        return;
-    mark(w, x->a, keep);
-    if (x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI)
-        mark(w, x->b, keep);
-    if (x->op == MAYA_KX_SEL || x->op == MAYA_KX_TRIP)
-        mark(w, x->c, keep);
+    for (uint32_t i = w->nx; i-- > 0;) {
+        const struct maya_kexpr *x = &w->x[i];
+        if (!keep[i] || x->op <= MAYA_KX_SREG)
+            continue;
+        keep[x->a] = 1;
+        if (x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI)
+            keep[x->b] = 1;
+        if (x->op == MAYA_KX_SEL || x->op == MAYA_KX_TRIP)
+            keep[x->c] = 1;
+    }
 }
 
 static int emit(struct kw *w, int sm, void **out, size_t *bytes)
@@ -1401,7 +1404,8 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
         return -1;
     }
     for (uint32_t i = 0; i < kept; i++)
-        mark(w, mult[i], keep);
+        keep[mult[i]] = 1;
+    mark_reached(w, keep);
     uint32_t nx = 0;
     for (uint32_t i = 0; i < w->nx; i++)
         keep[i] = keep[i] ? ++nx : 0; /* new index + 1 */
