@@ -13,6 +13,10 @@
 t=$TEST_TMP/kw
 RANK=0 emu "$t" "$WORKLOADS/kernel_work" > "$TEST_TMP/out" 2>&1 || fail "kernel_work failed: $(cat "$TEST_TMP/out")"
 expect_grep "kernel_work: ok" "$TEST_TMP/out"
+# the program's own event timing of its WMMA GEMM: below the tensor-core peak
+tf=$(sed -n 's/^wmma_gemm: \([0-9.]*\) TFLOP\/s$/\1/p' "$TEST_TMP/out")
+[ -n "$tf" ] || fail "kernel_work printed no TFLOP/s: $(cat "$TEST_TMP/out")"
+awk -v t="$tf" 'BEGIN { exit !(t > 10 && t < 989.4) }' || fail "the program measured $tf TFLOP/s (H100 peak 989.4)"
 dump "$t/rank-0.mtrace" > "$TEST_TMP/dump"
 expect_count 6 '^kernel .* work=ptx sm=90 ' "$TEST_TMP/dump"
 expect_no_grep 'loop_unresolved|truncated|work=damaged' "$TEST_TMP/dump" "a kernel whose loops were not all read"

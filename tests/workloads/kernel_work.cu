@@ -7,7 +7,7 @@
 //   saxpy_grid       a grid-stride loop over n elements with a fixed grid
 //   scale_guarded    one element per thread, guarded by i < n
 //   wmma_gemm        a naive WMMA tensor-core GEMM (fp16 in, fp32 out),
-//                    k-loop of K / 16 steps
+//                    k-loop of K / 16 steps, timed with events (prints TFLOP/s)
 //   adam_seeded      an optimizer step over n parameters whose largest integer
 //                    argument is a seed, not a size
 //   fma_chain        arithmetic-bound: iters dependent FMAs per element
@@ -151,8 +151,19 @@ int main(int argc, char **argv)
     CHECK(cudaMalloc(&gb, (size_t)gk * gn * 2));
     CHECK(cudaMalloc(&gc, (size_t)gm * gn * 4));
     dim3 gblock(128, 4), ggrid((gm / 16 + 3) / 4, (gn / 16 + 3) / 4);
+    // timed with events, as GEMM samples report their TFLOP/s (under maya
+    // the events time what the emulated GPU would take)
+    cudaEvent_t e0, e1;
+    CHECK(cudaEventCreate(&e0));
+    CHECK(cudaEventCreate(&e1));
+    CHECK(cudaEventRecord(e0));
     wmma_gemm<<<ggrid, gblock>>>(ga, gb, gc, gm, gn, gk);
     CHECK(cudaGetLastError());
+    CHECK(cudaEventRecord(e1));
+    CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    printf("wmma_gemm: %.1f TFLOP/s\n", 2.0 * gm * gn * gk / (ms * 1e-3) / 1e12);
 
     // Adam over n parameters, with a seed far larger than n
     float *p, *g, *m1, *m2;
