@@ -1203,11 +1203,20 @@ static int split_phi(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32
     return 0;
 }
 
-/* A back branch continues loop l while predicate p holds: its trip count. */
-static void resolve_trip(struct kw *w, uint32_t l, uint32_t p)
+/* A back branch continues loop l while predicate p holds: its trip count.
+ * A conjunction (i < chunk and i < n) continues no longer than either
+ * part: the first part that gives a trip count bounds it. */
+static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
 {
     struct loop *L = &w->loops[l];
     const struct maya_kexpr *x = &w->x[p];
+    if (x->op == MAYA_KX_MUL && depth < 8) {
+        uint32_t a = x->a, b = x->b;
+        resolve_trip(w, l, a, depth + 1);
+        if (!L->resolved)
+            resolve_trip(w, l, b, depth + 1);
+        return;
+    }
     if (x->op != MAYA_KX_CMP)
         return;
     uint32_t lhs = x->a, rhs = x->b;
@@ -1283,6 +1292,13 @@ static int interpret(struct kw *w)
             if (in->guard_neg)
                 g = xnot(w, g);
         }
+        int guarded = in->guard.n != 0;
+        if (w->k->sass && is_branch(in) && in->nops >= 2 && !emu_slice_is(in->ops[1], "PT")) {
+            /* SASS's BRA P1, label: taken when the guard and P1 both hold */
+            uint32_t also = operand(w, in->ops[1]);
+            g = xmul(w, g, also == X_UNKNOWN ? X_HALF : also);
+            guarded = 1;
+        }
         if (is_branch(in)) {
             add_term(w, freq, w->inner[i], MAYA_KW_INSTS, MAYA_KW_NO_PARAM, 1);
             int lb = emu_ptx_label_find(k, in->ops[0]);
@@ -1295,12 +1311,12 @@ static int interpret(struct kw *w)
                 if (pend_add(w, (uint32_t)lb, xmul(w, freq, g)) < 0)
                     return -1;
                 freq = xmul(w, freq, xnot(w, g));
-                live = in->guard.n != 0;
+                live = guarded;
             } else {
                 uint32_t ll = w->loop_at_head[t];
                 if (ll != NO_LOOP && w->loops[ll].end == i) {
-                    if (in->guard.n)
-                        resolve_trip(w, ll, g);
+                    if (guarded)
+                        resolve_trip(w, ll, g, 0);
                     else
                         live = 0; /* left by a forward branch: trip unknown */
                     leave_loop(w, ll);

@@ -7,8 +7,9 @@
  * What is translated:
  *   integer arithmetic the trip counts and addresses come from: MOV,
  *   IMAD (MOV, SHL, IADD, WIDE: the low half), IADD3, VIADD, LEA, SHF,
- *   LOP3 (and, or, xor, not), SEL, ISETP (the 64-bit .EX half is left
- *   out: values are read from their low 32 bits), S2R/S2UR, LDC/ULDC
+ *   LOP3 (and, or, xor, not), SEL, ISETP (a 64-bit compare's .EX half
+ *   takes its low half's result: values are read from their low 32 bits),
+ *   S2R/S2UR, LDC/ULDC
  *   (constant bank 0: block and grid sizes, the parameters), R2UR, and
  *   their uniform (U...) forms; the high halves (.X, .HI) are unknown;
  *   memory: LDG/STG/LD/ST (global, by width), LDS/STS, LDSM/STSM, LDGSTS
@@ -16,7 +17,8 @@
  *   arithmetic: FFMA/FADD/FMUL/FMNMX (and the packed f32x2 forms), HFMA2/
  *   HADD2/HMUL2/HMNMX2, DFMA/DADD/DMUL, MUFU, HMMA/IMMA/DMMA/QMMA by shape,
  *   HGMMA/QGMMA/IGMMA (warpgroup), UTC*MMA (tcgen05: shape not known);
- *   control: BRA (also .U, .DIV), EXIT, RET, BAR.
+ *   control: BRA (also .U, .DIV, and BRA P, label: the predicate joins the
+ *   guard), EXIT, RET, BAR.
  * Any other instruction writes an unknown value to its first operand.
  * Operands stay as SASS spells them; the analysis reads R/UR/P/UP
  * registers, RZ/URZ (0), PT/UPT (true), negations and c[0x0][offset].
@@ -253,11 +255,16 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
     } else if (IS("SEL")) {
         SET("selp.b32");
     } else if (IS("ISETP")) {
-        /* ISETP.GE.U32.AND P0, PT, a, b, Pc: P0 = (a >= b) and Pc; the .EX
-         * form compares the high halves (left out) */
-        if (part(m, "EX") || n < 5) {
-            SET("nop");
-            in->nops = 0;
+        /* ISETP.GE.U32.AND P0, PT, a, b, Pc: P0 = (a >= b) and Pc. The .EX
+         * form, ISETP.GE.AND.EX P0, PT, ahi, bhi, Pc, Plow, finishes a 64-bit
+         * compare whose low half gave Plow: with values that fit in 32 bits,
+         * P0 = Plow and Pc. */
+        if (part(m, "EX") && n >= 6) {
+            SET(part(m, "OR") ? "or.pred" : "and.pred");
+            ops[1] = ops[5], ops[2] = ops[4];
+            in->nops = 3;
+        } else if (n < 5) {
+            SET("unknown");
         } else {
             const char *c = part(m, "LT") ? "lt" : part(m, "LE") ? "le" : part(m, "GT") ? "gt"
                           : part(m, "GE") ? "ge" : part(m, "EQ") ? "eq" : part(m, "NE") ? "ne" : NULL;
@@ -320,9 +327,12 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
                emu_slice_is(opc, "UTCOMMA")) {
         SET("tcgen05.mma");
     } else if (IS("BRA")) {
+        /* BRA [P1,] `(label): a predicate operand joins the guard */
+        struct emu_slice also = n >= 2 && is_pred(ops[0]) ? ops[0] : lit("PT");
         SET("bra");
         ops[0] = target(in);
-        in->nops = 1;
+        ops[1] = also;
+        in->nops = 2;
     } else if (IS("BRX") || IS("JMX") || IS("JMP")) {
         SET("bra");
         ops[0] = lit("?");
