@@ -10,8 +10,8 @@
  * rule, counted in the report).
  *
  * Disassembling costs a process and a few hundred milliseconds per kernel,
- * so the summaries are cached on disk, keyed by a hash of the cubin and the
- * kernel's name: $MAYA_CACHE_DIR/kwork-v1/, else $XDG_CACHE_HOME/maya/...,
+ * so the summaries are cached on disk, keyed by a hash of the cubin, the
+ * kernel's name and symbol index, and the analysis' version: $MAYA_CACHE_DIR/kwork-v1/, else $XDG_CACHE_HOME/maya/...,
  * else ~/.cache/maya/...; a kernel nvdisasm gives nothing for is cached as
  * such. Entries are written to a temporary file and renamed into place, so
  * that ranks starting together never read half an entry; two ranks that
@@ -350,8 +350,9 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     const char *nvdisasm = emu_nvdisasm();
     char dir[4096], path[4400];
     int cached = cache_dir(dir, sizeof dir) == 0;
-    if (cached && snprintf(path, sizeof path, "%s/%016llx-%016llx-%u.kw", dir, (unsigned long long)cubin_hash,
-                           (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym) >= (int)sizeof path)
+    if (cached && snprintf(path, sizeof path, "%s/%016llx-%016llx-%u-a%d.kw", dir, (unsigned long long)cubin_hash,
+                           (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym,
+                           EMU_KWORK_ANALYSIS) >= (int)sizeof path)
         cached = 0;
     if (cached && cache_read(path, out, out_bytes))
         return *out ? 0 : -1;
