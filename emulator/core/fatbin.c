@@ -27,6 +27,7 @@
 #include "maya/common.h"
 #include "ptx_ops.h"
 #include "kernel_work.h"
+#include "ptx_parse.h"
 
 #include <ctype.h>
 #include <lz4.h>
@@ -694,19 +695,7 @@ struct ptx_cursor {
 
 static void ptx_skip(struct ptx_cursor *c)
 {
-    for (;;) {
-        while (c->p < c->end && (isspace((unsigned char)*c->p) || *c->p == 0))
-            c->p++;
-        if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '/') {
-            while (c->p < c->end && *c->p != '\n')
-                c->p++;
-        } else if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '*') {
-            const char *q = memmem(c->p + 2, (size_t)(c->end - c->p - 2), "*/", 2);
-            c->p = q ? q + 2 : c->end;
-        } else {
-            return;
-        }
-    }
+    c->p = emu_ptx_skip(c->p, c->end);
 }
 
 static int ptx_ident_char(char ch)

@@ -74,22 +74,27 @@ struct cursor {
     const char *p, *end;
 };
 
+const char *emu_ptx_skip(const char *p, const char *end)
+{
+    for (;;) {
+        while (p < end && (is_space(*p) || *p == '\v' || *p == '\f'))
+            p++;
+        if (end - p >= 2 && p[0] == '/' && p[1] == '/') {
+            while (p < end && *p != '\n' && *p != '\0')
+                p++;
+        } else if (end - p >= 2 && p[0] == '/' && p[1] == '*') {
+            const char *q = memmem(p + 2, (size_t)(end - p - 2), "*/", 2);
+            p = q ? q + 2 : end;
+        } else {
+            return p;
+        }
+    }
+}
+
 /* Skip blanks and comments. */
 static void skip(struct cursor *c)
 {
-    for (;;) {
-        while (c->p < c->end && is_space(*c->p))
-            c->p++;
-        if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '/') {
-            while (c->p < c->end && *c->p != '\n' && *c->p != '\0')
-                c->p++;
-        } else if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '*') {
-            const char *q = memmem(c->p + 2, (size_t)(c->end - c->p - 2), "*/", 2);
-            c->p = q ? q + 2 : c->end;
-        } else {
-            return;
-        }
-    }
+    c->p = emu_ptx_skip(c->p, c->end);
 }
 
 static struct emu_slice token(struct cursor *c)

@@ -81,6 +81,10 @@ void emu_ptx_kernel_free(struct emu_ptx_kernel *k);
 int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
                    struct emu_ptx_kernel *out);
 
+/* Past blanks, line ends (\n or \0) and comments (// and C style) from p,
+ * never past end. fatbin.c's PTX reader shares it. */
+const char *emu_ptx_skip(const char *p, const char *end);
+
 /* Helpers for readers of the parsed list. */
 int emu_slice_is(struct emu_slice s, const char *word);
 /* Is part (dot-separated, after the first) of mnemonic op equal to word? */
