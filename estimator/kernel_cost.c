@@ -48,7 +48,6 @@
 #define ISSUE_PER_SM_CLK (4.0 * 32)
 /* Warps per SM that keep the arithmetic pipes busy (two per scheduler). */
 #define WARPS_TO_FILL 8.0
-#define TRIP_SAMPLES 32
 
 struct val {
     double lo, avg, hi;
@@ -186,31 +185,37 @@ static double trip_from(double s, double bound, double step, int c, int before)
 }
 
 /* The mean trip count over the threads that enter the loop (at least one
- * iteration each: the code reaches the loop only for them). */
+ * iteration each: the code reaches the loop only for them). With a start
+ * spread evenly over [lo, hi], the threads that enter start below the bound
+ * (for an upward loop); each runs ceil((bound - start) / step) times, about
+ * (bound - start) / step + 1/2 on average over starts: the mean over them
+ * is that at their mean start. */
 static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, struct val st)
 {
     if (!s.known || !b.known || !st.known)
         return unknown;
     int c = x->arg & 0x7f, before = (x->arg & 0x80) != 0;
-    double sum = 0, lo = INFINITY, hi = 0;
-    int n = 0;
-    for (int i = 0; i < TRIP_SAMPLES; i++) {
-        double at = is_exact(s) ? s.lo : s.lo + (s.hi - s.lo) * (i + 0.5) / TRIP_SAMPLES;
-        double t = trip_from(at, b.avg, st.avg, c, before);
-        if (t < 0)
-            return unknown;
-        if (t >= 1) {
-            sum += t;
-            lo = fmin(lo, t);
-            hi = fmax(hi, t);
-            n++;
-        }
-        if (is_exact(s))
-            break;
+    double step = st.avg, bound = b.avg;
+    if (is_exact(s)) {
+        double t = trip_from(s.lo, bound, step, c, before);
+        return t < 0 ? unknown : exact(t >= 1 ? t : 1);
     }
-    if (!n)
+    int up = step > 0;
+    /* the starts of the threads that enter */
+    double lo = s.lo, hi = s.hi;
+    if (c == MAYA_CMP_LT || c == MAYA_CMP_LE || (c == MAYA_CMP_NE && up))
+        hi = fmin(hi, bound);
+    else
+        lo = fmax(lo, bound);
+    if (hi < lo)
         return exact(1);
-    return range(lo, sum / n, hi);
+    double t_lo = trip_from(lo, bound, step, c, before), t_hi = trip_from(hi, bound, step, c, before);
+    if (t_lo < 0 || t_hi < 0)
+        return unknown;
+    double mean = fabs(bound - (lo + hi) / 2) / fabs(step) + (c == MAYA_CMP_NE ? 0 : 0.5) + (before ? 1 : 0);
+    if (c == MAYA_CMP_LE || c == MAYA_CMP_GE)
+        mean += 0.5; /* floor + 1 */
+    return range(fmax(1, fmin(t_lo, t_hi)), fmax(1, mean), fmax(1, fmax(t_lo, t_hi)));
 }
 
 static struct val eval1(const struct maya_kexpr *x, const struct val *v, const struct maya_rec_launch *l,
