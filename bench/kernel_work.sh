@@ -15,17 +15,22 @@ export LD_LIBRARY_PATH=$build/lib/maya${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} RANK
 w=$build/tests/workloads
 [ -x "$w/kernel_work" ] || { echo "kwork_bench=skipped (no $w/kernel_work)"; exit 0; }
 
+# once PROGRAM ENV...: wall microseconds of one traced run
+once() {
+    local prog=$1 t0 t1
+    shift
+    rm -rf "$tmp/t"
+    t0=$(date +%s%N)
+    env "$@" MAYA_TRACE_DIR="$tmp/t" "$prog" 64 > /dev/null
+    t1=$(date +%s%N)
+    echo $(((t1 - t0) / 1000))
+}
+
 # ms PROGRAM ENV...: median wall milliseconds of 5 traced runs
 ms() {
-    local prog=$1 i
-    shift
+    local i
     for i in 1 2 3 4 5; do
-        rm -rf "$tmp/t"
-        local t0 t1
-        t0=$(date +%s%N)
-        env "$@" MAYA_TRACE_DIR="$tmp/t" "$prog" 64 > /dev/null
-        t1=$(date +%s%N)
-        echo $(((t1 - t0) / 1000))
+        once "$@"
     done | sort -n | sed -n 3p | awk '{ printf "%.3f\n", $1 / 1000 }'
 }
 off=$(ms "$w/kernel_work" MAYA_KERNEL_WORK=0)
@@ -34,7 +39,9 @@ awk -v a="$on" -v b="$off" 'BEGIN { printf "kwork_ptx_ms_per_kernel=%.3f\n", (a 
 nvd=${MAYA_NVDISASM:-$top/.tools/nvdisasm/nvidia/cu13/bin/nvdisasm}
 if [ -x "$w/kernel_work_sass" ] && [ -x "$nvd" ]; then
     off=$(ms "$w/kernel_work_sass" MAYA_KERNEL_WORK=0)
-    cold=$(for i in 1 2 3; do rm -rf "$tmp/c"; ms "$w/kernel_work_sass" MAYA_NVDISASM="$nvd" MAYA_CACHE_DIR="$tmp/c$i" | head -1; done | sort -n | sed -n 2p)
+    # each run with an empty cache of its own: median of 3
+    cold=$(for i in 1 2 3; do once "$w/kernel_work_sass" MAYA_NVDISASM="$nvd" MAYA_CACHE_DIR="$tmp/c$i"; done |
+        sort -n | sed -n 2p | awk '{ printf "%.3f\n", $1 / 1000 }')
     rm -rf "$tmp/c"
     env MAYA_NVDISASM="$nvd" MAYA_CACHE_DIR="$tmp/c" MAYA_TRACE_DIR="$tmp/t0" "$w/kernel_work_sass" 64 > /dev/null
     warm=$(ms "$w/kernel_work_sass" MAYA_NVDISASM="$nvd" MAYA_CACHE_DIR="$tmp/c")
