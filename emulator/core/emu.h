@@ -678,11 +678,15 @@ EMU_API int emu_image_probe(const void *image, size_t bytes, size_t *size_out);
 
 /* SASS-only kernels (sass_work.c): the work summary of kernel `mangled`
  * (symbol index sym in its cubin) from nvdisasm's text, cached on disk by
- * cubin_hash. cubin NULL: only the cache is asked, and 1 means "not
- * cached: call again with the cubin's bytes". 0 with *out (malloc'd), or -1
- * (no nvdisasm, nothing read). */
+ * cubin_hash. cubin NULL: only the cache is asked (waiting while another
+ * rank reads the same kernel), and 1 means "not cached, and ours to read:
+ * call again with the cubin's bytes" (or emu_sass_unlock). 0 with *out
+ * (malloc'd), or -1 (no nvdisasm, nothing read). */
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           int sm, unsigned param_base, unsigned param_bytes, void **out, size_t *out_bytes);
+/* After emu_sass_work answered 1 and the caller will not call it again
+ * with the cubin: let other ranks read the kernel. */
+EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);
 /* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
 EMU_API const char *emu_nvdisasm(void);
 /* FNV-1a over bytes, continuing from h (0: start). */

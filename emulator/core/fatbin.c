@@ -1233,6 +1233,8 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
         if (copy)
             emu_sass_work(copy, n, hash, k->mangled, l.sym, l.sm, (unsigned)l.cbank_off, (unsigned)l.cbank_size,
                           &wa.work, &wa.bytes);
+        else
+            emu_sass_unlock(hash, k->mangled, l.sym);
         free(copy);
     }
     if (temp) {

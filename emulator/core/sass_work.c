@@ -16,8 +16,12 @@
  * such. Entries are written to a temporary file and renamed into place, so
  * that ranks starting together never read half an entry; two ranks that
  * miss at once both disassemble, and the later rename wins, with the same
- * bytes. Only kernels that are launched are read, each once per process
- * (the KERNEL record is written once).
+ * bytes. Ranks that start together miss together: the first to take a
+ * kernel's lock file (O_EXCL) disassembles it, the others wait for its
+ * entry (a lock whose owner, named in it as host and pid, is gone from this
+ * host, or older than LOCK_STALE_S, is taken over). Only kernels that
+ * are launched are read, each once per process (the KERNEL record is
+ * written once).
  */
 #define _GNU_SOURCE
 #include "emu.h"
@@ -42,6 +46,8 @@
 extern char **environ;
 
 #define CACHE_MAGIC "MAYAKW01"
+#define LOCK_WAIT_MS 120000          /* a rank waits this long for another's nvdisasm of a kernel */
+#define LOCK_STALE_S 300             /* a lock older than this was left by a rank that died */
 #define MAX_SASS_BYTES (256u << 20)  /* nvdisasm's text of one kernel, at most */
 #define NVDISASM_TIMEOUT_MS 300000   /* a kernel nvdisasm takes longer on is left out */
 
@@ -232,6 +238,72 @@ static void cache_write(const char *path, const void *work, size_t bytes)
         unlink(tmp);
 }
 
+static const char *host(void)
+{
+    static char name[256];
+    if (!name[0] && gethostname(name, sizeof name - 1) != 0)
+        strcpy(name, "?");
+    return name;
+}
+
+/* Was the lock taken by a process of this host that no longer runs? */
+static int owner_gone(const char *lockp)
+{
+    char buf[320];
+    int fd = open(lockp, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    char *sp = strrchr(buf, ' ');
+    if (!sp)
+        return 0;
+    *sp = 0;
+    int pid = atoi(sp + 1);
+    return pid > 0 && !strcmp(buf, host()) && kill(pid, 0) < 0 && errno == ESRCH;
+}
+
+/* Take the kernel's lock (0: ours, the caller disassembles), or wait while
+ * another rank holds it for the entry it writes (1, with the entry read);
+ * a lock that goes away without an entry, or grew stale, is ours. */
+static int wait_for_entry(const char *path, void **out, size_t *bytes)
+{
+    char lockp[4420];
+    if (snprintf(lockp, sizeof lockp, "%s.lock", path) >= (int)sizeof lockp)
+        return 0;
+    for (int waited = 0;; waited += 50) {
+        int fd = open(lockp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            char me[320];
+            int n = snprintf(me, sizeof me, "%s %d\n", host(), (int)getpid());
+            if (n > 0 && write(fd, me, (size_t)MAYA_MIN(n, (int)sizeof me - 1)) < 0)
+                n = 0; /* an empty lock is still a lock */
+            close(fd);
+            /* the entry may have come between our miss and the lock */
+            if (cache_read(path, out, bytes)) {
+                unlink(lockp);
+                return 1;
+            }
+            return 0;
+        }
+        if (errno != EEXIST)
+            return 0; /* cannot lock: read it ourselves */
+        if (cache_read(path, out, bytes))
+            return 1;
+        struct stat st;
+        if (waited >= LOCK_WAIT_MS || owner_gone(lockp) ||
+            (stat(lockp, &st) == 0 && time(NULL) - st.st_mtime > LOCK_STALE_S)) {
+            unlink(lockp);
+            continue;
+        }
+        struct timespec ts = { 0, 50 * 1000 * 1000 };
+        nanosleep(&ts, NULL);
+    }
+}
+
 /* The environment for nvdisasm: the program's, without what would load
  * maya's libraries into it. */
 static char **child_env(void)
@@ -342,6 +414,25 @@ static int write_cubin(const char *dir, const void *cubin, size_t bytes, char *p
     return 0;
 }
 
+/* The cache entry of a kernel; -1 if there is no cache. */
+static int entry_path(char *dir, size_t dsize, char *path, size_t size, uint64_t cubin_hash, const char *mangled,
+                      unsigned sym)
+{
+    if (cache_dir(dir, dsize) < 0)
+        return -1;
+    int n = snprintf(path, size, "%s/%016llx-%016llx-%u-a%d.kw", dir, (unsigned long long)cubin_hash,
+                     (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym, EMU_KWORK_ANALYSIS);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym)
+{
+    char dir[4096], path[4400], lockp[4420];
+    if (entry_path(dir, sizeof dir, path, sizeof path, cubin_hash, mangled, sym) == 0 &&
+        snprintf(lockp, sizeof lockp, "%s.lock", path) < (int)sizeof lockp)
+        unlink(lockp);
+}
+
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           int sm, unsigned param_base, unsigned param_bytes, void **out, size_t *out_bytes)
 {
@@ -349,25 +440,31 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     *out_bytes = 0;
     const char *nvdisasm = emu_nvdisasm();
     char dir[4096], path[4400];
-    int cached = cache_dir(dir, sizeof dir) == 0;
-    if (cached && snprintf(path, sizeof path, "%s/%016llx-%016llx-%u-a%d.kw", dir, (unsigned long long)cubin_hash,
-                           (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym,
-                           EMU_KWORK_ANALYSIS) >= (int)sizeof path)
-        cached = 0;
+    int cached = entry_path(dir, sizeof dir, path, sizeof path, cubin_hash, mangled, sym) == 0;
     if (cached && cache_read(path, out, out_bytes))
         return *out ? 0 : -1;
     if (!nvdisasm || !cached)
         return -1; /* without a cache, disassembling every rank's kernels would be too slow */
-    if (!cubin)
-        return 1; /* the caller gives the cubin's bytes only when they are needed */
-    char file[4400];
-    if (write_cubin(dir, cubin, bytes, file, sizeof file) < 0)
+    if (!cubin) {
+        /* another rank may be reading this kernel: wait for its entry */
+        int got = wait_for_entry(path, out, out_bytes);
+        if (got)
+            return *out ? 0 : -1;
+        return 1; /* ours to read: the caller gives the cubin's bytes only now */
+    }
+    char file[4400], lockp[4420];
+    snprintf(lockp, sizeof lockp, "%s.lock", path);
+    if (write_cubin(dir, cubin, bytes, file, sizeof file) < 0) {
+        unlink(lockp);
         return -1;
+    }
     size_t len = 0;
     char *text = disassemble(nvdisasm, file, sym, &len);
     unlink(file);
-    if (!text)
+    if (!text) {
+        unlink(lockp);
         return -1; /* nvdisasm failed: not cached, the next run tries again */
+    }
     int rc = -1;
     struct emu_ptx_kernel k;
     if (emu_sass_parse(text, len, mangled, param_base, param_bytes, &k) == 0) {
@@ -376,5 +473,6 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     }
     free(text);
     cache_write(path, rc == 0 ? *out : NULL, rc == 0 ? *out_bytes : 0);
+    unlink(lockp);
     return rc;
 }

@@ -3,7 +3,8 @@
 # through nvdisasm (docs/kernel-cost.md): tests/workloads/kernel_work.cu
 # built without PTX gives the same work as from its PTX where the SASS
 # shows it (row softmax, guarded scale, Adam: bytes within 1 %); summaries
-# are cached on disk and a second run reads the cache, not nvdisasm; and a
+# are cached on disk, a second run reads the cache, not nvdisasm, and two
+# ranks that start together on an empty cache both get them; and a
 # PyTorch ResNet step has every launch priced from its code. Skipped, with a
 # note, when there is no nvdisasm (scripts/nvdisasm.sh installs it).
 . "$MAYA_TOP/tests/lib.sh"
@@ -47,6 +48,24 @@ RANK=0 MAYA_CACHE_DIR=$cache MAYA_NVDISASM=/bin/false emu "$TEST_TMP/again" "$WO
     > "$TEST_TMP/again.out" 2>&1 || fail "second run failed: $(cat "$TEST_TMP/again.out")"
 dump "$TEST_TMP/again/rank-0.mtrace" > "$TEST_TMP/again.dump"
 expect_count 6 '^kernel .* work=sass sm=90 ' "$TEST_TMP/again.dump"
+# two ranks starting together on an empty cache: both get every summary
+# (one disassembles a kernel, the other waits for its entry); no lock left
+pids=()
+for r in 0 1; do
+    RANK=$r MAYA_CACHE_DIR=$TEST_TMP/cache3 emu "$TEST_TMP/pair$r" "$WORKLOADS/kernel_work_sass" \
+        > "$TEST_TMP/pair$r.out" 2>&1 &
+    pids+=($!)
+done
+for p in "${pids[@]}"; do
+    wait "$p" || fail "a rank of the pair failed: $(cat "$TEST_TMP"/pair?.out)"
+done
+for r in 0 1; do
+    dump "$TEST_TMP/pair$r/rank-$r.mtrace" > "$TEST_TMP/pair$r.dump"
+    expect_count 6 '^kernel .* work=sass sm=90 ' "$TEST_TMP/pair$r.dump"
+done
+expect_eq "$(ls "$TEST_TMP/cache3/kwork-v1" | grep -c '\.kw$')" 6 "entries after two ranks"
+expect_eq "$(ls "$TEST_TMP/cache3/kwork-v1" | grep -vc '\.kw$')" 0 "locks or temporary files left in the cache"
+
 # an empty cache and a tool that prints nothing: no summary, nothing cached
 RANK=0 MAYA_CACHE_DIR=$TEST_TMP/cache2 MAYA_NVDISASM=/bin/false emu "$TEST_TMP/none" "$WORKLOADS/kernel_work_sass" \
     > "$TEST_TMP/none.out" 2>&1 || fail "run with a failing nvdisasm failed: $(cat "$TEST_TMP/none.out")"
