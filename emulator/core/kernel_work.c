@@ -892,6 +892,12 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
     char kind = 0;
     type_of(op, &kind);
     int pred = kind == 'p';
+    /* floating-point arithmetic is on data: its bits are not an integer
+     * the analysis can follow (SASS's registers are untyped, and its
+     * division and reciprocal range checks test a float's exponent bits) */
+    if ((kind == 'f' || kind == 'd' || kind == 'h') && !emu_slice_is(opc, "ld") && !emu_slice_is(opc, "mov") &&
+        !emu_slice_is(opc, "setp") && !emu_slice_is(opc, "cvt"))
+        return X_UNKNOWN;
     if (emu_slice_is(opc, "ld")) {
         if (!emu_ptx_has_part(op, "param") || in->nops < 2 || in->ops[1].p[0] != '[' || vec_of(op) > 1)
             return X_UNKNOWN;

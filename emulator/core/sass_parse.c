@@ -203,7 +203,7 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
     } else if (IS("VIADD") || IS("IADD")) {
         SET("add.s32");
     } else if (IS("LEA")) {
-        if (part(m, "HI") && !part(m, "X") && n == 5 && emu_slice_is(ops[3], "RZ")) {
+        if (part(m, "HI") && !part(m, "X") && n == 5 && (emu_slice_is(ops[3], "RZ") || emu_slice_is(ops[3], "URZ"))) {
             /* LEA.HI d, a, b, RZ, s: the high word of a << s, plus b: (a >> (32 - s)) + b */
             SET("leahi.s32");
             ops[3] = ops[4];

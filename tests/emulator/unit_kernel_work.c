@@ -383,6 +383,152 @@ static void test_sass(void)
     free(rk);
 }
 
+/* SASS of a row loop over n / 4 float4s whose bound is a signed division
+ * (nvcc's USHF.R.S32.HI / ULEA.HI with URZ), and reciprocals' range checks
+ * on a float's exponent bits before it and inside it (FADD, then integer
+ * tests of its bits: on data; the slow path a call), after which the paths
+ * join; the float parameter eps feeds the first:
+ *   float r = 1 / eps;
+ *   for (int i = threadIdx.x; i < n / 4; i += blockDim.x) y4[i] = f(x4[i], r); */
+static const char sass_rows[] =
+    "//--------------------- .text._Z4rowsPKfPfif --------------------------\n"
+    ".text._Z4rowsPKfPfif:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0007*/                   ULDC UR12, c[0x0][0x224] ;\n"
+    "        /*0008*/                   FADD R21, RZ, UR12 ;\n"
+    "        /*0009*/                   IADD3 R22, R21, 0x1800000, RZ ;\n"
+    "        /*000a*/                   LOP3.LUT R22, R22, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*000b*/                   ISETP.GT.U32.AND P3, PT, R22, 0x1ffffff, PT ;\n"
+    "        /*000c*/               @P3 BRA `(.L_x_5) ;\n"
+    "        /*000d*/                   MOV R8, 0x0e ;\n"
+    "        /*000e*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath) ;\n"
+    "        /*000f*/                   BRA `(.L_x_6) ;\n"
+    ".L_x_5:\n"
+    "        /*000f*/                   MUFU.RCP R8, R21 ;\n"
+    ".L_x_6:\n"
+    "        /*0010*/                   ULDC UR7, c[0x0][0x220] ;\n"
+    "        /*0020*/                   ULDC UR9, c[0x0][0x0] ;\n"
+    "        /*0030*/                   USHF.R.S32.HI UR6, URZ, 0x1f, UR7 ;\n"
+    "        /*0040*/                   ULEA.HI UR6, UR6, UR7, URZ, 0x2 ;\n"
+    "        /*0050*/                   USHF.R.S32.HI UR6, URZ, 0x2, UR6 ;\n"
+    "        /*0060*/                   ISETP.GE.AND P2, PT, R0, UR6, PT ;\n"
+    "        /*0070*/               @P2 EXIT ;\n"
+    "        /*0080*/                   LDC.64 R6, c[0x0][0x210] ;\n"
+    "        /*0090*/                   LDC.64 R14, c[0x0][0x218] ;\n"
+    "        /*00a0*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*00b0*/                   MOV R20, RZ ;\n"
+    ".L_x_0:\n"
+    "        /*00c0*/                   IMAD.WIDE R8, R0, 0x10, R6 ;\n"
+    "        /*00d0*/                   LDG.E.128 R8, desc[UR10][R8.64] ;\n"
+    "        /*00e0*/                   FADD R20, R20, 1 ;\n"
+    "        /*00f0*/                   IADD3 R11, R20, 0x1800000, RZ ;\n"
+    "        /*0100*/                   LOP3.LUT R11, R11, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*0110*/                   ISETP.GT.U32.AND P0, PT, R11, 0x1ffffff, PT ;\n"
+    "        /*0120*/               @P0 BRA `(.L_x_1) ;\n"
+    "        /*0130*/                   MOV R8, 0x150 ;\n"
+    "        /*0140*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath) ;\n"
+    "        /*0150*/                   BRA `(.L_x_2) ;\n"
+    ".L_x_1:\n"
+    "        /*0160*/                   MUFU.RCP R8, R20 ;\n"
+    ".L_x_2:\n"
+    "        /*0160*/                   IMAD.WIDE R12, R0, 0x10, R14 ;\n"
+    "        /*0170*/                   STG.E.128 desc[UR10][R12.64], R8 ;\n"
+    "        /*0180*/                   IADD3 R0, R0, UR9, RZ ;\n"
+    "        /*0190*/                   ISETP.GE.AND P1, PT, R0, UR6, PT ;\n"
+    "        /*01a0*/              @!P1 BRA `(.L_x_0) ;\n"
+    "        /*01b0*/                   EXIT ;\n"
+    ".L_x_3:\n"
+    "        /*01c0*/                   BRA `(.L_x_3);\n"
+    ".L_x_4:\n";
+
+static void test_sass_rows(void)
+{
+    struct emu_ptx_kernel k;
+    EXPECT(emu_sass_parse(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x210, 0x18, &k) == 0);
+    void *out = NULL;
+    size_t bytes;
+    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
+    emu_ptx_kernel_free(&k);
+    if (!out)
+        return;
+    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
+    if (!rk) {
+        free(out);
+        return;
+    }
+    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
+    rk->work_bytes = (uint32_t)bytes;
+    memcpy(rk + 1, out, bytes);
+    free(out);
+    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        int n = 1 << 22;
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        float eps = 1e-5f;
+        set(&b, 16, &n, 4);
+        set(&b, 20, &eps, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        /* every float of the row read and written once, whichever way
+         * the range checks went */
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+    }
+    free(rk);
+}
+
+/* A branch on a float's bits (a reciprocal's range check: FADD, then
+ * integer tests of its exponent) is on data: half the threads take it,
+ * whatever the float's value; the float is not read as an integer. */
+static const char sass_fbits[] =
+    "//--------------------- .text._Z3fbiPf --------------------------\n"
+    ".text._Z3fbiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   FADD R5, RZ, 1 ;\n"
+    "        /*0040*/                   IADD3 R6, R5, 0x1800000, RZ ;\n"
+    "        /*0050*/                   LOP3.LUT R6, R6, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*0060*/                   ISETP.GT.U32.AND P0, PT, R6, 0x1ffffff, PT ;\n"
+    "        /*0070*/               @P0 EXIT ;\n"
+    "        /*0080*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0090*/                   STG.E desc[UR4][R2.64], R5 ;\n"
+    "        /*00a0*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static void test_sass_float_bits(void)
+{
+    struct emu_ptx_kernel k;
+    EXPECT(emu_sass_parse(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x210, 0x8, &k) == 0);
+    void *out = NULL;
+    size_t bytes;
+    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
+    emu_ptx_kernel_free(&k);
+    if (!out)
+        return;
+    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
+    if (!rk) {
+        free(out);
+        return;
+    }
+    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
+    rk->work_bytes = (uint32_t)bytes;
+    memcpy(rk + 1, out, bytes);
+    free(out);
+    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    EXPECT(w != NULL);
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 0.5 * 4 * 256, 0.001);
+    }
+    free(rk);
+}
+
 static void test_parser(void)
 {
     struct emu_ptx_kernel k;
@@ -513,6 +659,8 @@ int main(void)
     test_masked();
     test_unresolved();
     test_sass();
+    test_sass_rows();
+    test_sass_float_bits();
     test_damage();
     test_bad_summary();
     if (failures) {
