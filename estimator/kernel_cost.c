@@ -242,6 +242,12 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         if (!a.known || !b.known || !c.known)
             return unknown;
         double p = clamp01(c.avg);
+        /* a choice every thread makes the same way is that value, spread
+         * as it is (a limit that is n for every row in range, or 0) */
+        if (p >= 1)
+            return a;
+        if (p <= 0)
+            return b;
         return range(fmin(a.lo, b.lo), p * a.avg + (1 - p) * b.avg, fmax(a.hi, b.hi));
     }
     case MAYA_KX_CMP: {

@@ -683,7 +683,8 @@ EMU_API int emu_image_probe(const void *image, size_t bytes, size_t *size_out);
  * call again with the cubin's bytes" (or emu_sass_unlock). 0 with *out
  * (malloc'd), or -1 (no nvdisasm, nothing read). */
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
-                          int sm, unsigned param_base, unsigned param_bytes, void **out, size_t *out_bytes);
+                          int sm, unsigned param_base, unsigned param_bytes, const struct maya_kparam *params,
+                          unsigned nparams, void **out, size_t *out_bytes);
 /* After emu_sass_work answered 1 and the caller will not call it again
  * with the cubin: let other ranks read the kernel. */
 EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);

@@ -1221,7 +1221,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     }
     pthread_mutex_unlock(&index_lock);
     if (sass && emu_sass_work(NULL, 0, hash, k->mangled, l.sym, l.sm, (unsigned)l.cbank_off, (unsigned)l.cbank_size,
-                              &wa.work, &wa.bytes) == 1) {
+                              l.params, l.n, &wa.work, &wa.bytes) == 1) {
         /* not cached: nvdisasm reads a copy of the cubin, without the lock */
         pthread_mutex_lock(&index_lock);
         struct code *c = &x->codes[l.code];
@@ -1232,7 +1232,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
         pthread_mutex_unlock(&index_lock);
         if (copy)
             emu_sass_work(copy, n, hash, k->mangled, l.sym, l.sm, (unsigned)l.cbank_off, (unsigned)l.cbank_size,
-                          &wa.work, &wa.bytes);
+                          l.params, l.n, &wa.work, &wa.bytes);
         else
             emu_sass_unlock(hash, k->mangled, l.sym);
         free(copy);

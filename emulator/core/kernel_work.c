@@ -848,6 +848,13 @@ static int is_branch(const struct emu_ptx_inst *in)
     return op_is(in->op, "bra") && in->nops >= 1;
 }
 
+/* sass_parse.c's split of a 64-bit constant-bank load of two 4-byte
+ * parameters: "mov.pair.b32 R4, c[0x0][off], R5, c[0x0][off + 4]". */
+static int is_pair(const struct emu_ptx_inst *in)
+{
+    return emu_slice_is(in->op, "mov.pair.b32") && in->nops == 4;
+}
+
 static int is_exit(const struct emu_ptx_inst *in)
 {
     return op_is(in->op, "ret") || op_is(in->op, "exit") || op_is(in->op, "trap");
@@ -928,6 +935,8 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
     }
     if (w->k->sass && emu_slice_is(op, "mov.b64") && in->nops == 2)
         return cbank(w, in->ops[1], 8); /* LDC.64: a 64-bit parameter (a pointer) */
+    if (w->k->sass && is_pair(in))
+        return cbank(w, in->ops[1], 4); /* the pair's low register (the high: interpret) */
     if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
         return in->nops == 2 ? a : X_UNKNOWN;
     if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
@@ -1071,6 +1080,11 @@ static int each_dest(struct kw *w, const struct emu_ptx_inst *in, int (*fn)(stru
         if (!is_reg(s))
             continue;
         int32_t r = reg_id(w, s);
+        if (r < 0 || fn(w, r, arg) < 0)
+            return -1;
+    }
+    if (is_pair(in) && is_reg(in->ops[2])) {
+        int32_t r = reg_id(w, in->ops[2]);
         if (r < 0 || fn(w, r, arg) < 0)
             return -1;
     }
@@ -1347,6 +1361,12 @@ static int interpret(struct kw *w)
                 v = r >= 0 ? sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
             }
             set_reg(w, in->ops[0], v);
+            if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
+                int32_t r = reg_id(w, in->ops[2]);
+                uint32_t hi = cbank(w, in->ops[3], 4);
+                if (r >= 0)
+                    w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? sel(w, g, hi, (uint32_t)w->env[r]) : hi);
+            }
             /* setp's second result is the negation */
             if (op_is(in->op, "setp") && in->ops[0].n) {
                 for (uint32_t c = 0; c < in->ops[0].n; c++)

@@ -28,6 +28,7 @@
  */
 #define _GNU_SOURCE
 #include "ptx_parse.h"
+#include "maya/trace_format.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -157,6 +158,47 @@ static int is_pred(struct emu_slice o)
                                                            (i + 2 == o.n && o.p[i + 1] == 'T'));
 }
 
+/* LDC.64 R4, c[0x0][off] where the parameter at off has 4 bytes or fewer
+ * (nvcc loads two int parameters at once): R4 and R5 each get their own,
+ * as "mov.pair.b32 R4, c[0x0][off], R5, c[0x0][off + 4]". An 8-byte
+ * parameter (a pointer) stays one 64-bit value. */
+static void split_pair(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
+{
+    if (in->nops != 2 || !k->sass_params)
+        return;
+    struct emu_slice d = in->ops[0], c = in->ops[1];
+    char buf[48];
+    if (c.n >= sizeof buf || c.n < 9 || memcmp(c.p, "c[0x0][", 7) != 0 || c.p[c.n - 1] != ']')
+        return;
+    memcpy(buf, c.p + 7, c.n - 8);
+    buf[c.n - 8] = 0;
+    char *e;
+    unsigned long off = strtoul(buf, &e, 16);
+    if (*e || strncmp(buf, "0x", 2) != 0 || off < k->param_base)
+        return;
+    int narrow = 0;
+    for (uint32_t i = 0; i < k->sass_nparams; i++)
+        if (k->sass_params[i].offset == off - k->param_base)
+            narrow = k->sass_params[i].bytes <= 4;
+    /* the register's number, and the next one's name */
+    uint32_t j = d.n && d.p[0] == 'U' ? 1 : 0;
+    if (!narrow || j + 1 >= d.n || d.p[j] != 'R' || d.n - j > 6)
+        return;
+    unsigned long r = 0;
+    for (uint32_t i = j + 1; i < d.n; i++) {
+        if (!isdigit((unsigned char)d.p[i]))
+            return;
+        r = r * 10 + (unsigned long)(d.p[i] - '0');
+    }
+    char hi[16], hic[32];
+    snprintf(hi, sizeof hi, "%sR%lu", j ? "U" : "", r + 1);
+    snprintf(hic, sizeof hic, "c[0x0][0x%lx]", off + 4);
+    in->op = lit("mov.pair.b32");
+    in->ops[2] = keep(k, hi);
+    in->ops[3] = keep(k, hic);
+    in->nops = 4;
+}
+
 /* Translate instruction s (mnemonic and operands as SASS has them) into
  * its PTX equivalent, in place. */
 static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
@@ -182,6 +224,8 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
             SET("unknown");
     } else if (IS("LDC")) {
         SET(part(m, "64") ? "mov.b64" : "mov.b32");
+        if (part(m, "64"))
+            split_pair(k, in);
     } else if (IS("IMAD")) {
         if (part(m, "X") || part(m, "HI")) {
             SET("unknown");
@@ -431,7 +475,7 @@ static int line(struct emu_ptx_kernel *k, const char *s, const char *e)
 }
 
 int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
-                   struct emu_ptx_kernel *out)
+                   const struct maya_kparam *params, unsigned nparams, struct emu_ptx_kernel *out)
 {
     memset(out, 0, sizeof *out);
     if (!text || !entry || !*entry)
@@ -439,6 +483,8 @@ int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t p
     out->sass = 1;
     out->param_base = param_base;
     out->param_bytes = param_bytes;
+    out->sass_params = params;
+    out->sass_nparams = params ? nparams : 0;
     /* the function's section starts at ".text.<entry>:" */
     char head[4200];
     if (snprintf(head, sizeof head, ".text.%s:", entry) >= (int)sizeof head)
@@ -472,5 +518,7 @@ int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t p
         }
         p = nl ? nl + 1 : end;
     }
+    out->sass_params = NULL; /* the caller's, read only while parsing */
+    out->sass_nparams = 0;
     return 0;
 }

@@ -434,7 +434,8 @@ EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned 
 }
 
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
-                          int sm, unsigned param_base, unsigned param_bytes, void **out, size_t *out_bytes)
+                          int sm, unsigned param_base, unsigned param_bytes, const struct maya_kparam *params,
+                          unsigned nparams, void **out, size_t *out_bytes)
 {
     *out = NULL;
     *out_bytes = 0;
@@ -467,7 +468,7 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     }
     int rc = -1;
     struct emu_ptx_kernel k;
-    if (emu_sass_parse(text, len, mangled, param_base, param_bytes, &k) == 0) {
+    if (emu_sass_parse(text, len, mangled, param_base, param_bytes, params, nparams, &k) == 0) {
         rc = emu_kwork_from_ptx(&k, sm, out, out_bytes);
         emu_ptx_kernel_free(&k);
     }

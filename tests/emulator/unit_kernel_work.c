@@ -340,7 +340,7 @@ static void test_unresolved(void)
 static void test_sass(void)
 {
     struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0);
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0);
     EXPECT(k.sass && k.ninsts == 24 && k.nlabels == 5);
     int bra = 0, ld = 0;
     for (uint32_t i = 0; i < k.ninsts; i++) {
@@ -379,7 +379,7 @@ static void test_sass(void)
         uint16_t off[4];
         EXPECT(emu_kwork_pointer_params(w, off, 4) == 2 && off[0] == 0 && off[1] == 8);
     }
-    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z5otherv", 0x210, 0x14, &k) < 0);
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z5otherv", 0x210, 0x14, NULL, 0, &k) < 0);
     free(rk);
 }
 
@@ -444,7 +444,7 @@ static const char sass_rows[] =
 static void test_sass_rows(void)
 {
     struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x210, 0x18, &k) == 0);
+    EXPECT(emu_sass_parse(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x210, 0x18, NULL, 0, &k) == 0);
     void *out = NULL;
     size_t bytes;
     EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
@@ -501,7 +501,7 @@ static const char sass_fbits[] =
 static void test_sass_float_bits(void)
 {
     struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x210, 0x8, &k) == 0);
+    EXPECT(emu_sass_parse(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x210, 0x8, NULL, 0, &k) == 0);
     void *out = NULL;
     size_t bytes;
     EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
@@ -525,6 +525,89 @@ static void test_sass_float_bits(void)
         struct est_kwork kw;
         EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
         NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 0.5 * 4 * 256, 0.001);
+    }
+    free(rk);
+}
+
+/* PyTorch's warp softmax: each thread loads elements tid + 32 k of its row
+ * while below a limit chosen per row, the row length for rows in range,
+ * else 0: the choice holds for every row, so every load counts. */
+static const char sel_limit[] =
+    ".visible .entry rowsel(\n\t.param .u64 .ptr .global .align 1 rowsel_param_0,\n"
+    "\t.param .u32 rowsel_param_1,\n\t.param .u32 rowsel_param_2\n)\n{\n"
+    "\tld.param.u64 %rd1, [rowsel_param_0];\n\tld.param.u32 %r1, [rowsel_param_1];\n"
+    "\tld.param.u32 %r2, [rowsel_param_2];\n"
+    "\tmov.u32 %r3, %ctaid.x;\n\tmov.u32 %r4, %tid.x;\n"
+    "\tsub.s32 %r5, %r2, %r3;\n\tsetp.gt.s32 %p1, %r5, 0;\n\tselp.b32 %r6, %r1, 0, %p1;\n"
+    "\tadd.s32 %r7, %r4, 1024;\n\tsetp.ge.s32 %p2, %r7, %r6;\n"
+    "\tmul.wide.s32 %rd2, %r7, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+    "\t@!%p2 ld.global.f32 %f1, [%rd3];\n"
+    "\tret;\n}\n";
+
+static void test_sel_limit(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(sel_limit, sizeof sel_limit - 1, "rowsel", &keep);
+    if (!w)
+        return;
+    unsigned cols = 2048, rows = 4096;
+    struct launch b;
+    launch(&b, rows, 1, 32, 1);
+    set(&b, 8, &cols, 4);
+    set(&b, 12, &rows, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * 32 * rows, 0.001);
+    free(keep);
+}
+
+/* Two int parameters loaded at once (ULDC.64 UR4, c[0x0][0x210]: n in UR4,
+ * m in UR5): with the parameters' layout, each register holds its own. */
+static const char sass_pair[] =
+    "//--------------------- .text._Z4pairiiPf --------------------------\n"
+    ".text._Z4pairiiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   ULDC.64 UR4, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ISETP.GE.AND P0, PT, R0, UR5, PT ;\n"
+    "        /*0030*/               @P0 EXIT ;\n"
+    "        /*0040*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0050*/                   ULDC.64 UR6, c[0x0][0x208] ;\n"
+    "        /*0060*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0070*/                   STG.E desc[UR6][R2.64], RZ ;\n"
+    "        /*0080*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static void test_sass_pair(void)
+{
+    static const struct maya_kparam layout[] = { { 0, 4, 0, { 0 } }, { 4, 4, 0, { 0 } }, { 8, 8, 0, { 0 } } };
+    struct emu_ptx_kernel k;
+    EXPECT(emu_sass_parse(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x210, 0x10, layout, 3, &k) == 0);
+    void *out = NULL;
+    size_t bytes;
+    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
+    emu_ptx_kernel_free(&k);
+    if (!out)
+        return;
+    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
+    if (!rk) {
+        free(out);
+        return;
+    }
+    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
+    rk->work_bytes = (uint32_t)bytes;
+    memcpy(rk + 1, out, bytes);
+    free(out);
+    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    EXPECT(w != NULL);
+    if (w) {
+        int n = 1 << 20, m = 64;
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        set(&b, 0, &n, 4);
+        set(&b, 4, &m, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * m, 0.001); /* threads below m */
     }
     free(rk);
 }
@@ -597,7 +680,7 @@ static void test_damage(void)
     for (size_t len = 0; len <= n; len++) {
         struct emu_ptx_kernel k;
         memcpy(copy, sass_gs, len);
-        if (emu_sass_parse(copy, len, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0) {
+        if (emu_sass_parse(copy, len, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0) {
             void *w = NULL;
             size_t bytes;
             emu_kwork_from_ptx(&k, 90, &w, &bytes);
@@ -610,7 +693,7 @@ static void test_damage(void)
         memcpy(copy, sass_gs, n);
         for (int j = 0; j < 1 + rand() % 8; j++)
             copy[rand() % n] = (char)(rand() % 256);
-        if (emu_sass_parse(copy, n, "_Z4gs32PKfPfi", 0x210, 0x14, &k) == 0) {
+        if (emu_sass_parse(copy, n, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0) {
             void *w = NULL;
             size_t bytes;
             emu_kwork_from_ptx(&k, 90, &w, &bytes);
@@ -657,10 +740,12 @@ int main(void)
     test_row_loop();
     test_mma();
     test_masked();
+    test_sel_limit();
     test_unresolved();
     test_sass();
     test_sass_rows();
     test_sass_float_bits();
+    test_sass_pair();
     test_damage();
     test_bad_summary();
     if (failures) {
