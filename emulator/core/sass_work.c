@@ -14,9 +14,8 @@
  * kernel's name and symbol index, and the analysis' version: $MAYA_CACHE_DIR/kwork-v1/, else $XDG_CACHE_HOME/maya/...,
  * else ~/.cache/maya/...; a kernel nvdisasm gives nothing for is cached as
  * such. Entries are written to a temporary file and renamed into place, so
- * that ranks starting together never read half an entry; two ranks that
- * miss at once both disassemble, and the later rename wins, with the same
- * bytes. Ranks that start together miss together: the first to take a
+ * that ranks starting together never read half an entry. Ranks that start
+ * together miss together: the first to take a
  * kernel's lock file (O_EXCL) disassembles it, the others wait for its
  * entry (a lock whose owner, named in it as host and pid, is gone from this
  * host, or older than LOCK_STALE_S, is taken over). Only kernels that

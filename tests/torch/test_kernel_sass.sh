@@ -4,8 +4,10 @@
 # built without PTX gives the same work as from its PTX where the SASS
 # shows it (row softmax, guarded scale, Adam: bytes within 1 %); summaries
 # are cached on disk, a second run reads the cache, not nvdisasm, and two
-# ranks that start together on an empty cache both get them; and a
-# PyTorch ResNet step has every launch priced from its code. Skipped, with a
+# ranks that start together on an empty cache both get them; a PyTorch
+# ResNet step has every launch priced from its code; and PyTorch's
+# LayerNorm, softmax, elementwise and log-softmax kernels at training sizes
+# are priced within bounds derived from the bytes they move. Skipped, with a
 # note, when there is no nvdisasm (scripts/nvdisasm.sh installs it).
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
@@ -83,4 +85,26 @@ assert k["launches"] > 50 and k["without_code"] == 0 and k["priced_from_code"] =
 PY
 dump "$d/traces/rank-0.mtrace" > "$TEST_TMP/resnet.dump"
 [ "$(grep -c '^kernel .* work=sass ' "$TEST_TMP/resnet.dump")" -ge 10 ] || fail "fewer than 10 PyTorch kernels read from SASS"
+
+# PyTorch's row-wise and elementwise kernels at training sizes, priced from
+# their SASS within bounds derived by hand from the bytes each must move:
+# no faster than them at the H100's 3.35 TB/s datasheet bandwidth, no
+# slower than every pass over them at half of it
+d=$TEST_TMP/rows
+torch_run "$d" h100x1 row_ops.py
+expect_grep '^row_ops: ok' "$d/logs/rank-0.out"
+# range NAME LO_MIB HI_MIB
+range() {
+    local o=$TEST_TMP/rows.$1 us
+    "$MAYA" estimate launch "$d" "$1" > "$o" 2>&1 || fail "maya estimate launch $1: $(cat "$o")"
+    cat "$o"
+    expect_grep '^code=sass ' "$o" "$1: priced from its SASS"
+    us=$(grep -oE 'device_us=[0-9.]+' "$o" | cut -d= -f2)
+    awk -v lo="$2" -v hi="$3" -v us="$us" 'BEGIN { m = 1048576; exit !(us >= lo * m / 3350e3 && us <= hi * m / 1675e3) }' ||
+        fail "$1: $us us is outside [$2 MiB at 3.35 TB/s, $3 MiB at 1.675 TB/s]"
+}
+range vectorized_layer_norm_kernel 128 256    # x read (at most 3 passes), y written
+range softmax_warp_forward 1024 2048          # read once or twice, written once
+range AUnaryFunctor 128 128                   # x * 2: read and written once
+range cunn_SoftMaxForward 3200 4800           # log-softmax: logits read (1 or 2 passes), written once
 echo "kernel sass: ok"
