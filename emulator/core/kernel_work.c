@@ -1263,6 +1263,16 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
             return;
         step = s2;
         before = 1;
+    } else {
+        /* a test that looks ahead of the register's step (an unrolled
+         * body: i + 3 * stride < n after i += 4 * stride) compares the
+         * stepped register with the bound less the look-ahead */
+        uint32_t reg = w->x[phi].c, p2, s2;
+        if (reg < w->nregs && split_phi(w, (uint32_t)w->env[reg], l, &p2, &s2, 0) && p2 == phi && s2 != step &&
+            s2 != X_ZERO && s2 != X_UNKNOWN) {
+            rhs = bin(w, MAYA_KX_SUB, rhs, bin(w, MAYA_KX_SUB, step, s2));
+            step = s2;
+        }
     }
     if (step == X_UNKNOWN || step == X_ZERO || w->x[phi].a == X_UNKNOWN)
         return;

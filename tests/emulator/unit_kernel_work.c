@@ -612,6 +612,39 @@ static void test_sass_pair(void)
     free(rk);
 }
 
+/* An unrolled strided loop whose test looks ahead of its step (PyTorch's
+ * reductions): four loads at i, i + s, i + 2 s, i + 3 s, then i += 4 s,
+ * continued while i + 3 s < n. */
+static const char lookahead[] =
+    ".visible .entry ahead(\n\t.param .u64 .ptr .global .align 1 ahead_param_0,\n"
+    "\t.param .u32 ahead_param_1\n)\n{\n"
+    "\tld.param.u64 %rd1, [ahead_param_0];\n\tld.param.u32 %r2, [ahead_param_1];\n"
+    "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r3, %ntid.x;\n\tshl.b32 %r4, %r3, 2;\n\tmul.lo.s32 %r5, %r3, 3;\n"
+    "$L__BB9_1:\n"
+    "\tmul.wide.s32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tld.global.f32 %f1, [%rd3];\n"
+    "\tadd.s32 %r6, %r1, %r3;\n\tmul.wide.s32 %rd4, %r6, 4;\n\tadd.s64 %rd5, %rd1, %rd4;\n\tld.global.f32 %f2, [%rd5];\n"
+    "\tadd.s32 %r7, %r6, %r3;\n\tmul.wide.s32 %rd6, %r7, 4;\n\tadd.s64 %rd7, %rd1, %rd6;\n\tld.global.f32 %f3, [%rd7];\n"
+    "\tadd.s32 %r8, %r7, %r3;\n\tmul.wide.s32 %rd8, %r8, 4;\n\tadd.s64 %rd9, %rd1, %rd8;\n\tld.global.f32 %f4, [%rd9];\n"
+    "\tadd.s32 %r1, %r1, %r4;\n\tadd.s32 %r9, %r1, %r5;\n\tsetp.lt.s32 %p1, %r9, %r2;\n\t@%p1 bra $L__BB9_1;\n"
+    "\tret;\n}\n";
+
+static void test_lookahead(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(lookahead, sizeof lookahead - 1, "ahead", &keep);
+    if (!w)
+        return;
+    EXPECT(!(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    unsigned n = 1u << 20;
+    struct launch b;
+    launch(&b, 1, 1, 256, 1);
+    set(&b, 8, &n, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.01); /* every element once */
+    free(keep);
+}
+
 static void test_parser(void)
 {
     struct emu_ptx_kernel k;
@@ -741,6 +774,7 @@ int main(void)
     test_mma();
     test_masked();
     test_sel_limit();
+    test_lookahead();
     test_unresolved();
     test_sass();
     test_sass_rows();
