@@ -159,9 +159,10 @@ static int is_pred(struct emu_slice o)
 }
 
 /* LDC.64 R4, c[0x0][off] where the parameter at off has 4 bytes or fewer
- * (nvcc loads two int parameters at once): R4 and R5 each get their own,
- * as "mov.pair.b32 R4, c[0x0][off], R5, c[0x0][off + 4]". An 8-byte
- * parameter (a pointer) stays one 64-bit value. */
+ * (nvcc loads two int parameters at once), or off is inside a struct
+ * parameter: R4 and R5 each get their own, as "mov.pair.b32 R4,
+ * c[0x0][off], R5, c[0x0][off + 4]". An 8-byte parameter (a pointer)
+ * stays one 64-bit value. */
 static void split_pair(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
 {
     if (in->nops != 2 || !k->sass_params)
@@ -176,10 +177,15 @@ static void split_pair(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
     unsigned long off = strtoul(buf, &e, 16);
     if (*e || strncmp(buf, "0x", 2) != 0 || off < k->param_base)
         return;
+    /* a parameter of 4 bytes or fewer there, or a field of a struct
+     * parameter (PyTorch's configurations: mostly ints; a 64-bit field
+     * keeps its low half, as 64-bit arithmetic does here) */
     int narrow = 0;
-    for (uint32_t i = 0; i < k->sass_nparams; i++)
-        if (k->sass_params[i].offset == off - k->param_base)
-            narrow = k->sass_params[i].bytes <= 4;
+    for (uint32_t i = 0; i < k->sass_nparams; i++) {
+        uint64_t at = k->sass_params[i].offset, b = k->sass_params[i].bytes;
+        if (off - k->param_base >= at && off - k->param_base < at + b)
+            narrow = b <= 4 || b > 8;
+    }
     /* the register's number, and the next one's name */
     uint32_t j = d.n && d.p[0] == 'U' ? 1 : 0;
     if (!narrow || j + 1 >= d.n || d.p[j] != 'R' || d.n - j > 6)

@@ -577,11 +577,10 @@ static const char sass_pair[] =
     "        /*0080*/                   EXIT ;\n"
     ".L_x_0:\n";
 
-static void test_sass_pair(void)
+static void sass_pair_with(const struct maya_kparam *layout, unsigned n_layout)
 {
-    static const struct maya_kparam layout[] = { { 0, 4, 0, { 0 } }, { 4, 4, 0, { 0 } }, { 8, 8, 0, { 0 } } };
     struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x210, 0x10, layout, 3, &k) == 0);
+    EXPECT(emu_sass_parse(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x210, 0x10, layout, n_layout, &k) == 0);
     void *out = NULL;
     size_t bytes;
     EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
@@ -610,6 +609,16 @@ static void test_sass_pair(void)
         NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * m, 0.001); /* threads below m */
     }
     free(rk);
+}
+
+/* The same with n, m and y as three parameters, and as the fields of one
+ * struct parameter (PyTorch's configurations). */
+static void test_sass_pair(void)
+{
+    static const struct maya_kparam three[] = { { 0, 4, 0, { 0 } }, { 4, 4, 0, { 0 } }, { 8, 8, 0, { 0 } } };
+    static const struct maya_kparam one[] = { { 0, 16, 0, { 0 } } };
+    sass_pair_with(three, 3);
+    sass_pair_with(one, 1);
 }
 
 /* An unrolled strided loop whose test looks ahead of its step (PyTorch's

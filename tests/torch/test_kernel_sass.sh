@@ -107,4 +107,5 @@ range vectorized_layer_norm_kernel 128 256    # x read (at most 3 passes), y wri
 range softmax_warp_forward 1024 2048          # read once or twice, written once
 range AUnaryFunctor 128 128                   # x * 2: read and written once
 range cunn_SoftMaxForward 3200 4800           # log-softmax: logits read (1 or 2 passes), written once
+range reduce_kernel 128 256                   # column sums of x in fp32: read once (or twice)
 echo "kernel sass: ok"
