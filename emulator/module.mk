@@ -15,7 +15,7 @@ $(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
 
 # The device clock (core/device_clock.c) times events with the estimator's
 # analytical model: only those objects, no learned models (XGBoost).
-CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o host.o kernel_cost.o)
+CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o host.o kernel_cost.o)
 $(B)/obj/emulator/core/device_clock.o: EXTRA_CFLAGS += -Iestimator
 
 $(CORE_LIB): $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/core/core.map
@@ -139,7 +139,7 @@ $(B)/obj/tests/emulator/unit_kernel_work.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iesti
 $(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core/ptx_parse.o \
 		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/libmaya-estimator.a $(B)/obj/libmaya-common.a
 	@mkdir -p $(@D)
-	$(CC) -o $@ $^ $(LDFLAGS) -lm
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
 ALL_TARGETS += $(KWORK_UNIT)
 
 # Unit test of the fat binary reader (core/fatbin.c) on the nvcc-built
