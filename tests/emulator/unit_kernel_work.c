@@ -183,17 +183,17 @@ static void set(struct launch *b, unsigned off, const void *v, unsigned bytes)
     memcpy(b->params + off, v, bytes);
 }
 
-static const struct maya_kwork *analyse(const char *text, size_t n, const char *entry, void **keep)
+/* Summary *keep (bytes long) as a KERNEL record carries it, through the
+ * reader's checks: the record in *keep (freed by the caller), its summary. */
+static const struct maya_kwork *as_record(void **keep, size_t bytes)
 {
-    size_t bytes;
-    *keep = NULL;
-    if (emu_kwork_ptx_text(text, n, entry, 90, keep, &bytes) < 0)
-        return NULL;
     EXPECT(bytes % 8 == 0);
-    /* the summary must pass the reader's checks as a KERNEL record would carry it */
     struct maya_rec_kernel *k = calloc(1, sizeof *k + bytes);
-    if (!k)
+    if (!k) {
+        free(*keep);
+        *keep = NULL;
         return NULL;
+    }
     k->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *k + bytes) };
     k->work_bytes = (uint32_t)bytes;
     memcpy(k + 1, *keep, bytes);
@@ -205,6 +205,32 @@ static const struct maya_kwork *analyse(const char *text, size_t n, const char *
     free(*keep);
     *keep = k;
     return w;
+}
+
+static const struct maya_kwork *analyse(const char *text, size_t n, const char *entry, void **keep)
+{
+    size_t bytes;
+    *keep = NULL;
+    if (emu_kwork_ptx_text(text, n, entry, 90, keep, &bytes) < 0)
+        return NULL;
+    return as_record(keep, bytes);
+}
+
+/* The same for SASS text, parameters at c[0x0][0x210] (param_bytes of them,
+ * laid out as layout says, or NULL). */
+static const struct maya_kwork *analyse_sass(const char *text, size_t n, const char *entry, unsigned param_bytes,
+                                             const struct maya_kparam *layout, unsigned nlayout, void **keep)
+{
+    struct emu_ptx_kernel k;
+    size_t bytes = 0;
+    *keep = NULL;
+    EXPECT(emu_sass_parse(text, n, entry, 0x210, param_bytes, layout, nlayout, &k) == 0);
+    int rc = emu_kwork_from_ptx(&k, 90, keep, &bytes);
+    emu_ptx_kernel_free(&k);
+    EXPECT(rc == 0);
+    if (rc < 0 || !*keep)
+        return NULL;
+    return as_record(keep, bytes);
 }
 
 static void test_grid_stride(void)
@@ -348,22 +374,9 @@ static void test_sass(void)
         ld += emu_slice_is(k.insts[i].op, "ld.global.b32") && emu_slice_is(k.insts[i].ops[1], "desc[UR6][R2.64]");
     }
     EXPECT(bra == 1 && ld == 1);
-    void *out = NULL;
-    size_t bytes;
-    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
     emu_ptx_kernel_free(&k);
-    if (!out)
-        return;
-    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
-    if (!rk) {
-        free(out);
-        return;
-    }
-    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
-    rk->work_bytes = (uint32_t)bytes;
-    memcpy(rk + 1, out, bytes);
-    free(out);
-    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x14, NULL, 0, &rk);
     EXPECT(w && w->source == MAYA_KW_SASS && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
     if (w) {
         int n = 1 << 22;
@@ -443,24 +456,8 @@ static const char sass_rows[] =
 
 static void test_sass_rows(void)
 {
-    struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x210, 0x18, NULL, 0, &k) == 0);
-    void *out = NULL;
-    size_t bytes;
-    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
-    emu_ptx_kernel_free(&k);
-    if (!out)
-        return;
-    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
-    if (!rk) {
-        free(out);
-        return;
-    }
-    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
-    rk->work_bytes = (uint32_t)bytes;
-    memcpy(rk + 1, out, bytes);
-    free(out);
-    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x18, NULL, 0, &rk);
     EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
     if (w) {
         int n = 1 << 22;
@@ -500,24 +497,8 @@ static const char sass_fbits[] =
 
 static void test_sass_float_bits(void)
 {
-    struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x210, 0x8, NULL, 0, &k) == 0);
-    void *out = NULL;
-    size_t bytes;
-    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
-    emu_ptx_kernel_free(&k);
-    if (!out)
-        return;
-    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
-    if (!rk) {
-        free(out);
-        return;
-    }
-    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
-    rk->work_bytes = (uint32_t)bytes;
-    memcpy(rk + 1, out, bytes);
-    free(out);
-    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x8, NULL, 0, &rk);
     EXPECT(w != NULL);
     if (w) {
         struct launch b;
@@ -579,24 +560,8 @@ static const char sass_pair[] =
 
 static void sass_pair_with(const struct maya_kparam *layout, unsigned n_layout)
 {
-    struct emu_ptx_kernel k;
-    EXPECT(emu_sass_parse(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x210, 0x10, layout, n_layout, &k) == 0);
-    void *out = NULL;
-    size_t bytes;
-    EXPECT(emu_kwork_from_ptx(&k, 90, &out, &bytes) == 0);
-    emu_ptx_kernel_free(&k);
-    if (!out)
-        return;
-    struct maya_rec_kernel *rk = calloc(1, sizeof *rk + bytes);
-    if (!rk) {
-        free(out);
-        return;
-    }
-    rk->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *rk + bytes) };
-    rk->work_bytes = (uint32_t)bytes;
-    memcpy(rk + 1, out, bytes);
-    free(out);
-    const struct maya_kwork *w = maya_kernel_work(rk, NULL);
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x10, layout, n_layout, &rk);
     EXPECT(w != NULL);
     if (w) {
         int n = 1 << 20, m = 64;
