@@ -16,24 +16,15 @@
 #include "maya/kwork.h"
 #include "ptx_parse.h"
 
-static int failures;
+#include "../unit_check.h"
 
-#define EXPECT(cond) \
-    do { \
-        if (!(cond)) { \
-            fprintf(stderr, "%s:%d: expected %s\n", __FILE__, __LINE__, #cond); \
-            failures++; \
-        } \
-    } while (0)
+#define EXPECT(cond) CHECK(cond, "expected %s", #cond)
 
 #define NEAR(got, want, rel) \
     do { \
         double g_ = (got), w_ = (want); \
-        if (!(fabs(g_ - w_) <= (rel) * fabs(w_))) { \
-            fprintf(stderr, "%s:%d: %s = %.6g, expected %.6g (within %g%%)\n", __FILE__, __LINE__, #got, g_, w_, \
-                    100.0 * (rel)); \
-            failures++; \
-        } \
+        CHECK(fabs(g_ - w_) <= (rel) * fabs(w_), "%s = %.6g, expected %.6g (within %g%%)", #got, g_, w_, \
+              100.0 * (rel)); \
     } while (0)
 
 /* y[i] = a * x[i] + y[i] for i = global thread index; i < n; i += all threads */
