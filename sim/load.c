@@ -502,6 +502,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         r->complete = b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
+        j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
         if (b->node >= j->nodes)

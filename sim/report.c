@@ -37,7 +37,11 @@ struct facts {
 /* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
 static const char *host_clock_name(const struct sim_job *j)
 {
-    return j->host_cpu_ranks == 0 ? "wall" : j->host_cpu_ranks == j->nranks ? "cpu" : "mixed";
+    if (j->host_cpu_ranks == j->nranks)
+        return "cpu";
+    if (j->host_active_ranks == j->nranks)
+        return "active";
+    return j->host_cpu_ranks == 0 && j->host_active_ranks == 0 ? "wall" : "mixed";
 }
 
 static const struct maya_run_proc *proc_of(const struct maya_run_desc *d, int rank, int *index)

@@ -222,6 +222,7 @@ struct sim_job {
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */
+    int host_active_ranks;        /* ranks on the active clock (MAYA_TRACE_F_HOST_ACTIVE) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
     int iterations_found;         /* before keep_iterations cut them */

@@ -37,6 +37,7 @@ enum maya_trace_kind {
 /* header.flags */
 #define MAYA_TRACE_F_PASSTHROUGH 0x1 /* recorded on a real GPU: measured_ns is set */
 #define MAYA_TRACE_F_HOST_CPU    0x2 /* host times are CPU time (MAYA_HOST_CLOCK=cpu), not wall time */
+#define MAYA_TRACE_F_HOST_ACTIVE 0x4 /* host times are wall time less run-queue delay (MAYA_HOST_CLOCK=active) */
 
 struct maya_trace_header {
     char magic[8];              /* "MAYATRCE" */
@@ -460,6 +461,12 @@ struct maya_rec_end {           /* MAYA_REC_END: last record of a complete trace
 };
 
 #define MAYA_REC_ALIGN(n) (((n) + 7u) & ~7u)
+
+/* The host clock a trace header's (or rank section's) flags name. */
+static inline const char *maya_host_clock_name(uint32_t flags)
+{
+    return flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : flags & MAYA_TRACE_F_HOST_ACTIVE ? "active" : "wall";
+}
 
 /* Does a record of this type start with struct maya_call (after its header)? */
 static inline int maya_rec_is_call(uint16_t type)

@@ -54,9 +54,9 @@ done
 c0=$(field cpus "$(grep '^rank=0 ' one.out)")
 c1=$(field cpus "$(grep '^rank=1 ' one.out)")
 [[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ && $c0 != "$c1" ]] || fail "ranks 0 and 1 pinned to '$c0' and '$c1'"
-# Two ranks on two cores have one each: the wall clock; the job's own choice stands.
+# Two ranks on two cores have one each: the active clock; the job's own choice stands.
 srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 || fail "srun -c2 h100x2 failed: $(cat clock.out)"
-expect_count 2 ' clock=wall ' clock.out
+expect_count 2 ' clock=active ' clock.out
 MAYA_HOST_CLOCK=cpu srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 ||
     fail "srun with MAYA_HOST_CLOCK=cpu failed: $(cat clock.out)"
 expect_count 2 ' clock=cpu ' clock.out
