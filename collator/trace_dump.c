@@ -375,8 +375,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     }
     case MAYA_REC_MARKER: {
         const struct maya_rec_marker *m = (const void *)h;
-        static const char *kinds[] = { "?", "push", "pop", "point" };
-        fprintf(o, " marker=%s name=\"%s\"", m->kind < 4 ? kinds[m->kind] : "?",
+        static const char *kinds[] = { "?", "push", "pop", "point", "start", "end" };
+        fprintf(o, " marker=%s name=\"%s\"", m->kind < MAYA_ARRAY_LEN(kinds) ? kinds[m->kind] : "?",
                 maya_trace_string(r, m->name));
         break;
     }

@@ -236,6 +236,10 @@ static void exec_rank(const struct run *r, int rank)
         /* Triton (torch.compile) links its launcher against the libcuda it finds
          * here, before ldconfig's (a real driver's, where one is installed). */
         setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
+        /* NVTX v3 (header-only: PyTorch, llm.c) loads the library named here
+         * on a program's first NVTX call: its ranges go into the trace. */
+        snprintf(ld, sizeof ld, "%s/libmaya-nvtx.so", r->libdir);
+        setenv("NVTX_INJECTION64_PATH", ld, 0);
     }
     /* maya's handlers were inherited with the signals blocked (start_all):
      * restore the defaults first, so a stop sent now still ends the child. */

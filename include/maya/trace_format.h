@@ -435,7 +435,11 @@ struct maya_rec_graph {         /* MAYA_REC_GRAPH: bounds of one graph launch's 
     uint32_t nodes;
 };
 
-enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3 };
+/* push/pop: nested ranges of a thread (nvtxRangePush/Pop); start/end: ranges
+ * that may overlap or end on another thread (nvtxRangeStart/End). A pop or
+ * an end carries the name of the range it closes. */
+enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3, MAYA_MARK_START = 4,
+                        MAYA_MARK_END = 5 };
 
 struct maya_rec_marker {        /* MAYA_REC_MARKER: a named point or range (NVTX, profiler) */
     struct maya_rec_hdr h;
