@@ -240,8 +240,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
-    if (h->type == MAYA_REC_MARKER)
+    if (h->type == MAYA_REC_MARKER) {
         kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
+    }
     o->name = sim_intern(j, kname ? kname : api);
     if (!o->name)
         return maya_error("out of memory loading the job");
@@ -646,6 +648,7 @@ void sim_free(struct sim_job *j)
     free(j->node_flows);
     free(j->iter_times_s);
     free(j->iter_end);
+    free(j->iter_partial);
     sim_heap_free(&j->heap);
     free(j);
 }

@@ -22,7 +22,7 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
 {
     if (!strcmp(name, "--iteration-marker")) {
         if (!value || !*value)
-            return maya_error("--iteration-marker: expected the name of an op, kernel or API");
+            return maya_error("--iteration-marker: expected the name or glob of an NVTX range, kernel, op or API");
         o->iteration_marker = value;
     } else if (!strcmp(name, "--iterations")) {
         int64_t n;
