@@ -60,6 +60,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_gbps", 0, CFGF_NODEFAULT),
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
+    CFG_FLOAT("host_speed", 1, CFGF_NONE),
     CFG_END()
 };
 
@@ -169,6 +170,12 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         cfg_error(c, "cluster \"%s\": counts, bandwidths and latencies must not be negative", title);
         return -1;
     }
+    double hs = cfg_getfloat(c, "host_speed");
+    if (!(hs >= 0.01 && hs <= 100)) {
+        cfg_error(c, "cluster \"%s\": host_speed is %g; expected 0.01 to 100 (the hosts' CPU speed "
+                  "relative to the machine maya runs on)", title, hs);
+        return -1;
+    }
     return 0;
 }
 
@@ -263,6 +270,7 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_gbps = cfg_getfloat(c, "nic_gbps");
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
+    s->host_speed = cfg_getfloat(c, "host_speed");
 }
 
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
@@ -541,5 +549,6 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
             intra[c->intra], c->nvlink_gbps, c->intra_latency_us);
     fprintf(fp, "    nics_per_node = %d\n    nic_gbps = %g\n    nic_latency_us = %g\n",
             c->nics_per_node, c->nic_gbps, c->nic_latency_us);
-    fprintf(fp, "    nvls = %s\n}\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    nvls = %s\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    host_speed = %g\n}\n", c->host_speed > 0 ? c->host_speed : 1);
 }

@@ -230,6 +230,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
     if (!from_graph) {
         o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+            o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
     const char *api = maya_trace_string(L->r, c->api);
@@ -400,6 +402,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+        o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;

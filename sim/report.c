@@ -282,6 +282,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         fmt_time(a, sizeof a, s->host_work_s);
         fprintf(fp, "host       %s of host work per iteration (%.0f%%), measured on this machine's CPUs (%s clock)",
                 a, of > 0 ? 100 * s->host_work_s / of : 0, host_clock_name(j));
+        if (in->cluster && in->cluster->host_speed > 0 && in->cluster->host_speed != 1)
+            fprintf(fp, ", divided by the cluster's host_speed %g", in->cluster->host_speed);
         if (s->host_bound)
             fprintf(fp, ":\n           host-bound: the host, not the GPUs, sets the iteration time; a faster or "
                     "slower host changes it\n");

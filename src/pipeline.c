@@ -215,7 +215,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     if (rc == 0) {
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
-                                 .flops = est_op_flops,
+                                 .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");

@@ -180,6 +180,7 @@ struct maya_cluster_spec {
     double nic_gbps;                   /* per NIC per direction */
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
+    double host_speed;                 /* the hosts' CPU speed relative to the emulating machine (1) */
 };
 
 struct maya_hwspecs {

@@ -27,6 +27,9 @@ struct sim_config {
     /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
+    double host_speed;            /* the target hosts' CPU speed relative to this machine: the
+                                     program's host gaps and the calls' host costs are divided
+                                     by it (0: 1) */
 };
 
 struct sim_job;
