@@ -302,30 +302,20 @@ static const struct slot core2[] = {
 };
 
 /* Fill the slots of one module's table that the program's NVTX has (an older
- * NVTX has fewer). 0, or -1 if the table cannot be had. */
+ * NVTX has fewer): those listed in s, or, with s NULL, every one with
+ * ignore. 0, or -1 if the table cannot be had. */
 static int fill(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module, const struct slot *s, size_t n)
 {
     NvtxFunctionTable table = NULL;
     unsigned int size = 0;
     if (!cb->GetModuleFunctionTable(module, &table, &size) || !table)
         return -1;
-    for (size_t i = 0; i < n; i++)
-        if (s[i].id < size && table[s[i].id])
-            *table[s[i].id] = s[i].fn;
-    return 0;
-}
-
-/* The name/ignore slots of the CUDA and CUDA runtime modules (naming devices,
- * contexts, streams, events). */
-static int fill_ignored(const NvtxExportTableCallbacks *cb, NvtxCallbackModule module)
-{
-    NvtxFunctionTable table = NULL;
-    unsigned int size = 0;
-    if (!cb->GetModuleFunctionTable(module, &table, &size) || !table)
-        return -1;
-    for (unsigned int i = 1; i < size; i++)
+    for (unsigned int i = 1; !s && i < size; i++)
         if (table[i])
             *table[i] = FN(ignore);
+    for (size_t i = 0; s && i < n; i++)
+        if (s[i].id < size && table[s[i].id])
+            *table[s[i].id] = s[i].fn;
     return 0;
 }
 
@@ -340,7 +330,8 @@ __attribute__((visibility("default"))) int InitializeInjectionNvtx2(NvtxGetExpor
         return 0;
     /* the others are optional: an NVTX without domains still gets the core */
     fill(cb, NVTX_CB_MODULE_CORE2, core2, MAYA_ARRAY_LEN(core2));
-    fill_ignored(cb, NVTX_CB_MODULE_CUDA);
-    fill_ignored(cb, NVTX_CB_MODULE_CUDART);
+    /* naming devices, contexts, streams, events */
+    fill(cb, NVTX_CB_MODULE_CUDA, NULL, 0);
+    fill(cb, NVTX_CB_MODULE_CUDART, NULL, 0);
     return 1;
 }
