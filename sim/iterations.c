@@ -28,7 +28,8 @@
  * memset) at a time. Steps of CUDA graph launches are ops like any other: each
  * launch's ops come in the trace where it was launched. Grouping positions
  * by shape and comparing gaps costs O(n) for n ops, plus O(log n) per gap
- * for the hash.
+ * for the hash; counting a candidate period's kinds costs O(length x
+ * MAX_KINDS), only for candidates that could beat the best so far.
  *
  * Iteration k ends when the last of its ops completes (device or host); the
  * job's iteration k ends when it has ended on every rank, and its time is
