@@ -258,10 +258,12 @@ static void note_threads(void)
  * work at the same time, S is never more than the process lost. Intervals
  * are short (an update every ACTIVE_FRESH_NS at most, by whichever thread
  * reads the clock; a descheduled process reads nothing, so a stall falls in
- * one interval). The kernel adds a wait to d_i only when the thread runs
- * again, at times an interval late, so b_i may be negative: the figures are
- * not clamped, and their sums over intervals stay exact (a late stall then
- * holds the clock still until it is back where it should be).
+ * one interval). The counters are read before the interval's end is
+ * taken, so that a thread descheduled at the end of one of those system
+ * calls counts it in the interval it shows in. The kernel adds a wait to
+ * d_i only when the thread runs again: a thread that waited and has not
+ * run since shows its wait later, where it may not fit (b_i taken as 0),
+ * and is then not taken off, which errs toward the wall clock.
  *
  * Cost per update: a clock_gettime and a pread of the schedstat file of
  * each registered thread, under a lock that a thread finding it taken does
@@ -286,13 +288,17 @@ static __thread int registered;   /* 1: in athreads; -1: could not be */
 /* Under active_lock: add the stall since the last update to stall_sum. The
  * part of the interval the wall clock left out (an emulator wait) holds its
  * share of the stall, already off the clock. */
-static void update_locked(uint64_t now)
+static void update_locked(void)
 {
-    uint64_t elapsed = now - last_update, w = wall_now();
-    uint64_t advanced = w > wall_at_update ? w - wall_at_update : 0;
-    int64_t sum_run = 0, min_blocked = INT64_MAX;
-    last_update = now;
-    wall_at_update = w;
+    /* the counters first, then the time: a thread descheduled at the end of
+     * a system call here (clock_gettime, pread) is so within the interval
+     * its counters show it in */
+    struct reading {
+        uint64_t dr, dd;
+    } rd[64], *rv = nathreads <= 64 ? rd : malloc(nathreads * sizeof *rv);
+    if (!rv)
+        return;
+    size_t nread = 0;
     for (size_t i = 0; i < nathreads; i++) {
         struct active_thread *t = &athreads[i];
         uint64_t run, delay, unused;
@@ -300,25 +306,30 @@ static void update_locked(uint64_t now)
         if (clock_gettime(t->cpu, &ts) != 0 || maya_schedstat_read(t->fd, &unused, &delay) < 0)
             continue; /* ending: its key's destructor unregisters it */
         run = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-        int64_t dr = (int64_t)(run - t->run), dd = (int64_t)(delay - t->delay);
-        t->run = run;
-        t->delay = delay;
-        sum_run += dr;
-        /* may be negative: a delay the kernel adds up only when the thread
-         * runs again falls into a later interval than it happened in; the
-         * sums over intervals stay exact */
-        min_blocked = MAYA_MIN(min_blocked, (int64_t)elapsed - dr - dd);
+        rv[nread++] = (struct reading){ run > t->run ? run - t->run : 0, delay > t->delay ? delay - t->delay : 0 };
+        t->run = MAYA_MAX(run, t->run);
+        t->delay = MAYA_MAX(delay, t->delay);
     }
-    if (min_blocked == INT64_MAX)
+    uint64_t now = maya_mono_ns(), w = wall_now();
+    uint64_t elapsed = now - last_update, advanced = w > wall_at_update ? w - wall_at_update : 0;
+    last_update = now;
+    wall_at_update = w;
+    uint64_t sum_run = 0, min_blocked = UINT64_MAX;
+    for (size_t i = 0; i < nread; i++) {
+        sum_run += rv[i].dr;
+        uint64_t busy = rv[i].dr + rv[i].dd;
+        min_blocked = MAYA_MIN(min_blocked, elapsed > busy ? elapsed - busy : 0);
+    }
+    if (rv != rd)
+        free(rv);
+    if (min_blocked == UINT64_MAX || sum_run + min_blocked >= elapsed)
         return;
-    int64_t stall = (int64_t)elapsed - sum_run - min_blocked;
-    if (stall <= 0)
-        return;
+    uint64_t stall = elapsed - sum_run - min_blocked;
     /* the part of the interval the wall clock left out (an emulator wait)
      * holds its share of the stall, already off the clock */
     if (advanced < elapsed)
-        stall = (int64_t)((double)stall * (double)advanced / (double)elapsed);
-    __atomic_store_n(&stall_sum, stall_sum + (uint64_t)stall, __ATOMIC_RELAXED);
+        stall = (uint64_t)((double)stall * (double)advanced / (double)elapsed);
+    __atomic_store_n(&stall_sum, stall_sum + stall, __ATOMIC_RELAXED);
 }
 
 static void active_thread_end(void *v)
@@ -339,8 +350,8 @@ static void active_thread_end(void *v)
  * the interval since the last update: a thread that works before its first
  * CUDA call (the host-function worker, a thread the program starts and
  * waits for) is what the process waited for then, which the clock could
- * not see. (Were it created before the last update, the part of its
- * history that does not fit the interval is not taken off.) */
+ * not see; of a history longer than the interval (a thread that started
+ * before it) only what fits it counts, its time running first. */
 static void active_register(void)
 {
     int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
@@ -352,6 +363,9 @@ static void active_register(void)
         registered = -1;
         return;
     }
+    struct timespec ts;
+    if (clock_gettime(cpu, &ts) == 0) /* exact, where schedstat's lags up to a tick */
+        run = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
     pthread_mutex_lock(&active_lock);
     int ok = SIZE_MAX / 2 / sizeof *athreads > nathreads;
     if (ok && nathreads == capathreads) {
@@ -370,8 +384,13 @@ static void active_register(void)
         const struct start_thread *e = start_entry();
         uint64_t run0 = !e ? 0 : e->cpu_ns == UINT64_MAX ? run : MAYA_MIN(e->cpu_ns, run);
         uint64_t delay0 = !e ? 0 : e->delay_ns == UINT64_MAX ? delay : MAYA_MIN(e->delay_ns, delay);
+        /* of a history longer than the interval, what fits it (run first):
+         * the rest was before, where the clock cannot place it */
+        uint64_t el = maya_mono_ns() - last_update, hr = MAYA_MIN(run - run0, el);
+        run0 = run - hr;
+        delay0 = delay - MAYA_MIN(delay - delay0, el - hr);
         athreads[nathreads++] = (struct active_thread){ fd, cpu, run0, delay0 };
-        update_locked(maya_mono_ns());
+        update_locked();
     }
     pthread_mutex_unlock(&active_lock);
     if (!ok)
@@ -386,7 +405,7 @@ static uint64_t active_now(void)
     uint64_t now = maya_mono_ns();
     if (now - __atomic_load_n(&last_update, __ATOMIC_RELAXED) >= ACTIVE_FRESH_NS &&
         pthread_mutex_trylock(&active_lock) == 0) {
-        update_locked(maya_mono_ns());
+        update_locked();
         pthread_mutex_unlock(&active_lock);
     }
     uint64_t d = __atomic_load_n(&stall_sum, __ATOMIC_RELAXED), w = wall_now();
