@@ -15,6 +15,8 @@
 #   alone: nothing else started (8 ranks still share this machine's CPUs)
 #   load:  as many `yes > /dev/null` as CPUs compete meanwhile
 #
+# HOST_CLOCK_BENCH_JOBS (default "gpt1 gpt8 gpt8hw torch1") picks the jobs.
+#
 # Prints host_clock_<job>_<case>_<clock>_{iter_ms_mean,iter_ms_sd,gemm_gap_us}=V.
 set -eu
 top=${MAYA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -24,6 +26,7 @@ gpt=$build/tests/workloads/minigpt
 py=$top/.venv/bin/python
 train=$top/tests/workloads/torch/train_ddp_gpt.py
 runs=${HOST_CLOCK_BENCH_RUNS:-3}
+jobs=" ${HOST_CLOCK_BENCH_JOBS:-gpt1 gpt8 gpt8hw torch1} "
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/maya-clock-bench.XXXXXX")
 hogs=()
 stop_hogs() {
@@ -69,6 +72,7 @@ EOF
 measure() {
     local job=$1 case=$2 clock=$3 gpus=$4 i dirs=()
     shift 4
+    [[ $jobs == *" $job "* ]] || return 0
     for ((i = 0; i < runs; i++)); do
         local d=$tmp/$job-$case-$clock-$i
         MAYA_HOST_CLOCK=$clock "$maya" run -q -g "$gpus" -o "$d" -- "$@" > "$d.out" 2>&1 ||
