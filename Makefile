@@ -44,7 +44,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv
+.PHONY: all test bench demo install clean deps accuracy venv fidelity
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -88,6 +88,11 @@ bench: all
 
 demo: all
 	scripts/demo
+
+# Published training runs re-created under maya (fidelity/run; not part of
+# make test: tens of minutes). FIDELITY_* settings pass through the environment.
+fidelity: all
+	fidelity/run
 
 install: all
 	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"

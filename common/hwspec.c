@@ -14,6 +14,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -35,8 +36,10 @@ static cfg_opt_t props_opts[] = {
 };
 
 #define PERF_OPT(n) CFG_FLOAT(#n, 0, CFGF_NODEFAULT),
+#define PERF_LIMIT_OPT(n, def) CFG_FLOAT(#n, def, CFGF_NONE),
 static cfg_opt_t perf_opts[] = {
     MAYA_GPU_PERF_FIELDS(PERF_OPT)
+    MAYA_GPU_PERF_LIMIT_FIELDS(PERF_LIMIT_OPT)
     CFG_END()
 };
 
@@ -61,6 +64,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
     CFG_FLOAT("host_speed", 1, CFGF_NONE),
+    CFG_INT_LIST("nic_of_gpu", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
 
@@ -135,6 +139,27 @@ static int validate_gpu(cfg_t *parent, cfg_opt_t *opt)
         cfg_error(perf, "gpu \"%s\": perf %s must not be negative", title, #n); return -1; }
     MAYA_GPU_PERF_FIELDS(CHECK_PERF)
 #undef CHECK_PERF
+    double share = cfg_getfloat(perf, "static_power_share"), cap = cfg_getfloat(perf, "power_limit_watts");
+    double tdp = cfg_getfloat(perf, "tdp_watts"), lim = cfg_getfloat(perf, "sm_clock_limit_mhz");
+    if (share < 0 || share > 0.9) {
+        cfg_error(perf, "gpu \"%s\": perf static_power_share is %g; expected 0 to 0.9", title, share);
+        return -1;
+    }
+    if (cap < 0 || lim < 0) {
+        cfg_error(perf, "gpu \"%s\": perf power_limit_watts and sm_clock_limit_mhz must not be negative", title);
+        return -1;
+    }
+    if (cap > 0 && (tdp <= 0 || cap <= share * tdp)) {
+        cfg_error(perf, "gpu \"%s\": perf power_limit_watts = %g: expected more than the power that does not "
+                  "follow the clock (static_power_share x tdp_watts = %g W)%s", title, cap, share * tdp,
+                  tdp <= 0 ? ", and tdp_watts above 0" : "");
+        return -1;
+    }
+    if (lim > 0 && cfg_getfloat(perf, "sm_clock_mhz") <= 0) {
+        cfg_error(perf, "gpu \"%s\": perf sm_clock_limit_mhz needs sm_clock_mhz (the clock the figures assume)",
+                  title);
+        return -1;
+    }
     if (cfg_size(gpu, "aliases") > 8) {
         cfg_error(gpu, "gpu \"%s\": at most 8 aliases", title);
         return -1;
@@ -160,9 +185,23 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
                   title, intra);
         return -1;
     }
-    if (cfg_getint(c, "gpus_per_node") < 1 || cfg_getint(c, "gpus_per_node") > 1024) {
-        cfg_error(c, "cluster \"%s\": gpus_per_node must be 1..1024", title);
+    if (cfg_getint(c, "gpus_per_node") < 1 || cfg_getint(c, "gpus_per_node") > MAYA_NODE_GPUS_MAX) {
+        cfg_error(c, "cluster \"%s\": gpus_per_node must be 1..%d", title, MAYA_NODE_GPUS_MAX);
         return -1;
+    }
+    long gpn = cfg_getint(c, "gpus_per_node"), nics = cfg_getint(c, "nics_per_node");
+    unsigned nmap = cfg_size(c, "nic_of_gpu");
+    if (nmap && (long)nmap != gpn) {
+        cfg_error(c, "cluster \"%s\": nic_of_gpu lists %u NICs; expected one per GPU (%ld)", title, nmap, gpn);
+        return -1;
+    }
+    for (unsigned i = 0; i < nmap; i++) {
+        long v = cfg_getnint(c, "nic_of_gpu", i);
+        if (v < 0 || v >= nics) {
+            cfg_error(c, "cluster \"%s\": nic_of_gpu[%u] is %ld; expected a NIC index 0..%ld", title, i, v,
+                      nics - 1);
+            return -1;
+        }
     }
     if (cfg_getint(c, "nodes") < 0 || cfg_getint(c, "nics_per_node") < 0 ||
         cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
@@ -247,7 +286,10 @@ static int fill_gpu(cfg_t *gpu, const char *path, struct maya_gpu_spec *g)
 
     cfg_t *perf = cfg_getsec(gpu, "perf");
 #define FILL_PERF(n) g->perf.n = cfg_getfloat(perf, #n);
+#define FILL_PERF_LIMIT(n, def) FILL_PERF(n)
     MAYA_GPU_PERF_FIELDS(FILL_PERF)
+    MAYA_GPU_PERF_LIMIT_FIELDS(FILL_PERF_LIMIT)
+#undef FILL_PERF_LIMIT
 #undef FILL_PERF
     return 0;
 }
@@ -271,6 +313,18 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
     s->host_speed = cfg_getfloat(c, "host_speed");
+    unsigned nmap = cfg_size(c, "nic_of_gpu");
+    for (int i = 0; i < s->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
+        s->nic_of_gpu[i] = nmap ? (uint16_t)cfg_getnint(c, "nic_of_gpu", (unsigned)i)
+                                : (uint16_t)(s->nics_per_node > 0 ? (long)i * s->nics_per_node / s->gpus_per_node : 0);
+}
+
+int maya_cluster_nic_of(const struct maya_cluster_spec *c, int local)
+{
+    if (!c || c->nics_per_node <= 0 || local < 0 || local >= c->gpus_per_node || local >= MAYA_NODE_GPUS_MAX)
+        return 0;
+    int n = c->nic_of_gpu[local];
+    return n < c->nics_per_node ? n : 0;
 }
 
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
@@ -492,12 +546,74 @@ int maya_default_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_sp
         out->nics_per_node = 8;
         out->nic_gbps = 50;
         out->nic_latency_us = 5;
+        for (int i = 0; i < 8; i++)
+            out->nic_of_gpu[i] = (uint16_t)i;
     }
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu->key);
     if (count < out->gpus_per_node)
         out->gpus_per_node = count;
     out->nodes = (count + out->gpus_per_node - 1) / out->gpus_per_node;
     return 0;
+}
+
+/* ---- clocks under power and clock limits ---- */
+
+int maya_gpu_clocks(const struct maya_gpu_spec *g, double *sm_mhz, double *tensor_mhz)
+{
+    const struct maya_gpu_perf *p = &g->perf;
+    double sm = p->sm_clock_mhz, tc = p->tensor_clock_mhz > 0 ? p->tensor_clock_mhz : sm;
+    double r = 1;
+    if (p->power_limit_watts > 0 && p->tdp_watts > 0 && p->power_limit_watts < p->tdp_watts) {
+        double s = p->static_power_share;
+        double x = (p->power_limit_watts / p->tdp_watts - s) / (1 - s);
+        r = x > 0 ? cbrt(x) : 0;
+    }
+    double lim = p->sm_clock_limit_mhz > 0 ? p->sm_clock_limit_mhz : INFINITY;
+    double f_sm = fmin(sm * r, lim), f_tc = fmin(tc * r, lim);
+    *sm_mhz = fmin(f_sm, sm);
+    *tensor_mhz = fmin(f_tc, tc);
+    return *sm_mhz < sm || *tensor_mhz < tc;
+}
+
+void maya_gpu_apply_limits(struct maya_gpu_spec *g)
+{
+    double f_sm, f_tc;
+    struct maya_gpu_perf *p = &g->perf;
+    if (maya_gpu_clocks(g, &f_sm, &f_tc)) {
+        double kc = p->sm_clock_mhz > 0 ? f_sm / p->sm_clock_mhz : 1;
+        double tc = p->tensor_clock_mhz > 0 ? p->tensor_clock_mhz : p->sm_clock_mhz;
+        double kt = tc > 0 ? f_tc / tc : 1;
+        p->fp64_tflops *= kc;
+        p->fp32_tflops *= kc;
+        p->fp64_tensor_tflops *= kt;
+        p->tf32_tflops *= kt;
+        p->fp16_tflops *= kt;
+        p->bf16_tflops *= kt;
+        p->fp8_tflops *= kt;
+        p->int8_tops *= kt;
+        p->sm_clock_mhz = f_sm;
+        if (p->tensor_clock_mhz > 0)
+            p->tensor_clock_mhz = f_tc;
+    }
+    p->power_limit_watts = 0;
+    p->sm_clock_limit_mhz = 0;
+}
+
+void maya_gpu_limits_describe(const struct maya_gpu_spec *g, char *buf, size_t size)
+{
+    double f_sm, f_tc;
+    const struct maya_gpu_perf *p = &g->perf;
+    buf[0] = 0;
+    if (!maya_gpu_clocks(g, &f_sm, &f_tc))
+        return;
+    char why[128] = "";
+    if (p->power_limit_watts > 0 && p->power_limit_watts < p->tdp_watts)
+        snprintf(why, sizeof why, "power limit %g W of %g W", p->power_limit_watts, p->tdp_watts);
+    if (p->sm_clock_limit_mhz > 0)
+        snprintf(why + strlen(why), sizeof why - strlen(why), "%sSM clock limit %g MHz", why[0] ? ", " : "",
+                 p->sm_clock_limit_mhz);
+    snprintf(buf, size, "SM clock %.0f MHz of %g (CUDA cores), %.0f MHz of %g (tensor cores) under its %s",
+             f_sm, p->sm_clock_mhz, f_tc, p->tensor_clock_mhz > 0 ? p->tensor_clock_mhz : p->sm_clock_mhz, why);
 }
 
 /* ---- printing in the file's own syntax ---- */
@@ -532,8 +648,11 @@ void maya_gpu_spec_print(FILE *fp, const struct maya_gpu_spec *g)
     MAYA_DEVICE_PROP_FIELDS(PR)
 #undef PR
     fprintf(fp, "    }\n    perf {\n");
-#define PR_PERF(n) fprintf(fp, "        %s = %g\n", #n, g->perf.n);
+#define PR_PERF(n) fprintf(fp, "        %s = %.10g\n", #n, g->perf.n);
+#define PR_PERF_LIMIT(n, def) PR_PERF(n)
     MAYA_GPU_PERF_FIELDS(PR_PERF)
+    MAYA_GPU_PERF_LIMIT_FIELDS(PR_PERF_LIMIT)
+#undef PR_PERF_LIMIT
 #undef PR_PERF
     fprintf(fp, "    }\n}\n");
 }
@@ -550,5 +669,9 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
     fprintf(fp, "    nics_per_node = %d\n    nic_gbps = %g\n    nic_latency_us = %g\n",
             c->nics_per_node, c->nic_gbps, c->nic_latency_us);
     fprintf(fp, "    nvls = %s\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    nic_of_gpu = {");
+    for (int i = 0; i < c->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
+        fprintf(fp, "%s%d", i ? ", " : "", maya_cluster_nic_of(c, i));
+    fprintf(fp, "}\n");
     fprintf(fp, "    host_speed = %g\n}\n", c->host_speed > 0 ? c->host_speed : 1);
 }

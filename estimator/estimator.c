@@ -93,6 +93,7 @@ int est_create(const struct est_config *cfg, struct estimator **out)
     if (!e)
         return maya_error("out of memory");
     e->gpu = *cfg->gpu;
+    maya_gpu_apply_limits(&e->gpu); /* the peaks its clock and power limits allow */
     if (cfg->cluster)
         e->cluster = *cfg->cluster;
     else
@@ -129,6 +130,14 @@ int est_create(const struct est_config *cfg, struct estimator **out)
     return 0;
 }
 
+void est_models_describe(const struct estimator *e, char *buf, size_t size)
+{
+    if (size)
+        buf[0] = 0;
+    if (e && e->learned && size)
+        est_learned_describe(e->learned, &e->gpu, buf, size);
+}
+
 void est_destroy(struct estimator *e)
 {
     if (!e)
@@ -157,7 +166,18 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     est_describe(op, &d);
     out->family = d.family;
     enum est_model want = e->model[d.family];
-    double dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    double dev, fixed_us = 0;
+    if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV) {
+        /* what est_analytical_ns answers, with NCCL's choice kept */
+        struct est_coll_plan plan;
+        dev = est_coll_ns(&e->gpu, &e->cluster, &d, &plan);
+        out->coll_algo = plan.algo;
+        out->coll_proto = plan.proto;
+        out->coll_bytes = plan.bytes;
+        fixed_us = plan.lat_us;
+    } else {
+        dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    }
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;
 
@@ -211,6 +231,8 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     }
     out->device_ns = to_ns(dev);
     out->host_ns = to_ns(host);
+    if (d.family == EST_SENDRECV)
+        out->fixed_ns = MAYA_MIN(to_ns(fixed_us * 1e3), out->device_ns);
     return 0;
 }
 

@@ -6,9 +6,28 @@
  * domain it was fitted on (feature ranges stored in the file, see
  * est_range_rules); elsewhere the caller falls back to the analytical model.
  *
+ * Models follow a GPU's architecture and figures, not its name. Each model
+ * is of a source GPU, the one it was measured on (its file's key, described
+ * in the installed hwspecs). For a target GPU, a family's model is its own
+ * key's when that GPU has the target's compute capability, else one of a
+ * GPU of the same compute capability (the closest in peak FLOP/s and
+ * memory bandwidth): the same SM design; none otherwise. Measured on
+ * estimator/data (maya-est-train --transfer): within one compute
+ * capability H100-SXM's all-reduce model prices H200's rows at 6.5 % MAPE
+ * against 12.1 % analytically; across compute capabilities a borrowed
+ * model is mostly worse than the analytical one (A40 GEMMs with A100's
+ * model 11.8 % against 10.2 %, A100's with A40's 10.7 % against 10.0 %,
+ * A100's with H100's 16.6 % against 10.0 %). The model sees the op as on
+ * its source GPU (features from the source's figures) and its correction
+ * applies to the target's
+ * own analytical time, so a GPU under a new name, or with other clocks,
+ * memory or a power limit, keeps the measured efficiency of its
+ * architecture while its own peaks set the scale.
+ *
  * Predictions are memoised on the feature vector: a training job repeats
  * the same ops every iteration, and one XGBoost call costs tens of us.
  */
+#include <dirent.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +44,9 @@
 struct model {
     BoosterHandle booster;
     float min[EST_NFEAT], max[EST_NFEAT];
+    struct maya_gpu_spec src;   /* the GPU it was measured on (its figures make the features) */
+    int own;                    /* src is the target's own key */
+    int same;                   /* and has the target's figures: one analytical time serves */
 };
 
 struct cache_entry {
@@ -90,6 +112,69 @@ bad:
     return -1;
 }
 
+/* How close a candidate source GPU is to the target: lower is closer;
+ * -1 when its model must not serve (another architecture). */
+static double distance(const struct maya_gpu_spec *src, const struct maya_gpu_spec *g)
+{
+    if (src->prop.major != g->prop.major || src->prop.minor != g->prop.minor)
+        return -1;
+    double d = 0;
+    double a = src->perf.bf16_tflops > 0 ? src->perf.bf16_tflops : src->perf.fp16_tflops;
+    double b = g->perf.bf16_tflops > 0 ? g->perf.bf16_tflops : g->perf.fp16_tflops;
+    if (a > 0 && b > 0)
+        d += fabs(log(a / b));
+    if (src->perf.hbm_gbps > 0 && g->perf.hbm_gbps > 0)
+        d += fabs(log(src->perf.hbm_gbps / g->perf.hbm_gbps));
+    return d;
+}
+
+/* The model file of family f to use for g, and its source GPU: the scan
+ * reads the models directory once per family (a few dozen names). */
+static int pick_model(const char *dir, enum est_family f, const struct maya_gpu_spec *g,
+                      const struct maya_hwspecs *installed, char *path, size_t size, struct model *m)
+{
+    char prefix[64];
+    snprintf(prefix, sizeof prefix, "%s-", est_family_name(f));
+    size_t plen = strlen(prefix);
+    DIR *dh = opendir(dir);
+    if (!dh)
+        return 0;
+    double best = -1;
+    char best_key[MAYA_NAME_MAX] = "";
+    struct dirent *e;
+    while ((e = readdir(dh))) {
+        size_t len = strlen(e->d_name);
+        if (len <= plen + 5 || strncmp(e->d_name, prefix, plen) || strcmp(e->d_name + len - 5, ".json"))
+            continue;
+        char key[MAYA_NAME_MAX];
+        if (len - plen - 5 >= sizeof key)
+            continue;
+        memcpy(key, e->d_name + plen, len - plen - 5);
+        key[len - plen - 5] = 0;
+        const struct maya_gpu_spec *src = maya_hwspecs_find_gpu(installed, key);
+        int own = !strcmp(key, g->key);
+        if (!src && own)
+            src = g; /* a GPU only the user describes, with models of its own */
+        if (!src)
+            continue;
+        double d = distance(src, g);
+        if (d < 0)
+            continue;
+        if (own)
+            d = -0.5; /* its own, same architecture: always first */
+        if (best_key[0] == 0 || d < best || (d == best && strcmp(key, best_key) < 0)) {
+            best = d;
+            snprintf(best_key, sizeof best_key, "%s", key);
+            m->src = *src;
+            m->own = own;
+        }
+    }
+    closedir(dh);
+    if (!best_key[0])
+        return 0;
+    return est_model_path(path, size, dir, f, best_key) < 0 ? 0 : 1;
+}
+
 int est_learned_load(const char *dir, const struct maya_gpu_spec *g, struct est_learned **out)
 {
     char def[4096], path[4600];
@@ -108,20 +193,54 @@ int est_learned_load(const char *dir, const struct maya_gpu_spec *g, struct est_
     if (!l)
         return maya_error("out of memory");
     XGBSetGlobalConfig("{\"verbosity\": 0}");
+    /* The GPUs the installed models were measured on: the installed
+     * descriptions, not MAYA_HWSPEC_DIR's (which describes targets). */
+    struct maya_hwspecs installed = { 0 };
+    char data[4096], hwdir[4200];
+    if (maya_data_dir((const void *)est_learned_load, data, sizeof data) == 0 &&
+        maya_snprintf(hwdir, sizeof hwdir, "%s/hwspecs", data) == 0 && maya_hwspecs_load_dir(hwdir, &installed) < 0)
+        memset(&installed, 0, sizeof installed); /* none: only a target's own models serve */
     for (int f = 0; f < EST_NFAMILIES; f++) {
         if (est_feature_kind((enum est_family)f) == EST_FK_NONE)
             continue;
-        if (est_model_path(path, sizeof path, dir, (enum est_family)f, g->key) < 0)
-            continue;
+        if (!pick_model(dir, (enum est_family)f, g, &installed, path, sizeof path, &l->m[f]))
+            continue; /* no data for this family on this architecture */
         if (access(path, R_OK) != 0)
-            continue; /* no data for this family on this GPU */
-        if (load_model(path, &l->m[f]) < 0) {
+            continue;
+        struct model *m = &l->m[f];
+        m->same = m->own && !memcmp(&m->src.prop, &g->prop, sizeof g->prop) &&
+                  !memcmp(&m->src.perf, &g->perf, sizeof g->perf);
+        if (load_model(path, m) < 0) {
+            maya_hwspecs_free(&installed);
             est_learned_free(l);
             return -1;
         }
     }
+    maya_hwspecs_free(&installed);
     *out = l;
     return 0;
+}
+
+void est_learned_describe(const struct est_learned *l, const struct maya_gpu_spec *g, char *buf, size_t size)
+{
+    size_t used = 0;
+    buf[0] = 0;
+    for (int f = 0; l && f < EST_NFAMILIES; f++) {
+        const struct model *m = &l->m[f];
+        if (!m->booster)
+            continue;
+        int n = m->own ? snprintf(buf + used, size - used, "%s%s %s's own", used ? "; " : "",
+                                  est_family_name((enum est_family)f), m->src.key)
+                       : snprintf(buf + used, size - used, "%s%s from %s (same compute capability %d.%d)",
+                                  used ? "; " : "", est_family_name((enum est_family)f), m->src.key,
+                                  m->src.prop.major, m->src.prop.minor);
+        if (n < 0 || (size_t)n >= size - used)
+            return;
+        used += (size_t)n;
+    }
+    if (!used)
+        snprintf(buf, size, "no learned model for compute capability %d.%d: analytical everywhere",
+                 g->prop.major, g->prop.minor);
 }
 
 void est_learned_free(struct est_learned *l)
@@ -165,10 +284,12 @@ int est_learned_predict(struct est_learned *l, const struct maya_gpu_spec *g,
 {
     if (!l || !l->m[d->family].booster)
         return 0;
-    double an = est_analytical_ns(g, c, d);
-    float x[EST_NFEAT];
-    est_features(g, c, d, an, x);
     const struct model *m = &l->m[d->family];
+    /* the op as on the model's source GPU; its correction scales the target's time */
+    double an_src = est_analytical_ns(&m->src, c, d);
+    double an = m->same ? an_src : est_analytical_ns(g, c, d);
+    float x[EST_NFEAT];
+    est_features(&m->src, c, d, an_src, x);
     if (!est_in_domain(d->family, x, m->min, m->max))
         return 0;
     if (!l->cache && !(l->cache = calloc(CACHE_SIZE, sizeof *l->cache)))

@@ -218,6 +218,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (in->cluster)
         fprintf(fp, " on %d node%s of %d, cluster %s", MAYA_MAX(in->cluster->nodes, 1),
                 in->cluster->nodes == 1 ? "" : "s", in->cluster->gpus_per_node, in->cluster->key);
+    if (in->hardware)
+        fprintf(fp, "\nhardware   %s", in->hardware);
     fprintf(fp, "\nranks      %d in the job trace", j ? j->nranks : 0);
     if (j && j->nranks)
         fprintf(fp, ", host gaps measured on the %s clock", host_clock_name(j));
@@ -313,7 +315,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, " of %s (%.0f%%)", b, 100.0 * (double)peak / (double)f->total_mem);
         if (worst >= 0)
             fprintf(fp, " on rank %d", worst);
-        fprintf(fp, "; %s\n", oom ? "OUT OF MEMORY on some rank" : "no rank ran out of memory");
+        if (!oom && f->total_mem && peak > f->total_mem)
+            fprintf(fp, "; MORE THAN THIS GPU HOLDS: it would run out of memory (the run, emulated on a "
+                        "GPU with more, did not)\n");
+        else
+            fprintf(fp, "; %s\n", !oom ? "no rank ran out of memory"
+                                   : in->gpu_overridden ? "OUT OF MEMORY on some rank (on the GPU the run emulated)"
+                                   : "OUT OF MEMORY on some rank");
         for (int r = 0; r < f->nrows && f->nrows <= 64; r++) {
             if (!f->rows[r].in_job)
                 continue;
@@ -331,6 +339,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         if (s->extrapolated_ops)
             fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
         fprintf(fp, "\n");
+        if (in->models)
+            fprintf(fp, "models     %s\n", in->models);
         if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
     }
@@ -422,6 +432,9 @@ static void write_json(FILE *fp, const struct facts *f)
     if (f->total_mem)
         json_uint(&w, "gpu_memory_bytes", f->total_mem);
     json_bool(&w, "oom", s->oom);
+    json_bool(&w, "fits_memory", !s->oom && !(f->total_mem && s->peak_memory_bytes > f->total_mem));
+    json_str(&w, "hardware", in->hardware);
+    json_bool(&w, "gpu_overridden", in->gpu_overridden);
     json_arr(&w, "ranks");
     for (int r = 0; r < f->nrows; r++) {
         const struct rank_row *row = &f->rows[r];
@@ -462,6 +475,7 @@ static void write_json(FILE *fp, const struct facts *f)
         json_null(&w, "mfu");
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
+    json_str(&w, "learned_models", in->models);
     json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);
     json_obj(&w, "simulator");
     json_uint(&w, "ops", j ? j->total_ops : 0);

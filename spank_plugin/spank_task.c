@@ -22,6 +22,7 @@
 #define _GNU_SOURCE
 #include "spank_maya.h"
 #include "maya/run_desc.h"
+#include "maya/run_specs.h"
 #include "maya/common.h"
 
 #include <errno.h>
@@ -94,10 +95,37 @@ static void join_argv(spank_t sp, char *buf, size_t size)
     }
 }
 
+/* gpu.conf and cluster.conf: the descriptions the run uses, kept as maya
+ * run keeps them (a cluster file is copied by copy_cluster_file). */
+static int record_specs(const struct spank_conf *conf, struct maya_run_desc *d)
+{
+    struct maya_hwspecs hw;
+    if (maya_hwspecs_load_dir(conf->hwspecs, &hw) < 0)
+        return -1;
+    const struct maya_gpu_spec *g = maya_hwspecs_find_gpu(&hw, em.gpu);
+    const struct maya_cluster_spec *named =
+        em.cluster[0] && !em.cluster_is_file ? maya_hwspecs_find_cluster(&hw, em.cluster) : NULL;
+    struct maya_cluster_spec c;
+    memset(&c, 0, sizeof c);
+    int rc = g ? 0 : maya_error("GPU \"%s\" is not in %s", em.gpu, conf->hwspecs);
+    if (rc == 0 && named)
+        c = *named;
+    else if (rc == 0 && !em.cluster_is_file)
+        rc = maya_default_cluster(&hw, g, em.count, &c);
+    if (rc == 0) {
+        snprintf(c.gpu, sizeof c.gpu, "%s", g->key);
+        c.gpus_per_node = em.gpus_per_node;
+        c.nodes = em.nodes;
+        rc = maya_run_record_specs(d, run_dir, g, &c);
+    }
+    maya_hwspecs_free(&hw);
+    return rc;
+}
+
 /* slurm/step.conf: the run's description as launch time knows it (a run.conf
  * without process states); the post-processing adds how each process ended,
  * from the launchers' slurm/task-N.conf. */
-static int write_step_conf(spank_t sp, uint32_t step)
+static int write_step_conf(spank_t sp, uint32_t step, const struct spank_conf *conf)
 {
     char path[PATH_MAX];
     struct maya_run_desc d;
@@ -115,7 +143,9 @@ static int write_step_conf(spank_t sp, uint32_t step)
         d.workdir[0] = 0;
     maya_utc_now(d.start_time, sizeof d.start_time);
     /* The batch script is one process standing for whatever it starts. */
-    int rc = maya_run_desc_set_nprocs(&d, step == SPANK_STEP_BATCH ? 1 : em.count);
+    int rc = record_specs(conf, &d);
+    if (rc == 0)
+        rc = maya_run_desc_set_nprocs(&d, step == SPANK_STEP_BATCH ? 1 : em.count);
     if (rc == 0 && maya_snprintf(path, sizeof path, "%s/slurm/step.conf", run_dir) == 0)
         rc = maya_run_desc_write(path, &d);
     else
@@ -159,7 +189,7 @@ int spank_task_user_init(spank_t sp, const struct spank_conf *conf, const char *
     if (spank_run_dir(conf, user, job, step, run_dir, sizeof run_dir) < 0 ||
         spank_make_run_dir(conf, user, uid, run_dir) < 0)
         return -1;
-    if (nodeid == 0 && (write_step_conf(sp, step) < 0 || copy_cluster_file() < 0))
+    if (nodeid == 0 && (write_step_conf(sp, step, conf) < 0 || copy_cluster_file() < 0))
         return -1;
     if (step != SPANK_STEP_BATCH && step != SPANK_STEP_INTERACTIVE)
         find_master_addr(sp);

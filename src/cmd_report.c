@@ -16,8 +16,14 @@ static void usage(FILE *fp)
         "usage: maya report [OPTIONS] DIR\n"
         "  Collate DIR/traces, estimate every op, replay the job and write DIR/report.txt,\n"
         "  report.json, timeline.json and timeline.svg (docs/run-dir.md). Options default to\n"
-        "  what DIR/run.conf recorded.\n"
+        "  what DIR/run.conf recorded, and the GPU and cluster to the descriptions the run\n"
+        "  used (DIR/gpu.conf, DIR/cluster.conf); the report says which served.\n"
         "%s"
+        "  -g, --gpu NAME|FILE      report for this GPU description instead: a GPU file, or\n"
+        "                           a name (maya hwspecs list, or in --hwspec-dir)\n"
+        "  --cluster NAME|FILE      this cluster instead of the one the run used\n"
+        "  --hwspec-dir DIR         descriptions from DIR (gpus/, clusters/): the run's GPU by\n"
+        "                           its name there, and the names -g and --cluster give\n"
         "  -q, --quiet              no summary\n"
         "Exit status: 0 the workload had succeeded and the report is complete; 1 the workload\n"
         "had failed (the report names the failing rank); 3 the pipeline failed (the report says\n"
@@ -43,7 +49,22 @@ int cmd_report(int argc, char **argv)
                 maya_error("%s: expected a value after it", a);
                 return 2;
             }
-            int rc = pipeline_parse_option(&o, a, argv[i + 1]);
+            const char *v = argv[i + 1];
+            if (!strcmp(a, "-g") || !strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--hwspec-dir")) {
+                if (!*v) {
+                    maya_error("%s: expected a %s", a, !strcmp(a, "--hwspec-dir") ? "directory" : "name or a file");
+                    return 2;
+                }
+                if (a[1] == 'g' || !strcmp(a, "--gpu"))
+                    o.gpu = v;
+                else if (!strcmp(a, "--cluster"))
+                    o.cluster = v;
+                else
+                    o.hwspec_dir = v;
+                i++;
+                continue;
+            }
+            int rc = pipeline_parse_option(&o, a, v);
             if (rc < 0)
                 return 2;
             if (rc == 0) {

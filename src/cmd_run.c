@@ -29,6 +29,7 @@
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
+#include "maya/run_specs.h"
 #include "maya/run_desc.h"
 
 #define KILL_GRACE_S 10.0
@@ -600,7 +601,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
         return 2;
-    if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0)
+    if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0 ||
+        maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
         return 1;
     if (pt)
         snprintf(pt->dir, sizeof pt->dir, "%s", r.dir);

@@ -16,6 +16,7 @@
 #include "maya/common.h"
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
+#include "maya/run_specs.h"
 #include "maya/sim.h"
 
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value)
@@ -151,6 +152,62 @@ int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *
     return 0;
 }
 
+/* The one GPU of a description file (the one named want if it holds
+ * several), loaded into own. */
+static const struct maya_gpu_spec *gpu_from_file(const char *path, const char *want, struct maya_hwspecs *own)
+{
+    if (maya_hwspecs_load_file(path, own) < 0)
+        return NULL;
+    const struct maya_gpu_spec *g = want ? maya_hwspecs_find_gpu(own, want) : NULL;
+    if (!g && own->ngpus == 1)
+        g = &own->gpus[0];
+    if (!g)
+        maya_error("%s: expected one gpu \"NAME\" { ... }%s%s, found %zu GPU descriptions", path,
+                   want ? " or one named " : "", want ? want : "", own->ngpus);
+    return g;
+}
+
+/* The GPU to report for, and a sentence saying where its description came
+ * from: -g, else the run's GPU in --hwspec-dir, else the description the
+ * run recorded, else (a run directory from before they were recorded) the
+ * installed one of that name. */
+static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_run_desc *d,
+                                            const struct pipeline_opts *o, const struct maya_hwspecs *hw,
+                                            struct maya_hwspecs *own, char *how, size_t n)
+{
+    char path[PATH_MAX];
+    struct stat st;
+    const struct maya_gpu_spec *g = NULL;
+    const char *where = o->hwspec_dir ? o->hwspec_dir : "the installed descriptions";
+    if (o->gpu && stat(o->gpu, &st) == 0) {
+        if ((g = gpu_from_file(o->gpu, NULL, own)))
+            snprintf(how, n, "GPU %s from %s (-g), not the description the run recorded", g->key, o->gpu);
+    } else if (o->gpu) {
+        if (!(g = maya_hwspecs_find_gpu(hw, o->gpu))) {
+            char names[2048];
+            maya_hwspecs_gpu_names(hw, names, sizeof names);
+            maya_error("-g %s: no such file and no GPU of that name in %s; known: %s", o->gpu, where, names);
+        } else {
+            snprintf(how, n, "GPU %s from %s (-g), not the description the run recorded", g->key, where);
+        }
+    } else if (o->hwspec_dir) {
+        if (!(g = maya_hwspecs_find_gpu(hw, d->gpu)))
+            maya_error("--hwspec-dir %s has no GPU named \"%s\" (the run's GPU)", o->hwspec_dir, d->gpu);
+        else
+            snprintf(how, n, "GPU %s from --hwspec-dir %s, not the description the run recorded", g->key,
+                     o->hwspec_dir);
+    } else if (maya_snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_GPU_FILE) == 0 && stat(path, &st) == 0) {
+        if ((g = gpu_from_file(path, d->gpu, own)))
+            snprintf(how, n, "GPU %s as the run recorded it (%s)", g->key, MAYA_RUN_GPU_FILE);
+    } else if (!(g = maya_hwspecs_find_gpu(hw, d->gpu))) {
+        maya_error("%s/%s names GPU \"%s\", which is not known (maya hwspecs list), and the run directory "
+                   "holds no %s", dir, MAYA_RUN_DESC_FILE, d->gpu, MAYA_RUN_GPU_FILE);
+    } else {
+        snprintf(how, n, "GPU %s from the installed descriptions (the run directory records none)", g->key);
+    }
+    return g;
+}
+
 static int estimate_op(void *ctx, const struct est_op *op, struct est_result *out)
 {
     return est_estimate(ctx, op, out);
@@ -176,23 +233,34 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     for (int i = 0; i < d.nprocs; i++)
         workload_ok &= maya_run_proc_ok(&d.procs[i]);
 
-    struct maya_hwspecs hw;
+    struct maya_hwspecs hw, own = { 0 };
     const struct maya_gpu_spec *gpu = NULL;
     struct maya_cluster_spec cluster;
+    char hardware[1024] = "", gpu_how[512] = "";
     int have_cluster = 0, rc = 0;
-    if (cli_load_hwspecs(&hw) < 0) {
+    if ((o->hwspec_dir ? maya_hwspecs_load_dir(o->hwspec_dir, &hw) : cli_load_hwspecs(&hw)) < 0) {
         maya_run_desc_free(&d);
         return -1;
     }
-    gpu = maya_hwspecs_find_gpu(&hw, d.gpu);
+    gpu = pick_gpu(dir, &d, o, &hw, &own, gpu_how, sizeof gpu_how);
     if (!gpu)
-        rc = maya_error("%s names GPU \"%s\", which is not known (maya hwspecs list)", path, d.gpu);
-    else if (pipeline_cluster(&hw, gpu, d.gpu_count, d.cluster, dir, &cluster) < 0)
+        rc = -1;
+    else if (pipeline_cluster(&hw, gpu, d.gpu_count, o->cluster ? o->cluster : d.cluster, o->cluster ? NULL : dir,
+                              &cluster) < 0)
         rc = -1;
     else
         have_cluster = 1;
     if (rc < 0)
         note(error, sizeof error, "configuration");
+    char limits[256] = "";
+    if (gpu)
+        maya_gpu_limits_describe(gpu, limits, sizeof limits);
+    if (have_cluster)
+        snprintf(hardware, sizeof hardware, "%s%s%s; cluster %s %s", gpu_how, limits[0] ? ", " : "", limits,
+                 cluster.key,
+                 o->cluster ? "given with --cluster, not the one the run recorded"
+                 : !strcmp(d.cluster, MAYA_RUN_CLUSTER_FILE) ? "as the run recorded it (" MAYA_RUN_CLUSTER_FILE ")"
+                 : d.cluster[0] ? "by name, from the installed descriptions" : "(the GPU's default node)");
 
     /* collate */
     struct col_summary cs;
@@ -216,16 +284,22 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
-                                 .keep_iterations = o->iterations ? o->iterations : d.iterations };
+                                 .keep_iterations = o->iterations ? o->iterations : d.iterations,
+                                 .cluster = &cluster };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }
     if (rc == 0 && (rc = sim_run(job)) < 0)
         note(error, sizeof error, "simulation");
 
-    struct sim_report_info info = { &d, gpu, have_cluster ? &cluster : NULL,
-                                    spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
-                                    error[0] ? error : NULL };
+    char models[1024] = "";
+    est_models_describe(est, models, sizeof models);
+    struct sim_report_info info = {
+        .desc = &d, .gpu = gpu, .cluster = have_cluster ? &cluster : NULL,
+        .estimator = spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
+        .error = error[0] ? error : NULL, .hardware = hardware[0] ? hardware : NULL,
+        .gpu_overridden = o->gpu || o->hwspec_dir, .models = models[0] ? models : NULL,
+    };
     int wrc = sim_report(job, &info, dir);
     if (!o->quiet) {
         sim_report_summary(job, &info, o->show_tails ? dir : NULL, stderr);
@@ -235,6 +309,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     }
     sim_free(job);
     est_destroy(est);
+    maya_hwspecs_free(&own);
     maya_hwspecs_free(&hw);
     maya_run_desc_free(&d);
     return rc < 0 || wrc < 0 ? -1 : 0;

@@ -13,6 +13,11 @@ struct pipeline_opts {
     const char *oracle;           /* NULL: as run.conf says */
     const char *oracle_profile;   /* a maya profile directory: measured durations (not kept in run.conf) */
     int iterations;               /* report on the first N iterations; 0: as run.conf says */
+    /* maya report only: descriptions other than those the run recorded */
+    const char *gpu;              /* a GPU name or file (-g); NULL: the recorded one */
+    const char *cluster;          /* a cluster name or file (--cluster); NULL: the recorded one */
+    const char *hwspec_dir;       /* where -g and --cluster names are looked up, and the run's
+                                     GPU by name instead of its recorded description */
     int quiet;
     int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
                                      output went to files, not to the terminal) */

@@ -56,3 +56,9 @@ expect_count() {
     n=$(grep -cE -- "$2" "$3" || true)
     [ "$n" = "$1" ] || fail "expected $1 lines matching /$2/ in $3, found $n"
 }
+
+# expect_near GOT WANT REL WHAT: |GOT - WANT| <= REL * WANT.
+expect_near() {
+    awk -v g="$1" -v w="$2" -v r="$3" 'BEGIN { d = g - w; if (d < 0) d = -d; exit !(d <= r * w) }' ||
+        fail "$4: expected $2 (within $3), got $1"
+}

@@ -710,10 +710,21 @@ enum emu_node_type {
     EMU_NODE_KERNEL = 0, EMU_NODE_MEMCPY = 1, EMU_NODE_MEMSET = 2, EMU_NODE_HOST = 3,
     EMU_NODE_GRAPH = 4, EMU_NODE_EMPTY = 5, EMU_NODE_WAIT_EVENT = 6, EMU_NODE_EVENT_RECORD = 7,
     EMU_NODE_MEM_ALLOC = 10, EMU_NODE_MEM_FREE = 11,
-    /* maya's own: a library operation (a cuBLAS GEMM, a cuDNN operation)
-     * captured as its trace record, emitted again at every launch */
+    /* maya's own: a library operation (a cuBLAS GEMM, a cuDNN operation,
+     * an NCCL collective) captured as its trace record, emitted again at
+     * every launch */
     EMU_NODE_OP = 256,
 };
+
+/* Called on an OP node's record at each launch of its graph, after its
+ * call part is filled and before it is emitted, for what only the library
+ * knows: NCCL gives each replay of a captured collective the next sequence
+ * number of its communicator (real NCCL counts every launch as a new
+ * operation). rec is the launch's own copy; ctx is the node's op_ctx;
+ * launch names this launch of the top-level graph (the same for all its
+ * nodes, child graphs included, and different for every launch in the
+ * process). */
+typedef void (*emu_op_replay_fn)(void *rec, void *ctx, uint64_t launch);
 
 /* What a node does. Adding a node copies this (the kernel parameter buffer
  * and a child graph are deep-copied). */
@@ -743,8 +754,10 @@ struct emu_node_params {
         uint64_t bytes;
         uint64_t ptr;            /* MEM_ALLOC: set by emu_graph_add_node; MEM_FREE: what is freed */
     } mem;
-    const void *op_rec;          /* OP: a call record (MAYA_REC_GEMM, MAYA_REC_DNN), copied; its
-                                    struct maya_call is filled at each launch */
+    const void *op_rec;          /* OP: a call record (MAYA_REC_GEMM, MAYA_REC_DNN, MAYA_REC_COLL),
+                                    copied; its struct maya_call is filled at each launch */
+    emu_op_replay_fn op_replay;  /* OP: NULL, or what the library does at each launch */
+    void *op_ctx;                /* OP: handed to op_replay (not owned by the node) */
 };
 
 struct emu_graph_exec;

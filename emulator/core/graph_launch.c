@@ -1,7 +1,9 @@
 /* Launching an executable graph: its ops are traced (and its host nodes
  * run, its small copies performed) as if the program had issued them one by
  * one, in topological order, between MAYA_REC_GRAPH begin and end records
- * and flagged MAYA_F_FROM_GRAPH.
+ * and flagged MAYA_F_FROM_GRAPH. A library's op (OP node) is its captured
+ * record emitted again, after the library's replay function, if any, has
+ * made it this launch's (NCCL: the communicator's next sequence number).
  *
  * Concurrency is kept with the lanes instantiation computed (graph.c): a
  * lane other than 0 is an internal stream. It starts after a fork event
@@ -17,6 +19,10 @@
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Launches of every graph in the process so far: names each launch for
+ * the OP nodes' replay functions. */
+static uint64_t launches;
 
 static struct emu_stream *lane_stream(struct emu_graph_exec *x, int lane, struct emu_stream *s)
 {
@@ -53,7 +59,7 @@ static void graph_record(uint32_t api, uint64_t t0, uint32_t phase, const struct
     emu_trace_emit(&r);
 }
 
-static void run_slot(const struct slot *sl, struct emu_stream *lane, struct emu_stream *s)
+static void run_slot(const struct slot *sl, struct emu_stream *lane, struct emu_stream *s, uint64_t launch)
 {
     const struct emu_node_params *p = &sl->p;
     uint64_t t = emu_now();
@@ -99,10 +105,14 @@ static void run_slot(const struct slot *sl, struct emu_stream *lane, struct emu_
     case EMU_NODE_OP: {
         uint32_t bytes = ((const struct maya_rec_hdr *)p->op_rec)->bytes;
         void *r = malloc(bytes);
-        if (r && emu_tracing()) {
+        if (r) {
             memcpy(r, p->op_rec, bytes);
             emu_call_fill(&((struct maya_rec_call *)r)->call, p->api, t, 0, lane->id);
-            emu_trace_emit(r);
+            /* even untraced: the library's counters advance as they would */
+            if (p->op_replay)
+                p->op_replay(r, p->op_ctx, launch);
+            if (emu_tracing())
+                emu_trace_emit(r);
         }
         free(r);
         break;
@@ -128,6 +138,7 @@ EMU_API enum emu_err emu_graph_launch(struct emu_graph_exec *x, struct emu_strea
     /* Launches of one executable graph run one after another, as on a GPU. */
     pthread_mutex_lock(&x->lock);
     uint32_t v = ++x->launches;
+    uint64_t launch = __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
     graph_record(api, t0, 1, x, s);
     emu_trace_set_thread_flags(MAYA_F_FROM_GRAPH);
     if (x->need_fork)
@@ -143,7 +154,7 @@ EMU_API enum emu_err emu_graph_launch(struct emu_graph_exec *x, struct emu_strea
                 emu_trace_event(MAYA_REC_STREAM_WAIT, api, emu_now(), 0, &d->ev, v, lane->id);
         }
         if (sl->enabled)
-            run_slot(sl, lane, s);
+            run_slot(sl, lane, s, launch);
         if (sl->has_event)
             emu_trace_event(MAYA_REC_EVENT_RECORD, api, emu_now(), 0, &sl->ev, v, lane->id);
     }

@@ -62,9 +62,10 @@ static ncclResult_t enqueue(const char *api, uint32_t api_id, uint64_t t0, uint3
     if (redop >= ncclNumOps && rec_has_redop(op))
         t.premul = c->redops[redop - ncclNumOps];
     /* Work captured into a CUDA graph runs when the graph does: nothing
-     * moves now. */
+     * moves now, and it is numbered at each launch (capture.c). */
     int capturing = s->capture_mode != 0;
     t.small = !capturing && nc_total_bytes(op, count, dtype, c->nranks) <= emu_config()->copy_threshold;
+    t.capture = capturing ? s : NULL;
 
     struct maya_rec_coll *rec = &t.rec;
     rec->h.type = MAYA_REC_COLL;

@@ -26,11 +26,13 @@ struct ncclComm *nc_comm_alloc(void)
     c->blocking = 1;
     c->device = emu_current_device();
     c->state = NC_PENDING;
+    nc_capture_comm_live(c, 1);
     return c;
 }
 
 static void comm_free(struct ncclComm *c)
 {
+    nc_capture_comm_live(c, 0);
     c->magic = 0;
     free(c->peers);
     free(c->send_seq);

@@ -4,7 +4,9 @@
  * one (per thread, nesting counted) it waits for the outermost ncclGroupEnd.
  * A list of tasks runs in three steps, each over all tasks:
  *   1. post: take the sequence number, send what this rank contributes
- *      (JOINs, contributions to rank 0, small sends); this never waits;
+ *      (JOINs, contributions to rank 0, small sends); this never waits
+ *      (an op issued to a capturing stream takes no number: it becomes a
+ *      graph node as it is traced, and is numbered at each launch);
  *   2. serve: where this thread holds rank 0 of a small collective or a
  *      split, collect every rank's contribution and answer them;
  *   3. finish: wait for this rank's answer (member table, result, received
@@ -73,6 +75,20 @@ static int exchanges(const struct nc_task *t)
     return t->type == NC_T_SPLIT || (t->type == NC_T_COLL && t->small);
 }
 
+uint64_t nc_group_new_id(void)
+{
+    return __atomic_add_fetch(&next_group_id, 1, __ATOMIC_RELAXED);
+}
+
+uint64_t nc_take_seq(struct ncclComm *c, uint32_t op, int peer)
+{
+    if (op == MAYA_COLL_SEND || op == MAYA_COLL_RECV) {
+        c->p2p_peer[peer] = 1;
+        return op == MAYA_COLL_SEND ? c->send_seq[peer]++ : c->recv_seq[peer]++;
+    }
+    return c->coll_seq++;
+}
+
 static ncclResult_t post(struct nc_task *t)
 {
     struct ncclComm *c = t->comm;
@@ -80,22 +96,16 @@ static ncclResult_t post(struct nc_task *t)
         return nc_init_post(t);
     if (c->error != ncclSuccess)
         return exchanges(t) && c->rank != 0 ? nc_exchange_abstain(t) : c->error;
-    switch (t->type) {
-    case NC_T_COLL:
-        t->seq = c->coll_seq++;
-        break;
-    case NC_T_SEND:
-        t->seq = c->send_seq[t->peer]++;
-        c->p2p_peer[t->peer] = 1;
-        break;
-    case NC_T_RECV:
-        t->seq = c->recv_seq[t->peer]++;
-        c->p2p_peer[t->peer] = 1;
-        break;
-    default: /* NC_T_SPLIT */
-        t->seq = c->ctrl_seq++;
-        break;
+    if (t->capture) {
+        /* numbered at each launch of its graph (capture.c) */
+        if (t->type != NC_T_COLL)
+            c->p2p_peer[t->peer] = 1;
+        return ncclSuccess;
     }
+    if (t->type == NC_T_SPLIT)
+        t->seq = c->ctrl_seq++;
+    else
+        t->seq = nc_take_seq(c, t->op, t->peer);
     t->rec.seq = t->seq;
     if (exchanges(t) || (t->type == NC_T_SEND && t->small))
         return nc_exchange_post(t);
@@ -138,12 +148,22 @@ static ncclResult_t emit_all(struct nc_task *t, int n)
 {
     ncclResult_t first = ncclSuccess;
     for (int i = 0; i < n; i++) {
+        if (t[i].capture && t[i].result == ncclSuccess)
+            t[i].result = nc_capture_task(&t[i]);
         if (traced(&t[i])) {
             /* Outside a group the record is the call's, with what it
              * returned; inside, the call itself succeeded. */
             if (t[i].rec.group == 0)
                 t[i].rec.call.result = t[i].result;
-            emu_trace_emit(&t[i].rec);
+            if (t[i].capture) {
+                /* captured: a CALL stands for it, as for every captured op;
+                   its record is traced at each launch of the graph */
+                struct maya_rec_call c = { { MAYA_REC_CALL, 0, sizeof c }, t[i].rec.call };
+                c.h.flags = t[i].result == ncclSuccess ? MAYA_F_CAPTURING : 0;
+                emu_trace_emit(&c);
+            } else {
+                emu_trace_emit(&t[i].rec);
+            }
         }
         if (first == ncclSuccess)
             first = t[i].result;
@@ -207,7 +227,7 @@ ncclResult_t ncclGroupStart(void)
 {
     NC_ENTER();
     if (grp.depth++ == 0) {
-        grp.id = __atomic_add_fetch(&next_group_id, 1, __ATOMIC_RELAXED);
+        grp.id = nc_group_new_id();
         grp.error = ncclSuccess;
         grp.n = 0;
     }

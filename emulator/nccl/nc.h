@@ -13,6 +13,7 @@
  *                communicator's rank 0, with its consistency checks
  *   reduce.c     element types and reductions
  *   coll.c       the collective and point-to-point entry points
+ *   capture.c    ops captured into CUDA graphs, and their replay at launches
  *   misc.c       errors, version, memory, registration, custom reductions
  *
  * Ranks are found and reached over TCP only (no shared memory), so members
@@ -256,6 +257,8 @@ struct nc_task {
     ncclRedOp_t redop;
     int peer;                   /* root or peer, -1 if none */
     int small;                  /* moves data */
+    struct emu_stream *capture; /* issued to this capturing stream: becomes a graph node at
+                                   the group's end, takes no sequence number now */
     struct nc_redop premul;     /* a custom op as it was at the call (it may be
                                    destroyed before the group runs) */
     uint64_t seq;
@@ -278,6 +281,19 @@ ncclResult_t nc_run_tasks(struct nc_task *t, int n);
 ncclResult_t nc_run_detached(struct nc_task *t);
 /* A call inside the thread's group failed: ncclGroupEnd returns r. */
 void nc_group_fail(ncclResult_t r);
+/* A new group id (nonzero, unique in the process). */
+uint64_t nc_group_new_id(void);
+/* The sequence number of c's next op of kind op (enum maya_coll_op;
+ * send/recv: towards or from peer), counted. */
+uint64_t nc_take_seq(struct ncclComm *c, uint32_t op, int peer);
+
+/* ---- captured ops (capture.c) ---- */
+
+/* c was made (alive 1) or is freed (0): graph replays check it. */
+void nc_capture_comm_live(struct ncclComm *c, int alive);
+/* Make t (t->capture set) a node of its stream's capture; ncclSuccess or
+ * the error (reported). */
+ncclResult_t nc_capture_task(struct nc_task *t);
 
 /* ---- exchanges (exchange.c) ---- */
 

@@ -5,7 +5,8 @@
  * writes a graph launch (prof.h). The launch is measured as a whole, on the
  * launching stream; a graph's nodes go to that stream in capture order.
  * Graphs built node by node (cudaGraphAdd*Node) are launched with no nodes
- * in the trace. */
+ * in the trace. A captured NCCL operation is numbered at each launch
+ * (prof_nccl_replay), as the emulator numbers it. */
 #include "prof.h"
 
 #include <pthread.h>
@@ -23,6 +24,7 @@ struct nodes {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct maya_map captures, graphs, execs; /* capture id / cudaGraph_t / cudaGraphExec_t -> nodes */
 static uint64_t next_exec_id;
+static uint64_t launches;        /* graph launches so far: names each for prof_nccl_replay */
 
 static void nodes_free(struct nodes *x)
 {
@@ -230,6 +232,7 @@ static void trace_graph_launch(struct prof_op *op, uint32_t api, cudaError_t e, 
     uint64_t id = orig ? orig->exec_id : 0;
     pthread_mutex_unlock(&lock);
     uint32_t n = x ? (uint32_t)x->n : 0;
+    uint64_t launch = __atomic_add_fetch(&launches, 1, __ATOMIC_RELAXED);
     prof_building(NULL);
     graph_record(api, op->t0, e, sid, id, 1, n);
     for (uint32_t i = 0; i < n; i++) {
@@ -238,6 +241,8 @@ static void trace_graph_launch(struct prof_op *op, uint32_t api, cudaError_t e, 
         /* a graph launch never makes the host wait for a node */
         h->flags = (uint16_t)((h->flags | MAYA_F_FROM_GRAPH) & ~(MAYA_F_MEASURED | MAYA_F_HOST_WAITS | MAYA_F_DEVICE_SYNC));
         emu_call_fill(c, c->api, op->t0, c->result, sid);
+        if (h->type == MAYA_REC_COLL) /* a new operation at each launch, as NCCL counts it */
+            prof_nccl_replay((struct maya_rec_coll *)h, launch);
         emu_trace_emit(h);
     }
     prof_building(op);

@@ -43,6 +43,7 @@ struct comm {
 
 static pthread_mutex_t comm_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct maya_map comms;    /* ncclComm_t -> struct comm * */
+static struct maya_map by_id;    /* (id, rank) -> struct comm *, once defined: graph replays */
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
@@ -123,7 +124,12 @@ static struct comm *comm_ready(ncclComm_t c)
     if (d)
         emu_device_touch(d);
     emu_trace_emit(&r);
+    pthread_mutex_lock(&comm_lock);
+    uint64_t *v = maya_map_put(&by_id, x->id, (uint64_t)(uint32_t)x->rank, NULL);
+    if (v)
+        *v = (uint64_t)(uintptr_t)x;
     x->defined = 1;
+    pthread_mutex_unlock(&comm_lock);
     return x;
 }
 
@@ -202,6 +208,9 @@ static ncclResult_t forget(ncclResult_t (*real)(ncclComm_t), uint32_t api, ncclC
     uint64_t *v = maya_map_get(&comms, (uint64_t)(uintptr_t)comm, 0);
     if (v) {
         struct comm *x = (struct comm *)(uintptr_t)*v;
+        uint64_t *w = x->defined ? maya_map_get(&by_id, x->id, (uint64_t)(uint32_t)x->rank) : NULL;
+        if (w && *w == (uint64_t)(uintptr_t)x)
+            maya_map_del(&by_id, x->id, (uint64_t)(uint32_t)x->rank);
         maya_map_free(&x->p2p);
         free(x);
         maya_map_del(&comms, (uint64_t)(uintptr_t)comm, 0);
@@ -227,7 +236,8 @@ ncclResult_t ncclCommAbort(ncclComm_t comm)
 /* ---- groups ---- */
 
 struct held {
-    struct maya_rec_coll rec;
+    struct maya_rec_coll rec;    /* seq taken at the group's end, unless it is captured */
+    struct comm *comm;
     cudaStream_t stream;
     struct prof_op ev;           /* its events (start, end, device) */
 };
@@ -240,13 +250,17 @@ static __thread struct {
 } grp;
 static uint64_t next_group;
 
-static void hold(const struct maya_rec_coll *rec, cudaStream_t stream)
+static uint64_t next_seq_of(struct comm *x, uint32_t op, int peer);
+
+static void hold(const struct maya_rec_coll *rec, struct comm *x, cudaStream_t stream)
 {
     if (grp.n == grp.cap) {
         size_t cap = grp.cap ? grp.cap * 2 : 16;
         struct held *n = realloc(grp.ops, cap * sizeof *n);
         if (!n) {
-            emu_trace_emit((void *)rec); /* unmeasured, but traced */
+            struct maya_rec_coll now = *rec;
+            now.seq = next_seq_of(x, rec->op, rec->peer);
+            emu_trace_emit(&now); /* unmeasured, but traced */
             return;
         }
         grp.ops = n;
@@ -255,6 +269,7 @@ static void hold(const struct maya_rec_coll *rec, cudaStream_t stream)
     struct held *h = &grp.ops[grp.n++];
     memset(h, 0, sizeof *h);
     h->rec = *rec;
+    h->comm = x;
     h->stream = stream;
     h->ev.device = rec->call.device;
 }
@@ -299,6 +314,8 @@ ncclResult_t ncclGroupEnd(void)
     for (size_t i = 0; i < n; i++) {
         struct held *h = &grp.ops[i];
         prof_building(&h->ev);
+        if (!h->ev.capturing) /* captured: numbered at each launch of its graph */
+            h->rec.seq = next_seq_of(h->comm, h->rec.op, h->rec.peer);
         emu_trace_emit(&h->rec);
         prof_op_release(&h->ev);
     }
@@ -329,24 +346,69 @@ struct coll {
 };
 
 /* The sequence number of the op on its communicator (collectives: the n-th;
- * send/recv: the n-th between the two ranks in that direction). */
-static uint64_t next_seq(struct comm *x, const struct coll *c)
+ * send/recv: the n-th between the two ranks in that direction); comm_lock
+ * held. */
+static uint64_t next_seq_locked(struct comm *x, uint32_t op, int peer)
 {
-    if (c->op != MAYA_COLL_SEND && c->op != MAYA_COLL_RECV)
+    if (op != MAYA_COLL_SEND && op != MAYA_COLL_RECV)
         return __atomic_fetch_add(&x->coll_seq, 1, __ATOMIC_RELAXED);
+    uint64_t *v = maya_map_put(&x->p2p, (uint64_t)peer, op == MAYA_COLL_RECV, NULL);
+    return v ? (*v)++ : 0;
+}
+
+static uint64_t next_seq_of(struct comm *x, uint32_t op, int peer)
+{
     pthread_mutex_lock(&comm_lock);
-    uint64_t *v = maya_map_put(&x->p2p, (uint64_t)c->peer, c->op == MAYA_COLL_RECV, NULL);
-    uint64_t s = v ? (*v)++ : 0;
+    uint64_t s = next_seq_locked(x, op, peer);
     pthread_mutex_unlock(&comm_lock);
     return s;
+}
+
+/* Groups captured together share an id; each launch gives them a new one
+ * (a small table per thread, reset when the launch changes). */
+static __thread struct {
+    uint64_t launch;
+    int n;
+    uint64_t from[32], to[32];
+} launch_groups;
+
+void prof_nccl_replay(struct maya_rec_coll *r, uint64_t launch)
+{
+    pthread_mutex_lock(&comm_lock);
+    uint64_t *v = maya_map_get(&by_id, r->comm, (uint64_t)(uint32_t)r->rank);
+    struct comm *x = v ? (struct comm *)(uintptr_t)*v : NULL;
+    if (x) {
+        r->seq = next_seq_locked(x, r->op, r->peer);
+        r->call.device = x->device;
+    } else {
+        r->call.result = ncclInvalidUsage; /* its communicator was destroyed since the capture */
+    }
+    pthread_mutex_unlock(&comm_lock);
+    if (!r->group)
+        return;
+    if (launch_groups.launch != launch) {
+        launch_groups.launch = launch;
+        launch_groups.n = 0;
+    }
+    for (int i = 0; i < launch_groups.n; i++)
+        if (launch_groups.from[i] == r->group) {
+            r->group = launch_groups.to[i];
+            return;
+        }
+    uint64_t id = __atomic_add_fetch(&next_group, 1, __ATOMIC_RELAXED);
+    if (launch_groups.n < 32) {
+        launch_groups.from[launch_groups.n] = r->group;
+        launch_groups.to[launch_groups.n++] = id;
+    }
+    r->group = id;
 }
 
 static void trace_coll(struct prof_op *op, uint32_t api, ncclResult_t r, const struct coll *c)
 {
     struct comm *x = comm_ready(c->comm);
     struct emu_stream *s = prof_stream(c->stream, 0);
-    if (r != ncclSuccess || c->count == 0 || !x || op->capturing) {
-        emu_trace_call(api, op->t0, r, s ? s->id : 0, op->capturing && r == ncclSuccess ? MAYA_F_CAPTURING : 0);
+    if (r != ncclSuccess || c->count == 0 || !x) {
+        emu_trace_call(api, op->t0, r, s ? s->id : 0, 0);
         return;
     }
     struct maya_rec_coll rec;
@@ -354,7 +416,9 @@ static void trace_coll(struct prof_op *op, uint32_t api, ncclResult_t r, const s
     rec.h.type = MAYA_REC_COLL;
     rec.h.bytes = sizeof rec;
     rec.comm = x->id;
-    rec.seq = next_seq(x, c);
+    /* grouped: numbered at the group's end; captured: at each launch of
+       its graph (prof_divert keeps the record as a node of the capture) */
+    rec.seq = grp.depth > 0 || op->capturing ? 0 : next_seq_of(x, c->op, c->peer);
     rec.group = grp.depth > 0 ? grp.id : 0;
     rec.count = c->count;
     rec.bytes = (uint64_t)c->count * (uint64_t)maya_coll_dtype_bytes(c->dtype);
@@ -369,7 +433,7 @@ static void trace_coll(struct prof_op *op, uint32_t api, ncclResult_t r, const s
     emu_call_fill(&rec.call, api, op->t0, r, s ? s->id : 0);
     rec.call.device = x->device;
     if (grp.depth > 0)
-        hold(&rec, c->stream);
+        hold(&rec, x, c->stream);
     else
         emu_trace_emit(&rec);
 }

@@ -196,6 +196,12 @@ void prof_dnn_emit(struct prof_op *op, uint32_t api, int st, struct cudnnContext
  * MAYA_F_FROM_GRAPH, on the launching stream), and a GRAPH end record
  * carrying the launch's measured time (the nodes are not timed one by one). */
 void prof_capture_add(unsigned long long capture, const void *rec);
+/* nccl.c: a captured NCCL operation's record (seq 0) made this launch's:
+ * its communicator's next sequence number, a group id new to the launch
+ * (launch: unique per graph launch in the process). A communicator gone
+ * since the capture: call.result ncclInvalidUsage. */
+struct maya_rec_coll;
+void prof_nccl_replay(struct maya_rec_coll *r, uint64_t launch);
 
 /* ---- the program's objects (objects.c) ---- */
 

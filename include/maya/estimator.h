@@ -52,6 +52,13 @@ struct est_result {
     enum est_family family;
     enum est_model model; /* which model answered */
     int extrapolated;     /* outside the learned model's data: analytical fallback */
+    /* collectives and send/recv: what NCCL would run (analytical model's
+     * choice), and the size nccl-tests would report for the op (bytes) */
+    const char *coll_algo, *coll_proto;
+    double coll_bytes;
+    /* send/recv: the part of device_ns that is latency, not bandwidth (the
+     * simulator shares only the rest between transfers on one link) */
+    uint64_t fixed_ns;
 };
 
 struct est_config {
@@ -72,6 +79,11 @@ struct estimator;
  * estimated in trace order (oracle nth rules count them). */
 int est_create(const struct est_config *cfg, struct estimator **out);
 void est_destroy(struct estimator *e);
+
+/* Which learned model serves each family, and why: "gemm from H100-SXM
+ * (compute capability 9.0, as 9.0); ..." (a sentence into buf; "" when no
+ * family uses learned models). */
+void est_models_describe(const struct estimator *e, char *buf, size_t size);
 
 /* Estimate one op. Returns 0, or -1 with a message (an op the estimator cannot
  * place in any family gets the per-launch floor, not an error). */

@@ -10,6 +10,7 @@
 #define MAYA_HWSPEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <driver_types.h> /* struct cudaDeviceProp (CUDA 13 toolkit headers) */
 
@@ -137,10 +138,21 @@
     X(kernel_floor_ns)       /* smallest device time of any kernel */ \
     X(tdp_watts)
 
+/* Optional figures (absent: the default after the name): how the GPU is
+ * run, for a description of a capped or clock-locked part (a 500 W H100).
+ * maya_gpu_apply_limits turns them into the peaks the estimator uses. */
+#define MAYA_GPU_PERF_LIMIT_FIELDS(X) \
+    X(power_limit_watts, 0)     /* board power cap; 0 = tdp_watts (no cap) */ \
+    X(sm_clock_limit_mhz, 0)    /* SM clock locked or capped at (nvidia-smi -lgc); 0 = none */ \
+    X(static_power_share, 0.3)  /* share of tdp_watts that does not follow the SM clock */
+
 struct maya_gpu_perf {
 #define MAYA_X_PERF(name) double name;
     MAYA_GPU_PERF_FIELDS(MAYA_X_PERF)
 #undef MAYA_X_PERF
+#define MAYA_X_PERF_LIMIT(name, def) double name;
+    MAYA_GPU_PERF_LIMIT_FIELDS(MAYA_X_PERF_LIMIT)
+#undef MAYA_X_PERF_LIMIT
 };
 
 #define MAYA_NAME_MAX 64
@@ -154,6 +166,9 @@ struct maya_gpu_spec {
     struct cudaDeviceProp prop;        /* every field set from the file */
     struct maya_gpu_perf perf;
 };
+
+/* Most GPUs a node may have (cluster files check gpus_per_node against it). */
+#define MAYA_NODE_GPUS_MAX 1024
 
 enum maya_intra_link {
     MAYA_LINK_NVSWITCH,  /* every GPU reaches every other at full NVLink bandwidth */
@@ -181,7 +196,16 @@ struct maya_cluster_spec {
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
     double host_speed;                 /* the hosts' CPU speed relative to the emulating machine (1) */
+    /* The NIC each GPU of a node sends through (index 0..nics_per_node-1,
+     * by GPU index on the node): GPU i uses NIC i on rail-optimised DGX
+     * nodes, pairs of GPUs share one behind a PCIe switch on DGX-1V. From
+     * the file's nic_of_gpu list, else spread evenly (i * nics / gpus). */
+    uint16_t nic_of_gpu[MAYA_NODE_GPUS_MAX];
 };
+
+/* The NIC (0..nics_per_node-1) GPU `local` of a node uses; 0 when the node
+ * has no NICs or local is out of range. */
+int maya_cluster_nic_of(const struct maya_cluster_spec *c, int local);
 
 struct maya_hwspecs {
     struct maya_gpu_spec *gpus;
@@ -221,6 +245,23 @@ int maya_parse_gpu_count(const struct maya_hwspecs *hw, const char *s,
  * H100-SXM, else 8 GPUs per node, NVSwitch, 8 NICs of 50 GB/s). */
 int maya_default_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *gpu,
                          int count, struct maya_cluster_spec *out);
+
+/* The clocks a GPU runs at under its description's limits (man
+ * maya-hwspec(5), "Clocks and power"): the SM clock for CUDA-core work and
+ * for tensor-core work, in MHz, each at most the clock its figures assume
+ * (sm_clock_mhz, tensor_clock_mhz). Dynamic power follows C V^2 f with the
+ * voltage roughly proportional to f in the boost range, so the part of the
+ * board power that follows the clock goes as f^3: under a cap P the clock
+ * is f0 * ((P/TDP - s) / (1 - s))^(1/3), s = static_power_share. Returns
+ * 1 when a limit lowers a clock, else 0. */
+int maya_gpu_clocks(const struct maya_gpu_spec *g, double *sm_mhz, double *tensor_mhz);
+/* Scale g's compute peaks to the clocks its limits allow (memory, L2,
+ * NVLink and PCIe figures stay: their clocks are their own) and clear the
+ * limits, so that a second call changes nothing. */
+void maya_gpu_apply_limits(struct maya_gpu_spec *g);
+/* "SM clock 1661 MHz of 1980 ... (power limit 500 W of 700 W)" into buf,
+ * or "" when no limit lowers a clock. */
+void maya_gpu_limits_describe(const struct maya_gpu_spec *g, char *buf, size_t size);
 
 /* Print a spec as the file syntax (for `maya hwspecs show`). */
 void maya_gpu_spec_print(FILE *fp, const struct maya_gpu_spec *g);

@@ -30,6 +30,9 @@ struct sim_config {
     double host_speed;            /* the target hosts' CPU speed relative to this machine: the
                                      program's host gaps and the calls' host costs are divided
                                      by it (0: 1) */
+    /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
+     * NIC per GPU (rail-optimised). */
+    const struct maya_cluster_spec *cluster;
 };
 
 struct sim_job;
@@ -90,6 +93,11 @@ struct sim_report_info {
     const struct maya_cluster_spec *cluster;
     const char *estimator;              /* the models, as --estimator takes them */
     const char *error;                  /* why the pipeline stopped early, or NULL */
+    const char *hardware;               /* where the GPU and cluster descriptions came from
+                                           (a sentence), or NULL */
+    int gpu_overridden;                 /* the GPU is not the description the run used: its
+                                           memory was not the one allocations were made in */
+    const char *models;                 /* which learned models served (a sentence), or NULL */
 };
 
 /* Write report.txt and report.json into dir (logs/rank-N.err there gives a

@@ -84,3 +84,17 @@ expect_matched() {
     got=$(awk -f "$MAYA_TOP/tests/nccl/matched.awk" "$dir.dump") || fail "NCCL operations do not match across ranks: $got"
     expect_eq "$got" "matched $2 collectives and $3 send/recv pairs on $4 communicators" "matched operations in $dir"
 }
+
+# timeline_nccl TIMELINE: "PID NAME COUNT" per rank (timeline pid) and NCCL
+# call name of the device ops (stream threads) in a timeline.json, sorted.
+timeline_nccl() {
+    python3 - "$1" <<'PY' || fail "cannot read $1"
+import json, sys
+n = {}
+for e in json.load(open(sys.argv[1]))["traceEvents"]:
+    if e["ph"] == "X" and e.get("tid", 0) > 0 and e["name"].startswith("nccl"):
+        n[e["pid"], e["name"]] = n.get((e["pid"], e["name"]), 0) + 1
+for (pid, name), c in sorted(n.items()):
+    print(pid, name, c)
+PY
+}

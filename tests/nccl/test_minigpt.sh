@@ -68,7 +68,7 @@ check_overlap() {
     sed -n "$((n - 1))p" "$r0" | grep -q "^stream_wait .*stream=2 api=cudaStreamWaitEvent" ||
         fail "rank 0's first gradient $api does not follow a stream wait on stream 2: $(sed -n "$((n - 1)),${n}p" "$r0")"
     expect_eq "$(grep -cE "^coll .*stream=1 api=$api .* dtype=7 .* bytes=[0-9]{6,}" "$r0")" 0 "gradient reductions on the compute stream"
-    tail -n +"$n" "$r0" | sed '/kernel="adam/q' | grep -q '^launch .*kernel="layernorm_bwd' ||
+    tail -n +"$n" "$r0" | sed '/kernel="void adam</q' | grep -q '^launch .*kernel="void layernorm_bwd<' ||
         fail "no backward kernel after rank 0's first $api: the reduction does not overlap the backward pass"
 }
 

@@ -28,7 +28,7 @@ cat "$TEST_TMP/out1"
 cmp -s "$TEST_TMP/out1" "$d/search.txt" || fail "stdout and search.txt differ"
 expect_count 6 '^ +[0-9]+  [0-9]   [0-9] ' "$d/search.txt"
 expect_grep '^ +1  2   1  .* ok$' "$d/search.txt" "tp=2 pp=1 is not the fastest row"
-expect_grep '^ +[0-9]+  1   1  +- +79\.18 GiB  [0-9a-f]{12}  oom: out of GPU memory' "$d/search.txt" \
+expect_grep '^ +[0-9]+  1   1  +- +[0-9.]+ GiB  [0-9a-f]{12}  oom: out of GPU memory \(peak [0-9.]+ GiB of 79\.18 GiB\)' "$d/search.txt" \
     "tp=1 pp=1 is not reported oom"
 # minigpt's rank 0 says why; when rank 1 fails first, maya run stops rank 0,
 # maybe before it said it (then rank 1's status is all there is to say)

@@ -1,26 +1,54 @@
-// minigpt: training iterations of a small GPT with Megatron-style 3D
-// parallelism, in plain CUDA C + cuBLASLt + NCCL.
+// minigpt: training iterations of a GPT with Megatron-LM's 3D parallelism
+// and its knobs, in plain CUDA C + cuBLASLt + NCCL, issuing the GPU work
+// Megatron-LM issues for the same configuration (the same GEMMs, kernels,
+// collectives and memory), so that published Megatron runs can be re-created.
 //
-//   tensor parallel (TP)   attention heads and MLP columns split over the TP
-//                          group: column-parallel QKV/fc1, row-parallel
-//                          out-proj/fc2 followed by an all-reduce; input
-//                          gradients of the column-parallel layers all-reduced
-//                          in the backward pass; vocab-parallel embedding and
-//                          cross-entropy (all-reduces of max, sum and target)
-//   pipeline parallel (PP) layers split into stages; micro-batches flow with
-//                          the 1F1B schedule (warm-up forwards, steady
-//                          one-forward-one-backward, cool-down backwards),
-//                          activations and gradients sent with grouped
-//                          ncclSend/ncclRecv
-//   data parallel (DP)     each layer's gradient bucket is all-reduced (or,
-//                          with --zero1, reduce-scattered and the parameters
-//                          all-gathered after the sharded optimizer step) on
-//                          its own stream as soon as the last micro-batch's
-//                          backward has produced it, overlapping the rest of
-//                          the backward pass; ordered with CUDA events
-// Then gradient-norm clipping (an all-reduce over the model-parallel group)
-// and Adam. Weights and activations are bfloat16, gradients and optimizer
-// state float32; GEMMs are cuBLASLt matmuls (bf16 in, fp32 compute).
+//   tensor parallel (TP)   Megatron's column-parallel QKV/fc1 and row-parallel
+//                          out-proj/fc2: an all-reduce of [s*b, h] after each
+//                          row-parallel GEMM, and of the input gradient of
+//                          each column-parallel one in the backward pass
+//                          (after both of its GEMMs, as Megatron-LM 2021 did);
+//                          vocab-parallel embedding and cross-entropy
+//   sequence parallel      (--sequence-parallel) LayerNorm, dropout and the
+//                          residual on s/TP tokens: an all-gather before each
+//                          column-parallel GEMM and a reduce-scatter after each
+//                          row-parallel one in place of the all-reduces; the
+//                          backward re-gathers the input of each column-
+//                          parallel GEMM and reduce-scatters its input
+//                          gradient on a stream of its own, overlapped with
+//                          the GEMMs (Megatron-core's linear layer); the
+//                          LayerNorm (and row-parallel bias) gradients are
+//                          all-reduced over TP after the backward
+//   pipeline parallel (PP) 1F1B (warm-up forwards, one-forward-one-backward,
+//                          cool-down backwards) or, with
+//                          --layers-per-virtual-stage, Megatron's interleaved
+//                          1F1B over virtual stages; activations and gradients
+//                          sent with grouped ncclSend/ncclRecv in Megatron's
+//                          order; --scatter-gather sends 1/TP of each and
+//                          all-gathers it over TP on arrival
+//   data parallel (DP)     gradients in buckets (one per layer, or
+//                          --bucket-mb MiB each in backward order as torch DDP
+//                          makes them), scaled by 1/DP and all-reduced (or,
+//                          with --zero1, reduce-scattered, the optimizer state
+//                          sharded, the parameters all-gathered after the step)
+//                          on a stream of their own as soon as the last
+//                          micro-batch's backward has produced them (--ddp
+//                          torch), or all at once after the backward (--ddp
+//                          local, Megatron's local DDP)
+// Layers as Megatron's GPT: pre-LayerNorm, fused QKV with bias in the GEMM,
+// baddbmm/bmm attention on strided views of the [s, b, heads, 3 x dh] QKV
+// tensor, a fused causal scaled softmax, attention dropout, one permute of
+// the context, fused bias-dropout-add after each row-parallel GEMM and fused
+// bias-GeLU after fc1 (--bias, --hidden-dropout, --attention-dropout);
+// activation recompute of whole layers (--recompute full: only each layer's
+// input is kept and the layer's forward, collectives included, runs again in
+// the backward) or of the core attention (--recompute selective). Tokens are
+// ordered [s, b] as Megatron's tensors. Then the optimizer as Megatron's mixed
+// precision optimizer: fp16 gradients unscaled into fp32 with an overflow
+// check read by the host (--fp16, --loss-scale), the gradient norm summed
+// over the model-parallel group and read by the host to clip, Adam on fp32
+// master weights. bf16 (the default) keeps
+// gradients in fp32; fp16 keeps them in fp16 as Megatron-LM 2021 did.
 //
 // One rank per process, as torchrun starts them: RANK, WORLD_SIZE,
 // LOCAL_RANK (the device), MASTER_ADDR and MASTER_PORT (rank 0 hands out the
@@ -29,6 +57,8 @@
 #include <cmath>
 #include <cublasLt.h>
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <deque>
 #include <string>
 #include <vector>
 
@@ -48,13 +78,20 @@ typedef __nv_bfloat16 bf16;
 
 // ---------------------------------------------------------------- options
 
+enum Recompute { RECOMPUTE_NONE, RECOMPUTE_SELECTIVE, RECOMPUTE_FULL };
+
 struct Options {
     int tp = 1, pp = 1, dp = 0;  // dp 0: WORLD_SIZE / (tp * pp)
     int micro_batches = 4, mbs = 2, seq = 128;
     int hidden = 256, heads = 8, layers = 4, vocab = 4096;
     int iters = 3;
-    int host_work = 0;  // thousands of hash rounds before each GEMM
-    bool zero1 = false, own_gemm = false;
+    int host_work = 0;           // thousands of hash rounds before each GEMM
+    int layers_per_virtual = 0;  // 0: no interleaving
+    int recompute = RECOMPUTE_NONE;
+    bool zero1 = false, own_gemm = false, fp16 = false, bias = false, tie = false;
+    bool seq_par = false, scatter_gather = false, ddp_local = false, fp32_ce = false;
+    float hidden_dropout = 0, attn_dropout = 0, loss_scale = 8192;
+    double bucket_mb = 0;        // 0: one bucket per layer
     float lr = 3e-4f, clip = 1.0f;
 };
 
@@ -62,16 +99,15 @@ static void usage(FILE *f)
 {
     fprintf(f,
         "usage: minigpt [OPTIONS]\n"
-        "Trains a small GPT for a few iterations with tensor (TP), pipeline (PP) and data (DP)\n"
-        "parallelism: Megatron-style TP all-reduces, a 1F1B pipeline schedule over micro-batches\n"
-        "with NCCL send/recv, and DP gradient reduction overlapping the backward pass.\n"
+        "Trains a GPT for a few iterations as Megatron-LM does: tensor (TP), pipeline (PP) and\n"
+        "data (DP) parallelism, sequence parallelism, 1F1B or interleaved pipeline schedules over\n"
+        "micro-batches with NCCL send/recv, DP gradient reduction overlapping the backward pass\n"
+        "or after it, the distributed optimizer, activation recompute, dropout, fused biases,\n"
+        "bf16 or fp16 with loss scaling.\n"
         "Run one process per rank (torchrun conventions: RANK, WORLD_SIZE, LOCAL_RANK,\n"
         "MASTER_ADDR, MASTER_PORT); WORLD_SIZE = TP x PP x DP. Under maya:\n"
         "    maya run -g h100x8 minigpt --tp 2 --pp 2        (DP 2)\n"
-        "Options (default):\n"
-        "  --tp N                tensor-parallel degree (1); divides --heads and --vocab\n"
-        "  --pp N                pipeline stages (1); divides --layers\n"
-        "  --dp N                data-parallel degree (WORLD_SIZE / (TP x PP))\n"
+        "Model and batch (default):\n"
         "  --micro-batches N     micro-batches per iteration and pipeline (4)\n"
         "  --micro-batch-size N  sequences per micro-batch (2)\n"
         "  --seq N               sequence length in tokens (128)\n"
@@ -80,8 +116,41 @@ static void usage(FILE *f)
         "  --layers N            transformer layers (4)\n"
         "  --vocab N             vocabulary size (4096)\n"
         "  --iters N             training iterations (3)\n"
-        "  --zero1               reduce-scatter gradients, shard the optimizer state over DP,\n"
-        "                        all-gather the parameters (instead of all-reducing gradients)\n"
+        "  --bias                biases in the linear layers: QKV's in its GEMM, fused bias-GeLU\n"
+        "                        after fc1, fused bias-dropout-add after out-proj and fc2\n"
+        "  --hidden-dropout P    dropout on the embedding and each residual branch (0)\n"
+        "  --attention-dropout P dropout on the attention probabilities (0)\n"
+        "  --fp32-cross-entropy  the logits cast to fp32 for the cross-entropy, which keeps them\n"
+        "                        (Megatron's default, unless --fp16-lm-cross-entropy)\n"
+        "  --tie-embeddings      the output layer uses the word embedding (Megatron's GPT); with\n"
+        "                        PP the last stage keeps a copy whose gradient is all-reduced\n"
+        "                        with the first stage's\n"
+        "  --fp16                fp16 weights, activations and gradients, loss scaling (default:\n"
+        "                        bf16 weights and activations, fp32 gradients)\n"
+        "  --loss-scale X        fp16's static loss scale (8192)\n"
+        "  --recompute none|full|selective  activation recompute (none): full keeps each\n"
+        "                        layer's input and runs its forward again in the backward;\n"
+        "                        selective recomputes the core attention (QK^T, softmax,\n"
+        "                        dropout, attention over V)\n"
+        "Parallelism:\n"
+        "  --tp N                tensor-parallel degree (1); divides --heads and --vocab\n"
+        "  --pp N                pipeline stages (1); divides --layers\n"
+        "  --dp N                data-parallel degree (WORLD_SIZE / (TP x PP))\n"
+        "  --sequence-parallel   LayerNorm and dropout on s/TP tokens, all-gathers and\n"
+        "                        reduce-scatters over TP in place of all-reduces (TP > 1)\n"
+        "  --layers-per-virtual-stage N  interleaved 1F1B: each stage holds layers/(PP x N)\n"
+        "                        chunks of N layers (needs PP > 1, PP dividing\n"
+        "                        --micro-batches)\n"
+        "  --scatter-gather      pipeline sends carry 1/TP of the activation, all-gathered over\n"
+        "                        TP on arrival (not with --sequence-parallel)\n"
+        "  --ddp torch|local     DP gradient reduction (torch): torch overlaps bucketed\n"
+        "                        reductions with the backward; local reduces everything after\n"
+        "                        the backward (one all-reduce, or a reduce-scatter per bucket)\n"
+        "  --bucket-mb X         DP buckets of X MiB of gradients in backward order (default:\n"
+        "                        one bucket per layer, one for the embedding, one for the head)\n"
+        "  --zero1               distributed optimizer: reduce-scatter gradients, shard the\n"
+        "                        optimizer state over DP, all-gather the parameters\n"
+        "Program:\n"
         "  --gemm cublaslt|kernel  matrix multiplies with cuBLASLt (default) or this program's\n"
         "                        own CUDA kernel\n"
         "  --host-work N         before each matrix multiply, N thousand rounds of an integer\n"
@@ -92,15 +161,29 @@ static void usage(FILE *f)
         "each iteration (under maya kernels do not run, so the value is not meaningful).\n");
 }
 
+static void bad_value(const char *opt, const char *want, const char *v)
+{
+    fprintf(stderr, "minigpt: %s expects %s, got \"%s\"\n", opt, want, v ? v : "");
+    exit(2);
+}
+
 static int parse_int(const char *opt, const char *v)
 {
     char *end;
     long x = v ? strtol(v, &end, 10) : 0;
-    if (!v || *end || x < 1 || x > (1 << 24)) {
-        fprintf(stderr, "minigpt: %s expects a whole number from 1, got \"%s\"\n", opt, v ? v : "");
-        exit(2);
-    }
+    if (!v || *end || x < 1 || x > (1 << 24))
+        bad_value(opt, "a whole number from 1", v);
     return (int)x;
+}
+
+// A number in [lo, hi) (hi_open) or (lo, hi].
+static double parse_num(const char *opt, const char *v, double lo, double hi, bool lo_open, const char *want)
+{
+    char *end;
+    double x = v ? strtod(v, &end) : 0;
+    if (!v || !*v || *end || !std::isfinite(x) || (lo_open ? x <= lo : x < lo) || (lo_open ? x > hi : x >= hi))
+        bad_value(opt, want, v);
+    return x;
 }
 
 static Options parse(int argc, char **argv)
@@ -109,19 +192,54 @@ static Options parse(int argc, char **argv)
     for (int i = 1; i < argc; i++) {
         std::string a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        bool flag = true;
         if (a == "--help") {
             usage(stdout);
             exit(0);
-        } else if (a == "--zero1") {
+        } else if (a == "--zero1")
             o.zero1 = true;
+        else if (a == "--fp16")
+            o.fp16 = true;
+        else if (a == "--bias")
+            o.bias = true;
+        else if (a == "--tie-embeddings")
+            o.tie = true;
+        else if (a == "--sequence-parallel")
+            o.seq_par = true;
+        else if (a == "--scatter-gather")
+            o.scatter_gather = true;
+        else if (a == "--fp32-cross-entropy")
+            o.fp32_ce = true;
+        else
+            flag = false;
+        if (flag)
             continue;
-        } else if (a == "--gemm") {
-            if (!v || (strcmp(v, "cublaslt") && strcmp(v, "kernel"))) {
-                fprintf(stderr, "minigpt: --gemm expects cublaslt or kernel, got \"%s\"\n", v ? v : "");
-                exit(2);
-            }
+        if (a == "--gemm") {
+            if (!v || (strcmp(v, "cublaslt") && strcmp(v, "kernel")))
+                bad_value(argv[i], "cublaslt or kernel", v);
             o.own_gemm = !strcmp(v, "kernel");
-        } else if (a == "--tp") o.tp = parse_int(argv[i], v);
+        } else if (a == "--ddp") {
+            if (!v || (strcmp(v, "torch") && strcmp(v, "local")))
+                bad_value(argv[i], "torch or local", v);
+            o.ddp_local = !strcmp(v, "local");
+        } else if (a == "--recompute") {
+            if (v && !strcmp(v, "none"))
+                o.recompute = RECOMPUTE_NONE;
+            else if (v && !strcmp(v, "full"))
+                o.recompute = RECOMPUTE_FULL;
+            else if (v && !strcmp(v, "selective"))
+                o.recompute = RECOMPUTE_SELECTIVE;
+            else
+                bad_value(argv[i], "none, full or selective", v);
+        } else if (a == "--hidden-dropout")
+            o.hidden_dropout = (float)parse_num(argv[i], v, 0, 1, false, "a probability from 0 to below 1");
+        else if (a == "--attention-dropout")
+            o.attn_dropout = (float)parse_num(argv[i], v, 0, 1, false, "a probability from 0 to below 1");
+        else if (a == "--loss-scale")
+            o.loss_scale = (float)parse_num(argv[i], v, 0, 1e30, true, "a number above 0");
+        else if (a == "--bucket-mb")
+            o.bucket_mb = parse_num(argv[i], v, 0, 1 << 20, true, "a size in MiB above 0");
+        else if (a == "--tp") o.tp = parse_int(argv[i], v);
         else if (a == "--pp") o.pp = parse_int(argv[i], v);
         else if (a == "--dp") o.dp = parse_int(argv[i], v);
         else if (a == "--micro-batches") o.micro_batches = parse_int(argv[i], v);
@@ -133,6 +251,7 @@ static Options parse(int argc, char **argv)
         else if (a == "--vocab") o.vocab = parse_int(argv[i], v);
         else if (a == "--iters") o.iters = parse_int(argv[i], v);
         else if (a == "--host-work") o.host_work = parse_int(argv[i], v);
+        else if (a == "--layers-per-virtual-stage") o.layers_per_virtual = parse_int(argv[i], v);
         else {
             fprintf(stderr, "minigpt: unknown option \"%s\" (--help lists them)\n", argv[i]);
             exit(2);
@@ -143,6 +262,19 @@ static Options parse(int argc, char **argv)
 }
 
 // ---------------------------------------------------------------- kernels
+
+// The two precisions: activations/weights E, gradients G.
+struct Bf16 { typedef bf16 E; typedef float G; };
+struct Fp16 { typedef __half E; typedef __half G; };
+struct F32 { typedef float E; typedef float G; };  // --fp32-cross-entropy's logits
+
+__device__ __forceinline__ float f(bf16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ float f(__half x) { return __half2float(x); }
+__device__ __forceinline__ float f(float x) { return x; }
+template <class T> __device__ __forceinline__ T to(float x);
+template <> __device__ __forceinline__ bf16 to<bf16>(float x) { return __float2bfloat16(x); }
+template <> __device__ __forceinline__ __half to<__half>(float x) { return __float2half(x); }
+template <> __device__ __forceinline__ float to<float>(float x) { return x; }
 
 __device__ float block_sum(float v)
 {
@@ -176,9 +308,6 @@ __device__ float block_max(float v)
     return m;
 }
 
-__device__ __forceinline__ float f(bf16 x) { return __bfloat162float(x); }
-__device__ __forceinline__ bf16 b(float x) { return __float2bfloat16(x); }
-
 __device__ __forceinline__ uint32_t hash32(uint32_t x)
 {
     x ^= x >> 16;
@@ -189,11 +318,23 @@ __device__ __forceinline__ uint32_t hash32(uint32_t x)
     return x;
 }
 
-// Parameters: uniform in [-scale, scale] from (seed, global index), so that
-// every rank holding the same parameter gets the same value; into the fp32
-// master copy and/or the bf16 weights (either may be NULL).
-__global__ void init_params(float *master, bf16 *w, size_t n, size_t first, uint32_t seed, float scale)
+// Dropout's random keep decision for element i: a counter-based generator
+// (seed, index), as Philox is in PyTorch, so that a recompute draws the
+// same mask.
+__device__ __forceinline__ bool keep(uint32_t seed, size_t i, float p)
 {
+    uint32_t h = hash32(seed ^ hash32((uint32_t)i) ^ hash32((uint32_t)(i >> 32) + 0x9e3779b9u));
+    return (h >> 8) * (1.0f / 16777216.0f) >= p;
+}
+
+// Parameters: uniform in [-scale, scale] from (seed, index), so that every
+// rank holding the same parameter gets the same value; into the fp32 master
+// copy and/or the 16-bit weights (either may be NULL).
+template <class P>
+__global__ void init_params(float *master, void *w_, size_t n, size_t first, uint32_t seed, float scale)
+{
+    typedef typename P::E E;
+    E *w = (E *)w_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
@@ -202,48 +343,67 @@ __global__ void init_params(float *master, bf16 *w, size_t n, size_t first, uint
     if (master)
         master[i] = v;
     if (w)
-        w[i] = b(v);
+        w[i] = to<E>(v);
 }
 
-__global__ void fill(float *master, bf16 *w, size_t n, float v)
+template <class P> __global__ void fill(float *master, void *w_, size_t n, float v)
 {
+    typedef typename P::E E;
+    E *w = (E *)w_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n) {
         if (master)
             master[i] = v;
         if (w)
-            w[i] = b(v);
+            w[i] = to<E>(v);
     }
 }
 
-// x[t] = wte[token - v0] (if this rank holds the token's row) + wpe[t % S]
-// (on TP rank 0 only: the partial sums are all-reduced over TP).
-__global__ void embed_fwd(const int *tokens, const bf16 *wte, const bf16 *wpe, bf16 *x, int S, int H, int v0,
-                          int vl, int add_pos)
+// Vocab-parallel embedding: x[t] = wte[token - v0] if this rank holds the
+// token's row, else 0 (the partial rows are all-reduced over TP).
+template <class P> __global__ void embed_fwd(const int *tokens, const void *wte_, void *x_, int H, int v0, int vl)
 {
+    typedef typename P::E E;
+    const E *wte = (const E *)wte_;
+    E *x = (E *)x_;
     int t = blockIdx.x, tok = tokens[t] - v0;
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        float v = tok >= 0 && tok < vl ? f(wte[(size_t)tok * H + i]) : 0.0f;
-        if (add_pos)
-            v += f(wpe[(size_t)(t % S) * H + i]);
-        x[(size_t)t * H + i] = b(v);
-    }
+    for (int i = threadIdx.x; i < H; i += blockDim.x)
+        x[(size_t)t * H + i] = to<E>(tok >= 0 && tok < vl ? f(wte[(size_t)tok * H + i]) : 0.0f);
 }
 
-__global__ void embed_bwd(const int *tokens, const bf16 *dx, float *dwte, float *dwpe, int S, int H, int v0, int vl)
+// x[t] += wpe[t / B] (token t is position t / B of sequence t % B).
+template <class P> __global__ void embed_pos(void *x_, const void *wpe_, int B, int H)
 {
+    typedef typename P::E E;
+    E *x = (E *)x_;
+    const E *wpe = (const E *)wpe_;
+    int t = blockIdx.x;
+    for (int i = threadIdx.x; i < H; i += blockDim.x)
+        x[(size_t)t * H + i] = to<E>(f(x[(size_t)t * H + i]) + f(wpe[(size_t)(t / B) * H + i]));
+}
+
+template <class P>
+__global__ void embed_bwd(const int *tokens, const void *dx_, void *dwte_, void *dwpe_, int B, int H, int v0, int vl)
+{
+    typedef typename P::E E;
+    typedef typename P::G G;
+    const E *dx = (const E *)dx_;
+    G *dwte = (G *)dwte_, *dwpe = (G *)dwpe_;
     int t = blockIdx.x, tok = tokens[t] - v0;
     for (int i = threadIdx.x; i < H; i += blockDim.x) {
         float g = f(dx[(size_t)t * H + i]);
         if (tok >= 0 && tok < vl)
-            atomicAdd(&dwte[(size_t)tok * H + i], g);
-        atomicAdd(&dwpe[(size_t)(t % S) * H + i], g);
+            atomicAdd(&dwte[(size_t)tok * H + i], to<G>(g));
+        atomicAdd(&dwpe[(size_t)(t / B) * H + i], to<G>(g));
     }
 }
 
-__global__ void layernorm_fwd(const bf16 *x, const bf16 *g, const bf16 *bta, bf16 *y, float *mean, float *rstd, int H)
+template <class P>
+__global__ void layernorm_fwd(const void *x_, const void *g_, const void *b_, void *y_, float *mean, float *rstd, int H)
 {
-    const bf16 *xr = x + (size_t)blockIdx.x * H;
+    typedef typename P::E E;
+    const E *xr = (const E *)x_ + (size_t)blockIdx.x * H, *g = (const E *)g_, *bta = (const E *)b_;
+    E *y = (E *)y_ + (size_t)blockIdx.x * H;
     float s = 0, ss = 0;
     for (int i = threadIdx.x; i < H; i += blockDim.x) {
         float v = f(xr[i]);
@@ -254,7 +414,7 @@ __global__ void layernorm_fwd(const bf16 *x, const bf16 *g, const bf16 *bta, bf1
     ss = block_sum(ss);
     float m = s / H, r = rsqrtf(fmaxf(ss / H - m * m, 0.0f) + 1e-5f);
     for (int i = threadIdx.x; i < H; i += blockDim.x)
-        y[(size_t)blockIdx.x * H + i] = b((f(xr[i]) - m) * r * f(g[i]) + f(bta[i]));
+        y[i] = to<E>((f(xr[i]) - m) * r * f(g[i]) + f(bta[i]));
     if (threadIdx.x == 0) {
         mean[blockIdx.x] = m;
         rstd[blockIdx.x] = r;
@@ -262,50 +422,79 @@ __global__ void layernorm_fwd(const bf16 *x, const bf16 *g, const bf16 *bta, bf1
 }
 
 // dx = LN backward of dy, plus res (the residual path's gradient, may be
-// NULL); dg, db accumulate (float32).
-__global__ void layernorm_bwd(const bf16 *dy, const bf16 *x, const bf16 *g, const float *mean, const float *rstd,
-                              const bf16 *res, bf16 *dx, float *dg, float *db, int H)
+// NULL); dg, db accumulate.
+template <class P>
+__global__ void layernorm_bwd(const void *dy_, const void *x_, const void *g_, const float *mean, const float *rstd,
+                              const void *res_, void *dx_, void *dg_, void *db_, int H)
 {
+    typedef typename P::E E;
+    typedef typename P::G G;
+    const E *dy = (const E *)dy_, *x = (const E *)x_, *g = (const E *)g_, *res = (const E *)res_;
+    E *dx = (E *)dx_;
+    G *dg = (G *)dg_, *db = (G *)db_;
     size_t row = (size_t)blockIdx.x * H;
     float m = mean[blockIdx.x], r = rstd[blockIdx.x], s1 = 0, s2 = 0;
     for (int i = threadIdx.x; i < H; i += blockDim.x) {
         float xh = (f(x[row + i]) - m) * r, d = f(dy[row + i]) * f(g[i]);
         s1 += d;
         s2 += d * xh;
-        atomicAdd(&dg[i], f(dy[row + i]) * xh);
-        atomicAdd(&db[i], f(dy[row + i]));
+        atomicAdd(&dg[i], to<G>(f(dy[row + i]) * xh));
+        atomicAdd(&db[i], to<G>(f(dy[row + i])));
     }
     s1 = block_sum(s1) / H;
     s2 = block_sum(s2) / H;
     for (int i = threadIdx.x; i < H; i += blockDim.x) {
         float xh = (f(x[row + i]) - m) * r, d = f(dy[row + i]) * f(g[i]);
         float v = r * (d - s1 - xh * s2) + (res ? f(res[row + i]) : 0.0f);
-        dx[row + i] = b(v);
+        dx[row + i] = to<E>(v);
     }
 }
 
-// Tokens [B*S, ld] (columns col0.. of each row) <-> heads [B*hl, S, dh].
-__global__ void permute_heads(const bf16 *src, bf16 *dst, int B, int S, int hl, int dh, int ld, int col0, int to_heads)
+// Heads [B*hl, S, dh] <-> tokens [S*B, hl*dh] (the context's permute, and its
+// backward).
+template <class P> __global__ void permute_ctx(const void *src_, void *dst_, int B, int S, int hl, int dh, int to_heads)
 {
+    typedef typename P::E E;
+    const E *src = (const E *)src_;
+    E *dst = (E *)dst_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, n = (size_t)B * S * hl * dh;
     if (i >= n)
         return;
     int d = i % dh, h = (i / dh) % hl;
-    size_t t = i / ((size_t)dh * hl);
-    int bb = (int)(t / S), s = (int)(t % S);
-    size_t tok = t * ld + col0 + (size_t)h * dh + d, head = (((size_t)bb * hl + h) * S + s) * dh + d;
+    size_t t = i / ((size_t)dh * hl);  // token s * B + b
+    int s = (int)(t / B), bb = (int)(t % B);
+    size_t head = (((size_t)bb * hl + h) * S + s) * dh + d;
     if (to_heads)
-        dst[head] = src[tok];
+        dst[head] = src[i];
     else
-        dst[tok] = src[head];
+        dst[i] = src[head];
 }
 
-// Causal softmax of each row of [rows, S] scores, in place, scaled.
-__global__ void softmax_causal(bf16 *p, int S, float scale)
+// dqkv [S*B, hl, 3, dh] from dq, dk, dv [B*hl, S, dh]: the backward of
+// splitting the fused QKV output into its three views.
+template <class P>
+__global__ void qkv_cat(const void *dq_, const void *dk_, const void *dv_, void *dqkv_, int B, int S, int hl, int dh)
 {
+    typedef typename P::E E;
+    const E *src[3] = { (const E *)dq_, (const E *)dk_, (const E *)dv_ };
+    E *dqkv = (E *)dqkv_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x, n = (size_t)B * S * hl * 3 * dh;
+    if (i >= n)
+        return;
+    int d = i % dh, j = (i / dh) % 3, h = (i / (3 * (size_t)dh)) % hl;
+    size_t t = i / (3 * (size_t)dh * hl);
+    int s = (int)(t / B), bb = (int)(t % B);
+    dqkv[i] = src[j][(((size_t)bb * hl + h) * S + s) * dh + d];
+}
+
+// Causal softmax of each row of [rows, S] scores, in place, scaled (row r is
+// query position r % S).
+template <class P> __global__ void softmax_causal(void *p_, int S, float scale)
+{
+    typedef typename P::E E;
     size_t row = blockIdx.x;
     int q = (int)(row % S);
-    bf16 *r = p + row * S;
+    E *r = (E *)p_ + row * S;
     float mx = -INFINITY;
     for (int j = threadIdx.x; j <= q; j += blockDim.x)
         mx = fmaxf(mx, f(r[j]) * scale);
@@ -315,19 +504,86 @@ __global__ void softmax_causal(bf16 *p, int S, float scale)
         s += __expf(f(r[j]) * scale - mx);
     s = block_sum(s);
     for (int j = threadIdx.x; j < S; j += blockDim.x)
-        r[j] = b(j <= q ? __expf(f(r[j]) * scale - mx) / s : 0.0f);
+        r[j] = to<E>(j <= q ? __expf(f(r[j]) * scale - mx) / s : 0.0f);
 }
 
 // dS = P * (dP - sum(P * dP)) * scale, in place in dp.
-__global__ void softmax_bwd(const bf16 *p, bf16 *dp, int S, float scale)
+template <class P> __global__ void softmax_bwd(const void *p_, void *dp_, int S, float scale)
 {
+    typedef typename P::E E;
+    const E *p = (const E *)p_;
+    E *dp = (E *)dp_;
     size_t row = (size_t)blockIdx.x * S;
     float s = 0;
     for (int j = threadIdx.x; j < S; j += blockDim.x)
         s += f(p[row + j]) * f(dp[row + j]);
     s = block_sum(s);
     for (int j = threadIdx.x; j < S; j += blockDim.x)
-        dp[row + j] = b(f(p[row + j]) * (f(dp[row + j]) - s) * scale);
+        dp[row + j] = to<E>(f(p[row + j]) * (f(dp[row + j]) - s) * scale);
+}
+
+// y = dropout(x) with probability p; the kept elements scaled by 1/(1-p);
+// the mask (one byte per element, as PyTorch keeps it) for the backward.
+template <class P>
+__global__ void dropout_fwd(const void *x_, void *y_, uint8_t *mask, size_t n, float p, uint32_t seed)
+{
+    typedef typename P::E E;
+    const E *x = (const E *)x_;
+    E *y = (E *)y_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    bool k = keep(seed, i, p);
+    mask[i] = k;
+    y[i] = to<E>(k ? f(x[i]) / (1 - p) : 0.0f);
+}
+
+// dx = dy * mask / (1-p) (may be in place).
+template <class P> __global__ void dropout_bwd(const void *dy_, const uint8_t *mask, void *dx_, size_t n, float p)
+{
+    typedef typename P::E E;
+    const E *dy = (const E *)dy_;
+    E *dx = (E *)dx_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        dx[i] = to<E>(mask[i] ? f(dy[i]) / (1 - p) : 0.0f);
+}
+
+// x[i] + bias[i mod N] (bias [N] per row of N, may be NULL).
+template <class E> __device__ __forceinline__ float plus_bias(const E *x, const E *bias, size_t i, int N)
+{
+    return f(x[i]) + (bias ? f(bias[i % N]) : 0.0f);
+}
+
+// out = res + dropout(x + bias) (bias [N] per row of N, may be NULL; mask
+// NULL when p is 0): Megatron's fused bias-dropout-add.
+template <class P>
+__global__ void bias_dropout_add(const void *x_, const void *bias_, const void *res_, void *out_, uint8_t *mask,
+                                 size_t n, int N, float p, uint32_t seed)
+{
+    typedef typename P::E E;
+    const E *x = (const E *)x_, *bias = (const E *)bias_, *res = (const E *)res_;
+    E *out = (E *)out_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float v = plus_bias(x, bias, i, N);
+    if (mask) {
+        bool k = keep(seed, i, p);
+        mask[i] = k;
+        v = k ? v / (1 - p) : 0.0f;
+    }
+    out[i] = to<E>(f(res[i]) + v);
+}
+
+template <class P> __global__ void add(const void *a_, const void *c_, void *out_, size_t n)
+{
+    typedef typename P::E E;
+    const E *a = (const E *)a_, *c = (const E *)c_;
+    E *out = (E *)out_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        out[i] = to<E>(f(a[i]) + f(c[i]));
 }
 
 __device__ __forceinline__ float gelu(float x)
@@ -335,34 +591,79 @@ __device__ __forceinline__ float gelu(float x)
     return 0.5f * x * (1 + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
 }
 
-__global__ void gelu_fwd(const bf16 *x, bf16 *y, size_t n)
+// y = gelu(x + bias) (bias [N] per row of N, may be NULL): Megatron's fused
+// bias-GeLU.
+template <class P> __global__ void gelu_fwd(const void *x_, const void *bias_, void *y_, size_t n, int N)
 {
+    typedef typename P::E E;
+    const E *x = (const E *)x_, *bias = (const E *)bias_;
+    E *y = (E *)y_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n)
-        y[i] = b(gelu(f(x[i])));
+        y[i] = to<E>(gelu(plus_bias(x, bias, i, N)));
 }
 
-__global__ void gelu_bwd(const bf16 *x, const bf16 *dy, bf16 *dx, size_t n)
+template <class P>
+__global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, void *dx_, size_t n, int N)
 {
+    typedef typename P::E E;
+    const E *x = (const E *)x_, *bias = (const E *)bias_, *dy = (const E *)dy_;
+    E *dx = (E *)dx_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float v = f(x[i]), u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
+    float v = plus_bias(x, bias, i, N), u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
     float d = 0.5f * (1 + th) + 0.5f * v * (1 - th * th) * 0.7978845608f * (1 + 3 * 0.044715f * v * v);
-    dx[i] = b(f(dy[i]) * d);
+    dx[i] = to<E>(f(dy[i]) * d);
 }
 
-__global__ void add(const bf16 *a, const bf16 *c, bf16 *out, size_t n)
+// db[c] += sum over rows of dy[r, c] ([rows, N]): a bias's gradient. Blocks
+// of 32 columns x 8 row lanes.
+template <class P> __global__ void bias_grad(const void *dy_, void *db_, int rows, int N)
+{
+    typedef typename P::E E;
+    typedef typename P::G G;
+    __shared__ float part[8][33];
+    const E *dy = (const E *)dy_;
+    G *db = (G *)db_;
+    int c = blockIdx.x * 32 + threadIdx.x;
+    float s = 0;
+    if (c < N)
+        for (int r = threadIdx.y; r < rows; r += 8)
+            s += f(dy[(size_t)r * N + c]);
+    part[threadIdx.y][threadIdx.x] = s;
+    __syncthreads();
+    if (threadIdx.y == 0 && c < N) {
+        for (int k = 1; k < 8; k++)
+            s += part[k][threadIdx.x];
+        db[c] = to<G>(f(db[c]) + s);
+    }
+}
+
+// g *= s (the 1/DP average before a DP reduction).
+template <class P> __global__ void scale_grads(void *g_, size_t n, float s)
+{
+    typedef typename P::G G;
+    G *g = (G *)g_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        g[i] = to<G>(f(g[i]) * s);
+}
+
+// dst = src, converted (--fp32-cross-entropy: the logits to fp32, their
+// gradient back).
+template <class A, class B> __global__ void convert(const A *src, B *dst, size_t n)
 {
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i < n)
-        out[i] = b(f(a[i]) + f(c[i]));
+        dst[i] = to<B>(f(src[i]));
 }
 
 // Vocab-parallel cross-entropy, in three steps around TP all-reduces.
-__global__ void ce_max(const bf16 *logits, float *mx, int vl)
+template <class P> __global__ void ce_max(const void *logits_, float *mx, int vl)
 {
-    const bf16 *r = logits + (size_t)blockIdx.x * vl;
+    typedef typename P::E E;
+    const E *r = (const E *)logits_ + (size_t)blockIdx.x * vl;
     float m = -INFINITY;
     for (int j = threadIdx.x; j < vl; j += blockDim.x)
         m = fmaxf(m, f(r[j]));
@@ -373,10 +674,12 @@ __global__ void ce_max(const bf16 *logits, float *mx, int vl)
 
 // stats[t] = sum exp(logit - max), stats[T + t] = the target's logit (0 if
 // another rank holds it).
-__global__ void ce_stats(const bf16 *logits, const float *mx, const int *targets, float *stats, int T, int vl, int v0)
+template <class P>
+__global__ void ce_stats(const void *logits_, const float *mx, const int *targets, float *stats, int T, int vl, int v0)
 {
+    typedef typename P::E E;
     int t = blockIdx.x;
-    const bf16 *r = logits + (size_t)t * vl;
+    const E *r = (const E *)logits_ + (size_t)t * vl;
     float s = 0;
     for (int j = threadIdx.x; j < vl; j += blockDim.x)
         s += __expf(f(r[j]) - mx[t]);
@@ -388,16 +691,33 @@ __global__ void ce_stats(const bf16 *logits, const float *mx, const int *targets
     }
 }
 
-// loss += scale * (log sum + max - target); logits become dlogits * scale.
-__global__ void ce_finish(bf16 *logits, const float *mx, const float *stats, const int *targets, float *loss, int T,
-                          int vl, int v0, float scale)
+// loss += lscale * (log sum + max - target); logits become dlogits * gscale
+// (gscale carries fp16's loss scale).
+template <class P>
+__global__ void ce_finish(void *logits_, const float *mx, const float *stats, const int *targets, float *loss, int T,
+                          int vl, int v0, float lscale, float gscale)
 {
+    typedef typename P::E E;
     int t = blockIdx.x, k = targets[t] - v0;
-    bf16 *r = logits + (size_t)t * vl;
+    E *r = (E *)logits_ + (size_t)t * vl;
     for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        r[j] = b((__expf(f(r[j]) - mx[t]) / stats[t] - (j == k ? 1.0f : 0.0f)) * scale);
+        r[j] = to<E>((__expf(f(r[j]) - mx[t]) / stats[t] - (j == k ? 1.0f : 0.0f)) * gscale);
     if (threadIdx.x == 0)
-        atomicAdd(loss, scale * (logf(stats[t]) + mx[t] - stats[T + t]));
+        atomicAdd(loss, lscale * (logf(stats[t]) + mx[t] - stats[T + t]));
+}
+
+// fp16: main = grad * inv_scale in fp32, flagging a non-finite value
+// (Megatron copies the fp16 gradients to fp32 and unscales them, checking
+// for overflow).
+__global__ void unscale_grads(const __half *g, float *main, size_t n, float inv_scale, float *found_inf)
+{
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i >= n)
+        return;
+    float v = __half2float(g[i]) * inv_scale;
+    main[i] = v;
+    if (!isfinite(v))
+        *found_inf = 1.0f;
 }
 
 __global__ void sum_squares(const float *g, size_t n, float scale, float *out)
@@ -410,28 +730,32 @@ __global__ void sum_squares(const float *g, size_t n, float scale, float *out)
         atomicAdd(out, s);
 }
 
-// Adam with weight decay, gradients scaled (DP average) and clipped to a
-// global norm whose square is *norm2.
-__global__ void adam(float *master, const float *grad, float *m, float *v, bf16 *w, size_t n, float lr, int step,
-                     float gscale, const float *norm2, float max_norm)
+// Adam with weight decay, gradients scaled by gscale (the clipping
+// coefficient); the updated fp32 master weight is copied into the 16-bit
+// model weight.
+template <class P>
+__global__ void adam(float *master, const float *grad, float *m, float *v, void *w_, size_t n, float lr, int step,
+                     float gscale)
 {
+    typedef typename P::E E;
+    E *w = (E *)w_;
     size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
     if (i >= n)
         return;
-    float nrm = sqrtf(*norm2), clip = nrm > max_norm ? max_norm / (nrm + 1e-6f) : 1.0f;
-    float g = grad[i] * gscale * clip;
+    float g = grad[i] * gscale;
     m[i] = 0.9f * m[i] + 0.1f * g;
     v[i] = 0.95f * v[i] + 0.05f * g * g;
     float mh = m[i] / (1 - powf(0.9f, (float)step)), vh = v[i] / (1 - powf(0.95f, (float)step));
     master[i] -= lr * (mh / (sqrtf(vh) + 1e-8f) + 0.01f * master[i]);
-    w[i] = b(master[i]);
+    w[i] = to<E>(master[i]);
 }
 
-// The fallback GEMM (--gemm kernel): Y[M,N] = op(X)[M,K] op(W)[K,N] (+ beta Y),
-// row-major, batched; 16x16 tiles.
-template <class TO>
-__global__ void gemm_kernel(int tx, int tw, int M, int N, int K, const bf16 *X, const bf16 *W, TO *Y, float beta,
-                            long long sx, long long sw, long long sy)
+// The fallback GEMM (--gemm kernel): Y[M,N] = alpha op(X)[M,K] op(W)[K,N]
+// (+ bias[N]) (+ beta Y), row-major with leading dimensions, batched;
+// 16x16 tiles.
+template <class TE, class TO>
+__global__ void gemm_kernel(int tx, int tw, int M, int N, int K, const TE *X, int ldx, const TE *W, int ldw, TO *Y,
+                            int ldy, float alpha, float beta, long long sx, long long sw, long long sy, const TO *bias)
 {
     __shared__ float xs[16][17], ws[16][17];
     X += blockIdx.z * sx;
@@ -441,19 +765,65 @@ __global__ void gemm_kernel(int tx, int tw, int M, int N, int K, const bf16 *X, 
     float acc = 0;
     for (int k0 = 0; k0 < K; k0 += 16) {
         int kx = k0 + threadIdx.x, kw = k0 + threadIdx.y;
-        xs[threadIdx.y][threadIdx.x] = row < M && kx < K ? f(tx ? X[(size_t)kx * M + row] : X[(size_t)row * K + kx]) : 0;
-        ws[threadIdx.y][threadIdx.x] = col < N && kw < K ? f(tw ? W[(size_t)col * K + kw] : W[(size_t)kw * N + col]) : 0;
+        xs[threadIdx.y][threadIdx.x] = row < M && kx < K ? f(tx ? X[(size_t)kx * ldx + row] : X[(size_t)row * ldx + kx]) : 0;
+        ws[threadIdx.y][threadIdx.x] = col < N && kw < K ? f(tw ? W[(size_t)col * ldw + kw] : W[(size_t)kw * ldw + col]) : 0;
         __syncthreads();
         for (int k = 0; k < 16; k++)
             acc += xs[threadIdx.y][k] * ws[k][threadIdx.x];
         __syncthreads();
     }
     if (row < M && col < N) {
-        size_t o = (size_t)row * N + col;
-        float prev = beta != 0 ? (float)Y[o] : 0.0f;
-        Y[o] = (TO)(acc + beta * prev);
+        size_t o = (size_t)row * ldy + col;
+        float prev = beta != 0 ? f(Y[o]) : 0.0f;
+        Y[o] = to<TO>(alpha * acc + (bias ? f(bias[col]) : 0.0f) + beta * prev);
     }
 }
+
+// ---------------------------------------------------------------- state
+
+static Options opt;
+static int rank, world, tp_idx, pp_idx, dp_idx, dp;
+static int T, Tl, H, Hl, hl, dh, Fl, Vl, S, B;  // tokens per micro-batch (Tl: this rank's, s/TP with SP), sizes per TP rank
+static bool fp16, sp;
+static size_t gsz;                    // bytes of a gradient element (4 with bf16, 2 with fp16)
+static cudaDataType_t cu_e, cu_g;     // activations/weights, gradients
+static ncclDataType_t nc_e, nc_g;
+static ncclComm_t world_comm, tp_comm, pp_comm, dp_comm, mp_comm, emb_comm;
+static cudaStream_t s_comp, s_dp, s_tp;
+static cudaEvent_t ev_dp_done, ev_updated, ev_to_tp, ev_from_tp;
+
+// A kernel launch on the compute stream, for the run's precision.
+#define LAUNCH(k, grid, block, ...)                                                       \
+    do {                                                                                  \
+        if (fp16)                                                                         \
+            k<Fp16><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                         \
+        else                                                                              \
+            k<Bf16><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                         \
+    } while (0)
+
+// The cross-entropy's kernels, on the logits' type (fp32 with
+// --fp32-cross-entropy).
+#define LAUNCH_CE(k, grid, block, ...)                                                    \
+    do {                                                                                  \
+        if (opt.fp32_ce)                                                                  \
+            k<F32><<<(grid), (block), 0, s_comp>>>(__VA_ARGS__);                          \
+        else                                                                              \
+            LAUNCH(k, grid, block, __VA_ARGS__);                                          \
+    } while (0)
+
+static unsigned blocks(size_t n, unsigned per = 256) { return (unsigned)((n + per - 1) / per); }
+
+template <class T> static T *dalloc(size_t n)
+{
+    T *p;
+    CUDA_CHECK(cudaMalloc(&p, (n ? n : 1) * sizeof(T)));
+    return p;
+}
+
+// 16-bit activations and weights (bf16 or fp16), gradients (fp32 or fp16).
+static void *ealloc(size_t n) { return dalloc<uint16_t>(n); }
+static void *eoff(const void *p, size_t n) { return (uint16_t *)p + n; }
+static void *goff(const void *p, size_t n) { return (char *)p + n * gsz; }
 
 // ---------------------------------------------------------------- GEMM
 
@@ -461,8 +831,6 @@ static bool own_gemm;
 static cublasLtHandle_t lt;
 static void *lt_workspace;
 static const size_t LT_WORKSPACE = 32u << 20;
-
-static unsigned blocks(size_t n, unsigned per = 256) { return (unsigned)((n + per - 1) / per); }
 
 // --host-work: a fixed amount of CPU work (a chain of dependent multiplies,
 // so its time is the core's, not memory's), as a framework spends host time
@@ -477,38 +845,63 @@ static void host_work()
     host_sink = x;
 }
 
-// Y[M,N] = op(X)[M,K] * op(W)[K,N] + beta * Y, row-major; tx/tw transpose
-// the stored X [K,M] / W [N,K]; Y is float32 (gradient accumulation) or
-// bf16; batch matrices strided by sx, sw, sy elements.
-static void gemm(cudaStream_t st, bool tx, bool tw, int M, int N, int K, const bf16 *X, const bf16 *W, void *Y,
-                 bool y_fp32, float beta, int batch = 1, long long sx = 0, long long sw = 0, long long sy = 0)
+// One matrix multiply: Y[M,N] = alpha op(X)[M,K] op(W)[K,N] (+ bias) + beta Y,
+// row-major with leading dimensions ldx, ldw, ldy; tx/tw: X stored [K,M],
+// W stored [N,K]; batch matrices strided by sx, sw, sy elements.
+struct Gemm {
+    bool tx = false, tw = false;
+    int M = 0, N = 0, K = 0;
+    const void *X = nullptr, *W = nullptr;
+    void *Y = nullptr;
+    int ldx = 0, ldw = 0, ldy = 0;
+    bool y_grad = false;  // Y holds gradients (fp32 with bf16), else activations
+    float alpha = 1, beta = 0;
+    int batch = 1;
+    long long sx = 0, sw = 0, sy = 0;
+    const void *bias = nullptr;  // [N], in Y's type (cuBLASLt's BIAS epilogue)
+};
+
+static void gemm_run(const Gemm &g)
 {
     host_work();
+    int ldx = g.ldx ? g.ldx : (g.tx ? g.M : g.K), ldw = g.ldw ? g.ldw : (g.tw ? g.K : g.N), ldy = g.ldy ? g.ldy : g.N;
     if (own_gemm) {
-        dim3 grid((N + 15) / 16, (M + 15) / 16, batch), block(16, 16);
-        if (y_fp32)
-            gemm_kernel<float><<<grid, block, 0, st>>>(tx, tw, M, N, K, X, W, (float *)Y, beta, sx, sw, sy);
+        dim3 grid((g.N + 15) / 16, (g.M + 15) / 16, g.batch), block(16, 16);
+        if (fp16)
+            gemm_kernel<__half, __half><<<grid, block, 0, s_comp>>>(g.tx, g.tw, g.M, g.N, g.K, (const __half *)g.X,
+                ldx, (const __half *)g.W, ldw, (__half *)g.Y, ldy, g.alpha, g.beta, g.sx, g.sw, g.sy,
+                (const __half *)g.bias);
+        else if (g.y_grad)
+            gemm_kernel<bf16, float><<<grid, block, 0, s_comp>>>(g.tx, g.tw, g.M, g.N, g.K, (const bf16 *)g.X, ldx,
+                (const bf16 *)g.W, ldw, (float *)g.Y, ldy, g.alpha, g.beta, g.sx, g.sw, g.sy, (const float *)g.bias);
         else
-            gemm_kernel<bf16><<<grid, block, 0, st>>>(tx, tw, M, N, K, X, W, (bf16 *)Y, beta, sx, sw, sy);
+            gemm_kernel<bf16, bf16><<<grid, block, 0, s_comp>>>(g.tx, g.tw, g.M, g.N, g.K, (const bf16 *)g.X, ldx,
+                (const bf16 *)g.W, ldw, (bf16 *)g.Y, ldy, g.alpha, g.beta, g.sx, g.sw, g.sy, (const bf16 *)g.bias);
         CUDA_CHECK(cudaGetLastError());
         return;
     }
     // Column-major view: Y^T [N,M] = op(W)^T [N,K] * op(X)^T [K,M].
     cublasLtMatmulDesc_t op;
     LT_CHECK(cublasLtMatmulDescCreate(&op, CUBLAS_COMPUTE_32F, CUDA_R_32F));
-    cublasOperation_t ta = tw ? CUBLAS_OP_T : CUBLAS_OP_N, tb = tx ? CUBLAS_OP_T : CUBLAS_OP_N;
+    cublasOperation_t ta = g.tw ? CUBLAS_OP_T : CUBLAS_OP_N, tb = g.tx ? CUBLAS_OP_T : CUBLAS_OP_N;
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta));
     LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb));
+    if (g.bias) {
+        cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+        LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi));
+        LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias));
+    }
     cublasLtMatrixLayout_t la, lb, lc;
-    cudaDataType_t yt = y_fp32 ? CUDA_R_32F : CUDA_R_16BF;
-    LT_CHECK(cublasLtMatrixLayoutCreate(&la, CUDA_R_16BF, tw ? K : N, tw ? N : K, tw ? K : N));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, CUDA_R_16BF, tx ? M : K, tx ? K : M, tx ? M : K));
-    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, yt, N, M, N));
-    if (batch > 1) {
+    cudaDataType_t yt = g.y_grad ? cu_g : cu_e;
+    LT_CHECK(cublasLtMatrixLayoutCreate(&la, cu_e, g.tw ? g.K : g.N, g.tw ? g.N : g.K, ldw));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lb, cu_e, g.tx ? g.M : g.K, g.tx ? g.K : g.M, ldx));
+    LT_CHECK(cublasLtMatrixLayoutCreate(&lc, yt, g.N, g.M, ldy));
+    if (g.batch > 1) {
         cublasLtMatrixLayout_t ls[3] = { la, lb, lc };
-        long long strides[3] = { sw, sx, sy };
+        long long strides[3] = { g.sw, g.sx, g.sy };
         for (int i = 0; i < 3; i++) {
-            LT_CHECK(cublasLtMatrixLayoutSetAttribute(ls[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch));
+            LT_CHECK(cublasLtMatrixLayoutSetAttribute(ls[i], CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &g.batch,
+                                                      sizeof g.batch));
             LT_CHECK(cublasLtMatrixLayoutSetAttribute(ls[i], CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &strides[i],
                                                       sizeof strides[i]));
         }
@@ -521,12 +914,11 @@ static void gemm(cudaStream_t st, bool tx, bool tw, int M, int N, int K, const b
     int found = 0;
     LT_CHECK(cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heur, &found));
     if (found == 0) {
-        fprintf(stderr, "minigpt: cuBLASLt has no algorithm for a %dx%dx%d GEMM\n", M, N, K);
+        fprintf(stderr, "minigpt: cuBLASLt has no algorithm for a %dx%dx%d GEMM\n", g.M, g.N, g.K);
         exit(1);
     }
-    float alpha = 1.0f;
-    LT_CHECK(cublasLtMatmul(lt, op, &alpha, W, la, X, lb, &beta, Y, lc, Y, lc, &heur.algo, lt_workspace,
-                            LT_WORKSPACE, st));
+    LT_CHECK(cublasLtMatmul(lt, op, &g.alpha, g.W, la, g.X, lb, &g.beta, g.Y, lc, g.Y, lc, &heur.algo, lt_workspace,
+                            LT_WORKSPACE, s_comp));
     cublasLtMatmulPreferenceDestroy(pref);
     cublasLtMatrixLayoutDestroy(la);
     cublasLtMatrixLayoutDestroy(lb);
@@ -534,215 +926,380 @@ static void gemm(cudaStream_t st, bool tx, bool tw, int M, int N, int K, const b
     cublasLtMatmulDescDestroy(op);
 }
 
+// A dense multiply of contiguous matrices; y_grad: Y is a gradient,
+// accumulated (beta 1).
+static void mm(bool tx, bool tw, int M, int N, int K, const void *X, const void *W, void *Y, bool y_grad = false,
+               const void *bias = nullptr)
+{
+    Gemm g;
+    g.tx = tx, g.tw = tw, g.M = M, g.N = N, g.K = K, g.X = X, g.W = W, g.Y = Y;
+    g.y_grad = y_grad, g.beta = y_grad ? 1.0f : 0.0f, g.bias = bias;
+    gemm_run(g);
+}
+
 // ---------------------------------------------------------------- model state
 
-// One gradient bucket: the parameters of a layer (or of the embedding, or of
-// the head), reduced over DP as one NCCL call.
+// The parameters live in one flat buffer per rank (weights w, gradients g),
+// grouped by chunk (virtual stage) and, inside a chunk, in the order the
+// backward pass finishes them: head, layers last to first, embedding. A DP
+// bucket is a range of it; its shard (the whole bucket without --zero1) has
+// the optimizer state.
 struct Bucket {
-    size_t n = 0;           // elements (padded to a multiple of 64 * DP)
-    size_t shard = 0;       // --zero1: elements this DP rank updates
-    bf16 *w = nullptr;      // parameters (bf16)
-    float *grad = nullptr;  // gradients (fp32, accumulated over micro-batches)
-    float *master = nullptr, *m = nullptr, *v = nullptr;  // Adam state (the shard with --zero1)
-    cudaEvent_t ready;      // its gradients are final
-    size_t used = 0;        // carving position
-    std::vector<std::pair<size_t, size_t>> ones;  // (offset, n) of LayerNorm gains: start at 1
+    size_t off = 0, n = 0;  // range in the flat buffers (elements; n a multiple of 64 x DP)
+    size_t shard = 0;       // elements this DP rank updates
+    size_t st = 0;          // offset of the shard in the optimizer state
+    bool issued = false;    // reduction issued this iteration
+    cudaEvent_t ready;
 };
 
-struct LayerW {             // pointers into a layer's bucket
-    bf16 *ln1_g, *ln1_b, *qkv, *o, *ln2_g, *ln2_b, *fc1, *fc2;
-    float *d_ln1_g, *d_ln1_b, *d_qkv, *d_o, *d_ln2_g, *d_ln2_b, *d_fc1, *d_fc2;
+struct LayerW {             // weights; the gradient of each is at the same offset in g
+    size_t ln1_g, ln1_b, ln2_g, ln2_b, b_o, b_fc2;  // replicated over TP (all-reduced under SP)
+    size_t qkv, b_qkv, o, fc1, b_fc1, fc2;
+    size_t repl, repl_n;    // the replicated ones as one span
 };
 
-struct Acts {               // what one layer keeps of one micro-batch for its backward
-    bf16 *x_in, *ln1, *qkv, *q, *k, *v, *p, *ctx, *x_mid, *ln2, *h1, *h1g;
+struct Chunk {
+    int vstage;             // virtual stage: chunk c of pipeline rank p is c * PP + p
+    int layer0, nl;         // its layers
+    bool first, last;       // holds the embedding / the head
+    size_t off = 0, n = 0;  // range in the flat buffers
+    std::vector<size_t> part_end;  // end of the head part, of each layer (last to first), of the embedding
+    std::vector<LayerW> lw;        // [layer in chunk]
+    size_t wte = 0, wpe = 0, lnf_g = 0, lnf_b = 0, w_lm = 0;
+    std::vector<Bucket> buckets;
+    std::vector<std::pair<size_t, size_t>> ones;  // LayerNorm gains (offset, n): start at 1
+    int bwd_done = 0;       // backward passes this iteration
+};
+
+static void *w_all, *g_all;           // flat weights, gradients
+static size_t n_all, n_state;         // elements of the flat buffers, of the optimizer state
+static float *master, *adam_m, *adam_v, *main_grad;  // optimizer state (main_grad: fp16's fp32 gradients)
+static std::vector<Chunk> chunks;
+static size_t params_here;            // parameters (without padding)
+static float *ce_mx, *ce_sums, *loss, *norm2, *found_inf;
+
+static void *W(size_t off) { return eoff(w_all, off); }
+static void *G(size_t off) { return goff(g_all, off); }
+
+// What one layer keeps of one micro-batch for its backward; the fields that
+// are not kept (recompute) point into the shared work set.
+struct Acts {
+    void *x_in, *ln1, *qkv, *p, *pd, *ctx, *x_mid, *ln2, *h1, *h1g;
+    uint8_t *mask_p, *mask1, *mask2;
     float *mean1, *rstd1, *mean2, *rstd2;
+    uint32_t seed;          // dropout's, so that a recompute draws the same masks
 };
 
-static Options opt;
-static int rank, world, tp_idx, pp_idx, dp_idx, dp;
-static int T, H, Hl, hl, dh, Fl, Vl, S, B, L;  // tokens per micro-batch, sizes per TP rank, layers of this stage
-static bool first_stage, last_stage;
-static ncclComm_t world_comm, tp_comm, pp_comm, dp_comm, mp_comm;
-static cudaStream_t s_comp, s_dp;
-static cudaEvent_t ev_dp_done, ev_updated;
+// One micro-batch on one chunk.
+struct MB {
+    int chunk, mb = 0;
+    std::vector<Acts> a;    // [layer in chunk]
+    void *x_out;            // the chunk's output [Tl, H]
+    int *tokens = nullptr, *targets = nullptr;
+    void *emb = nullptr;    // first chunk: the embedding's [T, H] sum
+    uint8_t *emb_mask = nullptr;
+    void *lnf_out = nullptr, *logits = nullptr;  // logits: fp32 with --fp32-cross-entropy
+    float *lnf_mean = nullptr, *lnf_rstd = nullptr;
+};
 
-static std::vector<Bucket> buckets;  // [0]: embedding (first stage), layers, then head (last stage)
-static std::vector<LayerW> lw;
-static std::vector<std::vector<Acts>> acts;  // [slot][layer]
-static int slots;
-static Bucket *emb_bucket, *head_bucket;
-static bf16 *wte, *wpe, *lnf_g, *lnf_b, *w_lm;
-static float *d_wte, *d_wpe, *d_lnf_g, *d_lnf_b, *d_lm;
-static std::vector<bf16 *> x_last;  // [slot] the stage's output (input of the final LN on the last stage)
-static std::vector<bf16 *> lnf_out, logits;
-static std::vector<float *> lnf_mean, lnf_rstd;
-static std::vector<int *> tokens, targets;
-static bf16 *gin, *gout, *w_ctxh, *w_attn, *w_dx1, *w_dx2, *w_dh, *w_dh2, *w_dqkv, *w_dq, *w_dk, *w_dv, *w_dp;
-static float *ce_mx, *ce_sums, *loss, *norm2;
+static Acts wk;                              // the work set: one layer's temporaries
+static void *wk_ln_full, *wk_g_full, *wk_out, *wk_out_s, *wk_ctx_h, *wk_xout, *wk_ctx;
+static void *wk_logits;  // --fp32-cross-entropy: the 16-bit logits (forward) and their gradient (backward)
+static void *wk_da, *wk_dh, *wk_dh2, *wk_dx_full, *wk_dx_s, *wk_dx2, *wk_dctx, *wk_dctx_h, *wk_dp, *wk_dq, *wk_dk,
+    *wk_dv, *wk_dqkv, *wk_chain[2], *wk_head_dy, *wk_recv[2], *wk_repl;
+static std::vector<std::vector<MB *>> mb_free;  // [chunk] sets no micro-batch holds
+static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for the pipeline
 
-template <class T> static T *dalloc(size_t n)
+
+// A layer's tensors but its input, in two groups: the core attention's
+// probabilities (and dropout's copy and mask of them), and the rest.
+static void alloc_core(Acts &a)
 {
-    T *p;
-    CUDA_CHECK(cudaMalloc(&p, (n ? n : 1) * sizeof(T)));
+    size_t probs = (size_t)B * hl * S * S;
+    a.p = ealloc(probs);
+    a.pd = opt.attn_dropout > 0 ? ealloc(probs) : a.p;
+    a.mask_p = opt.attn_dropout > 0 ? dalloc<uint8_t>(probs) : nullptr;
+}
+
+static void alloc_rest(Acts &a)
+{
+    size_t tl = (size_t)Tl * H;
+    a.ln1 = ealloc(tl);
+    a.qkv = ealloc((size_t)T * 3 * Hl);
+    a.ctx = ealloc((size_t)T * Hl);
+    a.x_mid = ealloc(tl);
+    a.ln2 = ealloc(tl);
+    a.h1 = ealloc((size_t)T * Fl);
+    a.h1g = ealloc((size_t)T * Fl);
+    a.mask1 = opt.hidden_dropout > 0 ? dalloc<uint8_t>(tl) : nullptr;
+    a.mask2 = opt.hidden_dropout > 0 ? dalloc<uint8_t>(tl) : nullptr;
+    a.mean1 = dalloc<float>(Tl);
+    a.rstd1 = dalloc<float>(Tl);
+    a.mean2 = dalloc<float>(Tl);
+    a.rstd2 = dalloc<float>(Tl);
+}
+
+// The work set holds what a layer's activations do not keep: with full
+// recompute all but the input, with selective the core attention's
+// probabilities, else nothing.
+static void work_alloc(Acts &a)
+{
+    memset(&a, 0, sizeof a);
+    if (opt.recompute != RECOMPUTE_NONE)
+        alloc_core(a);
+    if (opt.recompute == RECOMPUTE_FULL)
+        alloc_rest(a);
+}
+
+// A layer's kept activations: everything, all but the core attention
+// (selective recompute: its s x s probabilities are recomputed), or only the
+// input (full recompute); what is not kept is the work set's. own_input: the
+// input is a tensor of its own (not a slice of the embedding's sum).
+static Acts acts_kept(bool own_input)
+{
+    Acts a = wk;
+    a.x_in = own_input ? ealloc((size_t)Tl * H) : nullptr;
+    if (opt.recompute == RECOMPUTE_NONE)
+        alloc_core(a);
+    if (opt.recompute != RECOMPUTE_FULL)
+        alloc_rest(a);
+    return a;
+}
+
+// The sets are taken when a micro-batch's input arrives and given back after
+// its backward, so the memory held is the schedule's largest number of
+// micro-batches in flight (as PyTorch's caching allocator holds it).
+static MB *mb_get(int c)
+{
+    if (!mb_free[c].empty()) {
+        MB *m = mb_free[c].back();
+        mb_free[c].pop_back();
+        return m;
+    }
+    const Chunk &ch = chunks[c];
+    MB *m = new MB;
+    m->chunk = c;
+    bool emb_slice = ch.first && sp && opt.hidden_dropout == 0;
+    for (int j = 0; j < ch.nl; j++)
+        m->a.push_back(acts_kept(j > 0 || !emb_slice));
+    size_t tl = (size_t)Tl * H;
+    m->x_out = ealloc(tl);
+    if (ch.first) {
+        m->tokens = dalloc<int>(T);
+        // the embedding's sum is the first layer's input, or (SP) holds it as
+        // this rank's slice, unless dropout makes that a tensor of its own
+        if (!sp && opt.hidden_dropout == 0) {
+            m->emb = m->a[0].x_in;
+        } else {
+            m->emb = ealloc((size_t)T * H);
+            if (opt.hidden_dropout > 0)
+                m->emb_mask = dalloc<uint8_t>(tl);
+            else
+                m->a[0].x_in = eoff(m->emb, (size_t)tp_idx * tl);
+        }
+    }
+    if (ch.last) {
+        m->targets = dalloc<int>(T);
+        m->lnf_out = ealloc(tl);
+        m->logits = opt.fp32_ce ? (void *)dalloc<float>((size_t)T * Vl) : ealloc((size_t)T * Vl);
+        m->lnf_mean = dalloc<float>(Tl);
+        m->lnf_rstd = dalloc<float>(Tl);
+    }
+    return m;
+}
+
+static void mb_put(MB *m) { mb_free[m->chunk].push_back(m); }
+
+// A pass of the schedule that only takes and gives back the sets (no GPU
+// work): it allocates, before the first iteration, what every iteration
+// needs, so that the iterations are alike.
+static bool dry_run;
+
+static void *gbuf_get()
+{
+    if (gbuf_free.empty())
+        return ealloc((size_t)Tl * H);
+    void *p = gbuf_free.back();
+    gbuf_free.pop_back();
     return p;
 }
 
-// Reserve n elements of a bucket (before it is allocated: sizes only).
-static size_t carve(Bucket &bk, size_t n)
+static void gbuf_put(void *p)
 {
-    size_t off = bk.used;
-    bk.used += (n + 7) / 8 * 8;
+    if (p)
+        gbuf_free.push_back(p);
+}
+
+// Carve n elements (rounded to 8) from the end of the flat buffer.
+static size_t carve(size_t n)
+{
+    size_t off = n_all;
+    n_all += (n + 7) / 8 * 8;
+    params_here += n;
     return off;
 }
 
-static void bucket_alloc(Bucket &bk)
+static void pad_to(size_t unit) { n_all = (n_all + unit - 1) / unit * unit; }
+
+static void layout_chunk(Chunk &ch)
 {
     size_t unit = 64 * (size_t)dp;
-    bk.n = (bk.used + unit - 1) / unit * unit;
-    bk.shard = opt.zero1 ? bk.n / dp : bk.n;
-    bk.w = dalloc<bf16>(bk.n);
-    bk.grad = dalloc<float>(bk.n);
-    bk.master = dalloc<float>(bk.shard);
-    bk.m = dalloc<float>(bk.shard);
-    bk.v = dalloc<float>(bk.shard);
-    CUDA_CHECK(cudaMemsetAsync(bk.m, 0, bk.shard * sizeof(float), s_comp));
-    CUDA_CHECK(cudaMemsetAsync(bk.v, 0, bk.shard * sizeof(float), s_comp));
-    CUDA_CHECK(cudaEventCreateWithFlags(&bk.ready, cudaEventDisableTiming));
-}
-
-// Same values on every rank that holds a parameter: seeded by the bucket's
-// place in the whole model and the TP rank (TP shards differ). The bf16
-// weights are whole on every rank; the master copy is this rank's shard.
-static void bucket_init(Bucket &bk, uint32_t seed)
-{
-    size_t first = opt.zero1 ? bk.shard * dp_idx : 0;
-    init_params<<<blocks(bk.n), 256, 0, s_comp>>>(nullptr, bk.w, bk.n, 0, seed, 0.02f);
-    init_params<<<blocks(bk.shard), 256, 0, s_comp>>>(bk.master, nullptr, bk.shard, first, seed, 0.02f);
-    for (auto &one : bk.ones) {  // LayerNorm gains start at 1
-        fill<<<blocks(one.second), 256, 0, s_comp>>>(nullptr, bk.w + one.first, one.second, 1.0f);
-        size_t lo = std::max(one.first, first), hi = std::min(one.first + one.second, first + bk.shard);
-        if (lo < hi)
-            fill<<<blocks(hi - lo), 256, 0, s_comp>>>(bk.master + (lo - first), nullptr, hi - lo, 1.0f);
+    pad_to(unit);
+    ch.off = n_all;
+    if (ch.last) {
+        ch.lnf_g = carve(H);
+        ch.lnf_b = carve(H);
+        ch.ones.push_back({ ch.lnf_g, (size_t)H });
+        // the output layer's weight [Vl, H]: the word embedding itself when this
+        // chunk holds it too (tied), else a weight (or, tied, the copy) of its own
+        if (!(opt.tie && ch.first))
+            ch.w_lm = carve((size_t)Vl * H);
+        pad_to(unit);
+        ch.part_end.push_back(n_all);
     }
-    CUDA_CHECK(cudaGetLastError());
+    ch.lw.resize(ch.nl);
+    for (int j = ch.nl - 1; j >= 0; j--) {
+        LayerW &w = ch.lw[j];
+        w.repl = n_all;
+        w.ln1_g = carve(H);
+        w.ln1_b = carve(H);
+        w.ln2_g = carve(H);
+        w.ln2_b = carve(H);
+        if (opt.bias) {
+            w.b_o = carve(H);
+            w.b_fc2 = carve(H);
+        }
+        w.repl_n = n_all - w.repl;
+        w.qkv = carve((size_t)H * 3 * Hl);
+        w.o = carve((size_t)Hl * H);
+        w.fc1 = carve((size_t)H * Fl);
+        w.fc2 = carve((size_t)Fl * H);
+        if (opt.bias) {
+            w.b_qkv = carve((size_t)3 * Hl);
+            w.b_fc1 = carve(Fl);
+        }
+        ch.ones.push_back({ w.ln1_g, (size_t)H });
+        ch.ones.push_back({ w.ln2_g, (size_t)H });
+        pad_to(unit);
+        ch.part_end.push_back(n_all);
+    }
+    if (ch.first) {
+        ch.wte = carve((size_t)Vl * H);
+        ch.wpe = carve((size_t)S * H);
+        pad_to(unit);
+        ch.part_end.push_back(n_all);
+    }
+    if (ch.last && opt.tie && ch.first)
+        ch.w_lm = ch.wte;
+    ch.n = n_all - ch.off;
+    // buckets: one per part, or --bucket-mb of gradients each
+    size_t per = opt.bucket_mb > 0 ? (size_t)(opt.bucket_mb * 1048576.0 / (double)gsz) : 0;
+    per = std::max(unit, (per + unit - 1) / unit * unit);
+    size_t start = ch.off;
+    for (size_t end : ch.part_end) {
+        if (opt.bucket_mb > 0 && end != ch.off + ch.n)
+            continue;
+        for (size_t a = start; a < end; a = opt.bucket_mb > 0 ? std::min(a + per, end) : end) {
+            Bucket bk;
+            bk.off = a;
+            bk.n = opt.bucket_mb > 0 ? std::min(per, end - a) : end - a;
+            ch.buckets.push_back(bk);
+        }
+        start = end;
+    }
 }
 
 static void build_model()
 {
-    int layer0 = pp_idx * L;
-    buckets.resize((first_stage ? 1 : 0) + L + (last_stage ? 1 : 0));
-    int bi = 0;
-    size_t o_wte = 0, o_wpe = 0, o_lnf_g = 0, o_lnf_b = 0, o_lm = 0;
-    std::vector<size_t> off(8 * L);
-    if (first_stage) {
-        emb_bucket = &buckets[bi++];
-        o_wte = carve(*emb_bucket, (size_t)Vl * H);
-        o_wpe = carve(*emb_bucket, (size_t)S * H);
+    int V = opt.layers_per_virtual ? opt.layers / (opt.pp * opt.layers_per_virtual) : 1;
+    int nl = opt.layers / (opt.pp * V);
+    chunks.resize(V);
+    for (int c = 0; c < V; c++) {
+        Chunk &ch = chunks[c];
+        ch.vstage = c * opt.pp + pp_idx;
+        ch.layer0 = ch.vstage * nl;
+        ch.nl = nl;
+        ch.first = ch.vstage == 0;
+        ch.last = ch.vstage == V * opt.pp - 1;
+        layout_chunk(ch);
     }
-    for (int l = 0; l < L; l++) {
-        Bucket &bk = buckets[bi + l];
-        size_t *o = &off[8 * l];
-        o[0] = carve(bk, H); o[1] = carve(bk, H);
-        o[2] = carve(bk, (size_t)H * 3 * Hl); o[3] = carve(bk, (size_t)Hl * H);
-        o[4] = carve(bk, H); o[5] = carve(bk, H);
-        o[6] = carve(bk, (size_t)H * Fl); o[7] = carve(bk, (size_t)Fl * H);
-        bk.ones = { { o[0], (size_t)H }, { o[4], (size_t)H } };
-    }
-    if (last_stage) {
-        head_bucket = &buckets[bi + L];
-        o_lnf_g = carve(*head_bucket, H);
-        o_lnf_b = carve(*head_bucket, H);
-        o_lm = carve(*head_bucket, (size_t)H * Vl);
-        head_bucket->ones = { { o_lnf_g, (size_t)H } };
-    }
-    for (Bucket &bk : buckets)
-        bucket_alloc(bk);
-    // the seed names the bucket in the whole model, and the TP shard
-    uint32_t seed = 1000u * (uint32_t)tp_idx;
-    if (first_stage) {
-        bucket_init(*emb_bucket, seed + 1);
-        wte = emb_bucket->w + o_wte;
-        wpe = emb_bucket->w + o_wpe;
-        d_wte = emb_bucket->grad + o_wte;
-        d_wpe = emb_bucket->grad + o_wpe;
-    }
-    lw.resize(L);
-    for (int l = 0; l < L; l++) {
-        Bucket &bk = buckets[bi + l];
-        bucket_init(bk, seed + 2 + layer0 + l);
-        size_t *o = &off[8 * l];
-        bf16 **wp[8] = { &lw[l].ln1_g, &lw[l].ln1_b, &lw[l].qkv, &lw[l].o, &lw[l].ln2_g, &lw[l].ln2_b, &lw[l].fc1,
-                         &lw[l].fc2 };
-        float **gp[8] = { &lw[l].d_ln1_g, &lw[l].d_ln1_b, &lw[l].d_qkv, &lw[l].d_o, &lw[l].d_ln2_g, &lw[l].d_ln2_b,
-                          &lw[l].d_fc1, &lw[l].d_fc2 };
-        for (int i = 0; i < 8; i++) {
-            *wp[i] = bk.w + o[i];
-            *gp[i] = bk.grad + o[i];
+    w_all = ealloc(n_all);
+    g_all = gsz == 4 ? (void *)dalloc<float>(n_all) : ealloc(n_all);
+    for (Chunk &ch : chunks)
+        for (Bucket &bk : ch.buckets) {
+            bk.shard = opt.zero1 ? bk.n / dp : bk.n;
+            bk.st = n_state;
+            n_state += bk.shard;
+            CUDA_CHECK(cudaEventCreateWithFlags(&bk.ready, cudaEventDisableTiming));
+        }
+    master = dalloc<float>(n_state);
+    adam_m = dalloc<float>(n_state);
+    adam_v = dalloc<float>(n_state);
+    main_grad = fp16 ? dalloc<float>(n_state) : nullptr;
+    CUDA_CHECK(cudaMemsetAsync(adam_m, 0, n_state * sizeof(float), s_comp));
+    CUDA_CHECK(cudaMemsetAsync(adam_v, 0, n_state * sizeof(float), s_comp));
+    // Same values on every rank that holds a parameter: seeded by the chunk's
+    // place in the whole model and the TP rank (TP shards differ).
+    for (Chunk &ch : chunks) {
+        uint32_t seed = 1000u * (uint32_t)tp_idx + 1 + (uint32_t)ch.vstage;
+        LAUNCH(init_params, blocks(ch.n), 256, nullptr, W(ch.off), ch.n, 0, seed, 0.02f);
+        for (auto &one : ch.ones)
+            LAUNCH(fill, blocks(one.second), 256, nullptr, W(one.first), one.second, 1.0f);
+        for (Bucket &bk : ch.buckets) {
+            size_t first = bk.off + (opt.zero1 ? bk.shard * dp_idx : 0);
+            LAUNCH(init_params, blocks(bk.shard), 256, master + bk.st, nullptr, bk.shard, first - ch.off, seed, 0.02f);
+            for (auto &one : ch.ones) {
+                size_t lo = std::max(one.first, first), hi = std::min(one.first + one.second, first + bk.shard);
+                if (lo < hi)
+                    LAUNCH(fill, blocks(hi - lo), 256, master + bk.st + (lo - first), nullptr, hi - lo, 1.0f);
+            }
         }
     }
-    if (last_stage) {
-        bucket_init(*head_bucket, seed + 999);
-        lnf_g = head_bucket->w + o_lnf_g;
-        lnf_b = head_bucket->w + o_lnf_b;
-        w_lm = head_bucket->w + o_lm;
-        d_lnf_g = head_bucket->grad + o_lnf_g;
-        d_lnf_b = head_bucket->grad + o_lnf_b;
-        d_lm = head_bucket->grad + o_lm;
-    }
+    CUDA_CHECK(cudaGetLastError());
 
-    // Activations: 1F1B keeps at most (stages after this one + 1) micro-batches.
-    slots = std::min(opt.micro_batches, opt.pp - pp_idx);
-    size_t th = (size_t)T * H, probs = (size_t)B * hl * S * S;
-    acts.assign(slots, std::vector<Acts>(L));
-    for (int s = 0; s < slots; s++) {
-        for (int l = 0; l < L; l++) {
-            Acts &a = acts[s][l];
-            a.x_in = dalloc<bf16>(th);
-            a.ln1 = dalloc<bf16>(th);
-            a.qkv = dalloc<bf16>((size_t)T * 3 * Hl);
-            a.q = dalloc<bf16>((size_t)T * Hl);
-            a.k = dalloc<bf16>((size_t)T * Hl);
-            a.v = dalloc<bf16>((size_t)T * Hl);
-            a.p = dalloc<bf16>(probs);
-            a.ctx = dalloc<bf16>((size_t)T * Hl);
-            a.x_mid = dalloc<bf16>(th);
-            a.ln2 = dalloc<bf16>(th);
-            a.h1 = dalloc<bf16>((size_t)T * Fl);
-            a.h1g = dalloc<bf16>((size_t)T * Fl);
-            a.mean1 = dalloc<float>(T);
-            a.rstd1 = dalloc<float>(T);
-            a.mean2 = dalloc<float>(T);
-            a.rstd2 = dalloc<float>(T);
-        }
-        x_last.push_back(dalloc<bf16>(th));
-        tokens.push_back(dalloc<int>(T));
-        targets.push_back(dalloc<int>(T));
-        if (last_stage) {
-            lnf_out.push_back(dalloc<bf16>(th));
-            logits.push_back(dalloc<bf16>((size_t)T * Vl));
-            lnf_mean.push_back(dalloc<float>(T));
-            lnf_rstd.push_back(dalloc<float>(T));
-        }
+    work_alloc(wk);
+    size_t th = (size_t)T * H, tl = (size_t)Tl * H, probs = (size_t)B * hl * S * S;
+    wk_ln_full = sp ? ealloc(th) : nullptr;
+    wk_g_full = sp ? ealloc(th) : nullptr;
+    wk_out = ealloc(th);
+    wk_out_s = sp ? ealloc(tl) : wk_out;
+    wk_ctx_h = ealloc((size_t)T * Hl);
+    wk_xout = opt.recompute == RECOMPUTE_FULL ? ealloc(tl) : nullptr;
+    wk_ctx = opt.recompute == RECOMPUTE_SELECTIVE ? ealloc((size_t)T * Hl) : nullptr;
+    wk_da = ealloc(tl);
+    wk_dh = ealloc((size_t)T * Fl);
+    wk_dh2 = ealloc((size_t)T * Fl);
+    wk_dx_full = ealloc(th);
+    wk_dx_s = sp ? ealloc(tl) : wk_dx_full;
+    wk_dx2 = ealloc(tl);
+    wk_dctx = ealloc((size_t)T * Hl);
+    wk_dctx_h = ealloc((size_t)T * Hl);
+    wk_dp = ealloc(probs);
+    wk_dq = ealloc((size_t)T * Hl);
+    wk_dk = ealloc((size_t)T * Hl);
+    wk_dv = ealloc((size_t)T * Hl);
+    wk_dqkv = ealloc((size_t)T * 3 * Hl);
+    wk_chain[0] = ealloc(tl);
+    wk_chain[1] = ealloc(tl);
+    wk_head_dy = ealloc(tl);
+    wk_logits = opt.fp32_ce && chunks.back().last ? ealloc((size_t)T * Vl) : nullptr;
+    if (opt.scatter_gather && opt.pp > 1) {
+        wk_recv[0] = ealloc(tl / opt.tp);
+        wk_recv[1] = ealloc(tl / opt.tp);
     }
-    // Work buffers, reused by every layer (stream order keeps them apart).
-    gin = dalloc<bf16>(th);
-    gout = dalloc<bf16>(th);
-    w_ctxh = dalloc<bf16>((size_t)T * Hl);
-    w_attn = dalloc<bf16>(th);
-    w_dx1 = dalloc<bf16>(th);
-    w_dx2 = dalloc<bf16>(th);
-    w_dh = dalloc<bf16>((size_t)T * Fl);
-    w_dh2 = dalloc<bf16>((size_t)T * Fl);
-    w_dqkv = dalloc<bf16>((size_t)T * 3 * Hl);
-    w_dq = dalloc<bf16>((size_t)T * Hl);
-    w_dk = dalloc<bf16>((size_t)T * Hl);
-    w_dv = dalloc<bf16>((size_t)T * Hl);
-    w_dp = dalloc<bf16>(probs);
+    if (sp) {
+        size_t repl = 0;
+        for (Chunk &ch : chunks)
+            for (LayerW &w : ch.lw)
+                repl += w.repl_n;
+        wk_repl = gsz == 4 ? (void *)dalloc<float>(repl + 2 * H) : ealloc(repl + 2 * H);
+    }
+    mb_free.assign(chunks.size(), {});
     ce_mx = dalloc<float>(T);
     ce_sums = dalloc<float>(2 * (size_t)T);
     loss = dalloc<float>(1);
     norm2 = dalloc<float>(1);
+    found_inf = dalloc<float>(1);
 }
 
 // ---------------------------------------------------------------- communication
@@ -754,81 +1311,247 @@ static void tp_allreduce(void *buf, size_t n, ncclDataType_t t, ncclRedOp_t op =
         NCCL_CHECK(ncclAllReduce(buf, buf, n, t, op, tp_comm, s_comp));
 }
 
-// Pipeline transfers: each a group, as torch's batch_isend_irecv.
-// A peer outside 0..pp-1 means none (first and last stage).
-static void p2p(const bf16 *send, int to, bf16 *recv, int from)
+// Sequence parallelism: [Tl, H] of each TP rank <-> [T, H].
+static void tp_allgather(const void *src, void *dst, cudaStream_t st)
 {
-    bool s = send && to >= 0 && to < opt.pp, r = recv && from >= 0 && from < opt.pp;
-    if (!s && !r)
+    NCCL_CHECK(ncclAllGather(src, dst, (size_t)Tl * H, nc_e, tp_comm, st));
+}
+
+static void tp_reducescatter(const void *src, void *dst, cudaStream_t st)
+{
+    NCCL_CHECK(ncclReduceScatter(src, dst, (size_t)Tl * H, nc_e, ncclSum, tp_comm, st));
+}
+
+// Work on the TP stream after what the compute stream has issued, and the
+// compute stream waiting for it (torch's async collectives and handle.wait()).
+static void tp_stream_begin()
+{
+    CUDA_CHECK(cudaEventRecord(ev_to_tp, s_comp));
+    CUDA_CHECK(cudaStreamWaitEvent(s_tp, ev_to_tp, 0));
+}
+
+static void tp_stream_wait()
+{
+    CUDA_CHECK(cudaEventRecord(ev_from_tp, s_tp));
+    CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_from_tp, 0));
+}
+
+// One pipeline transfer as Megatron's _communicate (one NCCL group, as
+// torch's batch_isend_irecv, in its order: send to the previous stage,
+// receive from it, send to the next, receive from it). Peers are on a ring.
+// --scatter-gather: each TP rank sends its 1/TP of the tensor and the
+// received pieces are all-gathered over TP afterwards.
+static void p2p(const void *send_prev, void *recv_prev, const void *send_next, void *recv_next)
+{
+    if (dry_run || (!send_prev && !recv_prev && !send_next && !recv_next))
         return;
+    int prev = (pp_idx + opt.pp - 1) % opt.pp, next = (pp_idx + 1) % opt.pp;
+    bool sg = opt.scatter_gather;
+    size_t n = (size_t)Tl * H / (sg ? opt.tp : 1), piece = sg ? n * tp_idx : 0;
+    void *in_prev = sg && recv_prev ? wk_recv[0] : recv_prev, *in_next = sg && recv_next ? wk_recv[1] : recv_next;
     NCCL_CHECK(ncclGroupStart());
-    if (s)
-        NCCL_CHECK(ncclSend(send, (size_t)T * H, ncclBfloat16, to, pp_comm, s_comp));
-    if (r)
-        NCCL_CHECK(ncclRecv(recv, (size_t)T * H, ncclBfloat16, from, pp_comm, s_comp));
+    if (send_prev)
+        NCCL_CHECK(ncclSend(eoff(send_prev, piece), n, nc_e, prev, pp_comm, s_comp));
+    if (recv_prev)
+        NCCL_CHECK(ncclRecv(in_prev, n, nc_e, prev, pp_comm, s_comp));
+    if (send_next)
+        NCCL_CHECK(ncclSend(eoff(send_next, piece), n, nc_e, next, pp_comm, s_comp));
+    if (recv_next)
+        NCCL_CHECK(ncclRecv(in_next, n, nc_e, next, pp_comm, s_comp));
     NCCL_CHECK(ncclGroupEnd());
+    if (sg && recv_prev)
+        NCCL_CHECK(ncclAllGather(in_prev, recv_prev, n, nc_e, tp_comm, s_comp));
+    if (sg && recv_next)
+        NCCL_CHECK(ncclAllGather(in_next, recv_next, n, nc_e, tp_comm, s_comp));
 }
 
 // ---------------------------------------------------------------- forward and backward
 
-static void layer_fwd(int l, Acts &a, bf16 *x_out)
+static uint32_t layer_seed(int iter, int mb, int layer)
 {
-    const LayerW &w = lw[l];
-    size_t th = (size_t)T * H;
-    float scale = 1.0f / sqrtf((float)dh);
-    layernorm_fwd<<<T, 256, 0, s_comp>>>(a.x_in, w.ln1_g, w.ln1_b, a.ln1, a.mean1, a.rstd1, H);
-    gemm(s_comp, false, false, T, 3 * Hl, H, a.ln1, w.qkv, a.qkv, false, 0);
-    bf16 *qkv3[3] = { a.q, a.k, a.v };
-    for (int i = 0; i < 3; i++)
-        permute_heads<<<blocks((size_t)T * Hl), 256, 0, s_comp>>>(a.qkv, qkv3[i], B, S, hl, dh, 3 * Hl, i * Hl, 1);
-    long long sq = (long long)S * dh, ss = (long long)S * S;
-    gemm(s_comp, false, true, S, S, dh, a.q, a.k, a.p, false, 0, B * hl, sq, sq, ss);
-    softmax_causal<<<B * hl * S, 128, 0, s_comp>>>(a.p, S, scale);
-    gemm(s_comp, false, false, S, dh, S, a.p, a.v, w_ctxh, false, 0, B * hl, ss, sq, sq);
-    permute_heads<<<blocks((size_t)T * Hl), 256, 0, s_comp>>>(w_ctxh, a.ctx, B, S, hl, dh, Hl, 0, 0);
-    gemm(s_comp, false, false, T, H, Hl, a.ctx, w.o, w_attn, false, 0);
-    tp_allreduce(w_attn, th, ncclBfloat16);
-    add<<<blocks(th), 256, 0, s_comp>>>(a.x_in, w_attn, a.x_mid, th);
-    layernorm_fwd<<<T, 256, 0, s_comp>>>(a.x_mid, w.ln2_g, w.ln2_b, a.ln2, a.mean2, a.rstd2, H);
-    gemm(s_comp, false, false, T, Fl, H, a.ln2, w.fc1, a.h1, false, 0);
-    gelu_fwd<<<blocks((size_t)T * Fl), 256, 0, s_comp>>>(a.h1, a.h1g, (size_t)T * Fl);
-    gemm(s_comp, false, false, T, H, Fl, a.h1g, w.fc2, w_attn, false, 0);
-    tp_allreduce(w_attn, th, ncclBfloat16);
-    add<<<blocks(th), 256, 0, s_comp>>>(a.x_mid, w_attn, x_out, th);
+    return 0x51ed270bu ^ (uint32_t)(iter * 7919 + mb * 104729 + layer * 1299709);
+}
+
+// Core attention on the fused QKV [S*B, hl, 3, dh]: scores = Q K^T / sqrt(dh)
+// (baddbmm on strided views), the causal softmax, dropout, context = P V
+// (bmm), permuted to [S*B, hl*dh] into ctx.
+static void core_attention(Acts &a, void *ctx)
+{
+    long long ld = (long long)B * hl * 3 * dh, ss = (long long)S * S, sd = (long long)S * dh;
+    Gemm g;
+    g.tw = true, g.M = S, g.N = S, g.K = dh, g.X = a.qkv, g.W = eoff(a.qkv, dh), g.Y = a.p;
+    g.ldx = (int)ld, g.ldw = (int)ld, g.ldy = S, g.alpha = 1.0f / sqrtf((float)dh);
+    g.batch = B * hl, g.sx = 3 * dh, g.sw = 3 * dh, g.sy = ss;
+    gemm_run(g);
+    LAUNCH(softmax_causal, B * hl * S, 128, a.p, S, 1.0f);
+    if (opt.attn_dropout > 0)
+        LAUNCH(dropout_fwd, blocks((size_t)B * hl * ss), 256, a.p, a.pd, a.mask_p, (size_t)B * hl * ss,
+               opt.attn_dropout, a.seed ^ 0xa77u);
+    Gemm c;
+    c.M = S, c.N = dh, c.K = S, c.X = a.pd, c.W = eoff(a.qkv, 2 * dh), c.Y = wk_ctx_h;
+    c.ldx = S, c.ldw = (int)ld, c.ldy = dh, c.batch = B * hl, c.sx = ss, c.sw = 3 * dh, c.sy = sd;
+    gemm_run(c);
+    LAUNCH(permute_ctx, blocks((size_t)T * Hl), 256, wk_ctx_h, ctx, B, S, hl, dh, 0);
+}
+
+// A row-parallel GEMM's output [T, H] summed over TP: all-reduced, or (SP)
+// reduce-scattered to [Tl, H]. Returns where the sum is.
+static void *row_parallel_reduce(void *out)
+{
+    if (sp) {
+        tp_reducescatter(out, wk_out_s, s_comp);
+        return wk_out_s;
+    }
+    tp_allreduce(out, (size_t)T * H, nc_e);
+    return out;
+}
+
+// res + dropout(x + bias) into out, or the plain residual add.
+static void residual(const void *x, const void *bias, const void *res, void *out, uint8_t *mask, uint32_t seed)
+{
+    size_t tl = (size_t)Tl * H;
+    if (!bias && !mask)
+        LAUNCH(add, blocks(tl), 256, res, x, out, tl);
+    else
+        LAUNCH(bias_dropout_add, blocks(tl), 256, x, bias, res, out, mask, tl, H, opt.hidden_dropout, seed);
+}
+
+static void layer_fwd(const LayerW &w, Acts &a, void *x_out)
+{
+    size_t tf = (size_t)T * Fl;
+    const void *bq = opt.bias ? W(w.b_qkv) : nullptr;
+    LAUNCH(layernorm_fwd, Tl, 256, a.x_in, W(w.ln1_g), W(w.ln1_b), a.ln1, a.mean1, a.rstd1, H);
+    const void *in = a.ln1;
+    if (sp) {
+        tp_allgather(a.ln1, wk_ln_full, s_comp);
+        in = wk_ln_full;
+    }
+    mm(false, false, T, 3 * Hl, H, in, W(w.qkv), a.qkv, false, bq);
+    core_attention(a, a.ctx);
+    mm(false, false, T, H, Hl, a.ctx, W(w.o), wk_out);
+    void *o = row_parallel_reduce(wk_out);
+    residual(o, opt.bias ? W(w.b_o) : nullptr, a.x_in, a.x_mid, a.mask1, a.seed ^ 1u);
+    LAUNCH(layernorm_fwd, Tl, 256, a.x_mid, W(w.ln2_g), W(w.ln2_b), a.ln2, a.mean2, a.rstd2, H);
+    in = a.ln2;
+    if (sp) {
+        tp_allgather(a.ln2, wk_ln_full, s_comp);
+        in = wk_ln_full;
+    }
+    mm(false, false, T, Fl, H, in, W(w.fc1), a.h1);
+    LAUNCH(gelu_fwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, a.h1g, tf, Fl);
+    mm(false, false, T, H, Fl, a.h1g, W(w.fc2), wk_out);
+    o = row_parallel_reduce(wk_out);
+    residual(o, opt.bias ? W(w.b_fc2) : nullptr, a.x_mid, x_out, a.mask2, a.seed ^ 2u);
     CUDA_CHECK(cudaGetLastError());
 }
 
-// dy: gradient of the layer's output; dx receives its input's gradient.
-static void layer_bwd(int l, Acts &a, const bf16 *dy, bf16 *dx)
+// The backward of a column-parallel GEMM out [T, N] = in [T, H] x weight:
+// the input gradient (dgrad) and the weight's (wgrad, accumulated), the
+// input gradient summed over TP: all-reduced after both GEMMs (Megatron-LM
+// 2021), or (SP) the input re-gathered and the gradient reduce-scattered on
+// the TP stream, each overlapping a GEMM (Megatron-core). out_in: the weight
+// is stored [N, H] (the output layer's), else [H, N]. Returns the input's
+// gradient ([Tl, H]).
+static void *col_parallel_bwd(const void *in_kept, const void *dout, const void *w, void *dw, int N, bool out_in)
 {
-    const LayerW &w = lw[l];
-    size_t th = (size_t)T * H, tf = (size_t)T * Fl;
-    float scale = 1.0f / sqrtf((float)dh);
+    const void *in = in_kept;
+    if (sp) {
+        tp_stream_begin();
+        tp_allgather(in_kept, wk_ln_full, s_tp);
+        in = wk_ln_full;
+    }
+    mm(false, !out_in, T, H, N, dout, w, wk_dx_full);
+    if (sp) {
+        tp_stream_wait();
+        tp_stream_begin();
+        tp_reducescatter(wk_dx_full, wk_dx_s, s_tp);
+    }
+    if (out_in)
+        mm(true, false, N, H, T, dout, in, dw, true);
+    else
+        mm(true, false, H, N, T, in, dout, dw, true);
+    if (sp) {
+        tp_stream_wait();
+        return wk_dx_s;
+    }
+    tp_allreduce(wk_dx_full, (size_t)T * H, nc_e);
+    return wk_dx_full;
+}
+
+// The gradient of a residual branch's output (x + bias, dropped out) from
+// the layer output's dy: through dropout's mask, the bias's gradient, and
+// (SP) all-gathered to [T, H].
+static const void *branch_bwd(const void *dy, const uint8_t *mask, size_t bias)
+{
+    size_t tl = (size_t)Tl * H;
+    const void *g = dy;
+    if (mask) {
+        LAUNCH(dropout_bwd, blocks(tl), 256, dy, mask, wk_da, tl, opt.hidden_dropout);
+        g = wk_da;
+    }
+    if (opt.bias)
+        LAUNCH(bias_grad, blocks(H, 32), dim3(32, 8), g, G(bias), Tl, H);
+    if (sp) {
+        tp_allgather(g, wk_g_full, s_comp);
+        g = wk_g_full;
+    }
+    return g;
+}
+
+// dy: gradient of the layer's output; dx receives its input's gradient.
+static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
+{
+    Acts a = kept;
+    if (opt.recompute == RECOMPUTE_FULL) {  // the layer's forward again, from its kept input
+        a = wk;
+        a.x_in = kept.x_in;
+        a.seed = kept.seed;
+        layer_fwd(w, a, wk_xout);
+    }
+    size_t tf = (size_t)T * Fl;
+    long long ld = (long long)B * hl * 3 * dh, ss = (long long)S * S, sd = (long long)S * dh;
     // MLP
-    gemm(s_comp, false, true, T, Fl, H, dy, w.fc2, w_dh, false, 0);
-    gemm(s_comp, true, false, Fl, H, T, a.h1g, dy, w.d_fc2, true, 1);
-    gelu_bwd<<<blocks(tf), 256, 0, s_comp>>>(a.h1, w_dh, w_dh2, tf);
-    gemm(s_comp, false, true, T, H, Fl, w_dh2, w.fc1, w_dx1, false, 0);
-    gemm(s_comp, true, false, H, Fl, T, a.ln2, w_dh2, w.d_fc1, true, 1);
-    tp_allreduce(w_dx1, th, ncclBfloat16);
-    layernorm_bwd<<<T, 256, 0, s_comp>>>(w_dx1, a.x_mid, w.ln2_g, a.mean2, a.rstd2, dy, w_dx2, w.d_ln2_g, w.d_ln2_b, H);
+    const void *g = branch_bwd(dy, a.mask2, w.b_fc2);
+    mm(false, true, T, Fl, H, g, W(w.fc2), wk_dh);
+    mm(true, false, Fl, H, T, a.h1g, g, G(w.fc2), true);
+    LAUNCH(gelu_bwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
+    if (opt.bias)
+        LAUNCH(bias_grad, blocks(Fl, 32), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
+    void *d = col_parallel_bwd(a.ln2, wk_dh2, W(w.fc1), G(w.fc1), Fl, false);
+    LAUNCH(layernorm_bwd, Tl, 256, d, a.x_mid, W(w.ln2_g), a.mean2, a.rstd2, dy, wk_dx2, G(w.ln2_g), G(w.ln2_b), H);
     // attention
-    gemm(s_comp, false, true, T, Hl, H, w_dx2, w.o, w_ctxh, false, 0);
-    gemm(s_comp, true, false, Hl, H, T, a.ctx, w_dx2, w.d_o, true, 1);
-    permute_heads<<<blocks((size_t)T * Hl), 256, 0, s_comp>>>(w_ctxh, w_dq, B, S, hl, dh, Hl, 0, 1);  // dctx by head
-    long long sq = (long long)S * dh, ss = (long long)S * S;
-    gemm(s_comp, false, true, S, S, dh, w_dq, a.v, w_dp, false, 0, B * hl, sq, sq, ss);   // dP = dctx V^T
-    gemm(s_comp, true, false, S, dh, S, a.p, w_dq, w_dv, false, 0, B * hl, ss, sq, sq);   // dV = P^T dctx
-    softmax_bwd<<<B * hl * S, 128, 0, s_comp>>>(a.p, w_dp, S, scale);
-    gemm(s_comp, false, false, S, dh, S, w_dp, a.k, w_dq, false, 0, B * hl, ss, sq, sq);  // dQ = dS K
-    gemm(s_comp, true, false, S, dh, S, w_dp, a.q, w_dk, false, 0, B * hl, ss, sq, sq);   // dK = dS^T Q
-    bf16 *dqkv3[3] = { w_dq, w_dk, w_dv };
-    for (int i = 0; i < 3; i++)
-        permute_heads<<<blocks((size_t)T * Hl), 256, 0, s_comp>>>(dqkv3[i], w_dqkv, B, S, hl, dh, 3 * Hl, i * Hl, 0);
-    gemm(s_comp, false, true, T, H, 3 * Hl, w_dqkv, w.qkv, w_dx1, false, 0);
-    gemm(s_comp, true, false, H, 3 * Hl, T, a.ln1, w_dqkv, w.d_qkv, true, 1);
-    tp_allreduce(w_dx1, th, ncclBfloat16);
-    layernorm_bwd<<<T, 256, 0, s_comp>>>(w_dx1, a.x_in, w.ln1_g, a.mean1, a.rstd1, w_dx2, dx, w.d_ln1_g, w.d_ln1_b, H);
+    g = branch_bwd(wk_dx2, a.mask1, w.b_o);
+    mm(false, true, T, Hl, H, g, W(w.o), wk_dctx);
+    mm(true, false, Hl, H, T, a.ctx, g, G(w.o), true);
+    LAUNCH(permute_ctx, blocks((size_t)T * Hl), 256, wk_dctx, wk_dctx_h, B, S, hl, dh, 1);
+    if (opt.recompute == RECOMPUTE_SELECTIVE)  // the core attention again
+        core_attention(a, wk_ctx);
+    Gemm gp;  // dP = dctx V^T
+    gp.tw = true, gp.M = S, gp.N = S, gp.K = dh, gp.X = wk_dctx_h, gp.W = eoff(a.qkv, 2 * dh), gp.Y = wk_dp;
+    gp.ldx = dh, gp.ldw = (int)ld, gp.ldy = S, gp.batch = B * hl, gp.sx = sd, gp.sw = 3 * dh, gp.sy = ss;
+    gemm_run(gp);
+    Gemm gv;  // dV = P^T dctx
+    gv.tx = true, gv.M = S, gv.N = dh, gv.K = S, gv.X = a.pd, gv.W = wk_dctx_h, gv.Y = wk_dv;
+    gv.ldx = S, gv.ldw = dh, gv.ldy = dh, gv.batch = B * hl, gv.sx = ss, gv.sw = sd, gv.sy = sd;
+    gemm_run(gv);
+    if (opt.attn_dropout > 0)
+        LAUNCH(dropout_bwd, blocks((size_t)B * hl * ss), 256, wk_dp, a.mask_p, wk_dp, (size_t)B * hl * ss,
+               opt.attn_dropout);
+    LAUNCH(softmax_bwd, B * hl * S, 128, a.p, wk_dp, S, 1.0f);
+    float alpha = 1.0f / sqrtf((float)dh);
+    Gemm gq;  // dQ = dS K / sqrt(dh)
+    gq.M = S, gq.N = dh, gq.K = S, gq.X = wk_dp, gq.W = eoff(a.qkv, dh), gq.Y = wk_dq, gq.alpha = alpha;
+    gq.ldx = S, gq.ldw = (int)ld, gq.ldy = dh, gq.batch = B * hl, gq.sx = ss, gq.sw = 3 * dh, gq.sy = sd;
+    gemm_run(gq);
+    Gemm gk;  // dK = dS^T Q / sqrt(dh)
+    gk.tx = true, gk.M = S, gk.N = dh, gk.K = S, gk.X = wk_dp, gk.W = a.qkv, gk.Y = wk_dk, gk.alpha = alpha;
+    gk.ldx = S, gk.ldw = (int)ld, gk.ldy = dh, gk.batch = B * hl, gk.sx = ss, gk.sw = 3 * dh, gk.sy = sd;
+    gemm_run(gk);
+    LAUNCH(qkv_cat, blocks((size_t)T * 3 * Hl), 256, wk_dq, wk_dk, wk_dv, wk_dqkv, B, S, hl, dh);
+    if (opt.bias)
+        LAUNCH(bias_grad, blocks(3 * Hl, 32), dim3(32, 8), wk_dqkv, G(w.b_qkv), T, 3 * Hl);
+    d = col_parallel_bwd(a.ln1, wk_dqkv, W(w.qkv), G(w.qkv), 3 * Hl, false);
+    LAUNCH(layernorm_bwd, Tl, 256, d, a.x_in, W(w.ln1_g), a.mean1, a.rstd1, wk_dx2, dx, G(w.ln1_g), G(w.ln1_b), H);
     CUDA_CHECK(cudaGetLastError());
 }
 
@@ -841,160 +1564,468 @@ static uint32_t next_rand()
 
 // The data of one micro-batch: the same on every rank of a DP replica (the
 // first stage reads tokens, the last its targets).
-static void load_batch(int iter, int mb, int slot)
+static void load_batch(int iter, MB *m)
 {
     std::vector<int> tok(T + 1);
-    rng = 7919u * (uint32_t)(iter * opt.micro_batches + mb) + 104729u * (uint32_t)dp_idx + 1;
+    rng = 7919u * (uint32_t)(iter * opt.micro_batches + m->mb) + 104729u * (uint32_t)dp_idx + 1;
     for (int &t : tok)
         t = (int)(next_rand() % (uint32_t)opt.vocab);
-    if (first_stage)
-        CUDA_CHECK(cudaMemcpyAsync(tokens[slot], tok.data(), T * sizeof(int), cudaMemcpyHostToDevice, s_comp));
-    if (last_stage)
-        CUDA_CHECK(cudaMemcpyAsync(targets[slot], tok.data() + 1, T * sizeof(int), cudaMemcpyHostToDevice, s_comp));
+    if (m->tokens)
+        CUDA_CHECK(cudaMemcpyAsync(m->tokens, tok.data(), T * sizeof(int), cudaMemcpyHostToDevice, s_comp));
+    if (m->targets)
+        CUDA_CHECK(cudaMemcpyAsync(m->targets, tok.data() + 1, T * sizeof(int), cudaMemcpyHostToDevice, s_comp));
 }
 
-static void forward(int iter, int mb)
+static void embedding_fwd(const Chunk &ch, MB *m, int iter)
 {
-    int slot = mb % slots;
-    load_batch(iter, mb, slot);
-    Acts *a = acts[slot].data();
-    if (first_stage) {
-        embed_fwd<<<T, 256, 0, s_comp>>>(tokens[slot], wte, wpe, a[0].x_in, S, H, tp_idx * Vl, Vl, tp_idx == 0);
-        tp_allreduce(a[0].x_in, (size_t)T * H, ncclBfloat16);
+    size_t tl = (size_t)Tl * H;
+    LAUNCH(embed_fwd, T, 256, m->tokens, W(ch.wte), m->emb, H, tp_idx * Vl, Vl);
+    tp_allreduce(m->emb, (size_t)T * H, nc_e);
+    LAUNCH(embed_pos, T, 256, m->emb, W(ch.wpe), B, H);
+    if (opt.hidden_dropout > 0)  // on this rank's tokens (SP: its slice)
+        LAUNCH(dropout_fwd, blocks(tl), 256, eoff(m->emb, sp ? tp_idx * tl : 0), m->a[0].x_in, m->emb_mask, tl,
+               opt.hidden_dropout, layer_seed(iter, m->mb, -1));
+}
+
+static void embedding_bwd(const Chunk &ch, MB *m, void *dx)
+{
+    size_t tl = (size_t)Tl * H;
+    const void *g = dx;
+    if (opt.hidden_dropout > 0) {
+        LAUNCH(dropout_bwd, blocks(tl), 256, dx, m->emb_mask, wk_da, tl, opt.hidden_dropout);
+        g = wk_da;
     }
-    for (int l = 0; l < L; l++)
-        layer_fwd(l, a[l], l + 1 < L ? a[l + 1].x_in : x_last[slot]);
-    if (!last_stage)
-        return;
-    layernorm_fwd<<<T, 256, 0, s_comp>>>(x_last[slot], lnf_g, lnf_b, lnf_out[slot], lnf_mean[slot], lnf_rstd[slot], H);
-    gemm(s_comp, false, false, T, Vl, H, lnf_out[slot], w_lm, logits[slot], false, 0);
-    ce_max<<<T, 256, 0, s_comp>>>(logits[slot], ce_mx, Vl);
-    tp_allreduce(ce_mx, T, ncclFloat32, ncclMax);
-    ce_stats<<<T, 256, 0, s_comp>>>(logits[slot], ce_mx, targets[slot], ce_sums, T, Vl, tp_idx * Vl);
-    tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
-    ce_finish<<<T, 256, 0, s_comp>>>(logits[slot], ce_mx, ce_sums, targets[slot], loss, T, Vl, tp_idx * Vl,
-                                     1.0f / ((float)T * opt.micro_batches));
+    if (sp) {
+        tp_allgather(g, wk_g_full, s_comp);
+        g = wk_g_full;
+    }
+    LAUNCH(embed_bwd, T, 256, m->tokens, g, G(ch.wte), G(ch.wpe), B, H, tp_idx * Vl, Vl);
     CUDA_CHECK(cudaGetLastError());
 }
 
-// Reduce a bucket's gradients over DP on the DP stream once they are final.
-static void reduce_bucket(Bucket &bk)
+static void head_fwd(const Chunk &ch, MB *m)
 {
-    if (dp == 1)
-        return;
-    CUDA_CHECK(cudaEventRecord(bk.ready, s_comp));
-    CUDA_CHECK(cudaStreamWaitEvent(s_dp, bk.ready, 0));
-    if (opt.zero1)
-        NCCL_CHECK(ncclReduceScatter(bk.grad, bk.grad + bk.shard * dp_idx, bk.shard, ncclFloat32, ncclSum, dp_comm, s_dp));
-    else
-        NCCL_CHECK(ncclAllReduce(bk.grad, bk.grad, bk.n, ncclFloat32, ncclSum, dp_comm, s_dp));
+    LAUNCH(layernorm_fwd, Tl, 256, m->x_out, W(ch.lnf_g), W(ch.lnf_b), m->lnf_out, m->lnf_mean, m->lnf_rstd, H);
+    const void *in = m->lnf_out;
+    if (sp) {
+        tp_allgather(m->lnf_out, wk_ln_full, s_comp);
+        in = wk_ln_full;
+    }
+    size_t tv = (size_t)T * Vl;
+    if (opt.fp32_ce) {  // logits = x W^T, W [Vl, H], then cast: the fp32 copy is what the loss keeps
+        mm(false, true, T, Vl, H, in, W(ch.w_lm), wk_logits);
+        if (fp16)
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const __half *)wk_logits, (float *)m->logits, tv);
+        else
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const bf16 *)wk_logits, (float *)m->logits, tv);
+    } else {
+        mm(false, true, T, Vl, H, in, W(ch.w_lm), m->logits);
+    }
+    LAUNCH_CE(ce_max, T, 256, m->logits, ce_mx, Vl);
+    tp_allreduce(ce_mx, T, ncclFloat32, ncclMax);
+    LAUNCH_CE(ce_stats, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
+    tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
+    float lscale = 1.0f / ((float)T * opt.micro_batches);
+    LAUNCH_CE(ce_finish, T, 256, m->logits, ce_mx, ce_sums, m->targets, loss, T, Vl, tp_idx * Vl, lscale,
+           lscale * (fp16 ? opt.loss_scale : 1.0f));
+    CUDA_CHECK(cudaGetLastError());
 }
 
-// dy of the stage output arrives in gout (or comes from the loss); the
-// stage input's gradient is left in gin.
-static void backward(int mb, bool last_mb)
+// The gradient of the chunk's output from the loss, into dy.
+static void head_bwd(const Chunk &ch, MB *m, void *dy)
 {
-    int slot = mb % slots;
-    Acts *a = acts[slot].data();
-    size_t th = (size_t)T * H;
-    int layer_bucket0 = first_stage ? 1 : 0;
-    if (last_stage) {
-        gemm(s_comp, false, true, T, H, Vl, logits[slot], w_lm, w_dx1, false, 0);
-        gemm(s_comp, true, false, H, Vl, T, lnf_out[slot], logits[slot], d_lm, true, 1);
-        tp_allreduce(w_dx1, th, ncclBfloat16);
-        layernorm_bwd<<<T, 256, 0, s_comp>>>(w_dx1, x_last[slot], lnf_g, lnf_mean[slot], lnf_rstd[slot], nullptr,
-                                             gout, d_lnf_g, d_lnf_b, H);
-        if (last_mb)
-            reduce_bucket(*head_bucket);
+    const void *dlogits = m->logits;
+    if (opt.fp32_ce) {  // the cast's backward: the gradient back in 16 bits
+        size_t tv = (size_t)T * Vl;
+        if (fp16)
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const float *)m->logits, (__half *)wk_logits, tv);
+        else
+            convert<<<blocks(tv), 256, 0, s_comp>>>((const float *)m->logits, (bf16 *)wk_logits, tv);
+        dlogits = wk_logits;
     }
-    // layer l writes its input's gradient to gin (even l) or w_attn (odd),
-    // so that layer 0's lands in gin and no layer reads what it writes
-    const bf16 *dy = gout;
-    for (int l = L - 1; l >= 0; l--) {
-        bf16 *dx = l % 2 == 0 ? gin : w_attn;
-        layer_bwd(l, a[l], dy, dx);
-        if (last_mb)
-            reduce_bucket(buckets[layer_bucket0 + l]);
-        dy = dx;
+    void *d = col_parallel_bwd(m->lnf_out, dlogits, W(ch.w_lm), G(ch.w_lm), Vl, true);
+    LAUNCH(layernorm_bwd, Tl, 256, d, m->x_out, W(ch.lnf_g), m->lnf_mean, m->lnf_rstd, nullptr, dy, G(ch.lnf_g),
+           G(ch.lnf_b), H);
+    CUDA_CHECK(cudaGetLastError());
+}
+
+static void forward(int iter, MB *m)
+{
+    if (dry_run)
+        return;
+    const Chunk &ch = chunks[m->chunk];
+    for (int j = 0; j < ch.nl; j++)
+        m->a[j].seed = layer_seed(iter, m->mb, ch.layer0 + j);
+    if (ch.first || ch.last)
+        load_batch(iter, m);
+    if (ch.first)
+        embedding_fwd(ch, m, iter);
+    for (int j = 0; j < ch.nl; j++)
+        layer_fwd(ch.lw[j], m->a[j], j + 1 < ch.nl ? m->a[j + 1].x_in : m->x_out);
+    if (ch.last)
+        head_fwd(ch, m);
+}
+
+// ---------------------------------------------------------------- data-parallel gradients
+
+// Reduce a bucket's gradients over DP once they are final: averaged on the
+// compute stream, then reduced on the DP stream.
+static void reduce_bucket(Bucket &bk, cudaStream_t st)
+{
+    LAUNCH(scale_grads, blocks(bk.n), 256, G(bk.off), bk.n, 1.0f / dp);
+    if (st != s_comp) {
+        CUDA_CHECK(cudaEventRecord(bk.ready, s_comp));
+        CUDA_CHECK(cudaStreamWaitEvent(st, bk.ready, 0));
     }
-    if (first_stage) {
-        embed_bwd<<<T, 256, 0, s_comp>>>(tokens[slot], gin, d_wte, d_wpe, S, H, tp_idx * Vl, Vl);
-        CUDA_CHECK(cudaGetLastError());
-        if (last_mb)
-            reduce_bucket(*emb_bucket);
+    if (opt.zero1)
+        NCCL_CHECK(ncclReduceScatter(G(bk.off), G(bk.off + bk.shard * dp_idx), bk.shard, nc_g, ncclSum, dp_comm, st));
+    else
+        NCCL_CHECK(ncclAllReduce(G(bk.off), G(bk.off), bk.n, nc_g, ncclSum, dp_comm, st));
+    bk.issued = true;
+}
+
+// --ddp torch: in the chunk's last backward, the buckets whose gradients are
+// final (the chunk's range up to `upto`) are reduced on the DP stream.
+static void reduce_ready(Chunk &ch, size_t upto, bool last_mb)
+{
+    if (dp == 1 || opt.ddp_local || !last_mb)
+        return;
+    for (Bucket &bk : ch.buckets)
+        if (!bk.issued && bk.off + bk.n <= upto)
+            reduce_bucket(bk, s_dp);
+}
+
+// The backward of micro-batch m on its chunk: dy is the gradient of the
+// chunk's output (NULL on the last chunk: from the loss); the input's
+// gradient is left in dx (NULL on the first chunk).
+static void backward(MB *m, const void *dy, void *dx)
+{
+    if (dry_run)
+        return;
+    Chunk &ch = chunks[m->chunk];
+    bool last_mb = ++ch.bwd_done == opt.micro_batches;
+    size_t part = 0;
+    if (ch.last) {
+        head_bwd(ch, m, wk_head_dy);
+        dy = wk_head_dy;
+        reduce_ready(ch, ch.part_end[part++], last_mb);
+    }
+    // layer j writes its input's gradient to a chain buffer other than the
+    // one it reads, the first layer into dx (or, first chunk, chain 0)
+    for (int j = ch.nl - 1; j >= 0; j--) {
+        void *out = j == 0 ? (dx ? dx : wk_chain[0]) : wk_chain[j % 2];
+        layer_bwd(ch.lw[j], m->a[j], dy, out);
+        reduce_ready(ch, ch.part_end[part++], last_mb);
+        dy = out;
+    }
+    if (ch.first) {
+        embedding_bwd(ch, m, wk_chain[0]);
+        reduce_ready(ch, ch.part_end[part++], last_mb);
+    }
+}
+
+// ---------------------------------------------------------------- the pipeline schedules
+
+// 1F1B (Megatron's forward_backward_pipelining_without_interleaving; with
+// one stage, forward and backward of each micro-batch in turn).
+static void schedule_1f1b(int iter)
+{
+    int M = opt.micro_batches, first = pp_idx == 0, last = pp_idx == opt.pp - 1;
+    int warm = std::min(opt.pp - pp_idx - 1, M), steady = M - warm, fwd = 0;
+    std::deque<MB *> inflight;
+    auto take = [&](bool recv) {
+        MB *m = mb_get(0);
+        m->mb = fwd++;
+        if (recv && !first)
+            p2p(nullptr, m->a[0].x_in, nullptr, nullptr);  // recv forward
+        return m;
+    };
+    for (int i = 0; i < warm; i++) {
+        MB *m = take(true);
+        forward(iter, m);
+        p2p(nullptr, nullptr, m->x_out, nullptr);  // send forward
+        inflight.push_back(m);
+    }
+    MB *next = steady > 0 ? take(true) : nullptr;
+    for (int i = 0; i < steady; i++) {
+        MB *m = next;
+        forward(iter, m);
+        inflight.push_back(m);
+        void *dy = last ? nullptr : gbuf_get();
+        if (!last)
+            p2p(nullptr, nullptr, m->x_out, dy);  // send forward, recv backward
+        MB *b = inflight.front();
+        inflight.pop_front();
+        void *dx = first ? nullptr : gbuf_get();
+        backward(b, dy, dx);
+        mb_put(b);
+        gbuf_put(dy);
+        next = i < steady - 1 ? take(false) : nullptr;
+        if (!first)
+            p2p(dx, next ? next->a[0].x_in : nullptr, nullptr, nullptr);  // send backward (recv forward)
+        gbuf_put(dx);
+    }
+    for (int i = 0; i < warm; i++) {
+        void *dy = gbuf_get();
+        p2p(nullptr, nullptr, nullptr, dy);  // recv backward
+        MB *b = inflight.front();
+        inflight.pop_front();
+        void *dx = first ? nullptr : gbuf_get();
+        backward(b, dy, dx);
+        mb_put(b);
+        gbuf_put(dy);
+        if (!first)
+            p2p(dx, nullptr, nullptr, nullptr);  // send backward
+        gbuf_put(dx);
+    }
+}
+
+// Interleaved 1F1B over V chunks per stage (Megatron's
+// forward_backward_pipelining_with_interleaving): the k-th forward of a rank
+// runs chunk (k mod (PP x V)) / PP, the k-th backward the reverse; warm-up
+// of (PP - rank - 1) x 2 + (V - 1) x PP forwards; a chunk's output goes to
+// the next rank's next chunk around the ring.
+static void schedule_interleaved(int iter)
+{
+    int V = (int)chunks.size(), P = opt.pp, M = opt.micro_batches, N = M * V;
+    bool all_warm = M == P;
+    int warm = all_warm ? N : std::min((P - pp_idx - 1) * 2 + (V - 1) * P, N), remaining = N - warm;
+    bool first_rank = pp_idx == 0, last_rank = pp_idx == P - 1;
+    auto chunk_of = [&](int k, bool fwd) {  // k may be negative: Python's modulo
+        int c = ((k % (P * V) + P * V) % (P * V)) / P;
+        return fwd ? c : V - 1 - c;
+    };
+    std::vector<std::deque<MB *>> pending(V), inflight(V);  // inputs received; forwarded, awaiting backward
+    std::vector<std::deque<void *>> grads(V);               // output gradients received
+    std::vector<int> next_mb(V, 0);
+    auto recv_into = [&](int c) {  // a set for chunk c's next micro-batch, to receive its input
+        MB *m = mb_get(c);
+        m->mb = next_mb[c]++;
+        pending[c].push_back(m);
+        return m->a[0].x_in;
+    };
+    auto fwd_step = [&](int k) {
+        int c = chunk_of(k, true);
+        MB *m;
+        if (first_rank && c == 0) {
+            m = mb_get(0);
+            m->mb = next_mb[0]++;
+        } else {
+            m = pending[c].front();
+            pending[c].pop_front();
+        }
+        forward(iter, m);
+        inflight[c].push_back(m);
+        return (last_rank && c == V - 1) ? nullptr : m->x_out;  // what to send on
+    };
+    auto bwd_step = [&](int k) {
+        int c = chunk_of(k, false);
+        MB *m = inflight[c].front();
+        inflight[c].pop_front();
+        void *dy = nullptr;
+        if (!(last_rank && c == V - 1)) {
+            dy = grads[c].front();
+            grads[c].pop_front();
+        }
+        void *dx = (first_rank && c == 0) ? nullptr : gbuf_get();
+        backward(m, dy, dx);
+        mb_put(m);
+        gbuf_put(dy);
+        return dx;  // what to send back (given back after the send)
+    };
+    auto grad_into = [&](int c) {
+        void *g = gbuf_get();
+        grads[c].push_back(g);
+        return g;
+    };
+    if (!first_rank)
+        p2p(nullptr, recv_into(0), nullptr, nullptr);
+    for (int k = 0; k < warm; k++) {
+        const void *out = fwd_step(k);
+        int nc = chunk_of(k + 1, true);
+        bool recv_prev = !(first_rank && nc == 0) && k != N - 1;
+        if (k == warm - 1 && !all_warm) {
+            bool recv_next = !last_rank;
+            p2p(nullptr, recv_prev ? recv_into(nc) : nullptr, out, recv_next ? grad_into(V - 1) : nullptr);
+        } else {
+            p2p(nullptr, recv_prev ? recv_into(nc) : nullptr, out, nullptr);
+        }
+    }
+    for (int k = 0; k < remaining; k++) {
+        int fk = k + warm;
+        const void *out = fwd_step(fk);
+        void *dx = bwd_step(k);
+        bool recv_prev = true, recv_next = true;
+        int nfc, nbc;
+        if (first_rank) {
+            nfc = chunk_of(fk - (P - 1), true);
+            if (nfc == V - 1)
+                recv_prev = false;
+            nfc++;
+        } else {
+            nfc = chunk_of(fk + 1, true);
+        }
+        if (last_rank) {
+            nbc = chunk_of(k - (P - 1), false);
+            if (nbc == 0)
+                recv_next = false;
+            nbc--;
+        } else {
+            nbc = chunk_of(k + 1, false);
+        }
+        if (k == remaining - 1)
+            recv_prev = false;
+        p2p(dx, recv_prev ? recv_into(nfc) : nullptr, out, recv_next ? grad_into(nbc) : nullptr);
+        gbuf_put(dx);
+    }
+    if (all_warm && !last_rank)
+        p2p(nullptr, nullptr, nullptr, grad_into(V - 1));
+    for (int k = remaining; k < N; k++) {
+        void *dx = bwd_step(k);
+        int nbc = chunk_of(k + 1, false);
+        bool recv_next = !(last_rank && nbc == V - 1) && k != N - 1;
+        p2p(dx, nullptr, nullptr, recv_next ? grad_into(nbc) : nullptr);
+        gbuf_put(dx);
     }
 }
 
 // ---------------------------------------------------------------- the iteration
 
-static void optimizer_step(int step)
+// After the backward, before the optimizer (Megatron's finalize_model_grads):
+// the DP reductions end (or, --ddp local, run now); under SP the LayerNorm
+// and row-parallel bias gradients are summed over TP (flattened into one
+// all-reduce); a tied embedding's two copies sum their gradients.
+static void finish_grads()
 {
-    if (dp > 1) {  // the DP stream's reductions end before the update
+    if (dp > 1 && opt.ddp_local) {
+        if (opt.zero1) {
+            for (Chunk &ch : chunks)
+                for (Bucket &bk : ch.buckets)
+                    reduce_bucket(bk, s_comp);
+        } else {
+            LAUNCH(scale_grads, blocks(n_all), 256, g_all, n_all, 1.0f / dp);
+            NCCL_CHECK(ncclAllReduce(g_all, g_all, n_all, nc_g, ncclSum, dp_comm, s_comp));
+        }
+    } else if (dp > 1) {
+        for (Chunk &ch : chunks)  // every bucket was issued: the DP stream's reductions end first
+            for (Bucket &bk : ch.buckets)
+                if (!bk.issued)
+                    reduce_bucket(bk, s_dp);
         CUDA_CHECK(cudaEventRecord(ev_dp_done, s_dp));
         CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_dp_done, 0));
     }
+    if (sp) {
+        std::vector<std::pair<size_t, size_t>> spans;
+        for (Chunk &ch : chunks) {
+            if (ch.last)
+                spans.push_back({ ch.lnf_g, 2 * (size_t)H });
+            for (LayerW &w : ch.lw)
+                spans.push_back({ w.repl, w.repl_n });
+        }
+        size_t at = 0;
+        for (auto &s : spans) {
+            CUDA_CHECK(cudaMemcpyAsync(goff(wk_repl, at), G(s.first), s.second * gsz, cudaMemcpyDeviceToDevice, s_comp));
+            at += s.second;
+        }
+        NCCL_CHECK(ncclAllReduce(wk_repl, wk_repl, at, nc_g, ncclSum, tp_comm, s_comp));
+        at = 0;
+        for (auto &s : spans) {
+            CUDA_CHECK(cudaMemcpyAsync(G(s.first), goff(wk_repl, at), s.second * gsz, cudaMemcpyDeviceToDevice, s_comp));
+            at += s.second;
+        }
+    }
+    if (emb_comm)
+        for (Chunk &ch : chunks)
+            if (ch.first || ch.last)
+                NCCL_CHECK(ncclAllReduce(G(ch.first ? ch.wte : ch.w_lm), G(ch.first ? ch.wte : ch.w_lm),
+                                         (size_t)Vl * H, nc_g, ncclSum, emb_comm, s_comp));
+}
+
+// The group over which the optimizer's scalars (gradient norm, overflow)
+// are summed: the model-parallel group, or everything when the optimizer
+// state is sharded over DP too. NULL: a group of one.
+static ncclComm_t norm_comm()
+{
+    if (opt.zero1)
+        return world > 1 ? world_comm : nullptr;
+    return opt.tp * opt.pp > 1 ? mp_comm : nullptr;
+}
+
+static void optimizer_step(int step)
+{
+    finish_grads();
+    ncclComm_t nc = norm_comm();
+    // fp16: unscale into fp32, and skip the step on an overflow anywhere (the
+    // host reads the flag, as Megatron's found_inf.item())
+    if (fp16) {
+        CUDA_CHECK(cudaMemsetAsync(found_inf, 0, sizeof(float), s_comp));
+        for (Chunk &ch : chunks)
+            for (Bucket &bk : ch.buckets) {
+                size_t first = bk.off + (opt.zero1 ? bk.shard * dp_idx : 0);
+                unscale_grads<<<blocks(bk.shard), 256, 0, s_comp>>>((const __half *)G(first), main_grad + bk.st,
+                                                                     bk.shard, 1.0f / opt.loss_scale, found_inf);
+            }
+        if (nc)
+            NCCL_CHECK(ncclAllReduce(found_inf, found_inf, 1, ncclFloat32, ncclMax, nc, s_comp));
+        float h = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&h, found_inf, sizeof h, cudaMemcpyDeviceToHost, s_comp));
+        CUDA_CHECK(cudaStreamSynchronize(s_comp));
+        if (h != 0)  // kernels do not run under maya: the flag stays 0
+            return;
+    }
     CUDA_CHECK(cudaMemsetAsync(norm2, 0, sizeof(float), s_comp));
-    float gscale = 1.0f / dp;
-    for (Bucket &bk : buckets) {
-        float *g = bk.grad + (opt.zero1 ? bk.shard * dp_idx : 0);
-        sum_squares<<<std::min<unsigned>(blocks(bk.shard), 1024), 256, 0, s_comp>>>(g, bk.shard, gscale, norm2);
-    }
-    // Global gradient norm: over the model-parallel group (or everything,
-    // when the optimizer state is sharded over DP too).
-    if (opt.zero1 && world > 1)
-        NCCL_CHECK(ncclAllReduce(norm2, norm2, 1, ncclFloat32, ncclSum, world_comm, s_comp));
-    else if (!opt.zero1 && opt.tp * opt.pp > 1)
-        NCCL_CHECK(ncclAllReduce(norm2, norm2, 1, ncclFloat32, ncclSum, mp_comm, s_comp));
-    for (Bucket &bk : buckets) {
-        size_t first = opt.zero1 ? bk.shard * dp_idx : 0;
-        adam<<<blocks(bk.shard), 256, 0, s_comp>>>(bk.master, bk.grad + first, bk.m, bk.v, bk.w + first, bk.shard,
-                                                   opt.lr, step, gscale, norm2, opt.clip);
-    }
+    for (Chunk &ch : chunks)
+        for (Bucket &bk : ch.buckets) {
+            const float *g = fp16 ? main_grad + bk.st : (const float *)G(bk.off + (opt.zero1 ? bk.shard * dp_idx : 0));
+            sum_squares<<<std::min<unsigned>(blocks(bk.shard), 1024), 256, 0, s_comp>>>(g, bk.shard, 1.0f, norm2);
+        }
+    if (nc)
+        NCCL_CHECK(ncclAllReduce(norm2, norm2, 1, ncclFloat32, ncclSum, nc, s_comp));
+    // the host reads the norm and clips (Megatron's clip_grad_norm_fp32:
+    // total_norm.item(), then the gradients scaled when it exceeds --clip)
+    float h2 = 0;
+    CUDA_CHECK(cudaMemcpyAsync(&h2, norm2, sizeof h2, cudaMemcpyDeviceToHost, s_comp));
+    CUDA_CHECK(cudaStreamSynchronize(s_comp));
+    float nrm = sqrtf(h2), coef = nrm > opt.clip ? opt.clip / (nrm + 1e-6f) : 1.0f;
+    for (Chunk &ch : chunks)
+        for (Bucket &bk : ch.buckets) {
+            size_t first = bk.off + (opt.zero1 ? bk.shard * dp_idx : 0);
+            const float *g = fp16 ? main_grad + bk.st : (const float *)G(first);
+            LAUNCH(adam, blocks(bk.shard), 256, master + bk.st, g, adam_m + bk.st, adam_v + bk.st, W(first), bk.shard,
+                   opt.lr, step, coef);
+        }
     CUDA_CHECK(cudaGetLastError());
     if (opt.zero1 && dp > 1) {  // everyone needs every updated parameter
         CUDA_CHECK(cudaEventRecord(ev_updated, s_comp));
         CUDA_CHECK(cudaStreamWaitEvent(s_dp, ev_updated, 0));
-        for (Bucket &bk : buckets)
-            NCCL_CHECK(ncclAllGather(bk.w + bk.shard * dp_idx, bk.w, bk.shard, ncclBfloat16, dp_comm, s_dp));
+        for (Chunk &ch : chunks)
+            for (Bucket &bk : ch.buckets)
+                NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
         CUDA_CHECK(cudaEventRecord(ev_dp_done, s_dp));
         CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_dp_done, 0));
     }
 }
 
+static void run_schedule(int iter)
+{
+    if (chunks.size() > 1)
+        schedule_interleaved(iter);
+    else
+        schedule_1f1b(iter);
+}
+
 static void train_iteration(int iter)
 {
-    int M = opt.micro_batches;
-    for (Bucket &bk : buckets)
-        CUDA_CHECK(cudaMemsetAsync(bk.grad, 0, bk.n * sizeof(float), s_comp));
+    CUDA_CHECK(cudaMemsetAsync(g_all, 0, n_all * gsz, s_comp));
+    for (Chunk &ch : chunks) {
+        ch.bwd_done = 0;
+        for (Bucket &bk : ch.buckets)
+            bk.issued = false;
+    }
+    bool last_stage = chunks.back().last;
     if (last_stage)
         CUDA_CHECK(cudaMemsetAsync(loss, 0, sizeof(float), s_comp));
-    int prev = pp_idx - 1, next = pp_idx + 1;
-    int warm = std::min(opt.pp - pp_idx - 1, M), steady = M - warm, fwd = 0, bwd = 0;
-    // 1F1B: warm-up forwards
-    for (int i = 0; i < warm; i++) {
-        p2p(nullptr, next, acts[fwd % slots][0].x_in, prev);              // recv forward
-        forward(iter, fwd);
-        p2p(x_last[fwd % slots], next, nullptr, prev);                    // send forward
-        fwd++;
-    }
-    if (steady > 0)
-        p2p(nullptr, next, acts[fwd % slots][0].x_in, prev);              // recv forward
-    // steady state: one forward, one backward
-    for (int i = 0; i < steady; i++) {
-        forward(iter, fwd);
-        p2p(x_last[fwd % slots], next, gout, next);                       // send forward, recv backward
-        fwd++;
-        backward(bwd, bwd == M - 1);
-        bwd++;
-        p2p(gin, prev, i == steady - 1 ? nullptr : acts[fwd % slots][0].x_in, prev);  // send backward (recv forward)
-    }
-    // cool-down backwards
-    for (int i = 0; i < warm; i++) {
-        p2p(nullptr, prev, gout, next);                                   // recv backward
-        backward(bwd, bwd == M - 1);
-        bwd++;
-        p2p(gin, prev, nullptr, next);                                    // send backward
-    }
+    run_schedule(iter);
     optimizer_step(iter + 1);
     // the loss, as a training loop logs it: averaged over DP, read on the host
     if (last_stage) {
@@ -1016,6 +2047,7 @@ static void check_config()
     const char *err = nullptr;
     if (opt.dp == 0)
         opt.dp = world / (opt.tp * opt.pp);
+    int lpv = opt.layers_per_virtual;
     if (opt.tp * opt.pp * opt.dp != world)
         err = "TP x PP x DP must equal WORLD_SIZE";
     else if (opt.heads % opt.tp)
@@ -1026,12 +2058,29 @@ static void check_config()
         err = "--pp must divide --layers";
     else if (opt.vocab % opt.tp)
         err = "--tp must divide --vocab";
+    else if (opt.seq_par && opt.tp == 1)
+        err = "--sequence-parallel needs --tp above 1";
+    else if (opt.seq_par && opt.seq % opt.tp)
+        err = "--tp must divide --seq with --sequence-parallel";
+    else if (opt.seq_par && opt.scatter_gather)
+        err = "--scatter-gather does not apply with --sequence-parallel (the activations are already split over TP)";
+    else if (lpv && opt.pp == 1)
+        err = "--layers-per-virtual-stage needs --pp above 1";
+    else if (lpv && (opt.layers / opt.pp) % lpv)
+        err = "--layers-per-virtual-stage must divide the layers per stage (--layers / --pp)";
+    else if (lpv && lpv < opt.layers / opt.pp && opt.micro_batches % opt.pp)
+        err = "--pp must divide --micro-batches with the interleaved schedule";
+    else if (!opt.fp16 && opt.loss_scale != 8192)
+        err = "--loss-scale applies to --fp16 only";
     if (err) {
         if (rank == 0)
-            fprintf(stderr, "minigpt: %s (WORLD_SIZE %d, tp %d, pp %d, dp %d, heads %d, hidden %d, layers %d, vocab %d)\n",
-                    err, world, opt.tp, opt.pp, opt.dp, opt.heads, opt.hidden, opt.layers, opt.vocab);
+            fprintf(stderr, "minigpt: %s (WORLD_SIZE %d, tp %d, pp %d, dp %d, heads %d, hidden %d, layers %d, vocab %d, "
+                    "seq %d, micro-batches %d)\n", err, world, opt.tp, opt.pp, opt.dp, opt.heads, opt.hidden, opt.layers,
+                    opt.vocab, opt.seq, opt.micro_batches);
         exit(2);
     }
+    if (lpv == opt.layers / opt.pp)  // one chunk per stage: plain 1F1B
+        opt.layers_per_virtual = 0;
 }
 
 static ncclComm_t split(int color, int key)
@@ -1050,30 +2099,39 @@ int main(int argc, char **argv)
     dp = opt.dp;
     own_gemm = opt.own_gemm;
     host_work_k = opt.host_work;
+    fp16 = opt.fp16;
+    sp = opt.seq_par;
+    gsz = fp16 ? 2 : 4;
+    cu_e = fp16 ? CUDA_R_16F : CUDA_R_16BF;
+    cu_g = fp16 ? CUDA_R_16F : CUDA_R_32F;
+    nc_e = fp16 ? ncclFloat16 : ncclBfloat16;
+    nc_g = fp16 ? ncclFloat16 : ncclFloat32;
     // Ranks: TP fastest, then DP, then PP (a stage's ranks are neighbours).
     tp_idx = rank % opt.tp;
     dp_idx = rank / opt.tp % dp;
     pp_idx = rank / (opt.tp * dp);
-    first_stage = pp_idx == 0;
-    last_stage = pp_idx == opt.pp - 1;
     S = opt.seq;
     B = opt.mbs;
     T = B * S;
+    Tl = sp ? T / opt.tp : T;
     H = opt.hidden;
     hl = opt.heads / opt.tp;
     dh = H / opt.heads;
     Hl = hl * dh;
     Fl = 4 * H / opt.tp;
     Vl = opt.vocab / opt.tp;
-    L = opt.layers / opt.pp;
 
     int ndev = 0;
     CUDA_CHECK(cudaGetDeviceCount(&ndev));
     CUDA_CHECK(cudaSetDevice(env_int("LOCAL_RANK", 0) % ndev));
     CUDA_CHECK(cudaStreamCreateWithFlags(&s_comp, cudaStreamNonBlocking));
     CUDA_CHECK(cudaStreamCreateWithFlags(&s_dp, cudaStreamNonBlocking));
+    if (sp)
+        CUDA_CHECK(cudaStreamCreateWithFlags(&s_tp, cudaStreamNonBlocking));
     CUDA_CHECK(cudaEventCreateWithFlags(&ev_dp_done, cudaEventDisableTiming));
     CUDA_CHECK(cudaEventCreateWithFlags(&ev_updated, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_to_tp, cudaEventDisableTiming));
+    CUDA_CHECK(cudaEventCreateWithFlags(&ev_from_tp, cudaEventDisableTiming));
     if (!own_gemm) {
         LT_CHECK(cublasLtCreate(&lt));
         CUDA_CHECK(cudaMalloc(&lt_workspace, LT_WORKSPACE));
@@ -1086,23 +2144,40 @@ int main(int argc, char **argv)
     dp_comm = split(pp_idx * opt.tp + tp_idx, dp_idx);
     pp_comm = split(dp_idx * opt.tp + tp_idx, pp_idx);
     mp_comm = split(dp_idx, pp_idx * opt.tp + tp_idx);
+    // a tied embedding split over stages: the first and last stage's ranks of
+    // each (TP, DP) position sum the gradients of their two copies
+    if (opt.tie && opt.pp > 1) {
+        bool member = pp_idx == 0 || pp_idx == opt.pp - 1;
+        emb_comm = split(member ? dp_idx * opt.tp + tp_idx : NCCL_SPLIT_NOCOLOR, pp_idx);
+    }
 
     build_model();
-    // DP replicas start from the same parameters (as DDP does at start-up)
+    dry_run = true;
+    run_schedule(0);
+    dry_run = false;
+    // DP replicas start from the same parameters (as DDP does at start-up);
+    // the last stage's copy of a tied embedding starts from the first's
     if (dp > 1)
-        for (Bucket &bk : buckets)
-            NCCL_CHECK(ncclBroadcast(bk.w, bk.w, bk.n, ncclBfloat16, 0, dp_comm, s_comp));
+        for (Chunk &ch : chunks)
+            for (Bucket &bk : ch.buckets)
+                NCCL_CHECK(ncclBroadcast(W(bk.off), W(bk.off), bk.n, nc_e, 0, dp_comm, s_comp));
+    if (emb_comm)
+        for (Chunk &ch : chunks)
+            if (ch.first || ch.last) {
+                size_t w = ch.first ? ch.wte : ch.w_lm;
+                if (!ch.first)
+                    CUDA_CHECK(cudaMemsetAsync(W(w), 0, (size_t)Vl * H * 2, s_comp));
+                NCCL_CHECK(ncclAllReduce(W(w), W(w), (size_t)Vl * H, nc_e, ncclSum, emb_comm, s_comp));
+            }
     CUDA_CHECK(cudaStreamSynchronize(s_comp));
 
     for (int it = 0; it < opt.iters; it++)
         train_iteration(it);
 
-    for (ncclComm_t c : { mp_comm, pp_comm, dp_comm, tp_comm, world_comm })
-        NCCL_CHECK(ncclCommDestroy(c));
-    size_t params = 0;
-    for (Bucket &bk : buckets)
-        params += bk.used;
+    for (ncclComm_t c : { emb_comm, mp_comm, pp_comm, dp_comm, tp_comm, world_comm })
+        if (c)
+            NCCL_CHECK(ncclCommDestroy(c));
     printf("minigpt rank %d (tp %d/%d pp %d/%d dp %d/%d): %d iterations of %d micro-batches done, %zu parameters here\n",
-           rank, tp_idx, opt.tp, pp_idx, opt.pp, dp_idx, dp, opt.iters, opt.micro_batches, params);
+           rank, tp_idx, opt.tp, pp_idx, opt.pp, dp_idx, dp, opt.iters, opt.micro_batches, params_here);
     return 0;
 }

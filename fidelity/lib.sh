@@ -1,0 +1,87 @@
+# Helpers the fidelity suites share (sourced by fidelity/*.sh; not a suite).
+# A suite prints one line per row on stdout, through fid_row / fid_skip /
+# fid_fail; fidelity/run collects them and writes each suite's summary.
+# Progress and per-row breakdowns go to stderr.
+set -u
+
+FID_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+: "${MAYA_TOP:=$(cd "$FID_DIR/.." && pwd)}"
+: "${MAYA_BUILD:=$MAYA_TOP/build}"
+MAYA=$MAYA_BUILD/bin/maya
+WORKLOADS=$MAYA_BUILD/tests/workloads
+# FIDELITY_OUT: where the rows' run directories go
+: "${FIDELITY_OUT:=$MAYA_BUILD/fidelity}"
+# FIDELITY_MAX_RANKS: rows that need more emulated processes are skipped
+# (each rank is a process on this machine; 256 take a few minutes on 2 CPUs)
+: "${FIDELITY_MAX_RANKS:=256}"
+# FIDELITY_RUN_OPTS: options added to every maya run (e.g. duplicate-rank
+# elimination, once maya run has it, with FIDELITY_MAX_RANKS raised)
+: "${FIDELITY_RUN_OPTS:=}"
+# FIDELITY_ROWS: an extended regular expression; only rows whose name matches run
+: "${FIDELITY_ROWS:=}"
+# FIDELITY_KEEP=1 keeps each row's traces and timeline (large: ~7 MB a rank)
+: "${FIDELITY_KEEP:=0}"
+
+case $FIDELITY_MAX_RANKS in
+    '' | *[!0-9]*) echo "fidelity: FIDELITY_MAX_RANKS must be a whole number, got '$FIDELITY_MAX_RANKS'" >&2; exit 2 ;;
+esac
+
+# fid_wanted ROW: whether FIDELITY_ROWS selects the row
+fid_wanted() {
+    [ -z "$FIDELITY_ROWS" ] || [[ $1 =~ $FIDELITY_ROWS ]]
+}
+
+# fid_row SUITE ROW PUBLISHED PREDICTED: the row's line, error in %
+fid_row() {
+    awk -v s="$1" -v r="$2" -v p="$3" -v y="$4" 'BEGIN {
+        printf "fidelity %s %s published=%s predicted=%.4g error=%+.1f%%\n", s, r, p, y, (y - p) / p * 100 }'
+}
+
+# fid_skip SUITE ROW REASON / fid_fail SUITE ROW REASON
+fid_skip() { echo "fidelity $1 $2 skipped: $3"; }
+fid_fail() { echo "fidelity $1 $2 failed: $3"; }
+
+# fid_run DIR NPROC ARGS...: maya run -q -o DIR ARGS (FIDELITY_RUN_OPTS added
+# before the workload's --); 0 when the run and its report succeeded and no
+# rank ran out of memory, else 1 with the reason in FID_WHY.
+fid_run() {
+    local dir=$1 nproc=$2
+    shift 2
+    local opts=() cmd=() seen=0 a
+    for a in "$@"; do  # split at the first --: maya's options, then the workload
+        if [ $seen = 0 ] && [ "$a" = -- ]; then seen=1; continue; fi
+        if [ $seen = 0 ]; then opts+=("$a"); else cmd+=("$a"); fi
+    done
+    rm -rf "$dir"
+    mkdir -p "$(dirname "$dir")"
+    # shellcheck disable=SC2086
+    "$MAYA" run -q -o "$dir" "${opts[@]}" $FIDELITY_RUN_OPTS -- "${cmd[@]}" > "$dir.log" 2>&1
+    local rc=$?
+    FID_WHY=
+    if [ ! -s "$dir/report.json" ]; then
+        FID_WHY="maya run exit $rc, no report ($(tail -1 "$dir.log"))"
+        return 1
+    fi
+    FID_WHY=$(python3 - "$dir/report.json" "$rc" <<'PY'
+import json, sys
+r, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
+if r.get("oom"):
+    print("out of GPU memory (peak %.2f GiB of %.2f GiB)" % (r["peak_memory_bytes"] / 2**30, r["gpu_memory_bytes"] / 2**30))
+elif rc != 0 or not r.get("simulated") or not r.get("iteration_time_s"):
+    print("maya run exit %d: %s" % (rc, r.get("error") or "no iteration time"))
+PY
+)
+    [ -z "$FID_WHY" ]
+}
+
+# fid_iter_s DIR: the predicted steady-state iteration time, seconds
+fid_iter_s() {
+    python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["iteration_time_s"])' "$1/report.json"
+}
+
+# fid_breakdown DIR: where rank 0's time goes (stderr), then drop the bulky
+# files unless FIDELITY_KEEP=1
+fid_breakdown() {
+    python3 "$FID_DIR/breakdown.py" "$1" >&2 || true
+    [ "$FIDELITY_KEEP" = 1 ] || rm -rf "$1/traces" "$1/timeline.json" "$1/timeline.svg" "$1/job.mtrace"
+}

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Megatron-LM's Table 1 (Narayanan et al. 2021: GPT weak scaling on Selene,
+# DGX A100 80 GB), re-created with the bundled minigpt on maya's dgx-a100
+# cluster, one row per model: minigpt runs each row's configuration as
+# Megatron-LM's examples/sc21 scripts ran it (fidelity/data/megatron_table1.csv
+# says what was read where): fp16 with a static loss scale of 8192, full
+# activation recompute of every layer, biases with fused bias-GeLU and
+# bias-dropout-add, dropout 0.1 (hidden and attention, Megatron's defaults),
+# the output layer tied to the word embedding, the logits cast to fp32 for
+# the loss (no --fp16-lm-cross-entropy), pipeline sends scattered over
+# TP (Megatron's default then), interleaved 1F1B where the script asks for
+# it, torch DDP (25 MiB buckets, overlapped with the backward) or Megatron's
+# local DDP (after it). The prediction is TFLOP/s per GPU by the paper's
+# formula F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) over maya's steady-state
+# iteration time.
+#
+# Rows needing more processes than FIDELITY_MAX_RANKS (one per GPU) are
+# skipped. For tests: FIDELITY_TABLE1_CSV (another table), FIDELITY_SEQ and
+# FIDELITY_VOCAB (default 2048 and 51200), FIDELITY_ITERS (3).
+. "$(dirname "$0")/lib.sh"
+
+csv=${FIDELITY_TABLE1_CSV:-$FID_DIR/data/megatron_table1.csv}
+seq=${FIDELITY_SEQ:-2048}
+vocab=${FIDELITY_VOCAB:-51200}
+iters=${FIDELITY_ITERS:-3}
+[ -r "$csv" ] || { echo "table1.sh: cannot read $csv" >&2; exit 2; }
+[ -x "$WORKLOADS/minigpt" ] || { echo "table1.sh: $WORKLOADS/minigpt is not built (make)" >&2; exit 2; }
+
+header=params_b,heads,hidden,layers,tp,pp,dp,gpus,global_batch,micro_batch,layers_per_virtual_stage,tflops_per_gpu,pct_of_peak
+got=$(grep -v '^#' "$csv" | head -1)
+[ "$got" = "$header" ] || { echo "table1.sh: $csv: expected the columns $header, found $got" >&2; exit 2; }
+
+grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layers tp pp dp gpus gbs mbs lpv tflops _; do
+    row=${params}B
+    fid_wanted "$row" || continue
+    if [ -z "$mbs" ]; then
+        fid_skip table1 "$row" "no micro-batch size in $csv"
+        continue
+    fi
+    if [ $((tp * pp * dp)) != "$gpus" ] || [ $((gbs % (mbs * dp))) != 0 ]; then
+        fid_skip table1 "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
+        continue
+    fi
+    if [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ]; then
+        fid_skip table1 "$row" "needs $gpus processes, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS (waits for duplicate-rank elimination: FIDELITY_RUN_OPTS, FIDELITY_MAX_RANKS)"
+        continue
+    fi
+    args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))
+        --seq "$seq" --hidden "$hidden" --heads "$heads" --layers "$layers" --vocab "$vocab"
+        --fp16 --loss-scale 8192 --recompute full --bias --hidden-dropout 0.1 --attention-dropout 0.1
+        --fp32-cross-entropy --tie-embeddings --iters "$iters")
+    # Megatron-LM 2021 scattered pipeline sends over TP by default
+    [ "$pp" -gt 1 ] && [ "$tp" -gt 1 ] && args+=(--scatter-gather)
+    [ -n "$lpv" ] && args+=(--layers-per-virtual-stage "$lpv")
+    # the script's DDP: torch up to 18.4B, local beyond
+    if awk -v p="$params" 'BEGIN { exit !(p < 30) }'; then args+=(--ddp torch --bucket-mb 25); else args+=(--ddp local); fi
+    dir=$FIDELITY_OUT/table1/$row
+    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus -- minigpt ${args[*]}" >&2
+    start=$SECONDS
+    if ! fid_run "$dir" "$gpus" --cluster dgx-a100 -g "a100x$gpus" -- "$WORKLOADS/minigpt" "${args[@]}"; then
+        fid_fail table1 "$row" "$FID_WHY"
+        continue
+    fi
+    it=$(fid_iter_s "$dir")
+    pred=$(awk -v B="$gbs" -v s="$seq" -v l="$layers" -v h="$hidden" -v V="$vocab" -v t="$it" -v g="$gpus" 'BEGIN {
+        F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)); printf "%.6g", F / (t * g) / 1e12 }')
+    echo "table1 $row: iteration $it s, $((SECONDS - start)) s to run" >&2
+    fid_breakdown "$dir"
+    fid_row table1 "$row" "$tflops" "$pred"
+done

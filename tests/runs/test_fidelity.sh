@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# The fidelity harness (fidelity/run, make fidelity) on a tiny table of its
+# own in Table 1's format (no accuracy asserted): a row that runs gives its
+# line with published, predicted and error; a row needing more processes
+# than FIDELITY_MAX_RANKS is skipped saying so; a row that runs out of GPU
+# memory fails saying so (exit 1); the suite's summary has the median and
+# largest |error|; FIDELITY_ROWS selects rows; a failing suite and an
+# unknown one are reported.
+. "$MAYA_TOP/tests/lib.sh"
+
+cat > "$TEST_TMP/t.csv" <<'CSV'
+# tiny rows
+params_b,heads,hidden,layers,tp,pp,dp,gpus,global_batch,micro_batch,layers_per_virtual_stage,tflops_per_gpu,pct_of_peak
+0.01,4,128,2,1,1,2,2,8,2,,10,3
+0.02,4,128,4,2,2,1,4,8,2,1,20,6
+0.03,4,128,2,1,1,64,64,128,2,,10,3
+CSV
+export FIDELITY_OUT=$TEST_TMP/out FIDELITY_TABLE1_CSV=$TEST_TMP/t.csv FIDELITY_SEQ=128 FIDELITY_VOCAB=1024
+export FIDELITY_MAX_RANKS=8
+"$MAYA_TOP/fidelity/run" table1 > "$TEST_TMP/out1" 2> "$TEST_TMP/err1" ||
+    fail "fidelity/run table1 failed: $(cat "$TEST_TMP/out1"; grep -v "^   " "$TEST_TMP/err1" | tail -20)"
+cat "$TEST_TMP/out1"
+expect_count 4 '^fidelity table1 ' "$TEST_TMP/out1"
+num='[0-9]+(\.[0-9]+)?(e[-+][0-9]+)?'
+expect_grep "^fidelity table1 0\.01B published=10 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out1"
+expect_grep "^fidelity table1 0\.02B published=20 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out1"
+expect_grep '^fidelity table1 0\.03B skipped: needs 64 processes, more than FIDELITY_MAX_RANKS=8 ' "$TEST_TMP/out1"
+expect_grep '^fidelity table1 summary rows=2 median=[0-9.]+% max=[0-9.]+% skipped=1 failed=0 seconds=[0-9]+$' "$TEST_TMP/out1"
+# the error is the prediction's against the published figure, and the
+# summary's median and max are those of the rows' |error|
+python3 - "$TEST_TMP/out1" <<'PY' || fail "the errors or the summary are wrong (above)"
+import re, sys
+rows, summ = [], None
+for l in open(sys.argv[1]):
+    m = re.match(r"fidelity table1 \S+ published=(\S+) predicted=(\S+) error=(\S+)%$", l)
+    if m:
+        p, y, e = map(float, m.groups())
+        assert abs((y - p) / p * 100 - e) <= 0.05 + 1e-3 * abs(e), l
+        rows.append(abs(e))
+    m = re.match(r"fidelity table1 summary .* median=(\S+)% max=(\S+)%", l)
+    if m:
+        summ = tuple(map(float, m.groups()))
+rows.sort()
+assert summ and abs(summ[0] - (rows[0] + rows[1]) / 2) < 0.06 and abs(summ[1] - rows[1]) < 0.06, (rows, summ)
+PY
+# each row ran with its configuration (the 0.02B row: TP 2 x PP 2, interleaved,
+# scattered sends), and its breakdown went to stderr
+expect_grep 'minigpt --tp 2 --pp 2 --dp 1 --micro-batch-size 2 --micro-batches 4 .*--scatter-gather --layers-per-virtual-stage 1 --ddp torch --bucket-mb 25' "$TEST_TMP/err1"
+expect_grep '^    gemm  ' "$TEST_TMP/err1"
+expect_grep '"A100-SXM4-80GB"|A100' "$TEST_TMP/out/table1/0.01B/report.txt"
+[ ! -e "$TEST_TMP/out/table1/0.01B/traces" ] || fail "the row's traces were kept without FIDELITY_KEEP=1"
+
+# a row that does not fit: failed, exit 1; FIDELITY_ROWS picks it alone
+cat >> "$TEST_TMP/t.csv" <<'CSV'
+51.6,64,8192,64,1,1,1,1,1,1,,100,30
+CSV
+FIDELITY_ROWS='^51' "$MAYA_TOP/fidelity/run" table1 > "$TEST_TMP/out2" 2> "$TEST_TMP/err2"
+expect_eq "$?" 1 "fidelity/run's exit status with a failed row"
+expect_count 2 '^fidelity table1 ' "$TEST_TMP/out2"
+expect_grep '^fidelity table1 51\.6B failed: out of GPU memory \(peak [0-9.]+ GiB of 79\.[0-9]+ GiB\)$' "$TEST_TMP/out2"
+expect_grep '^fidelity table1 summary rows=0 median=n/a max=n/a skipped=0 failed=1 ' "$TEST_TMP/out2"
+
+# a suite that fails, and one that does not exist
+cp -r "$MAYA_TOP/fidelity" "$TEST_TMP/fid"
+printf 'echo "fidelity broken r published=1 predicted=2 error=+100.0%%"\necho progress\nexit 3\n' > "$TEST_TMP/fid/broken.sh"
+"$TEST_TMP/fid/run" broken > "$TEST_TMP/out3" 2> "$TEST_TMP/err3"
+expect_eq "$?" 1 "fidelity/run's exit status with a failing suite"
+expect_grep '^fidelity broken failed: exit 3$' "$TEST_TMP/out3"
+expect_grep '^fidelity broken summary rows=1 median=100\.0% max=100\.0% skipped=0 failed=1 ' "$TEST_TMP/out3"
+expect_grep '^progress$' "$TEST_TMP/err3"
+"$MAYA_TOP/fidelity/run" nosuch > "$TEST_TMP/out4" 2>&1
+expect_eq "$?" 2 "fidelity/run's exit status for an unknown suite"
+expect_grep "^fidelity/run: no suite 'nosuch' \(expected one of: .*table1" "$TEST_TMP/out4"
+exit 0
