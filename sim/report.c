@@ -252,8 +252,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names an op, kernel or "
                     "NVTX range)\n");
         if (n >= 2 && s->warmup_ops)
-            fprintf(fp, "warm-up    %" PRIu64 " ops before the first iteration (set-up, compilation, autotuning): "
-                    "in none\n", s->warmup_ops);
+            fprintf(fp, "warm-up    %" PRIu64 " ops before the first iteration (set-up, compilation, autotuning), "
+                    "in no iteration (the most on any rank)\n", s->warmup_ops);
         if (n >= 2) {
             fprintf(fp, "left out   iteration 1 (warm-up: first allocations, copies, lazy compilation)");
             for (int k = 1; k < n; k++)
