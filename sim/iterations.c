@@ -95,11 +95,14 @@ static uint32_t name_shape(const char *s)
 }
 
 /* What op i looks like from one iteration to the next: the loader's
- * signature without sizes (grid, bytes, GEMM shapes). */
+ * signature without sizes (grid, bytes, GEMM shapes). A send/recv's sub is
+ * its estimated latency, not a shape: it varies with the estimator (a
+ * profile's measured durations) and stays out. */
 static uint32_t op_shape(const struct sim_job *j, const struct sim_op *o)
 {
     uint32_t lane = o->stream ? j->streams[o->stream - 1].lane + 1 : 0;
-    uint32_t s = mix(mix(mix(0x2545f491u, o->rec_type), lane), (uint64_t)o->kind << 16 | o->sub);
+    uint16_t sub = o->kind == SK_P2P ? 0 : o->sub;
+    uint32_t s = mix(mix(mix(0x2545f491u, o->rec_type), lane), (uint64_t)o->kind << 16 | sub);
     if (o->rec_type == MAYA_REC_MARKER)
         return mix(s, name_shape(sim_name(j, o->name)));
     return mix(s, o->name);

@@ -20,7 +20,9 @@
  * kernels than the loop has ops), mark steps with NVTX ranges numbered per
  * step ("Train step 3", found by a glob), name a kernel by its short name,
  * stop in the middle of the last step (left out of the steady state); and
- * the breakdown adds up to the iteration it describes.
+ * the breakdown adds up to the iteration it describes; send/recv priced
+ * differently at every call (a profile's measured durations) do not hide
+ * the loop.
  */
 #include "sim/simtest.h"
 
@@ -155,8 +157,56 @@ static void check_real(const char *what, const struct loop_opts *o, const char *
     sim_free(j);
 }
 
+/* A pipeline's send/recv each step, priced as a profile prices it (each
+ * call its own measured time, so its latency differs every step): the loop
+ * is found on both ranks, its steps whole. */
+static uint64_t p2p_calls;
+
+static int varying_p2p(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    fixed_estimate(ctx, op, out);
+    if (op->api && (!strcmp(op->api, "ncclSend") || !strcmp(op->api, "ncclRecv"))) {
+        out->fixed_ns = 5000 + 730 * (p2p_calls++ % 7);
+        out->device_ns = 2 * out->fixed_ns;
+    }
+    return 0;
+}
+
+static void check_p2p(void)
+{
+    static char r0[8192], r1[8192];
+    size_t n0 = 0, n1 = 0;
+#define HEAD "header rank=%d world_size=2\nstream id=1 dev=0\ncomm id=0x5 rank=%d nranks=2\nalloc bytes=1G\n"
+    n0 += (size_t)snprintf(r0 + n0, sizeof r0 - n0, HEAD, 0, 0);
+    n1 += (size_t)snprintf(r1 + n1, sizeof r1 - n1, HEAD, 1, 1);
+#undef HEAD
+    for (int i = 0; i < 6; i++) {
+        n0 += (size_t)snprintf(r0 + n0, sizeof r0 - n0,
+                               "launch stream=1 kernel=fwd grid=128\n"
+                               "coll stream=1 api=ncclSend op=send comm=0x5 rank=0 nranks=2 peer=1 cseq=%d count=1M\n"
+                               "launch stream=1 kernel=bwd grid=256\nsync sync=device\n", i);
+        n1 += (size_t)snprintf(r1 + n1, sizeof r1 - n1,
+                               "coll stream=1 api=ncclRecv op=recv comm=0x5 rank=1 nranks=2 peer=0 cseq=%d count=1M\n"
+                               "launch stream=1 kernel=fwd grid=128\n"
+                               "launch stream=1 kernel=bwd grid=256\nsync sync=device\n", i);
+    }
+    const char *ranks[] = { r0, r1 };
+    const char *job = make_job("p2p", ranks, 2);
+    struct durations d = { durs, MS / 10 };
+    struct sim_config cfg = { .estimate = varying_p2p, .estimate_ctx = &d };
+    struct sim_job *j = NULL;
+    EXPECT(job && sim_load(job, &cfg, &j) == 0 && sim_run(j) == 0, "p2p: load and run: %s", maya_last_error());
+    if (j) {
+        int n;
+        sim_iteration_times(j, &n);
+        EXPECT(n == 6, "p2p with varying latencies: %d iterations found, expected 6", n);
+    }
+    sim_free(j);
+}
+
 int main(void)
 {
+    check_p2p();
     check(0);
     check(1);
     struct loop_opts o = { .steps = 6, .vary = 1 };
