@@ -277,6 +277,10 @@ struct sim_job {
     uint8_t *iter_partial;        /* 1: partial on some rank, left out of the steady state */
     uint64_t warmup_ops;          /* ops before the first iteration (most on any rank) */
     uint64_t makespan;            /* last completion (ns) */
+    int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
+    int workload_failed;          /* sim_config's */
+    int cut_short;                /* replayed up to where they end (cut_short.c) */
+    uint64_t ops_not_replayed;
 };
 
 /* Grow array p (capacity cap, any unsigned type) to hold need elements:
@@ -312,6 +316,9 @@ const char *sim_name(const struct sim_job *j, uint32_t id);
 
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);
+/* cut_short.c: the replay ran out of events with ranks cut short: simulate
+ * what was recorded (0), instead of calling it a deadlock. */
+int sim_cut_short(struct sim_job *j);
 double sim_steady_iteration_s(const struct sim_job *j);
 /* Is iteration k (from 0) one of the steady state's: after the first (or
  * the only one), not partial. How many are. */
