@@ -475,6 +475,7 @@ static void write_json(FILE *fp, const struct facts *f)
             json_obj(&w, NULL);
             json_int(&w, "index", k + 1);
             json_num(&w, "time_s", it[k]);
+            json_num(&w, "end_s", (double)j->iter_end[k] / 1e9);
             int steady = sim_iteration_steady(j, k);
             json_bool(&w, "steady", steady);
             if (steady)

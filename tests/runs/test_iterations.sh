@@ -32,6 +32,10 @@ total = b["compute_s"] + b["exposed_communication_s"] + b["exposed_copy_s"] + b[
 assert abs(total - b["iteration_s"]) < 1e-9 * max(1, b["iteration_s"]), b
 assert b["iterations"] == steps - 1 and b["compute_s"] > 0, b
 assert abs(b["iteration_s"] - sum(x["time_s"] for x in it[1:]) / (steps - 1)) < 1e-9, (b, it)
+# each iteration ends where the next one's time starts, within the job
+for p, q in zip(it, it[1:]):
+    assert abs(q["end_s"] - p["end_s"] - q["time_s"]) < 1e-9, (p, q)
+assert 0 < it[0]["end_s"] and it[-1]["end_s"] <= r["makespan_s"] + 1e-9, (it, r["makespan_s"])
 PY
 }
 
