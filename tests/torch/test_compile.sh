@@ -5,13 +5,15 @@
 # cuModuleLoadData), launched through the driver API and traced with name,
 # grid and static features, PTX instruction counts among them; nothing is
 # unsupported. Each Triton kernel's work is read from its own PTX, and every
-# launch is priced from it (docs/kernel-cost.md).
+# launch is priced from it (docs/kernel-cost.md). Its iterations are found
+# without a marker: the first step's compilation and autotuning (thousands
+# of kernel launches) is warm-up before them, not the loop.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
 # maya run sets TRITON_LIBCUDA_PATH: Triton links its launcher against the emulated driver.
 unset TRITON_LIBCUDA_PATH
-steps=3
+steps=4
 d=$TEST_TMP/compiled
 torch_run "$d" h100x1 train_compiled.py $steps
 check_rank_traces "$d" 1
@@ -45,4 +47,7 @@ fi
 "$MAYA" estimate launch "$d" triton_per_fused_native_layer_norm > "$TEST_TMP/ln.est" 2>&1 ||
     fail "maya estimate launch of the layer norm: $(cat "$TEST_TMP/ln.est")"
 expect_grep '^code=ptx ' "$TEST_TMP/ln.est" "the layer norm priced from its PTX"
+# the steps after the first (which compiles) are the iterations
+expect_eq "$(report_field "$d" "len(r['iterations'])")" $((steps - 1)) "iterations found without a marker"
+expect_eq "$(report_field "$d" "r['warmup_ops'] > 1000")" true "compilation and autotuning before the first iteration"
 echo "torch.compile: ok"
