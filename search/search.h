@@ -1,8 +1,8 @@
-/* maya search (src/cmd_search.c): the space of configurations
- * (search_space.c), running and reading one trial (search_trial.c) and the
- * results table and files (search_output.c). */
-#ifndef MAYA_CLI_SEARCH_H
-#define MAYA_CLI_SEARCH_H
+/* maya search's subsystem (the command is src/cmd_search.c): the space of
+ * configurations (space.c), the CMA-ES (cmaes.c), running and reading one
+ * trial (trial.c) and the results table and files (output.c). */
+#ifndef MAYA_SEARCH_H
+#define MAYA_SEARCH_H
 
 #include <limits.h>
 #include <stdint.h>
@@ -50,7 +50,7 @@ uint64_t *search_order(const struct search_space *s, int random, uint64_t seed);
  * with any value; splitmix64). */
 uint64_t search_random(uint64_t *state);
 
-/* --strategy cmaes: a CMA-ES over value indexes (search_cmaes.c). n
+/* --strategy cmaes: a CMA-ES over value indexes (cmaes.c). n
  * coordinates, nvalues[i] >= 2 values each; lambda samples a generation (0:
  * 4 + floor(3 ln n)); seed: the draws. NULL when out of memory. */
 struct search_cmaes;
