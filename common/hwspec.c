@@ -63,6 +63,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_gbps", 0, CFGF_NODEFAULT),
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
+    CFG_FLOAT("price_per_gpu_hour", 0, CFGF_NONE),
     CFG_END()
 };
 
@@ -189,8 +190,9 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
     }
     if (cfg_getint(c, "nodes") < 0 || cfg_getint(c, "nics_per_node") < 0 ||
         cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
-        cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0) {
-        cfg_error(c, "cluster \"%s\": counts, bandwidths and latencies must not be negative", title);
+        cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0 ||
+        cfg_getfloat(c, "price_per_gpu_hour") < 0) {
+        cfg_error(c, "cluster \"%s\": counts, bandwidths, latencies and prices must not be negative", title);
         return -1;
     }
     return 0;
@@ -290,6 +292,7 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_gbps = cfg_getfloat(c, "nic_gbps");
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
+    s->price_per_gpu_hour = cfg_getfloat(c, "price_per_gpu_hour");
 }
 
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
@@ -631,5 +634,8 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
             intra[c->intra], c->nvlink_gbps, c->intra_latency_us);
     fprintf(fp, "    nics_per_node = %d\n    nic_gbps = %g\n    nic_latency_us = %g\n",
             c->nics_per_node, c->nic_gbps, c->nic_latency_us);
-    fprintf(fp, "    nvls = %s\n}\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    nvls = %s\n", c->nvls ? "true" : "false");
+    if (c->price_per_gpu_hour > 0)
+        fprintf(fp, "    price_per_gpu_hour = %g\n", c->price_per_gpu_hour);
+    fprintf(fp, "}\n");
 }

@@ -191,6 +191,7 @@ struct maya_cluster_spec {
     double nic_gbps;                   /* per NIC per direction */
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
+    double price_per_gpu_hour;         /* what one GPU-hour costs the site; 0 = not stated */
 };
 
 struct maya_hwspecs {
