@@ -44,7 +44,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity
+.PHONY: all test bench demo install clean deps accuracy venv fidelity search-demo
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -94,6 +94,16 @@ demo: all
 # make test: tens of minutes). FIDELITY_* settings pass through the environment.
 fidelity: all
 	fidelity/run
+
+# maya search's reference space (scripts/search-reference): grid, pruned grid,
+# random and CMA-ES on SEARCH_DEMO_GPUS (default 8 emulated H100s; trials
+# kept in SEARCH_DEMO_OUT, so a second run is quick). SEARCH_RUN_OPTS: options
+# for every trial's maya run (e.g. duplicate-rank elimination).
+SEARCH_DEMO_GPUS ?= h100x8
+SEARCH_DEMO_OUT ?= $(B)/search-demo
+search-demo: all
+	scripts/search-reference --gpus $(SEARCH_DEMO_GPUS) --out $(SEARCH_DEMO_OUT) \
+		$(foreach o,$(SEARCH_RUN_OPTS),--run-option=$(o))
 
 install: all
 	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"

@@ -5,6 +5,7 @@
 #define MAYA_SEARCH_H
 
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
@@ -12,10 +13,19 @@
 /* At most this many combinations: grid runs them all, random shuffles them. */
 #define SEARCH_MAX_COMBINATIONS 100000
 
+/* What a parameter's name reserves (search_space_add_param): "gpus" is
+ * each trial's -g, "cluster" its --cluster; either may also appear in the
+ * command. */
+enum { SEARCH_TARGET_GPUS = 1, SEARCH_TARGET_CLUSTER = 2 };
+
 struct search_param {
     char *name;
     char **values;
     int nvalues;
+    char *flag;     /* --flag: values off,on; {NAME} stands for these words when on */
+    int target;     /* SEARCH_TARGET_*, or 0 */
+    int memory;     /* --prune memory-up: +1, memory-down: -1, else 0 */
+    int prefer;     /* --prune prefer-earlier */
 };
 
 /* The parameters and the command template they fill in. */
@@ -29,15 +39,23 @@ struct search_space {
 
 /* --param NAME=V1,V2,...: 0, or -1 with a message. */
 int search_space_add_param(struct search_space *s, const char *arg);
+/* --flag NAME=WORDS: a parameter of values off and on; {NAME}, a whole
+ * argument of the command, is WORDS (split at spaces) when on and nothing
+ * when off. 0, or -1 with a message. */
+int search_space_add_flag(struct search_space *s, const char *arg);
+/* Forget the last parameter added. */
+void search_space_drop_last(struct search_space *s);
 /* The command template: every {NAME} in it must be a declared parameter and
- * every parameter must be used. Computes the number of combinations. 0 or -1. */
+ * every parameter must be used (gpus and cluster may be left out). Computes the number of combinations. 0 or -1. */
 int search_space_set_command(struct search_space *s, char **argv, int argc);
 /* Value index of each parameter in combination index (the last parameter
  * varies fastest, as nested loops in the order declared). */
 void search_space_choice(const struct search_space *s, uint64_t index, int *choice);
-/* The command with the choice's values substituted, NULL-terminated (malloc'd;
- * search_free_argv). NULL on allocation failure. */
-char **search_space_command(const struct search_space *s, const int *choice);
+/* The command with the choice's values substituted and its {=EXPR}
+ * evaluated, NULL-terminated (malloc'd; search_free_argv). NULL with why
+ * set when an expression has no whole value for this choice (the trial is
+ * invalid), NULL with why "" on allocation failure. */
+char **search_space_command(const struct search_space *s, const int *choice, char *why, size_t size);
 void search_free_argv(char **argv);
 void search_space_free(struct search_space *s);
 
@@ -76,6 +94,7 @@ enum search_status {
     SEARCH_OK,
     SEARCH_OOM,
     SEARCH_FAILED,
+    SEARCH_PRUNED,      /* dominated by a valid trial (prefer-earlier), not run */
 };
 
 struct search_trial {
@@ -91,24 +110,73 @@ struct search_trial {
     int status;                 /* enum search_status */
     double iteration_s;         /* steady-state iteration time (ok) */
     double peak_bytes;          /* peak GPU memory over ranks, < 0 unknown */
-    char reason[512];           /* oom/failed: why */
+    char reason[512];           /* oom/failed/pruned: why */
+    char pruned_by[13];         /* the trial whose result pruned it, or "" */
+    double bound_s;             /* pruned: the dominating trial's time (a lower bound) */
+    /* the trial's own target: -g and --cluster values (NULL: none given) */
+    const char *gpus, *cluster;
+    int ngpus;                  /* GPUs of the trial, 0 unknown */
+    double gpu_memory_bytes;    /* capacity of one of its GPUs */
+    double price_per_gpu_hour;  /* 0: not stated */
+    uint64_t trace_k1, trace_k2; /* what the ranks do: equal for trials one trace serves */
+    char reused[13];            /* re-reported from this trial's trace, or "" */
+    int attempts;               /* Slurm: submissions so far */
+    double start_s;             /* local: when it started (monotonic), 0 not started here */
+    double wall_s;              /* how long its maya run or report took (search-time), < 0 unknown */
+    int invalid;                /* no command for its choice (reason says why): failed, not run */
+    int phase;                  /* 0 not started, 1 running (or in a Slurm wave), 2 finished */
+    int target;                 /* index of its GPUs and cluster in the search's targets */
 };
 
-/* How each trial's `maya run` is started: its argv up to "-o" (the maya
- * binary, "run", the GPU/cluster/report options), NULL-terminated. */
-struct search_runner {
-    char **run_argv;
-    int nrun_argv;
-};
+/* --prune NAME=RULE[,RULE] (prune.c): memory-up, memory-down,
+ * prefer-earlier on a declared parameter. 0, or -1 with a message. */
+int search_prune_add(struct search_space *s, const char *arg);
+/* How many rules are declared. */
+int search_prune_rules(const struct search_space *s);
+/* Whether the finished trials done[0..ndone) prune t by the rules: 0 (run
+ * it), or SEARCH_OOM / SEARCH_PRUNED with t's status, reason and pruned_by
+ * set. */
+int search_prune(const struct search_space *s, struct search_trial *t, struct search_trial *const *done,
+                 int ndone);
 
 /* Has dir a complete report.json (a run that finished)? */
 int search_trial_done(const struct search_trial *t);
-/* Start maya run for t in t->dir (emptied first); its own output goes to
- * t->dir/search-trial.log. 0, or -1 with a message. */
-int search_trial_start(const struct search_runner *r, struct search_trial *t);
+/* t's directory, emptied or made. 0, or -1 with a message. */
+int search_trial_prepare(struct search_trial *t);
+/* t's directory made ready for maya report over src's run: src's traces and
+ * logs linked, its run.conf, gpu.conf and cluster.conf copied. 0 or -1. */
+int search_trial_prepare_reuse(struct search_trial *t, const char *src);
+/* Start argv (maya run or maya report) for t; its own output goes to
+ * t->dir/search-trial.log; t->pid is set. 0, or -1 with a message. */
+int search_trial_spawn(struct search_trial *t, char *const *argv);
+/* t->dir/search-time: how long its command ran, in seconds (< 0 unknown). */
+void search_trial_save_time(const struct search_trial *t, double secs);
+double search_trial_load_time(const struct search_trial *t);
 /* Fill status, times and reason from t->dir (after the run ended with
  * wait status ws; ws < 0: from the cache). */
 void search_trial_read(struct search_trial *t, int ws);
+
+/* --slurm (slurm.c): trials as job arrays. */
+struct search_slurm {
+    char **sbatch;              /* --sbatch options, as given */
+    int nsbatch;
+    int retries;                /* submissions of a trial that never finished, after its first */
+    char dir[PATH_MAX];         /* DIR/slurm */
+    int waves, tasks;           /* arrays and array tasks submitted */
+    double submit_s, array_s;   /* seconds writing and submitting; from submission to the queue empty */
+    char last_job[32];
+};
+/* A job an earlier search in this directory left (DIR/slurm/job): wait
+ * until it leaves the queue (cancel it on *stop). 0 or -1. */
+int search_slurm_resume(struct search_slurm *sl, int quiet, volatile sig_atomic_t *stop);
+/* Run trials[0..n) as one job array, trial k's command argvs[k]; returns
+ * when the job has left the queue (cancelled on *stop). Their directories
+ * must exist. 0, or -1 with a message. */
+int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials, char **const *argvs, int n,
+                     volatile sig_atomic_t *stop);
+/* The exit status a Slurm task recorded for t's command (search-exit), or
+ * -1 when its task never finished. */
+int search_trial_exit_status(const struct search_trial *t);
 
 /* The table (rows sorted: valid fastest first, then oom, then failed, each
  * else in trial order) and the best line; trials[] is sorted in place. */
@@ -122,7 +190,14 @@ struct search_result {
     const char *stop_reason;        /* why it stopped early, or NULL */
     int planned;                    /* trials planned; cmaes: at most */
     int population, generations;    /* cmaes */
+    int pruned, reused;             /* trials not run: pruned by a rule; re-reported from a trace */
+    int whatif;                     /* GPU-hours and cost columns */
+    int resubmitted;                /* Slurm: tasks submitted again */
+    double wall_s;                  /* the search's own wall time */
+    const struct search_slurm *slurm; /* NULL: local */
 };
+/* GPU-hours of 1,000 iterations of a valid trial (its GPUs x its time), or -1. */
+double search_gpu_hours_per_1k(const struct search_trial *t);
 void search_sort(struct search_result *res);
 void search_print_table(FILE *fp, const struct search_result *res);
 /* dir/search.txt (the table) and dir/search.json, atomically. 0 or -1. */

@@ -1,6 +1,7 @@
 /* maya search: parameters, the command template they fill in, the order
  * strategies try combinations in, and the hash naming a trial's directory. */
 #include <ctype.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,47 @@ static int find_param(const struct search_space *s, const char *name, size_t len
         if (strlen(s->params[i].name) == len && !strncmp(s->params[i].name, name, len))
             return i;
     return -1;
+}
+
+/* The target a parameter's name reserves: its value is the trial's -g or
+ * --cluster rather than (or as well as) a word of the command. */
+static int target_of(const char *name)
+{
+    return !strcmp(name, "gpus") ? SEARCH_TARGET_GPUS : !strcmp(name, "cluster") ? SEARCH_TARGET_CLUSTER : 0;
+}
+
+int search_space_add_flag(struct search_space *s, const char *arg)
+{
+    const char *eq = strchr(arg, '=');
+    size_t n = name_len(arg);
+    if (!eq || n == 0 || arg + n != eq || !eq[1] || strspn(eq + 1, " ") == strlen(eq + 1))
+        return maya_error("--flag \"%s\": expected NAME=WORDS (the words {NAME} stands for when on) with NAME of "
+                          "letters, digits, '_' and '-'", arg);
+    char spec[64 + 8];
+    if (n > 64)
+        return maya_error("--flag %.*s: a name of at most 64 characters expected", (int)n, arg);
+    snprintf(spec, sizeof spec, "%.*s=off,on", (int)n, arg);
+    if (search_space_add_param(s, spec) < 0)
+        return -1;
+    struct search_param *p = &s->params[s->nparams - 1];
+    if (p->target || !(p->flag = strdup(eq + 1))) {
+        int target = p->target;
+        search_space_drop_last(s);
+        return target ? maya_error("--flag %s: gpus and cluster name the trial's GPUs and cluster, not a flag",
+                                   spec) : maya_error("out of memory");
+    }
+    return 0;
+}
+
+void search_space_drop_last(struct search_space *s)
+{
+    struct search_param *p = &s->params[--s->nparams];
+    for (int k = 0; k < p->nvalues; k++)
+        free(p->values[k]);
+    free(p->values);
+    free(p->name);
+    free(p->flag);
+    memset(p, 0, sizeof *p);
 }
 
 int search_space_add_param(struct search_space *s, const char *arg)
@@ -65,6 +107,7 @@ int search_space_add_param(struct search_space *s, const char *arg)
     if (!np)
         goto oom;
     s->params = np;
+    p.target = target_of(p.name);
     s->params[s->nparams++] = p;
     free(list);
     return 0;
@@ -78,6 +121,9 @@ fail:
     free(p.values);
     return -1;
 }
+
+static int expr_eval(const struct search_space *s, const int *choice, const char *text, long long *v, size_t *len,
+                     int *used, char *why, size_t size);
 
 /* Call fn for every {NAME} in arg (name and its length); stop at -1. */
 static int each_ref(const char *arg, int (*fn)(void *ctx, const char *name, size_t len), void *ctx)
@@ -96,6 +142,14 @@ struct ref_check {
     const char *arg;
 };
 
+/* The flag parameter an argument is exactly {NAME} of, or -1. */
+static int whole_flag(const struct search_space *s, const char *arg)
+{
+    size_t n = arg[0] == '{' ? name_len(arg + 1) : 0;
+    int i = n && arg[1 + n] == '}' && !arg[2 + n] ? find_param(s, arg + 1, n) : -1;
+    return i >= 0 && s->params[i].flag ? i : -1;
+}
+
 static int check_ref(void *ctx, const char *name, size_t len)
 {
     struct ref_check *c = ctx;
@@ -103,6 +157,9 @@ static int check_ref(void *ctx, const char *name, size_t len)
     if (i < 0)
         return maya_error("{%.*s} in \"%s\" is not a declared parameter; expected --param %.*s=V1,V2,... "
                           "before --", (int)len, name, c->arg, (int)len, name);
+    if (c->s->params[i].flag && whole_flag(c->s, c->arg) != i)
+        return maya_error("{%.*s} in \"%s\": a --flag stands for whole arguments; expected \"{%.*s}\" alone",
+                          (int)len, name, c->arg, (int)len, name);
     c->used[i] = 1;
     return 0;
 }
@@ -119,9 +176,16 @@ int search_space_set_command(struct search_space *s, char **argv, int argc)
     for (int i = 0; i < argc && rc == 0; i++) {
         c.arg = argv[i];
         rc = each_ref(argv[i], check_ref, &c);
+        for (const char *p = strstr(argv[i], "{="); p && rc == 0; p = strstr(p + 2, "{=")) {
+            long long v;
+            size_t len;
+            char why[256];
+            if (expr_eval(s, NULL, p + 2, &v, &len, used, why, sizeof why) < 0)
+                rc = maya_error("\"%s\": %s", argv[i], why);
+        }
     }
     for (int i = 0; i < s->nparams && rc == 0; i++)
-        if (!used[i])
+        if (!used[i] && !s->params[i].target)
             rc = maya_error("--param %s is not used: expected {%s} somewhere in the command after --",
                             s->params[i].name, s->params[i].name);
     free(used);
@@ -147,16 +211,158 @@ void search_space_choice(const struct search_space *s, uint64_t index, int *choi
     }
 }
 
+/* ---- {=EXPR}: whole-number arithmetic over parameters ----
+ * EXPR is + - * / % and parentheses over whole numbers and parameter names
+ * (whose values must then be whole numbers); / must divide exactly, so that
+ * a derived count (micro-batches for a fixed global batch) is never rounded
+ * silently. Recursive descent, O(length). */
+struct expr {
+    const struct search_space *s;
+    const int *choice;      /* NULL: check the syntax and names only */
+    const char *p;
+    char *why;              /* the first error */
+    size_t size;
+    int *used;              /* parameters named, or NULL */
+};
+
+__attribute__((format(printf, 2, 3))) static int expr_fail(struct expr *e, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    if (!e->why[0])
+        vsnprintf(e->why, e->size, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int expr_sum(struct expr *e, long long *v);
+
+static int expr_atom(struct expr *e, long long *v)
+{
+    while (*e->p == ' ')
+        e->p++;
+    if (*e->p == '(') {
+        e->p++;
+        if (expr_sum(e, v) < 0)
+            return -1;
+        while (*e->p == ' ')
+            e->p++;
+        if (*e->p != ')')
+            return expr_fail(e, "expected ) in {=%s}", e->p);
+        e->p++;
+        return 0;
+    }
+    if (*e->p == '-') {
+        e->p++;
+        if (expr_atom(e, v) < 0)
+            return -1;
+        *v = -*v;
+        return 0;
+    }
+    if (isdigit((unsigned char)*e->p)) {
+        char *end;
+        *v = strtoll(e->p, &end, 10);
+        e->p = end;
+        return 0;
+    }
+    size_t n = name_len(e->p);
+    int i = n ? find_param(e->s, e->p, n) : -1;
+    if (i < 0)
+        return expr_fail(e, "expected a number or a declared parameter at \"%s\"", e->p);
+    if (e->used)
+        e->used[i] = 1;
+    e->p += n;
+    if (!e->choice) {
+        *v = 1;
+        return 0;
+    }
+    const char *val = e->s->params[i].values[e->choice[i]];
+    char *end;
+    *v = strtoll(val, &end, 10);
+    if (!*val || *end)
+        return expr_fail(e, "{=...}: parameter value \"%s\" is not a whole number", val);
+    return 0;
+}
+
+static int expr_product(struct expr *e, long long *v)
+{
+    if (expr_atom(e, v) < 0)
+        return -1;
+    for (;;) {
+        while (*e->p == ' ')
+            e->p++;
+        char op = *e->p;
+        if (op != '*' && op != '/' && op != '%')
+            return 0;
+        e->p++;
+        long long r;
+        if (expr_atom(e, &r) < 0)
+            return -1;
+        if (op != '*' && e->choice && r == 0)
+            return expr_fail(e, "{=...}: division by zero");
+        if (op == '/' && e->choice && *v % r)
+            return expr_fail(e, "{=...}: %lld / %lld is not a whole number", *v, r);
+        *v = op == '*' ? *v * r : !e->choice ? 1 : op == '/' ? *v / r : *v % r;
+    }
+}
+
+static int expr_sum(struct expr *e, long long *v)
+{
+    if (expr_product(e, v) < 0)
+        return -1;
+    for (;;) {
+        while (*e->p == ' ')
+            e->p++;
+        char op = *e->p;
+        if (op != '+' && op != '-')
+            return 0;
+        e->p++;
+        long long r;
+        if (expr_product(e, &r) < 0)
+            return -1;
+        *v = op == '+' ? *v + r : *v - r;
+    }
+}
+
+/* Evaluate the expression at text (just after "{="): its value, the
+ * length up to and including the closing }, or -1 with why set. */
+static int expr_eval(const struct search_space *s, const int *choice, const char *text, long long *v, size_t *len,
+                     int *used, char *why, size_t size)
+{
+    struct expr e = { s, choice, text, why, size, used };
+    why[0] = 0;
+    if (expr_sum(&e, v) < 0)
+        return -1;
+    while (*e.p == ' ')
+        e.p++;
+    if (*e.p != '}')
+        return expr_fail(&e, "expected } to end {=%s", text);
+    *len = (size_t)(e.p + 1 - text);
+    return 0;
+}
+
 /* arg with every {NAME} replaced by the choice's value (malloc'd). */
-static char *substitute(const struct search_space *s, const int *choice, const char *arg)
+static char *substitute(const struct search_space *s, const int *choice, const char *arg, char *why, size_t size)
 {
     size_t cap = strlen(arg) + 1, len = 0;
-    char *out = malloc(cap);
+    char *out = malloc(cap), num[32];
     for (const char *p = arg; out && *p;) {
-        size_t n = *p == '{' ? name_len(p + 1) : 0;
+        size_t n = *p == '{' ? name_len(p + 1) : 0, elen = 0;
         int i = n && p[1 + n] == '}' ? find_param(s, p + 1, n) : -1;
         const char *piece = i >= 0 ? s->params[i].values[choice[i]] : p;
         size_t plen = i >= 0 ? strlen(piece) : 1;
+        if (p[0] == '{' && p[1] == '=') {
+            long long v;
+            if (expr_eval(s, choice, p + 2, &v, &elen, NULL, why, size) < 0) {
+                free(out);
+                return NULL;
+            }
+            snprintf(num, sizeof num, "%lld", v);
+            piece = num;
+            plen = strlen(num);
+            n = elen; /* p advances past {= and the expression */
+            i = 0;
+        }
         if (len + plen + 1 > cap) {
             cap = 2 * (len + plen + 1);
             char *grown = realloc(out, cap);
@@ -175,14 +381,38 @@ static char *substitute(const struct search_space *s, const int *choice, const c
     return out;
 }
 
-char **search_space_command(const struct search_space *s, const int *choice)
+/* Append the words of a flag (split at spaces) to argv at *n. 0 or -1. */
+static int push_words(char **argv, int *n, const char *words)
 {
-    char **argv = calloc(s->ntmpl + 1, sizeof *argv);
-    for (int i = 0; argv && i < s->ntmpl; i++)
-        if (!(argv[i] = substitute(s, choice, s->tmpl[i]))) {
+    for (const char *p = words; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len && !(argv[(*n)++] = strndup(p, len)))
+            return -1;
+        p += len + (p[len] == ' ');
+    }
+    return 0;
+}
+
+char **search_space_command(const struct search_space *s, const int *choice, char *why, size_t size)
+{
+    why[0] = 0;
+    int cap = s->ntmpl + 1, n = 0;
+    for (int i = 0; i < s->ntmpl; i++) {
+        int f = whole_flag(s, s->tmpl[i]);
+        cap += f >= 0 ? (int)strlen(s->params[f].flag) : 0; /* at most a word a character */
+    }
+    char **argv = calloc(cap, sizeof *argv);
+    for (int i = 0; argv && i < s->ntmpl; i++) {
+        int f = whole_flag(s, s->tmpl[i]), rc = 0;
+        if (f >= 0 && choice[f]) /* on: its words; off: nothing */
+            rc = push_words(argv, &n, s->params[f].flag);
+        else if (f < 0)
+            rc = (argv[n++] = substitute(s, choice, s->tmpl[i], why, size)) ? 0 : -1;
+        if (rc < 0) {
             search_free_argv(argv);
             return NULL;
         }
+    }
     return argv;
 }
 
@@ -200,6 +430,7 @@ void search_space_free(struct search_space *s)
             free(s->params[i].values[k]);
         free(s->params[i].values);
         free(s->params[i].name);
+        free(s->params[i].flag);
     }
     free(s->params);
     memset(s, 0, sizeof *s);
