@@ -95,15 +95,20 @@ demo: all
 fidelity: all
 	fidelity/run
 
-# maya search's reference space (scripts/search-reference): grid, pruned grid,
-# random and CMA-ES on SEARCH_DEMO_GPUS (default 8 emulated H100s; trials
-# kept in SEARCH_DEMO_OUT, so a second run is quick). SEARCH_RUN_OPTS: options
-# for every trial's maya run (e.g. duplicate-rank elimination).
+# maya search on the reference knobs (scripts/search-reference): grid, pruned
+# grid, random and CMA-ES on SEARCH_DEMO_GPUS (default 8 emulated H100s).
+# SEARCH_DEMO_SPACE=demo (default, 64 combinations: minutes on 2 cores) or
+# reference (384, the method's knobs: most of an hour there); trials kept in
+# SEARCH_DEMO_OUT, so a second run is quick. SEARCH_DEMO_JOBS: grid trials at
+# once. SEARCH_RUN_OPTS: options for every trial's maya run (e.g.
+# duplicate-rank elimination).
 SEARCH_DEMO_GPUS ?= h100x8
+SEARCH_DEMO_SPACE ?= demo
+SEARCH_DEMO_JOBS ?= 2
 SEARCH_DEMO_OUT ?= $(B)/search-demo
 search-demo: all
-	scripts/search-reference --gpus $(SEARCH_DEMO_GPUS) --out $(SEARCH_DEMO_OUT) \
-		$(foreach o,$(SEARCH_RUN_OPTS),--run-option=$(o))
+	scripts/search-reference --gpus $(SEARCH_DEMO_GPUS) --space $(SEARCH_DEMO_SPACE) \
+		--jobs $(SEARCH_DEMO_JOBS) --out $(SEARCH_DEMO_OUT) $(foreach o,$(SEARCH_RUN_OPTS),--run-option=$(o))
 
 install: all
 	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"
