@@ -4,7 +4,8 @@
 # same space; a task that never finishes (cancelled under it, as a
 # preemption does) is submitted again, or reported when out of retries;
 # a search whose submitter was killed is resumed: the new one waits for the
-# old array and takes its finished trials from the cache. Prints the
+# old array and takes its finished trials from the cache; budget.sh prints
+# each GPU set's best with its hours and cost. Prints the
 # array's overhead per trial (slurm_overhead_per_trial_s), measured on
 # trials that do next to nothing, against the same trials run locally.
 . "$MAYA_TOP/tests/lib.sh"
@@ -92,9 +93,10 @@ expect_grep '3 trials finished \(0 run, 3 from the cache\)' resume2.err
 expect_count 3 '^ +[0-9]+  [124] +[0-9.]+ ms .* ok$' resume2.out
 
 # Overhead per trial: 12 trials that fail at once (nothing to trace), as
-# one array against one after another on this host.
+# one array on the cluster's 4 CPUs (2 nodes of 2) against 4 at a time on
+# this host.
 quick() { "$MAYA" search -q -o "$JOBS_DIR/$1" "${@:2}" --param a=1,2,3,4,5,6,7,8,9,10,11,12 -- true {a} > /dev/null 2>&1; }
-t0=$(date +%s.%N); quick quick-local; t1=$(date +%s.%N); quick quick-slurm --slurm; t2=$(date +%s.%N)
+t0=$(date +%s.%N); quick quick-local -j 4; t1=$(date +%s.%N); quick quick-slurm --slurm; t2=$(date +%s.%N)
 python3 - "$t0" "$t1" "$t2" quick-slurm/search.json <<'PY' || fail "the quick searches are wrong"
 import json, sys
 t0, t1, t2 = map(float, sys.argv[1:4])
@@ -105,3 +107,33 @@ print(f"slurm_per_trial_s={(t2 - t1) / 12:.3f}")
 print(f"slurm_overhead_per_trial_s={((t2 - t1) - (t1 - t0)) / 12:.3f}")
 print(f"slurm_array_s={s['slurm']['array_s']:.2f}")
 PY
+
+# slurm_examples/budget.sh: the best configuration of each GPU set as array
+# tasks, with the hours, GPU-hours and cost of the whole run from the
+# search's own figures.
+MAYA=$MAYA "$MAYA_TOP/slurm_examples/budget.sh" -n 500000 -p 2.5 -o "$JOBS_DIR/budget" h100x2,b200x2 \
+    --param tp=1,2 -- "$WORKLOADS/minigpt" --tp {tp} --iters 2 > budget.out 2> budget.err ||
+    fail "budget.sh failed: $(tail -5 budget.err)"
+cat budget.out
+expect_grep '^GPUs +iteration +GPU-h/1k +cost/1k +hours +GPU-hours +cost  configuration$' budget.out
+python3 - budget/search.json budget.out <<'PY' || fail "budget.sh's figures are not the search's (above)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+rows = {l.split()[0]: l.split() for l in open(sys.argv[2]).read().splitlines()[1:]}
+assert sorted(rows) == ["b200x2", "h100x2"], rows
+assert s["slurm"]["array_tasks"] >= 2, s["slurm"]
+for g, r in rows.items():
+    ok = [t for t in s["trials"] if t["gpus"] == g and t["status"] == "ok"]
+    t = min(ok, key=lambda t: t["iteration_time_s"])
+    it = t["iteration_time_s"]
+    assert r[-1] == f"tp={t['params']['tp']}", (r, t["params"])
+    want = [it * 1e3, it * 2000 / 3600, 2.5 * it * 2000 / 3600, it * 500000 / 3600, it * 2 * 500000 / 3600,
+            2.5 * it * 2 * 500000 / 3600]
+    got = [float(r[1][:-2])] + [float(x) for x in r[2:7]]
+    # as printed: ms, hours and GPU-hours to 0.1, GPU-hours per 1k to 0.001, costs to 0.01
+    for w, x, d in zip(want, got, (0.1, 0.001, 0.01, 0.1, 0.1, 0.01)):
+        assert abs(w - x) <= 0.51 * d + 1e-6 * abs(w), (g, want, got)
+PY
+"$MAYA_TOP/slurm_examples/budget.sh" -n many h100x2 -- true > budget-bad.out 2>&1
+expect_eq "$?" 2 "exit status of budget.sh -n many"
+expect_grep 'expected a whole number of iterations' budget-bad.out
