@@ -4,7 +4,7 @@ SEARCH_SRCS := $(wildcard search/*.c)
 SEARCH_OBJS := $(SEARCH_SRCS:%.c=$(B)/obj/%.o)
 SEARCH_LIB  := $(B)/obj/libmaya-search.a
 
-$(SEARCH_OBJS): EXTRA_CFLAGS := -Isearch
+$(SEARCH_OBJS): EXTRA_CFLAGS := -Isearch -Isrc
 
 $(SEARCH_LIB): $(SEARCH_OBJS)
 	@mkdir -p $(@D)

@@ -10,6 +10,11 @@
 
 static const char *status_name[] = { "pending", "ok", "oom", "failed", "pruned" };
 
+const char *search_status_name(int status)
+{
+    return status >= 0 && status < (int)MAYA_ARRAY_LEN(status_name) ? status_name[status] : "?";
+}
+
 /* Valid fastest first, then oom, then failed; the strategy's order within. */
 static int by_result(const void *a, const void *b)
 {

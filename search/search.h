@@ -1,6 +1,8 @@
 /* maya search's subsystem (the command is src/cmd_search.c): the space of
- * configurations (space.c), the CMA-ES (cmaes.c), running and reading one
- * trial (trial.c) and the results table and files (output.c). */
+ * configurations (space.c), pruning rules (prune.c), the CMA-ES (cmaes.c),
+ * a search's targets and trials (plan.c), running them (run.c; one trial in
+ * trial.c, Slurm job arrays in slurm.c) and the results table and files
+ * (output.c). */
 #ifndef MAYA_SEARCH_H
 #define MAYA_SEARCH_H
 
@@ -9,6 +11,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+
+#include "maya/config.h"
+#include "maya/hwspec.h"
+#include "maya/map.h"
 
 /* At most this many combinations: grid runs them all, random shuffles them. */
 #define SEARCH_MAX_COMBINATIONS 100000
@@ -202,5 +208,87 @@ void search_sort(struct search_result *res);
 void search_print_table(FILE *fp, const struct search_result *res);
 /* dir/search.txt (the table) and dir/search.json, atomically. 0 or -1. */
 int search_write_files(const char *dir, const struct search_result *res);
+
+/* ---- running a search (plan.c, run.c) ---- */
+enum { SEARCH_GRID, SEARCH_RANDOM, SEARCH_CMAES };
+
+/* The GPUs and cluster of some trials, resolved once: what identifies them
+ * in a trial's key, what the ranks see of them (the trace key), one GPU's
+ * memory and the price of a GPU-hour. */
+struct search_target {
+    const char *gpus, *cluster;         /* as given (NULL: none) */
+    char gpu_key[MAYA_NAME_MAX];
+    int count;
+    double gpu_memory_bytes, price;
+    struct maya_cluster_spec spec;
+    char *key, *trace;                  /* descriptions (malloc'd) */
+};
+
+/* A trial's command line as a growing argv. */
+struct search_argv {
+    char **argv;
+    int n;
+};
+
+/* One search: its space, trials, targets and how they run (cmd_search.c
+ * fills it from the options; plan.c makes the trials, run.c runs them). */
+struct search {
+    struct search_space space;
+    struct search_argv run_opts;          /* maya run's options for every trial */
+    struct search_argv report_opts;       /* the report pipeline's (for maya report) */
+    struct search_trial *trials;
+    int ntrials;
+    struct search_target *targets;
+    int ntargets;
+    struct maya_hwspecs hw;
+    int duplicates, pruned, reused, resubmitted;
+    int jobs, strategy, requested, patience, quiet, reuse, use_slurm;
+    int planned;                /* trials at most: grid, random all planned; cmaes its budget */
+    int population, generations; /* cmaes */
+    char stop_reason[96];       /* why it ended before its planned trials, or "" */
+    uint64_t seed;
+    double price;               /* --price, or 0 */
+    const char *gpus, *cluster;
+    struct search_slurm slurm;
+    char exe[PATH_MAX];
+    char dir[PATH_MAX];
+    volatile sig_atomic_t *stop;        /* set by a signal: start no more, stop the running */
+};
+
+/* Where the search stands while trials run. */
+struct search_progress {
+    struct search_trial **done;
+    int ndone;
+    int since_best;             /* finished trials since the fastest so far */
+    double best_s;              /* < 0: no valid trial yet */
+    int stop;                   /* --patience reached: start no more */
+    int run;                    /* trials started */
+};
+
+double search_now_s(void); /* monotonic seconds */
+/* Append a copy of a (or of every argument of argv) to l. 0 or -1. */
+int search_argv_push(struct search_argv *l, const char *a);
+int search_argv_push_all(struct search_argv *l, char *const *argv);
+/* What identifies a trial besides its command and target, into key. */
+void search_describe_setup(FILE *key, const struct search *s, const struct maya_conf *conf);
+/* The index of the target for these -g and --cluster values, resolved the
+ * first time; -1 on error. */
+int search_find_target(struct search *s, const char *gpus, const char *cluster);
+/* The trial for a choice of value indexes: an earlier trial's index when its
+ * command line was seen before, else, below s->planned trials, a new one's;
+ * -2 when over the plan, -1 on error. */
+int search_add_trial(struct search *s, struct maya_map *seen, const int *choice, const char *setup, size_t setup_len);
+/* Grid and random: every trial, in the strategy's order. 0 or -1. */
+int search_plan_trials(struct search *s, const char *setup, size_t setup_len);
+void search_free_trial(struct search_trial *t);
+void search_free(struct search *s);
+/* Run trials first.. (locally, -j at once, or as Slurm job arrays) until all
+ * finished, --patience, or *s->stop; finished ones go to p->done. 0 or -1. */
+int search_run_trials(struct search *s, struct search_progress *p, int first);
+/* --strategy cmaes: generations until s->planned distinct trials, --patience
+ * or a stall. 0 or -1. */
+int search_cmaes_trials(struct search *s, struct search_progress *p, const char *setup, size_t setup_len);
+/* "ok", "oom", ... */
+const char *search_status_name(int status);
 
 #endif

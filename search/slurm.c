@@ -29,13 +29,6 @@
  * restarting) is tried again for this long before the search gives up */
 #define SQUEUE_PATIENCE_S 120
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void sleep_ms(int ms)
 {
     struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
@@ -131,8 +124,8 @@ static int queued(const char *id)
         if (rc > 0 && strstr(out, "Invalid job id"))
             return 0;
         if (first_error < 0)
-            first_error = now_s();
-        if (now_s() - first_error > SQUEUE_PATIENCE_S)
+            first_error = search_now_s();
+        if (search_now_s() - first_error > SQUEUE_PATIENCE_S)
             return maya_error("squeue -j %s keeps failing: %s", id, out);
         sleep_ms(1000);
     }
@@ -193,7 +186,7 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
                      volatile sig_atomic_t *stop)
 {
     char wave[PATH_MAX], path[PATH_MAX + 64];
-    double t0 = now_s();
+    double t0 = search_now_s();
     if (mkdir(sl->dir, 0755) < 0 && errno != EEXIST)
         return maya_error("cannot create %s: %m", sl->dir);
     if (maya_snprintf(wave, sizeof wave, "%s/wave-%d", sl->dir, ++sl->waves) < 0)
@@ -255,9 +248,9 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
     if (!fp || fprintf(fp, "%s\n", out) < 0 || fclose(fp) != 0)
         return maya_error("cannot write %s: %m", path);
     snprintf(sl->last_job, sizeof sl->last_job, "%s", out);
-    sl->submit_s += now_s() - t0;
+    sl->submit_s += search_now_s() - t0;
     rc = wait_job(sl, out, stop);
-    sl->array_s += now_s() - t0;
+    sl->array_s += search_now_s() - t0;
     sl->tasks += n;
     return rc < 0 ? -1 : 0;
 }
