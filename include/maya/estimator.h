@@ -52,6 +52,13 @@ struct est_result {
     enum est_family family;
     enum est_model model; /* which model answered */
     int extrapolated;     /* outside the learned model's data: analytical fallback */
+    /* collectives and send/recv: what NCCL would run (analytical model's
+     * choice), and the size nccl-tests would report for the op (bytes) */
+    const char *coll_algo, *coll_proto;
+    double coll_bytes;
+    /* send/recv: the part of device_ns that is latency, not bandwidth (the
+     * simulator shares only the rest between transfers on one link) */
+    uint64_t fixed_ns;
 };
 
 struct est_config {
@@ -117,6 +124,11 @@ typedef int (*est_profile_fn)(const struct est_profile_op *p, void *arg);
  * receives the traces' GPU (all must agree). 0, or -1 with a message (not a
  * profile, a damaged trace). */
 int est_profile_walk(const char *dir, est_profile_fn fn, void *arg, char *gpu, size_t gpu_size);
+
+/* Read and check an oracle durations file (maya-oracle(5)) without making
+ * an estimator, so that a bad line is reported before a run, not after it.
+ * 0, or -1 with a message naming the file and line. */
+int est_oracle_check(const char *path);
 
 const char *est_family_name(enum est_family f);
 const char *est_model_name(enum est_model m);
