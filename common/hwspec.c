@@ -64,6 +64,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
     CFG_FLOAT("price_per_gpu_hour", 0, CFGF_NONE),
+    CFG_FLOAT("host_speed", 1, CFGF_NONE),
     CFG_INT_LIST("nic_of_gpu", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
@@ -214,6 +215,12 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         cfg_error(c, "cluster \"%s\": counts, bandwidths, latencies and prices must not be negative", title);
         return -1;
     }
+    double hs = cfg_getfloat(c, "host_speed");
+    if (!(hs >= 0.01 && hs <= 100)) {
+        cfg_error(c, "cluster \"%s\": host_speed is %g; expected 0.01 to 100 (the hosts' CPU speed "
+                  "relative to the machine maya runs on)", title, hs);
+        return -1;
+    }
     return 0;
 }
 
@@ -312,6 +319,7 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
     s->price_per_gpu_hour = cfg_getfloat(c, "price_per_gpu_hour");
+    s->host_speed = cfg_getfloat(c, "host_speed");
     unsigned nmap = cfg_size(c, "nic_of_gpu");
     for (int i = 0; i < s->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
         s->nic_of_gpu[i] = nmap ? (uint16_t)cfg_getnint(c, "nic_of_gpu", (unsigned)i)
@@ -673,5 +681,6 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
     fprintf(fp, "    nic_of_gpu = {");
     for (int i = 0; i < c->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
         fprintf(fp, "%s%d", i ? ", " : "", maya_cluster_nic_of(c, i));
-    fprintf(fp, "}\n}\n");
+    fprintf(fp, "}\n");
+    fprintf(fp, "    host_speed = %g\n}\n", c->host_speed > 0 ? c->host_speed : 1);
 }
