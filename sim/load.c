@@ -76,6 +76,8 @@ struct loader {
     uint64_t capunreal;
     uint64_t *declared;            /* reads answered by a declaration, by its text's name id - 1 */
     uint64_t capdeclared;
+    uint64_t *nocode;              /* kernel launches priced without code, by name id - 1 */
+    uint64_t capnocode;
     uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
     int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
@@ -290,6 +292,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
     if (!from_graph) {
         o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+            o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
     const char *api = maya_trace_string(L->r, c->api);
@@ -300,8 +304,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
-    if (h->type == MAYA_REC_MARKER)
+    if (h->type == MAYA_REC_MARKER) {
         kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
+    }
     o->name = sim_intern(j, kname ? kname : api);
     if (!o->name)
         return maya_error("out of memory loading the job");
@@ -457,9 +463,23 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+        o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
+    }
+    if (h->type == MAYA_REC_LAUNCH && er.family == EST_KERNEL) {
+        /* kernels priced from their code, and those without (the fallback rule) */
+        j->kernel_launches++;
+        if (er.no_code) {
+            uint64_t old = L->capnocode;
+            if (SIM_GROW(L->nocode, L->capnocode, o->name) < 0)
+                return maya_error("out of memory loading the job");
+            memset(L->nocode + old, 0, (L->capnocode - old) * sizeof *L->nocode);
+            L->nocode[o->name - 1]++;
+            j->no_code_launches++;
+        }
     }
     o->sig = signature(h, o, lane);
     r->nops++;
@@ -623,6 +643,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->incomplete_ranks += !b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
+        j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
         if (b->node < 0 || b->node >= j->nodes)
@@ -698,10 +719,12 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);
     if (rc == 0 && (!(j->unsupported_by_name = by_name(j, L.unsup, L.capunsup)) ||
+                    !(j->no_code_by_name = by_name(j, L.nocode, L.capnocode)) ||
                     !(j->unreal_by_name = by_name(j, L.unreal, L.capunreal)) ||
                     !(j->declared_by_name = by_name(j, L.declared, L.capdeclared))))
         rc = maya_error("out of memory");
     free(L.unsup);
+    free(L.nocode);
     free(L.unreal);
     free(L.declared);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
@@ -762,6 +785,7 @@ void sim_free(struct sim_job *j)
     free(j->unsupported_by_name);
     free(j->unreal_by_name);
     free(j->declared_by_name);
+    free(j->no_code_by_name);
     maya_map_free(&j->name_ids);
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);
@@ -775,6 +799,7 @@ void sim_free(struct sim_job *j)
     sim_nic_free(j);
     free(j->iter_times_s);
     free(j->iter_end);
+    free(j->iter_partial);
     sim_heap_free(&j->heap);
     free(j);
 }

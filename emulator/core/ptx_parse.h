@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct maya_kparam;
+
 struct emu_slice {
     const char *p;
     uint32_t n;
@@ -51,6 +53,10 @@ struct emu_ptx_kernel {
      * param_base. */
     int sass;
     uint32_t param_base, param_bytes;
+    /* the parameters' layout (offsets and sizes), while the SASS is read:
+     * a 64-bit constant-bank load of two 4-byte parameters is two values */
+    const struct maya_kparam *sass_params;
+    uint32_t sass_nparams;
     char **arena;                /* text made for translated mnemonics, freed with the kernel */
     uint32_t narena;
     uint32_t cap_insts, cap_labels;
@@ -76,10 +82,11 @@ void emu_ptx_kernel_free(struct emu_ptx_kernel *k);
 /* Parse nvdisasm's text of one kernel (`nvdisasm -c -fun INDEX cubin`):
  * the instructions of section .text.<entry>, translated (sass_parse.c).
  * param_base, param_bytes: where the parameters sit in constant bank 0
- * (the cubin's EIATTR_PARAM_CBANK). 0, or -1 when the text has no such
- * kernel or memory runs out. */
+ * (the cubin's EIATTR_PARAM_CBANK); params, nparams: their offsets and
+ * sizes where known (NULL, 0: a 64-bit load reads one 8-byte value). 0, or
+ * -1 when the text has no such kernel or memory runs out. */
 int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
-                   struct emu_ptx_kernel *out);
+                   const struct maya_kparam *params, unsigned nparams, struct emu_ptx_kernel *out);
 
 /* Past blanks, line ends (\n or \0) and comments (// and C style) from p,
  * never past end. fatbin.c's PTX reader shares it. */
