@@ -520,7 +520,7 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
         *v = xi + 1;
         struct sim_xfer *x = &j->xfers[xi];
         x->comm = o->arg;
-        x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].nranks;
+        x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].expected;
         x->inter_node = (o->flags & SF_INTER_NODE) != 0;
         x->key1 = k1;
         x->pair_key = o->kind == SK_P2P ? k2 : 0;

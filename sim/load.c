@@ -8,6 +8,7 @@
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
@@ -72,7 +73,18 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    double slow;                   /* the current rank's compute takes this many times as long */
+    int folded;                    /* ranks handed to sim_fold_rank */
 };
+
+/* Ranks loaded so far go to folding (fold.c). */
+static int fold_loaded(struct loader *L)
+{
+    while (L->folded < L->j->nranks)
+        if (sim_fold_rank(L->j, (uint32_t)L->folded++) < 0)
+            return -1;
+    return 0;
+}
 
 static int new_stream(struct loader *L, uint64_t id, int device, uint32_t flags)
 {
@@ -294,7 +306,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
             if (!ci)
                 return maya_error("rank %d: %s on communicator 0x%llx, which the job trace does not list",
                                   r->rank, api, (unsigned long long)k->comm);
-            const struct sim_comm *cm = &j->comms[*ci - 1];
+            struct sim_comm *cm = &j->comms[*ci - 1];
             if (k->rank < 0 || k->rank >= cm->nranks || k->nranks != cm->nranks)
                 return maya_error("rank %d: %s as member %d of %d on communicator 0x%llx of %d members",
                                   r->rank, api, k->rank, k->nranks, (unsigned long long)k->comm, cm->nranks);
@@ -312,6 +324,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                 eo.coll_ranks_per_node = same ? 2 : 1;
                 if (!same)
                     o->flags |= SF_INTER_NODE;
+                cm->has_p2p = 1;
             } else {
                 o->kind = SK_COLL;
                 o->arg2 = k->seq;
@@ -320,6 +333,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                 if (cm->nnodes > 1)
                     o->flags |= SF_INTER_NODE;
             }
+            cm->inter_used |= (o->flags & SF_INTER_NODE) != 0;
             break;
         }
         case MAYA_REC_EVENT_RECORD:
@@ -397,6 +411,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
+    if (o->kind == SK_KERNEL && L->slow != 1.0)
+        o->dev_ns = (uint64_t)llround((double)o->dev_ns * L->slow);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
@@ -440,12 +456,14 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
     c->nranks = rc->nranks;
     c->member_node = calloc((size_t)rc->nranks, sizeof *c->member_node);
     c->nodes = calloc((size_t)rc->nranks, sizeof *c->nodes);
-    if (!c->member_node || !c->nodes)
+    c->member_rank = calloc((size_t)rc->nranks, sizeof *c->member_rank);
+    if (!c->member_node || !c->nodes || !c->member_rank)
         return maya_error("out of memory loading the job");
     int gpn = MAYA_MAX(j->gpus_per_node, 1);
     for (int i = 0; i < rc->nranks; i++) {
         int node = m[i].global_gpu >= 0 ? m[i].global_gpu / gpn : 0;
         c->member_node[i] = node;
+        c->member_rank[i] = m[i].rank;
         int seen = 0;
         for (int k = 0; k < c->nnodes; k++)
             seen |= c->nodes[k] == node;
@@ -504,6 +522,10 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
         L->cur = r;
         L->prev_exit = 0;
+        L->slow = 1.0;
+        for (int k = 0; k < L->cfg->nslow; k++)
+            if (L->cfg->slow[k].rank == b->rank)
+                L->slow = L->cfg->slow[k].factor;
         if (b->node >= j->nodes)
             return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
         return 0;
@@ -518,7 +540,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             r->peak_bytes = MAYA_MAX(r->peak_bytes, d[i].peak_bytes);
         r->oom |= e->oom != 0;
         L->cur = NULL;
-        return 0;
+        return fold_loaded(L);
     }
     default:
         return 0;
@@ -542,6 +564,11 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
     j->keep_iterations = cfg->keep_iterations;
     j->gpu_spec = cfg->gpu;
+    j->no_fold = cfg->no_fold;
+    for (int k = 0; rc == 0 && k < cfg->nslow; k++)
+        if (!(cfg->slow[k].factor > 0 && cfg->slow[k].factor < 1e6))
+            rc = maya_error("slow rank %d: a factor of %g (expected more than 0)", cfg->slow[k].rank,
+                            cfg->slow[k].factor);
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
@@ -580,13 +607,19 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
                 j->unsupported_by_name[i] = L.unsup[i];
     }
     free(L.unsup);
+    if (rc == 0)
+        rc = fold_loaded(&L);
+    if (rc == 0)
+        rc = sim_fold_finish(j);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
+        j->total_ops += SIM_REPLAYED(j, r)->nops;
+        if (r->fold >= 0)
+            continue;
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
         if (!r->times)
             rc = maya_error("out of memory for the replay of rank %d (%llu ops)", r->rank,
                             (unsigned long long)r->nops);
-        j->total_ops += r->nops;
     }
     if (rc < 0) {
         sim_free(j);
@@ -611,6 +644,7 @@ void sim_free(struct sim_job *j)
         maya_map_free(&r->comms_joined);
         free(r->iter_start);
         free(r->iter_stop);
+        free(r->comm_map);
         maya_map_free(&r->stream_ids);
         maya_map_free(&r->event_ids);
     }
@@ -624,6 +658,7 @@ void sim_free(struct sim_job *j)
         free(j->comms[i].waiting);
         free(j->comms[i].nodes);
         free(j->comms[i].member_node);
+        free(j->comms[i].member_rank);
     }
     free(j->comms);
     for (uint32_t i = 0; i < j->nengines; i++)
@@ -637,6 +672,7 @@ void sim_free(struct sim_job *j)
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);
     maya_map_free(&j->xfer_ids);
+    maya_map_free(&j->fold_classes);
     for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++)
         free(j->xfers[i].who);
     free(j->xfers);

@@ -141,7 +141,20 @@ struct sim_rank {
     /* iterations: ops [iter_start[k], iter_stop[k]) are iteration k */
     uint64_t *iter_start, *iter_stop;
     int niter;
+    /* folding (fold.c): a rank whose work and collectives are those of a
+     * lower rank (a data-parallel replica) is not replayed: it has no ops
+     * of its own and takes the times of the rank it is folded into */
+    int fold;                     /* ranks[] index of the rank replayed for it; -1: replayed itself */
+    uint32_t weight;              /* a replayed rank: the ranks it stands for (itself included) */
+    uint64_t fold_hash;           /* of its work, with communicators by order of first use */
+    struct sim_comm_pair {        /* a folded rank's communicators -> its representative's */
+        uint32_t mine, theirs;
+    } *comm_map;
+    uint32_t ncomm_map;
 };
+
+/* The rank whose replay stands for r (r itself unless r is folded). */
+#define SIM_REPLAYED(j, r) ((r)->fold >= 0 ? &(j)->ranks[(r)->fold] : (r))
 
 struct sim_comm {
     uint64_t id;
@@ -150,6 +163,11 @@ struct sim_comm {
     int max_per_node;
     int32_t *nodes;               /* distinct nodes */
     int32_t *member_node;         /* by comm rank */
+    int32_t *member_rank;         /* process holding each member (global rank), by comm rank */
+    int expected;                 /* members whose ops the replay sees arrive (nranks less the
+                                     members of folded ranks) */
+    int has_p2p;                  /* carries send/recv */
+    int inter_used;               /* an op on it crosses nodes (uses NICs) */
     /* its creation barrier */
     int joiners;                  /* processes whose trace joins it */
     int arrived;
@@ -226,6 +244,12 @@ struct sim_job {
     int keep_iterations;          /* report on the first N iterations; 0 = all */
     int iterations_found;         /* before keep_iterations cut them */
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
+    /* folding (fold.c) */
+    int no_fold;                  /* sim_config.no_fold: replay every rank */
+    struct maya_map fold_classes; /* (work hash, k) -> ranks[] index + 1 of a replayed rank */
+    int replayed_ranks;
+    uint64_t replayed_ops;
+    char fold_note[512];          /* why some replicas were replayed after all, for the report */
     /* replay state */
     struct sim_heap heap;
     struct maya_map xfer_ids;     /* (comm | kind, seq/key) -> xfers index + 1 */
@@ -269,6 +293,12 @@ struct sim_job {
 /* load.c */
 uint32_t sim_intern(struct sim_job *j, const char *s);
 const char *sim_name(const struct sim_job *j, uint32_t id);
+
+/* fold.c: after each rank is loaded, fold it into an earlier rank of the
+ * same work; after the last, undo folds that symmetry does not allow, and
+ * count the members each collective waits for. 0, or -1 (out of memory). */
+int sim_fold_rank(struct sim_job *j, uint32_t ri);
+int sim_fold_finish(struct sim_job *j);
 
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);

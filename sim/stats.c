@@ -142,6 +142,8 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->nranks = j->nranks;
+    out->replayed_ranks = j->replayed_ranks;
+    out->fold_note = j->fold_note;
     out->iterations = j->niter;
     out->iteration_s = sim_steady_iteration_s(j);
     out->first_iteration_s = j->niter ? j->iter_times_s[0] : 0;
@@ -151,15 +153,21 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     uint64_t t0, t1;
     int iters;
     steady_window(j, &t0, &t1, &iters);
-    double flops_time = 0, window = t1 > t0 ? (double)(t1 - t0) : 0;
-    int known_flops = 0, counted = 0;
+    double flops_time = 0, window = t1 > t0 ? (double)(t1 - t0) : 0, counted = 0, devices_folded = 0;
+    int known_flops = 0;
     struct maya_map devices = { 0 };
+    /* a replayed rank counts for the ranks folded into it (weight) */
     for (int i = 0; i < j->nranks; i++) {
         const struct sim_rank *r = &j->ranks[i];
         out->peak_memory_bytes = MAYA_MAX(out->peak_memory_bytes, r->peak_bytes);
         out->oom |= r->oom;
         out->unsupported_calls += r->unsupported;
-        out->ops += r->nops;
+        out->ops += SIM_REPLAYED(j, r)->nops;
+        out->replayed_ops += r->nops;
+        if (r->fold >= 0)
+            continue;
+        double w = r->weight ? r->weight : 1;
+        uint64_t ndev = devices.count;
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
             if (o->kind != SK_KERNEL)
@@ -170,19 +178,20 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
                 continue;
             double peak = peak_flops(j->gpu_spec, o->sub);
             if (peak > 0) {
-                flops_time += (double)o->arg2 / peak * 1e9;
+                flops_time += w * (double)o->arg2 / peak * 1e9;
                 known_flops = 1;
             }
         }
+        devices_folded += (double)(devices.count - ndev) * (w - 1);
         struct sim_busy b;
         if (!r->nops || sim_busy_in(j, r, t0, t1, &b) < 0)
             continue;
-        counted++;
-        out->compute_s += b.compute;
-        out->comm_s += b.comm;
-        out->exposed_comm_s += b.exposed_comm;
-        out->copy_s += b.copy;
-        out->idle_s += window - b.any;
+        counted += w;
+        out->compute_s += w * b.compute;
+        out->comm_s += w * b.comm;
+        out->exposed_comm_s += w * b.exposed_comm;
+        out->copy_s += w * b.copy;
+        out->idle_s += w * (window - b.any);
     }
     double per = counted ? 1e9 * counted * iters : 1;
     out->compute_s /= per;
@@ -191,7 +200,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->copy_s /= per;
     out->idle_s /= per;
     if (known_flops && window > 0 && devices.count)
-        out->mfu = flops_time / (window * (double)devices.count);
+        out->mfu = flops_time / (window * ((double)devices.count + devices_folded));
     maya_map_free(&devices);
     out->events = j->events;
 }
@@ -200,16 +209,16 @@ uint64_t sim_rank_ops(const struct sim_job *j, int rank)
 {
     for (int i = 0; i < j->nranks; i++)
         if (j->ranks[i].rank == rank)
-            return j->ranks[i].nops;
+            return SIM_REPLAYED(j, &j->ranks[i])->nops;
     return 0;
 }
 
 int sim_op_times(const struct sim_job *j, int rank, uint64_t index, struct sim_op_times *out)
 {
     for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->rank != rank)
+        if (j->ranks[i].rank != rank)
             continue;
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
         if (index >= r->nops)
             return -1;
         const struct sim_op *o = &r->ops[index];

@@ -27,6 +27,14 @@ struct sim_config {
     /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
+    int no_fold;                  /* replay every rank, even data-parallel replicas (sim/fold.c) */
+    /* what-if: these ranks' GPUs are slower, their kernels taking factor
+     * times as long (a straggler) */
+    const struct sim_slow_rank {
+        int rank;
+        double factor;
+    } *slow;
+    int nslow;
 };
 
 struct sim_job;
@@ -39,6 +47,7 @@ void sim_free(struct sim_job *job);
 /* What the run found (after sim_run). */
 struct sim_summary {
     int nranks;
+    int replayed_ranks;         /* ranks the replay ran (the others were folded into them) */
     int iterations;             /* detected iterations (1 when none repeat) */
     double iteration_s;         /* steady state: median of iterations after the first */
     double first_iteration_s;
@@ -47,7 +56,10 @@ struct sim_summary {
     double mfu;                 /* -1 when no FLOPs are known */
     uint64_t peak_memory_bytes; /* max over ranks */
     int oom;
-    uint64_t ops, events;       /* simulated ops, processed events */
+    uint64_t ops, events;       /* the job's ops, events the replay processed */
+    uint64_t replayed_ops;      /* ops the replay ran (folded ranks' are their representatives') */
+    const char *fold_note;      /* why replicas were replayed on their own after all ("" none;
+                                   valid until sim_free) */
     uint64_t unsupported_calls;
     uint64_t extrapolated_ops;
 };

@@ -1,0 +1,165 @@
+/* Folding (sim/fold.c): a job of data-parallel replicas replayed folded
+ * gives the times, per-rank figures and report of the same job replayed
+ * rank by rank; where a replica differs (a straggler, --slow-rank, NICs
+ * shared across replicas) it is replayed on its own and the result is still
+ * the unfolded one. Jobs from bench/gpt_traces.c (Megatron's layout, 1F1B). */
+#include "simtest.h"
+#include "../bench/gpt_traces.h"
+
+#include <sys/stat.h>
+
+/* Durations from the records: cheap, deterministic, shape-dependent. */
+static int shape_estimate(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    out->host_ns = 1500;
+    switch (op->rec->type) {
+    case MAYA_REC_GEMM: {
+        const struct maya_rec_gemm *g = (const void *)op->rec;
+        out->device_ns = (uint64_t)(2.0 * g->m * g->n * g->k / 400e3) + 5000;
+        break;
+    }
+    case MAYA_REC_LAUNCH:
+        out->device_ns = 3000 + ((const struct maya_rec_launch *)op->rec)->grid[0] / 4;
+        break;
+    case MAYA_REC_COLL: {
+        const struct maya_rec_coll *c = (const void *)op->rec;
+        double bw = op->coll_nodes > 1 ? 20 : 200; /* bytes per ns */
+        out->device_ns = 10000 + (uint64_t)(c->bytes / bw);
+        break;
+    }
+    default:
+        break;
+    }
+    return 0;
+}
+
+static const char *build(const char *name, const struct gpt_shape *g)
+{
+    static char job[600];
+    char dir[512];
+    snprintf(dir, sizeof dir, "%s/%s", scratch(), name);
+    char traces[560];
+    snprintf(traces, sizeof traces, "%s/traces", dir);
+    if (mkdir(dir, 0755) < 0 || mkdir(traces, 0755) < 0 || gpt_write_traces(g, traces) < 0)
+        return NULL;
+    snprintf(job, sizeof job, "%s/job.mtrace", dir);
+    struct col_summary cs;
+    return col_collate(traces, job, 0, &cs) < 0 ? NULL : job;
+}
+
+static struct sim_job *load_run(const char *job, int fold, const struct sim_slow_rank *slow, int nslow)
+{
+    struct sim_config cfg = { .estimate = shape_estimate, .no_fold = !fold, .slow = slow, .nslow = nslow };
+    struct sim_job *j;
+    if (sim_load(job, &cfg, &j) < 0)
+        return NULL;
+    if (sim_run(j) < 0) {
+        sim_free(j);
+        return NULL;
+    }
+    return j;
+}
+
+/* Everything a reader of the replay can see must be the same. */
+static void same_replay(const char *what, const struct sim_job *a, const struct sim_job *b, int nranks)
+{
+    struct sim_summary x, y;
+    sim_summarize(a, &x);
+    sim_summarize(b, &y);
+    EXPECT(x.iterations == y.iterations, "%s: %d iterations folded, %d not", what, x.iterations, y.iterations);
+    EXPECT(x.iteration_s == y.iteration_s, "%s: iteration %.9f s folded, %.9f s not", what, x.iteration_s, y.iteration_s);
+    EXPECT(x.makespan_s == y.makespan_s, "%s: makespan %.9f folded, %.9f not", what, x.makespan_s, y.makespan_s);
+    EXPECT_NEAR(x.compute_s, y.compute_s, 1e-12, "compute");
+    EXPECT_NEAR(x.comm_s, y.comm_s, 1e-12, "communication");
+    EXPECT_NEAR(x.exposed_comm_s, y.exposed_comm_s, 1e-12, "exposed communication");
+    EXPECT_NEAR(x.idle_s, y.idle_s, 1e-12, "idle");
+    EXPECT(x.ops == y.ops, "%s: %" PRIu64 " ops folded, %" PRIu64 " not", what, x.ops, y.ops);
+    EXPECT(x.peak_memory_bytes == y.peak_memory_bytes, "%s: peak memory", what);
+    for (int r = 0; r < nranks; r++) {
+        uint64_t n = sim_rank_ops(a, r);
+        EXPECT(n == sim_rank_ops(b, r), "%s: rank %d has %" PRIu64 " ops folded, %" PRIu64 " not", what, r, n,
+               sim_rank_ops(b, r));
+        int bad = 0;
+        for (uint64_t i = 0; i < n && !bad; i++) {
+            struct sim_op_times p = op(a, r, i), q = op(b, r, i);
+            if (p.host_start != q.host_start || p.host_end != q.host_end || p.dev_start != q.dev_start ||
+                p.dev_end != q.dev_end || strcmp(p.name, q.name) || p.stream != q.stream) {
+                bad = 1;
+                EXPECT(0, "%s: rank %d op %" PRIu64 " (%s): folded %" PRIu64 "..%" PRIu64 " on the device, "
+                       "unfolded %" PRIu64 "..%" PRIu64, what, r, i, p.name, p.dev_start, p.dev_end, q.dev_start,
+                       q.dev_end);
+            }
+        }
+        uint64_t f1, e1, f2, e2;
+        for (int k = 0; k < x.iterations; k++) {
+            int ra = sim_iteration_ops(a, r, k, &f1, &e1), rb = sim_iteration_ops(b, r, k, &f2, &e2);
+            EXPECT(ra == rb && (ra < 0 || (f1 == f2 && e1 == e2)), "%s: rank %d iteration %d bounds", what, r, k);
+        }
+    }
+}
+
+static void check(const char *name, const struct gpt_shape *g, int want_replayed, const struct sim_slow_rank *slow,
+                  int nslow)
+{
+    const char *job = build(name, g);
+    EXPECT(job, "%s: could not build the job: %s", name, maya_last_error());
+    if (!job)
+        return;
+    struct sim_job *a = load_run(job, 1, slow, nslow), *b = load_run(job, 0, slow, nslow);
+    EXPECT(a && b, "%s: replay failed: %s", name, maya_last_error());
+    if (a && b) {
+        int n = g->tp * g->pp * g->dp;
+        struct sim_summary s;
+        sim_summarize(a, &s);
+        EXPECT(s.replayed_ranks == want_replayed, "%s: %d of %d ranks replayed folded, expected %d (%s)", name,
+               s.replayed_ranks, n, want_replayed, s.fold_note);
+        EXPECT(s.iterations == g->iterations, "%s: %d iterations found, expected %d", name, s.iterations,
+               g->iterations);
+        sim_summarize(b, &s);
+        EXPECT(s.replayed_ranks == n, "%s: %d of %d ranks replayed unfolded", name, s.replayed_ranks, n);
+        same_replay(name, a, b, n);
+    }
+    sim_free(a);
+    sim_free(b);
+}
+
+int main(void)
+{
+    struct gpt_shape g;
+    gpt_shape_gpt3(&g, 2, 2, 4);
+    g.gpus_per_node = 2; /* a node per tensor-parallel group: replicas on nodes of their own */
+    g.layers = 4;
+    g.microbatches = 4;
+    g.iterations = 3;
+    g.hidden = 1024;
+    g.seq = 512;
+    g.vocab = 4096;
+    g.buckets_per_layer = 2;
+    /* symmetric: the replicas fold into replica 0 (tp x pp ranks) */
+    check("symmetric", &g, 4, NULL, 0);
+
+    /* a straggler: its replica is replayed on its own, the others still fold */
+    struct gpt_shape s = g;
+    s.slow_rank = 5;
+    s.slow_factor = 3;
+    check("straggler", &s, 8, NULL, 0);
+
+    /* --slow-rank: the same through the what-if */
+    struct sim_slow_rank slow = { 6, 1.5 };
+    check("slow-rank", &g, 8, &slow, 1);
+
+    /* replicas sharing a node (and its NICs): not folded into each other */
+    struct gpt_shape shared = g;
+    shared.dp = 2;
+    shared.gpus_per_node = 4;
+    check("shared-node", &shared, 8, NULL, 0);
+
+    /* two replicas a node: a node folds into another, whole */
+    struct gpt_shape two = g;
+    two.gpus_per_node = 4;
+    check("two-a-node", &two, 8, NULL, 0);
+
+    return finish("test_sim_fold");
+}
