@@ -14,7 +14,7 @@
 /* string ids: API names, then kernel names (kernel id = string id - K_FIRST + 1) */
 enum {
     S_LAUNCH = 1, S_GEMM, S_ALLREDUCE, S_SEND, S_RECV, S_RECORD, S_WAIT, S_SYNC, S_INIT, S_MALLOC,
-    S_HOST, S_CMD,
+    S_HOST, S_CMD, S_MARK_API, S_STEP,
     K_FIRST,
     K_LN_FWD = K_FIRST, K_FLASH_FWD, K_BDA_FWD, K_GELU_FWD, K_LN_BWD, K_FLASH_BWD, K_BDA_BWD, K_GELU_BWD,
     K_EMBED_FWD, K_EMBED_BWD, K_XENT_FWD, K_XENT_BWD, K_ADAM,
@@ -24,7 +24,8 @@ static const char *const strings[S_END] = {
     [S_LAUNCH] = "cudaLaunchKernel", [S_GEMM] = "cublasGemmEx", [S_ALLREDUCE] = "ncclAllReduce",
     [S_SEND] = "ncclSend", [S_RECV] = "ncclRecv", [S_RECORD] = "cudaEventRecord",
     [S_WAIT] = "cudaStreamWaitEvent", [S_SYNC] = "cudaDeviceSynchronize", [S_INIT] = "ncclCommInitRank",
-    [S_MALLOC] = "cudaMalloc", [S_HOST] = "generated", [S_CMD] = "gpt_traces",
+    [S_MALLOC] = "cudaMalloc", [S_HOST] = "generated", [S_CMD] = "gpt_traces", [S_MARK_API] = "nvtxRangePushA",
+    [S_STEP] = GPT_STEP_MARKER,
     [K_LN_FWD] = "layer_norm_fwd", [K_FLASH_FWD] = "flash_attn_fwd", [K_BDA_FWD] = "bias_dropout_add_fwd",
     [K_GELU_FWD] = "gelu_fwd", [K_LN_BWD] = "layer_norm_bwd", [K_FLASH_BWD] = "flash_attn_bwd",
     [K_BDA_BWD] = "bias_dropout_add_bwd", [K_GELU_BWD] = "gelu_bwd", [K_EMBED_FWD] = "embedding_fwd",
@@ -255,6 +256,13 @@ static void iteration(struct gen *G)
     const struct gpt_shape *g = G->g;
     int first = G->p == 0, lastst = G->p == g->pp - 1, M = g->microbatches;
     int warmup = MAYA_MIN(g->pp - G->p - 1, M), remaining = M - warmup;
+    struct maya_rec_marker mk;
+    memset(&mk, 0, sizeof mk);
+    mk.h = (struct maya_rec_hdr){ MAYA_REC_MARKER, 0, sizeof mk };
+    call(G, &mk.call, S_MARK_API, 0);
+    mk.name = S_STEP;
+    mk.kind = MAYA_MARK_POINT;
+    emit(G, &mk);
     for (int i = 0; i < warmup; i++) {
         p2p(G, 0, 0, 0, !first);
         forward(G);
@@ -429,6 +437,7 @@ int gpt_write_rank(const struct gpt_shape *g, int rank, const char *path)
     dev->total_bytes = 80ull << 30;
     if (G.rc == 0) {
         e->records = col_writer_records(G.w);
+        G.rc = col_writer_flush(G.w); /* END in a chunk of its own, as the emulator writes it */
         emit(&G, e);
     }
     if (G.rc == 0)

@@ -21,13 +21,16 @@
  * layer, on a third stream, overlapping the backward), then the optimizer
  * runs and the host synchronises the device.
  *
- * Host gaps are gap_ns before each call and 1 us inside it; a straggler
- * (slow_rank) has its gaps multiplied by slow_factor.
+ * Each iteration starts with an NVTX point named GPT_STEP_MARKER (for
+ * --iteration-marker). Host gaps are gap_ns before each call and 1 us
+ * inside it; a straggler (slow_rank) has its gaps multiplied by slow_factor.
  */
 #ifndef MAYA_BENCH_GPT_TRACES_H
 #define MAYA_BENCH_GPT_TRACES_H
 
 #include <stdint.h>
+
+#define GPT_STEP_MARKER "train_step"
 
 struct gpt_shape {
     int tp, pp, dp;             /* parallel degrees: tp * pp * dp ranks */

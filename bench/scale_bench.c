@@ -71,7 +71,7 @@ static int estimate(void *ctx, const struct est_op *op, struct est_result *out)
 }
 
 /* Load, replay and report the job trace in dir (fold or not). */
-static int simulate(const char *dir, int fold, struct phase *ph)
+static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
 {
     struct maya_hwspecs hw = { 0 };
     const char *top = getenv("MAYA_TOP");
@@ -81,9 +81,12 @@ static int simulate(const char *dir, int fold, struct phase *ph)
     if (maya_hwspecs_load_dir(path, &hw) < 0)
         return -1;
     const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(&hw, "H100-SXM");
-    const struct maya_cluster_spec *cl = maya_hwspecs_find_cluster(&hw, "dgx-h100");
-    if (!gpu || !cl)
+    const struct maya_cluster_spec *dgx = maya_hwspecs_find_cluster(&hw, "dgx-h100");
+    if (!gpu || !dgx)
         return maya_error("no H100-SXM or dgx-h100 in %s/hwspecs", top ? top : ".");
+    struct maya_cluster_spec cluster = *dgx;
+    cluster.nodes = ranks / MAYA_MAX(cluster.gpus_per_node, 1);
+    const struct maya_cluster_spec *cl = &cluster;
     struct est_config ec = { .gpu = gpu, .cluster = cl, .models_dir = models };
     for (int f = 0; f < EST_NFAMILIES; f++)
         ec.model[f] = EST_LEARNED;
@@ -91,7 +94,7 @@ static int simulate(const char *dir, int fold, struct phase *ph)
     if (est_create(&ec, &est) < 0)
         return -1;
     struct sim_config sc = { .estimate = estimate, .estimate_ctx = est, .gpu = gpu, .flops = est_op_flops,
-                             .no_fold = !fold };
+                             .iteration_marker = GPT_STEP_MARKER, .no_fold = !fold };
     struct sim_job *j;
     snprintf(path, sizeof path, "%s/job.mtrace", dir);
     double t0 = cpu_s();
@@ -147,7 +150,7 @@ static int run_phase(int what, const struct gpt_shape *g, const char *dir, struc
             struct col_summary cs;
             rc = col_collate(traces, job, 0, &cs);
         } else {
-            rc = simulate(dir, what == P_SIM_FOLD, &ph);
+            rc = simulate(dir, g->tp * g->pp * g->dp, what == P_SIM_FOLD, &ph);
         }
         if (what == P_GEN || what == P_COLLATE)
             ph.cpu_s[0] = cpu_s() - t0;

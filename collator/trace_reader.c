@@ -26,6 +26,7 @@ struct maya_trace_reader {
     uint64_t next_offset;       /* file offset of the next chunk header */
     unsigned char *zbuf, *raw;
     size_t zcap, rawcap;
+    struct maya_trace_chunk chunk; /* the current chunk's header (zbuf holds its bytes) */
     uint32_t raw_len, raw_pos;
     int ended, complete, allow_truncated, failed;
     uint64_t records;
@@ -192,6 +193,7 @@ static int load_chunk(struct maya_trace_reader *r)
     uint32_t crc = (uint32_t)crc32(0, r->raw, c.raw_bytes);
     if (crc != c.crc32)
         return fail(r, off, "corrupt chunk: checksum 0x%08x, expected 0x%08x", crc, c.crc32);
+    r->chunk = c;
     r->chunk_offset = off;
     r->next_offset = off + sizeof c + c.zbytes;
     r->raw_len = c.raw_bytes;
@@ -369,6 +371,17 @@ int maya_trace_next(struct maya_trace_reader *r, const struct maya_rec_hdr **rec
     }
     *rec = h;
     return 1;
+}
+
+int maya_trace_chunk_done(const struct maya_trace_reader *r)
+{
+    return r->raw_len && r->raw_pos >= r->raw_len;
+}
+
+const void *maya_trace_chunk_bytes(const struct maya_trace_reader *r, struct maya_trace_chunk *hdr)
+{
+    *hdr = r->chunk;
+    return r->zbuf;
 }
 
 const char *maya_trace_string(const struct maya_trace_reader *r, uint32_t id)
