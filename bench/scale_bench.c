@@ -104,7 +104,8 @@ static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
     if (sim_run(j) < 0)
         return -1;
     double t2 = cpu_s();
-    struct sim_report_info info = { NULL, gpu, cl, "learned", NULL };
+    struct sim_report_info info = { .gpu = gpu, .cluster = cl, .estimator = "learned",
+                                    .timeline = SIM_TIMELINE_BOUNDED };
     snprintf(path, sizeof path, "%s/out-%s", dir, fold ? "fold" : "nofold");
     if (mkdir(path, 0755) < 0 || sim_report(j, &info, path) < 0)
         return -1;

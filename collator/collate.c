@@ -17,6 +17,7 @@
 #include "maya/common.h"
 #include "maya/job_trace.h"
 #include "maya/map.h"
+#include "maya/progress.h"
 #include "maya/trace_reader.h"
 
 #include <dirent.h>
@@ -613,6 +614,9 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
     uint64_t records = 0;
     for (int i = 0; rc == 0 && i < nfiles; i++) {
         struct rank_info info;
+        maya_progress("collating the traces", (uint64_t)i, (uint64_t)nfiles);
+        if ((rc = maya_check_stop("collating")) < 0)
+            break;
         rc = copy_rank(&c, &files[i], sw, &info);
         if (rc < 0)
             break;

@@ -494,8 +494,9 @@ int sim_fold_finish(struct sim_job *j)
                 j->comms[r->bars[k].comm].joiners++;
         }
         if (C.unfolded)
-            snprintf(j->fold_note, sizeof j->fold_note, "%d replica%s replayed on %s own, as symmetry breaks: %s",
-                     C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their", C.why);
+            snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s own, as "
+                     "symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their",
+                     C.why);
     }
     free(C.index_of);
     free(C.to_unfold);

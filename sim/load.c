@@ -13,6 +13,7 @@
 
 #include "maya/common.h"
 #include "maya/job_trace.h"
+#include "maya/progress.h"
 #include "maya/trace_reader.h"
 
 /* ---- strings ---- */
@@ -74,6 +75,7 @@ struct loader {
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
     double slow;                   /* the current rank's compute takes this many times as long */
+    int expected_ranks;            /* sections the job record announced */
     int folded;                    /* ranks handed to sim_fold_rank */
 };
 
@@ -499,6 +501,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         if (!j->ranks || !j->comms || !j->node_flows)
             return maya_error("out of memory loading the job");
         *ncomms_expected = jr->ncomms;
+        L->expected_ranks = jr->nranks;
         j->nranks = 0;
         return 0;
     }
@@ -512,6 +515,12 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         const struct maya_rec_rank_begin *b = (const void *)h;
         if (!j->ranks)
             return maya_error("%s: a rank section before the job record", maya_trace_path(L->r));
+        maya_progress("loading the job", (uint64_t)j->nranks, (uint64_t)L->expected_ranks);
+        if (maya_check_stop("loading the job") < 0)
+            return -1;
+        if (j->nranks >= L->expected_ranks)
+            return maya_error("%s: more rank sections than the %d the job record announced", maya_trace_path(L->r),
+                              L->expected_ranks);
         struct sim_rank *r = &j->ranks[j->nranks++];
         memset(r, 0, sizeof *r);
         r->rank = b->rank;

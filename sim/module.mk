@@ -29,3 +29,11 @@ $(SCALE_BENCH): $(B)/obj/bench/scale_bench.o $(GPT_TRACES_OBJ) $(SIM_LIB) $(EST_
 	@mkdir -p $(@D)
 	$(CC) -o $@ $< $(GPT_TRACES_OBJ) $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
 ALL_TARGETS += $(SCALE_BENCH)
+
+# The generator as a command, for shell tests (tests/runs/test_report_scale.sh).
+GPT_TRACES_TOOL := $(B)/tests/tools/gpt_traces
+$(B)/obj/bench/gpt_traces_cli.o: EXTRA_CFLAGS := -I$(CUDA_HOME)/include
+$(GPT_TRACES_TOOL): $(B)/obj/bench/gpt_traces_cli.o $(GPT_TRACES_OBJ) $(COLLATOR_LIB) $(COMMON_LIB)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS) -lz -lm
+ALL_TARGETS += $(GPT_TRACES_TOOL)

@@ -323,8 +323,21 @@ int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, 
 /* json.c: the JSON writer (include/maya/json.h). */
 #include "maya/json.h"
 
+/* timeline_view.c: the ranks and time the timelines show (bounded by
+ * default, everything with full). */
+struct sim_view {
+    int *ranks;                   /* ranks[] indexes, ascending */
+    int nranks;
+    uint64_t t0, t1;              /* ops overlapping [t0, t1) (ns); t1 UINT64_MAX: to the end */
+    int iter_first, iter_last;    /* the iterations that covers (from 1) */
+    int full;
+    char what[256];               /* which ranks, for people */
+};
+int sim_view_pick(const struct sim_job *j, int full, struct sim_view *v);
+void sim_view_free(struct sim_view *v);
+
 /* timeline.c, svg.c */
-int sim_write_timeline(const struct sim_job *j, const char *path);
-int sim_write_svg(const struct sim_job *j, const char *path);
+int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const char *path);
+int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char *path);
 
 #endif

@@ -96,12 +96,22 @@ struct sim_report_info {
     int gpu_overridden;                 /* the GPU is not the description the run used: its
                                            memory was not the one allocations were made in */
     const char *models;                 /* which learned models served (a sentence), or NULL */
+    int timeline;                       /* enum sim_timeline_mode */
+};
+
+/* What timeline.json and timeline.svg show (--timeline). */
+enum sim_timeline_mode {
+    SIM_TIMELINE_BOUNDED = 0,  /* the ranks and iterations a person looks at (sim/timeline_view.c) */
+    SIM_TIMELINE_FULL = 1,     /* every rank, every iteration */
+    SIM_TIMELINE_NONE = 2,     /* no timeline files */
 };
 
 /* Write report.txt and report.json into dir (logs/rank-N.err there gives a
  * failing rank's stderr tail), and, when job was replayed, timeline.json and
- * timeline.svg. job may be NULL (nothing could be loaded) or loaded but not
- * replayed (memory figures only). Files are written atomically. 0 or -1. */
+ * timeline.svg as info->timeline says (first: the report states their
+ * sizes). job may be NULL (nothing could be loaded) or loaded but not
+ * replayed (memory figures only). Files are written atomically; a stop
+ * asked for (maya_stop_catch) leaves the files as they were. 0 or -1. */
 int sim_report(const struct sim_job *job, const struct sim_report_info *info, const char *dir);
 /* Print the report's short summary (a few lines) on fp; with dir, failing
  * ranks' stderr tails from dir/logs too. */
