@@ -59,7 +59,14 @@ static void emit(struct gen *G, const void *rec)
 
 static void call(struct gen *G, struct maya_call *c, uint32_t api, uint64_t stream)
 {
-    G->now += G->gap;
+    uint64_t gap = G->gap;
+    if (G->g->gap_jitter > 0) {
+        uint64_t x = ((uint64_t)G->rank << 32 | G->seq) * 0x9e3779b97f4a7c15ull;
+        x ^= x >> 29;
+        double u = (double)(x % 2001) / 1000.0 - 1.0; /* -1 .. 1 */
+        gap = (uint64_t)((double)gap * (1.0 + G->g->gap_jitter * u));
+    }
+    G->now += gap;
     c->seq = G->seq++;
     c->t_enter_ns = G->now;
     G->now += 1000;

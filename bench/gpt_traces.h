@@ -22,8 +22,9 @@
  * runs and the host synchronises the device.
  *
  * Each iteration starts with an NVTX point named GPT_STEP_MARKER (for
- * --iteration-marker). Host gaps are gap_ns before each call and 1 us
- * inside it; a straggler (slow_rank) has its gaps multiplied by slow_factor.
+ * --iteration-marker). Host gaps are gap_ns before each call (give or take
+ * gap_jitter) and 1 us inside it; a straggler (slow_rank) has its gaps
+ * multiplied by slow_factor.
  */
 #ifndef MAYA_BENCH_GPT_TRACES_H
 #define MAYA_BENCH_GPT_TRACES_H
@@ -43,6 +44,8 @@ struct gpt_shape {
     uint64_t gap_ns;            /* host work before each call */
     int slow_rank;              /* -1: none */
     double slow_factor;         /* its host gaps are this many times longer */
+    double gap_jitter;          /* each gap varies by up to this fraction, per rank and call (as
+                                   measured gaps do; deterministic) */
     char gpu[64];               /* hwspec key */
 };
 

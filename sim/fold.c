@@ -26,6 +26,11 @@
  *   - a node whose GPUs use NICs holds both replayed and folded ranks, or
  *     its folded ranks' representatives are not all on one node at the same
  *     local ranks: then NIC sharing would differ between the copies.
+ * With fold_similar, host gaps are left out of the hash and the comparison
+ * (a replica's measured gaps are noise around the same host work, as
+ * duplicate-rank elimination assumes): a rank whose total host gap is within
+ * SIM_FOLD_SIMILAR of its representative's folds and takes its gaps, an
+ * approximation the report quantifies; an unfolded rank takes them too.
  * What remains is exact: by symmetry every folded rank reaches each
  * collective when its representative does, so a collective waits only for
  * the members that are replayed (sim_comm.expected), and every node's NICs
@@ -82,6 +87,7 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
 
 static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int *oom)
 {
+    int gaps = !j->fold_similar;
     struct maya_map seen = { 0 };
     uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
     h = mix(mix(mix(h, r->nbars), (uint64_t)r->complete), (uint64_t)(uint32_t)r->local_rank);
@@ -93,7 +99,7 @@ static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int
         const struct sim_op *o = &r->ops[i];
         h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
                        (uint64_t)(uint16_t)o->device << 48);
-        h = mix(mix(mix(h, o->gap_ns), o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
+        h = mix(mix(mix(h, gaps ? o->gap_ns : 0), o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
         h = mix(mix(h, o->arg2), lane_of(j, o->stream));
         uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg) : o->arg;
         h = mix(h, a);
@@ -135,9 +141,14 @@ static int rename_ok(const struct sim_job *j, struct renaming *m, uint32_t bc, u
     return 1;
 }
 
-/* Does b do a's work (communicators renamed one to one, in m)? */
-static int same_work(const struct sim_job *j, const struct sim_rank *a, const struct sim_rank *b, struct renaming *m)
+/* Does b do a's work (communicators renamed one to one, in m)? With
+ * fold_similar, host gaps may differ within SIM_FOLD_SIMILAR in total
+ * (*gap_diff: by how much). */
+static int same_work(const struct sim_job *j, const struct sim_rank *a, const struct sim_rank *b, struct renaming *m,
+                     double *gap_diff)
 {
+    int gaps = !j->fold_similar;
+    double ga = 0, gb = 0;
     if (a->nops != b->nops || a->nstreams != b->nstreams || a->nevents != b->nevents || a->nbars != b->nbars ||
         a->complete != b->complete || a->local_rank != b->local_rank)
         return 0;
@@ -149,10 +160,12 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
     for (uint64_t i = 0; i < a->nops; i++) {
         const struct sim_op *x = &a->ops[i], *y = &b->ops[i];
         if (x->kind != y->kind || x->flags != y->flags || x->sub != y->sub || x->rec_type != y->rec_type ||
-            x->device != y->device || x->gap_ns != y->gap_ns || x->dev_ns != y->dev_ns ||
+            x->device != y->device || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
             x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
             lane_of(j, x->stream) != lane_of(j, y->stream))
             return 0;
+        ga += (double)x->gap_ns;
+        gb += (double)y->gap_ns;
         if (is_xfer(x)) {
             if (!rename_ok(j, m, y->arg, x->arg))
                 return 0;
@@ -163,7 +176,8 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
     for (uint32_t k = 0; k < a->nbars; k++)
         if (a->bars[k].op != b->bars[k].op || !rename_ok(j, m, b->bars[k].comm, a->bars[k].comm))
             return 0;
-    return 1;
+    *gap_diff = ga > 0 ? (gb > ga ? gb - ga : ga - gb) / ga : gb > 0;
+    return *gap_diff <= (gaps ? 0 : SIM_FOLD_SIMILAR);
 }
 
 static void renaming_free(struct renaming *m)
@@ -171,6 +185,31 @@ static void renaming_free(struct renaming *m)
     maya_map_free(&m->fwd);
     maya_map_free(&m->back);
     free(m->v);
+}
+
+/* Would folding rank ri as m renames its communicators agree with the ranks
+ * loaded before it? For each communicator renamed to another, a member
+ * already loaded must be folded into the member at its place in the other
+ * (the checks of sim_fold_finish, early: a choice of representative that
+ * they would undo is not made). Kept communicators (the data-parallel
+ * group, the world) wait for sim_fold_finish. */
+static int agrees(const struct sim_job *j, uint32_t ri, const struct renaming *m)
+{
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (m->v[k].mine == m->v[k].theirs)
+            continue;
+        const struct sim_comm *c = &j->comms[m->v[k].mine], *to = &j->comms[m->v[k].theirs];
+        for (int i = 0; i < c->nranks; i++) {
+            uint64_t *x = maya_map_get(&j->fold_index, (uint64_t)(uint32_t)c->member_rank[i], 0);
+            if (!x || *x - 1 == ri)
+                continue;
+            const struct sim_rank *o = &j->ranks[*x - 1];
+            int rep = o->fold >= 0 ? j->ranks[o->fold].rank : o->rank;
+            if (rep != to->member_rank[i])
+                return 0;
+        }
+    }
+    return 1;
 }
 
 /* Drop a folded rank's own copy of the work. Its streams are the last ones
@@ -200,6 +239,108 @@ static void release(struct sim_job *j, struct sim_rank *r)
     maya_map_free(&r->comms_joined);
 }
 
+/* Make a replayed rank a candidate representative for the ranks after it. */
+static int add_candidate(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    for (uint64_t k = 0;; k++) {
+        int created;
+        uint64_t *v = maya_map_put(&j->fold_classes, r->fold_hash, k, &created);
+        if (!v)
+            return maya_error("out of memory folding the job");
+        if (created) {
+            *v = ri + 1;
+            return 0;
+        }
+    }
+}
+
+/* A representative on node t for pending rank ri: the first candidate
+ * there whose work is ri's (renaming in m). -1 if none. */
+static int candidate_on(struct sim_job *j, uint32_t ri, int t, struct renaming *m, double *diff)
+{
+    const struct sim_rank *r = &j->ranks[ri];
+    for (uint64_t k = 0;; k++) {
+        uint64_t *v = maya_map_get(&j->fold_classes, r->fold_hash, k);
+        if (!v)
+            return -1;
+        const struct sim_rank *a = &j->ranks[*v - 1];
+        if (a->node != t)
+            continue;
+        memset(m, 0, sizeof *m);
+        if (same_work(j, a, r, m, diff))
+            return (int)(*v - 1);
+        renaming_free(m);
+        if (m->oom)
+            return -2;
+    }
+}
+
+/* The ranks of one node, loaded: they fold together into the ranks of one
+ * other node (each into a rank of the same local rank and work, every
+ * communicator agreeing), or not at all: a node's NICs then carry what the
+ * other node's carry, and a replica that differs (rank 0's, which may print
+ * the loss) leaves the replicas after it to fold into the next one. */
+static int decide_node(struct sim_job *j)
+{
+    uint32_t n = j->npending, *p = j->pending;
+    j->npending = 0;
+    if (!n)
+        return 0;
+    int nodes = MAYA_MAX(j->nodes, 1), node = j->ranks[p[0]].node;
+    node = node >= 0 && node < nodes ? node : 0;
+    struct renaming *m = calloc(n, sizeof *m);
+    double *diff = calloc(n, sizeof *diff);
+    int rc = !m || !diff ? maya_error("out of memory folding the job") : 0, done = 0;
+    /* the nodes the first rank could fold into, in order of candidates */
+    for (uint64_t k = 0; rc == 0 && !done && nodes > 1 && !j->fold_replays[node]; k++) {
+        uint64_t *v = maya_map_get(&j->fold_classes, j->ranks[p[0]].fold_hash, k);
+        if (!v)
+            break;
+        int t = j->ranks[*v - 1].node;
+        if (t == node || (j->fold_target[node] >= 0 && t != j->fold_target[node]))
+            continue;
+        uint32_t got = 0;
+        for (; got < n; got++) {
+            int c = candidate_on(j, p[got], t, &m[got], &diff[got]);
+            if (c == -2)
+                rc = maya_error("out of memory folding the job");
+            if (c < 0)
+                break;
+            j->ranks[p[got]].fold = c;
+        }
+        int ok = got == n;
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = agrees(j, p[i], &m[i]);
+        if (ok) {
+            for (uint32_t i = 0; i < n; i++) {
+                struct sim_rank *r = &j->ranks[p[i]];
+                r->comm_map = m[i].v;
+                r->ncomm_map = m[i].n;
+                m[i].v = NULL;
+                j->fold_gap_diff = MAYA_MAX(j->fold_gap_diff, diff[i]);
+            }
+            for (uint32_t i = n; i-- > 0;) /* their streams are the last ones, in this order */
+                release(j, &j->ranks[p[i]]);
+            j->fold_target[node] = t;
+            done = 1;
+        }
+        for (uint32_t i = 0; i < got; i++) {
+            if (!done)
+                j->ranks[p[i]].fold = -1;
+            renaming_free(&m[i]);
+        }
+    }
+    if (rc == 0 && !done) {
+        j->fold_replays[node] = 1;
+        for (uint32_t i = 0; i < n && rc == 0; i++)
+            rc = add_candidate(j, p[i]);
+    }
+    free(m);
+    free(diff);
+    return rc;
+}
+
 int sim_fold_rank(struct sim_job *j, uint32_t ri)
 {
     struct sim_rank *r = &j->ranks[ri];
@@ -207,36 +348,27 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
     r->weight = 1;
     if (j->no_fold)
         return 0;
+    int nodes = MAYA_MAX(j->nodes, 1);
+    if (!j->fold_target) {
+        j->fold_target = malloc((size_t)nodes * sizeof *j->fold_target);
+        j->fold_replays = calloc((size_t)nodes, 1);
+        if (!j->fold_target || !j->fold_replays)
+            return maya_error("out of memory folding the job");
+        for (int n = 0; n < nodes; n++)
+            j->fold_target[n] = -1;
+    }
     int oom = 0;
     r->fold_hash = work_hash(j, r, &oom);
-    if (oom)
+    uint64_t *x = maya_map_put(&j->fold_index, (uint64_t)(uint32_t)r->rank, 0, NULL);
+    if (oom || !x)
         return maya_error("out of memory folding the job");
-    for (uint64_t k = 0;; k++) {
-        uint64_t *v = maya_map_get(&j->fold_classes, r->fold_hash, k);
-        if (!v) {
-            v = maya_map_put(&j->fold_classes, r->fold_hash, k, NULL);
-            if (!v)
-                return maya_error("out of memory folding the job");
-            *v = ri + 1;
-            return 0;
-        }
-        struct renaming m = { 0 };
-        int same = same_work(j, &j->ranks[*v - 1], r, &m);
-        if (m.oom) {
-            renaming_free(&m);
-            return maya_error("out of memory folding the job");
-        }
-        if (same) {
-            r->fold = (int)(*v - 1);
-            r->comm_map = m.v;
-            r->ncomm_map = m.n;
-            m.v = NULL;
-            renaming_free(&m);
-            release(j, r);
-            return 0;
-        }
-        renaming_free(&m);
-    }
+    *x = ri + 1;
+    if (j->npending && j->ranks[j->pending[0]].node != r->node && decide_node(j) < 0)
+        return -1;
+    if (SIM_GROW(j->pending, j->cappending, j->npending + 1) < 0)
+        return maya_error("out of memory folding the job");
+    j->pending[j->npending++] = ri;
+    return 0;
 }
 
 /* ---- undoing a fold ---- */
@@ -437,7 +569,7 @@ static int check_nodes(struct checker *C)
 int sim_fold_finish(struct sim_job *j)
 {
     struct checker C = { .j = j, .max_rank = -1 };
-    int rc = 0;
+    int rc = decide_node(j);
     for (int i = 0; i < j->nranks; i++)
         C.max_rank = MAYA_MAX(C.max_rank, j->ranks[i].rank);
     C.index_of = malloc((size_t)(C.max_rank + 1) * sizeof *C.index_of + 1);

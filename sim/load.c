@@ -574,6 +574,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     j->keep_iterations = cfg->keep_iterations;
     j->gpu_spec = cfg->gpu;
     j->no_fold = cfg->no_fold;
+    j->fold_similar = cfg->fold_similar;
     for (int k = 0; rc == 0 && k < cfg->nslow; k++)
         if (!(cfg->slow[k].factor > 0 && cfg->slow[k].factor < 1e6))
             rc = maya_error("slow rank %d: a factor of %g (expected more than 0)", cfg->slow[k].rank,
@@ -682,6 +683,10 @@ void sim_free(struct sim_job *j)
     maya_map_free(&j->engine_ids);
     maya_map_free(&j->xfer_ids);
     maya_map_free(&j->fold_classes);
+    free(j->fold_target);
+    maya_map_free(&j->fold_index);
+    free(j->pending);
+    free(j->fold_replays);
     for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++)
         free(j->xfers[i].who);
     free(j->xfers);

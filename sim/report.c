@@ -228,6 +228,9 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (f->replayed && j->replayed_ranks < j->nranks)
         fprintf(fp, "replayed   %d of them: the other %d are replicas doing the same work, folded into those\n",
                 j->replayed_ranks, j->nranks - j->replayed_ranks);
+    if (f->replayed && j->fold_similar && j->replayed_ranks < j->nranks)
+        fprintf(fp, "           (--fold similar: they take their representatives' host gaps, whose totals "
+                    "differed by up to %.1f%%)\n", 100 * j->fold_gap_diff);
     if (f->replayed && j->fold_note[0])
         fprintf(fp, "           (%s)\n", j->fold_note);
     write_status(fp, f, dir, 1);
@@ -446,6 +449,9 @@ static void write_json(FILE *fp, const struct facts *f)
     json_int(&w, "replayed_ranks", j ? j->replayed_ranks : 0);
     json_uint(&w, "replayed_ops", j ? j->replayed_ops : 0);
     json_str(&w, "fold_note", j && j->fold_note[0] ? j->fold_note : NULL);
+    json_str(&w, "fold", !j ? NULL : j->no_fold ? "no" : j->fold_similar ? "similar" : "yes");
+    if (j && j->fold_similar)
+        json_num(&w, "fold_host_gap_difference", j->fold_gap_diff);
     json_end_obj(&w);
     json_obj(&w, "timeline");
     json_str(&w, "view", !f->timelines ? "none" : f->view.full ? "full" : "bounded");

@@ -246,7 +246,14 @@ struct sim_job {
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
     /* folding (fold.c) */
     int no_fold;                  /* sim_config.no_fold: replay every rank */
+    int fold_similar;             /* sim_config.fold_similar: host gaps may differ */
+    double fold_gap_diff;         /* the largest relative difference of a folded rank's host gaps */
     struct maya_map fold_classes; /* (work hash, k) -> ranks[] index + 1 of a replayed rank */
+    int32_t *fold_target;         /* by node: the node its ranks fold into (-1 none yet) */
+    uint8_t *fold_replays;        /* by node: it holds a replayed rank */
+    struct maya_map fold_index;   /* global rank -> ranks[] index + 1, of the ranks loaded so far */
+    uint32_t *pending;            /* ranks of the node being loaded, not yet folded or not */
+    uint32_t npending, cappending;
     int replayed_ranks;
     uint64_t replayed_ops;
     char fold_note[512];          /* why some replicas were replayed after all, for the report */

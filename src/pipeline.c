@@ -81,9 +81,10 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
             return maya_error("--timeline \"%s\": expected bounded, full or none", value ? value : "");
         o->timeline = m;
     } else if (!strcmp(name, "--fold")) {
-        if (!value || (strcmp(value, "yes") && strcmp(value, "no")))
-            return maya_error("--fold \"%s\": expected yes or no", value ? value : "");
+        if (!value || (strcmp(value, "yes") && strcmp(value, "no") && strcmp(value, "similar")))
+            return maya_error("--fold \"%s\": expected yes, similar or no", value ? value : "");
         o->no_fold = !strcmp(value, "no");
+        o->fold_similar = !strcmp(value, "similar");
     } else if (!strcmp(name, "--slow-rank")) {
         return parse_slow_ranks(o, value);
     } else {
@@ -345,7 +346,8 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .no_fold = o->no_fold, .slow = o->slow, .nslow = o->nslow };
+                                 .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
+                                 .nslow = o->nslow };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

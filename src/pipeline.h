@@ -23,6 +23,7 @@ struct pipeline_opts {
                                      GPU by name instead of its recorded description */
     int timeline;                 /* enum sim_timeline_mode (bounded by default) */
     int no_fold;                  /* --fold no: replay every rank */
+    int fold_similar;             /* --fold similar */
     struct sim_slow_rank slow[PIPELINE_MAX_SLOW]; /* --slow-rank what-ifs */
     int nslow;
     int quiet;
@@ -41,8 +42,9 @@ struct pipeline_opts {
     "                           the n-th op of a name on a rank takes what the profile's did\n" \
     "  --slow-rank R[:F],...    what-if: rank R's GPU is slower, its kernels taking F times as\n" \
     "                           long (default 1.2); a straggler's effect on the whole job\n" \
-    "  --fold yes|no            yes (default): ranks doing the same work as a lower rank\n" \
-    "                           (data-parallel replicas) are replayed once, exactly; no: every rank\n" \
+    "  --fold yes|similar|no    yes (default): ranks doing the same work as a lower rank\n" \
+    "                           (data-parallel replicas) are replayed once, exactly; similar: also\n" \
+    "                           when only their measured host gaps differ (within 25%); no: every rank\n" \
     "  --timeline MODE          bounded (default: rank 0, its pipeline's stages and the busiest\n" \
     "                           rank; at most the first 3 iterations), full, or none\n"
 

@@ -28,6 +28,9 @@ struct sim_config {
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
     int no_fold;                  /* replay every rank, even data-parallel replicas (sim/fold.c) */
+    int fold_similar;             /* fold replicas whose work differs only in host gaps (measured
+                                     noise), within SIM_FOLD_SIMILAR of the representative's total:
+                                     they take its gaps (not exact) */
     /* what-if: these ranks' GPUs are slower, their kernels taking factor
      * times as long (a straggler) */
     const struct sim_slow_rank {
@@ -38,6 +41,10 @@ struct sim_config {
 };
 
 struct sim_job;
+
+/* sim_config.fold_similar: a replica's total host gap may differ from its
+ * representative's by this fraction of it. */
+#define SIM_FOLD_SIMILAR 0.25
 
 int sim_load(const char *job_path, const struct sim_config *cfg, struct sim_job **out);
 /* Replay. 0, or -1 with a message (a job that deadlocks names the ops that wait). */
@@ -60,6 +67,8 @@ struct sim_summary {
     uint64_t replayed_ops;      /* ops the replay ran (folded ranks' are their representatives') */
     const char *fold_note;      /* why replicas were replayed on their own after all ("" none;
                                    valid until sim_free) */
+    double fold_gap_diff;       /* fold_similar: the largest difference of a folded rank's total
+                                   host gap from its representative's, as a fraction of it */
     uint64_t unsupported_calls;
     uint64_t extrapolated_ops;
 };

@@ -51,7 +51,8 @@ static const char *build(const char *name, const struct gpt_shape *g)
 
 static struct sim_job *load_run(const char *job, int fold, const struct sim_slow_rank *slow, int nslow)
 {
-    struct sim_config cfg = { .estimate = shape_estimate, .no_fold = !fold, .slow = slow, .nslow = nslow };
+    struct sim_config cfg = { .estimate = shape_estimate, .no_fold = !fold, .fold_similar = fold == 2, .slow = slow,
+                              .nslow = nslow };
     struct sim_job *j;
     if (sim_load(job, &cfg, &j) < 0)
         return NULL;
@@ -161,5 +162,45 @@ int main(void)
     two.gpus_per_node = 4;
     check("two-a-node", &two, 8, NULL, 0);
 
+    /* measured host gaps differ a little between replicas: nothing folds
+     * exactly; --fold similar folds them (they take the representative's
+     * gaps) and the prediction stays within the gaps' share; a replica whose
+     * gaps are twice as long stays on its own */
+    struct gpt_shape noisy = g;
+    noisy.gap_ns = 20000;
+    noisy.gap_jitter = 0.2;
+    const char *job = build("noisy", &noisy);
+    EXPECT(job, "noisy: could not build the job: %s", maya_last_error());
+    struct sim_job *exact = job ? load_run(job, 1, NULL, 0) : NULL, *similar = job ? load_run(job, 2, NULL, 0) : NULL;
+    struct sim_job *all = job ? load_run(job, 0, NULL, 0) : NULL;
+    EXPECT(exact && similar && all, "noisy: replay failed: %s", maya_last_error());
+    if (exact && similar && all) {
+        struct sim_summary e, sm, a;
+        sim_summarize(exact, &e);
+        sim_summarize(similar, &sm);
+        sim_summarize(all, &a);
+        EXPECT(e.replayed_ranks == 16, "noisy: %d ranks replayed exactly folded, expected all 16", e.replayed_ranks);
+        EXPECT(sm.replayed_ranks == 4, "noisy: %d ranks replayed with similar folding, expected 4 (%s)",
+               sm.replayed_ranks, sm.fold_note);
+        EXPECT(sm.fold_gap_diff > 0 && sm.fold_gap_diff < 0.05, "noisy: host gaps differ by %.4f in total",
+               sm.fold_gap_diff);
+        EXPECT(e.iteration_s == a.iteration_s, "noisy: exact folding changed the iteration");
+        EXPECT_NEAR(sm.iteration_s, a.iteration_s, 0.02 * a.iteration_s, "noisy: similar folding's iteration");
+    }
+    sim_free(exact);
+    sim_free(similar);
+    sim_free(all);
+    noisy.slow_rank = 5;
+    noisy.slow_factor = 2;
+    job = build("noisy-slow", &noisy);
+    similar = job ? load_run(job, 2, NULL, 0) : NULL;
+    EXPECT(similar, "noisy-slow: replay failed: %s", maya_last_error());
+    if (similar) {
+        struct sim_summary sm;
+        sim_summarize(similar, &sm);
+        EXPECT(sm.replayed_ranks == 8, "noisy-slow: %d ranks replayed with similar folding, expected 8 (%s)",
+               sm.replayed_ranks, sm.fold_note);
+    }
+    sim_free(similar);
     return finish("test_sim_fold");
 }
