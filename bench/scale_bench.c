@@ -36,6 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_child.h"
 #include "gpt_traces.h"
 #include "maya/collator.h"
 #include "maya/common.h"
@@ -126,48 +127,42 @@ static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
 
 enum { P_GEN, P_COLLATE, P_SIM_FOLD, P_SIM_NOFOLD };
 
-/* Run one phase in a child; its figures come back through a pipe. */
+struct phase_arg {
+    int what;
+    const struct gpt_shape *g;
+    const char *dir;
+};
+
+/* One phase (in a child process: bench_in_child). */
+static int phase_child(void *arg, void *out)
+{
+    const struct phase_arg *a = arg;
+    struct phase *ph = out;
+    char traces[4200], job[4200];
+    snprintf(traces, sizeof traces, "%s/traces", a->dir);
+    snprintf(job, sizeof job, "%s/job.mtrace", a->dir);
+    int rc;
+    double t0 = cpu_s();
+    if (a->what == P_GEN) {
+        rc = mkdir(traces, 0755) < 0 ? maya_error("cannot create %s: %m", traces) : gpt_write_traces(a->g, traces);
+    } else if (a->what == P_COLLATE) {
+        struct col_summary cs;
+        rc = col_collate(traces, job, 0, &cs);
+    } else {
+        rc = simulate(a->dir, a->g->tp * a->g->pp * a->g->dp, a->what == P_SIM_FOLD, ph);
+    }
+    if (a->what == P_GEN || a->what == P_COLLATE)
+        ph->cpu_s[0] = cpu_s() - t0;
+    ph->rss_kb = rss_kb();
+    return rc;
+}
+
 static int run_phase(int what, const struct gpt_shape *g, const char *dir, struct phase *out)
 {
-    int fd[2];
-    if (pipe(fd) < 0)
-        return maya_error("pipe: %m");
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0)
-        return maya_error("fork: %m");
-    if (pid == 0) {
-        close(fd[0]);
-        struct phase ph;
-        memset(&ph, 0, sizeof ph);
-        char traces[4200], job[4200];
-        snprintf(traces, sizeof traces, "%s/traces", dir);
-        snprintf(job, sizeof job, "%s/job.mtrace", dir);
-        int rc = 0;
-        double t0 = cpu_s();
-        if (what == P_GEN) {
-            rc = mkdir(traces, 0755) < 0 ? maya_error("cannot create %s: %m", traces) : gpt_write_traces(g, traces);
-        } else if (what == P_COLLATE) {
-            struct col_summary cs;
-            rc = col_collate(traces, job, 0, &cs);
-        } else {
-            rc = simulate(dir, g->tp * g->pp * g->dp, what == P_SIM_FOLD, &ph);
-        }
-        if (what == P_GEN || what == P_COLLATE)
-            ph.cpu_s[0] = cpu_s() - t0;
-        ph.rss_kb = rss_kb();
-        if (rc < 0 || write(fd[1], &ph, sizeof ph) != (ssize_t)sizeof ph)
-            _exit(1);
-        _exit(0);
-    }
-    close(fd[1]);
-    ssize_t got = read(fd[0], out, sizeof *out);
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (got != (ssize_t)sizeof *out || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return maya_error("scale_bench: phase %d failed", what);
-    return 0;
+    struct phase_arg a = { what, g, dir };
+    static const char *const names[] = { "scale_bench: generating the traces", "scale_bench: collating",
+                                         "scale_bench: the folded replay", "scale_bench: the unfolded replay" };
+    return bench_in_child(phase_child, &a, out, sizeof *out, names[what]);
 }
 
 static int bench_size(const char *name, int tp, int pp, int dp, int nofold)

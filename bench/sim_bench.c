@@ -29,6 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_child.h"
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/sim.h"
@@ -209,65 +210,59 @@ struct result {
     long rss_kb;
 };
 
-/* Generate, collate, load and replay a job of iters iterations in a child
- * process (so its peak memory is its own). */
+struct job_arg {
+    const char *base;
+    int iters;
+};
+
+/* Generate, collate, load and replay a job of iters iterations (in a child
+ * process: bench_in_child). Every rank is replayed (no folding): the
+ * engine's speed is what is measured. */
+static int measure_job(void *arg, void *out)
+{
+    const struct job_arg *a = arg;
+    struct result *r = out;
+    char dir[512], job[600];
+    snprintf(dir, sizeof dir, "%s/traces-%d", a->base, a->iters);
+    snprintf(job, sizeof job, "%s/job-%d.mtrace", a->base, a->iters);
+    if (mkdir(dir, 0755) < 0)
+        return maya_error("cannot create %s: %m", dir);
+    for (int i = 0; i < RANKS; i++)
+        if (write_rank(dir, i, a->iters) < 0)
+            return -1;
+    struct col_summary cs;
+    double t0 = now_s();
+    if (col_collate(dir, job, 0, &cs) < 0)
+        return -1;
+    r->collate_s = now_s() - t0;
+    r->records = cs.records;
+    struct sim_config cfg = { .estimate = estimate, .no_fold = 1 };
+    struct sim_job *j;
+    if (sim_load(job, &cfg, &j) < 0)
+        return -1;
+    t0 = now_s();
+    if (sim_run(j) < 0)
+        return -1;
+    r->run_s = now_s() - t0;
+    struct sim_summary s;
+    sim_summarize(j, &s);
+    r->ops = s.ops;
+    r->events = s.events;
+    if (s.iterations != a->iters)
+        return maya_error("found %d iterations, expected %d", s.iterations, a->iters);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    r->rss_kb = ru.ru_maxrss;
+    sim_free(j);
+    return 0;
+}
+
 static int measure(const char *base, int iters, struct result *res)
 {
-    int fd[2];
-    if (pipe(fd) < 0)
-        return maya_error("pipe: %m");
-    pid_t pid = fork();
-    if (pid < 0)
-        return maya_error("fork: %m");
-    if (pid == 0) {
-        close(fd[0]);
-        struct result r = { 0 };
-        char dir[512], job[600];
-        snprintf(dir, sizeof dir, "%s/traces-%d", base, iters);
-        snprintf(job, sizeof job, "%s/job-%d.mtrace", base, iters);
-        if (mkdir(dir, 0755) < 0)
-            _exit(1);
-        for (int i = 0; i < RANKS; i++)
-            if (write_rank(dir, i, iters) < 0)
-                _exit(1);
-        struct col_summary cs;
-        double t0 = now_s();
-        if (col_collate(dir, job, 0, &cs) < 0)
-            _exit(1);
-        r.collate_s = now_s() - t0;
-        r.records = cs.records;
-        struct sim_config cfg = { .estimate = estimate };
-        struct sim_job *j;
-        if (sim_load(job, &cfg, &j) < 0)
-            _exit(1);
-        t0 = now_s();
-        if (sim_run(j) < 0)
-            _exit(1);
-        r.run_s = now_s() - t0;
-        struct sim_summary s;
-        sim_summarize(j, &s);
-        r.ops = s.ops;
-        r.events = s.events;
-        if (s.iterations != iters) {
-            fprintf(stderr, "sim_bench: found %d iterations, expected %d\n", s.iterations, iters);
-            _exit(1);
-        }
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        r.rss_kb = ru.ru_maxrss;
-        sim_free(j);
-        if (write(fd[1], &r, sizeof r) != (ssize_t)sizeof r)
-            _exit(1);
-        _exit(0);
-    }
-    close(fd[1]);
-    ssize_t got = read(fd[0], res, sizeof *res);
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (got != (ssize_t)sizeof *res || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return maya_error("sim_bench: the job of %d iterations failed", iters);
-    return 0;
+    struct job_arg a = { base, iters };
+    char what[64];
+    snprintf(what, sizeof what, "sim_bench: the job of %d iterations", iters);
+    return bench_in_child(measure_job, &a, res, sizeof *res, what);
 }
 
 int main(void)

@@ -1,17 +1,21 @@
 /* Folding: the replay runs one copy of each group of ranks that do the same
  * work (the data-parallel replicas of a job) and lets it stand for all.
  *
- * A rank folds into an earlier one at the same local rank (GPU of its node:
- * replicas sit at the same place on other nodes; two ranks of one node never
- * fold into each other) when their loaded work is the same op for op (kind,
- * durations, host gaps, names, streams, events, sequence numbers,
- * send/recv positions) with a one-to-one renaming of their communicators:
- * the replica's tensor-parallel group for the representative's, the
- * data-parallel group for itself. Work is hashed as
+ * A rank can fold into an earlier one at the same local rank (GPU of its
+ * node: replicas sit at the same place on other nodes; two ranks of one
+ * node never fold into each other) when their loaded work is the same op
+ * for op (kind, durations, host gaps, names, streams, events, sequence
+ * numbers, send/recv positions) with a one-to-one renaming of their
+ * communicators: the replica's tensor-parallel group for the
+ * representative's, the data-parallel group for itself. Work is hashed as
  * each rank is loaded (communicators by order of first use, so that the
  * renaming does not change the hash) and compared in full with the ranks
- * of the same hash; a folded rank's ops are dropped at once, so memory
- * follows the distinct ranks, not the world size.
+ * of the same hash. The ranks of a node are decided together once the node
+ * is loaded: they fold into the ranks of one other node, each communicator
+ * agreeing with the ranks loaded so far, or they are all replayed (so that
+ * a replica that differs, rank 0's say, leaves the next ones to fold into
+ * the next replica). A folded rank's ops are dropped then, so memory
+ * follows the distinct ranks plus one node, not the world size.
  *
  * The whole job must then be symmetric, or the folded replay would not be
  * the replay of every copy. After the last rank, until nothing changes, a
