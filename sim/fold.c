@@ -345,6 +345,13 @@ static int decide_node(struct sim_job *j)
     return rc;
 }
 
+int sim_fold_next_node(struct sim_job *j, int node)
+{
+    if (j->npending && j->ranks[j->pending[0]].node != node)
+        return decide_node(j);
+    return 0;
+}
+
 int sim_fold_rank(struct sim_job *j, uint32_t ri)
 {
     struct sim_rank *r = &j->ranks[ri];
@@ -367,8 +374,6 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
     if (oom || !x)
         return maya_error("out of memory folding the job");
     *x = ri + 1;
-    if (j->npending && j->ranks[j->pending[0]].node != r->node && decide_node(j) < 0)
-        return -1;
     if (SIM_GROW(j->pending, j->cappending, j->npending + 1) < 0)
         return maya_error("out of memory folding the job");
     j->pending[j->npending++] = ri;

@@ -521,6 +521,8 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         if (j->nranks >= L->expected_ranks)
             return maya_error("%s: more rank sections than the %d the job record announced", maya_trace_path(L->r),
                               L->expected_ranks);
+        if (fold_loaded(L) < 0 || sim_fold_next_node(j, b->node) < 0)
+            return -1;
         struct sim_rank *r = &j->ranks[j->nranks++];
         memset(r, 0, sizeof *r);
         r->rank = b->rank;

@@ -305,6 +305,9 @@ const char *sim_name(const struct sim_job *j, uint32_t id);
  * same work; after the last, undo folds that symmetry does not allow, and
  * count the members each collective waits for. 0, or -1 (out of memory). */
 int sim_fold_rank(struct sim_job *j, uint32_t ri);
+/* A rank of this node is about to be loaded: decide the ranks of the node
+ * loaded before it (while their streams are the last ones). 0 or -1. */
+int sim_fold_next_node(struct sim_job *j, int node);
 int sim_fold_finish(struct sim_job *j);
 
 /* iterations.c */
