@@ -78,6 +78,10 @@ assert n["timeline"] == {"view": "none"}, n["timeline"]
 assert not os.path.exists(none + "/timeline.json") and not os.path.exists(none + "/timeline.svg")
 assert n["iteration_time_s"] == a["iteration_time_s"]
 PY
+for svg in "$d/timeline.svg" "$TEST_TMP/nofold/timeline.svg" "$TEST_TMP/slow/timeline.svg"; do
+    python3 -c "import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])" "$svg" || fail "$svg is not well-formed"
+done
+expect_eq "$(grep -c '<text [^>]*text-anchor="end"[^>]*>rank ' "$d/timeline.svg")" 12 "lanes of the bounded SVG (4 ranks x 3 streams)"
 expect_grep "^replayed   32 of them: the other 224 are replicas" "$d/report.txt"
 expect_grep "^timeline   4 of 256 ranks: rank 0, its pipeline's other stages, the busiest \(rank [0-9]+\); iterations 1\.\.3 of 3" "$d/report.txt"
 expect_grep "^files      report.json, timeline.json \([0-9.]+ (bytes|MiB|GiB); open in ui.perfetto.dev\), timeline.svg \(" "$d/report.txt"
