@@ -95,7 +95,8 @@ static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
     if (est_create(&ec, &est) < 0)
         return -1;
     struct sim_config sc = { .estimate = estimate, .estimate_ctx = est, .gpu = gpu, .flops = est_op_flops,
-                             .iteration_marker = GPT_STEP_MARKER, .no_fold = !fold };
+                             .iteration_marker = GPT_STEP_MARKER, .no_fold = !fold,
+                             .estimate_by_content = 1 };
     struct sim_job *j;
     snprintf(path, sizeof path, "%s/job.mtrace", dir);
     double t0 = cpu_s();

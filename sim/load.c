@@ -77,6 +77,7 @@ struct loader {
     double slow;                   /* the current rank's compute takes this many times as long */
     int expected_ranks;            /* sections the job record announced */
     int folded;                    /* ranks handed to sim_fold_rank */
+    struct sim_memo *memo;         /* estimates by content (estimate_memo.c) */
 };
 
 /* Ranks loaded so far go to folding (fold.c). */
@@ -405,11 +406,12 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     }
     struct est_result er;
     memset(&er, 0, sizeof er);
-    if (L->cfg->estimate && L->cfg->estimate(L->cfg->estimate_ctx, &eo, &er) < 0)
+    double flops = 0;
+    if (sim_memo_estimate(&L->memo, L->cfg, &eo, &er, &flops) < 0)
         return maya_error("rank %d: cannot estimate %s (call %llu)", r->rank, kname ? kname : api,
                           (unsigned long long)c->seq);
     if (o->kind == SK_KERNEL && o->sub && L->cfg->flops)
-        o->arg2 = (uint64_t)L->cfg->flops(&eo); /* as the estimator counts them */
+        o->arg2 = (uint64_t)flops; /* as the estimator counts them */
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
@@ -607,6 +609,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         }
     }
     maya_trace_close(L.r);
+    sim_memo_free(L.memo);
     free(L.sl);
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);

@@ -310,6 +310,15 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri);
 int sim_fold_next_node(struct sim_job *j, int node);
 int sim_fold_finish(struct sim_job *j);
 
+/* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
+ * or answer from an identical earlier question when the estimator answers
+ * from content alone (cfg->estimate_by_content). *memo is created on first
+ * use. 0, or -1 with a message. */
+struct sim_memo;
+int sim_memo_estimate(struct sim_memo **memo, const struct sim_config *cfg, const struct est_op *op,
+                      struct est_result *er, double *flops);
+void sim_memo_free(struct sim_memo *memo);
+
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);
 double sim_steady_iteration_s(const struct sim_job *j);

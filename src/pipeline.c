@@ -348,6 +348,11 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
                                  .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
                                  .nslow = o->nslow };
+        /* the oracle answers by rank and call number; the other models by content */
+        enum est_model model[EST_NFAMILIES];
+        sc.estimate_by_content = pipeline_models(spec, oracle || o->oracle_profile, model) == 0;
+        for (int f = 0; f < EST_NFAMILIES; f++)
+            sc.estimate_by_content &= model[f] != EST_ORACLE;
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

@@ -28,6 +28,9 @@ struct sim_config {
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
     int no_fold;                  /* replay every rank, even data-parallel replicas (sim/fold.c) */
+    int estimate_by_content;      /* the estimate of an op depends on its record's content alone
+                                     (not its rank, call number, times, thread, communicator id
+                                     or member rank): identical questions are asked once */
     int fold_similar;             /* fold replicas whose work differs only in host gaps (measured
                                      noise), within SIM_FOLD_SIMILAR of the representative's total:
                                      they take its gaps (not exact) */

@@ -51,8 +51,10 @@ static const char *build(const char *name, const struct gpt_shape *g)
 
 static struct sim_job *load_run(const char *job, int fold, const struct sim_slow_rank *slow, int nslow)
 {
+    /* folded replays remember estimates by content, unfolded ones ask for
+     * every op: the comparisons check that too */
     struct sim_config cfg = { .estimate = shape_estimate, .no_fold = !fold, .fold_similar = fold == 2, .slow = slow,
-                              .nslow = nslow };
+                              .nslow = nslow, .estimate_by_content = fold != 0 };
     struct sim_job *j;
     if (sim_load(job, &cfg, &j) < 0)
         return NULL;
