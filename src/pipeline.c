@@ -347,7 +347,7 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
                                  .flops = est_op_flops,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
                                  .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
-                                 .nslow = o->nslow };
+                                 .nslow = o->nslow, .cluster = &cluster };
         /* the oracle answers by rank and call number; the other models by content */
         enum est_model model[EST_NFAMILIES];
         sc.estimate_by_content = pipeline_models(spec, oracle || o->oracle_profile, model) == 0;

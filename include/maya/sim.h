@@ -41,6 +41,9 @@ struct sim_config {
         double factor;
     } *slow;
     int nslow;
+    /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
+     * NIC per GPU (rail-optimised). */
+    const struct maya_cluster_spec *cluster;
 };
 
 struct sim_job;
