@@ -49,12 +49,15 @@ static const char *build(const char *name, const struct gpt_shape *g)
     return col_collate(traces, job, 0, &cs) < 0 ? NULL : job;
 }
 
+/* The nodes' NICs (sim/nic.c) for the replays; NULL: one per GPU. */
+static const struct maya_cluster_spec *cluster;
+
 static struct sim_job *load_run(const char *job, int fold, const struct sim_slow_rank *slow, int nslow)
 {
     /* folded replays remember estimates by content, unfolded ones ask for
      * every op: the comparisons check that too */
     struct sim_config cfg = { .estimate = shape_estimate, .no_fold = !fold, .fold_similar = fold == 2, .slow = slow,
-                              .nslow = nslow, .estimate_by_content = fold != 0 };
+                              .nslow = nslow, .estimate_by_content = fold != 0, .cluster = cluster };
     struct sim_job *j;
     if (sim_load(job, &cfg, &j) < 0)
         return NULL;
@@ -163,6 +166,33 @@ int main(void)
     struct gpt_shape two = g;
     two.gpus_per_node = 4;
     check("two-a-node", &two, 8, NULL, 0);
+
+    /* NICs shared by GPUs (a DGX-1V's pairs, a PCIe server's one for all):
+     * the data-parallel all-reduces of a node's GPUs meet on its NICs, and
+     * the folded replay still gives every copy's times */
+    struct maya_cluster_spec c;
+    memset(&c, 0, sizeof c);
+    c.gpus_per_node = 4;
+    c.nics_per_node = 2;
+    c.nic_of_gpu[0] = c.nic_of_gpu[1] = 0;
+    c.nic_of_gpu[2] = c.nic_of_gpu[3] = 1;
+    cluster = &c;
+    check("two-a-node-nic-pairs", &two, 8, NULL, 0);
+    c.nics_per_node = 1;
+    c.nic_of_gpu[2] = c.nic_of_gpu[3] = 0;
+    check("two-a-node-one-nic", &two, 8, NULL, 0);
+    /* and a straggler on them (stage 1, replica 0): the replicas of stage 1
+     * beside it no longer fold into its node, nor their stage-0 peers into
+     * stage 0's: everything is replayed, with the same result */
+    struct gpt_shape two_slow = two;
+    two_slow.slow_rank = 9;
+    two_slow.slow_factor = 2;
+    two_slow.gap_ns = 20000;
+    check("one-nic-straggler", &two_slow, 16, NULL, 0);
+    c.gpus_per_node = 2;
+    c.nics_per_node = 1;
+    check("one-nic-a-tp-group", &g, 4, NULL, 0);
+    cluster = NULL;
 
     /* measured host gaps differ a little between replicas: nothing folds
      * exactly; --fold similar folds them (they take the representative's
