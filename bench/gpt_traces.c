@@ -10,6 +10,7 @@
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/trace_format.h"
+#include "trace_calls.h"
 
 /* string ids: API names, then kernel names (kernel id = string id - K_FIRST + 1) */
 enum {
@@ -41,7 +42,7 @@ struct gen {
     struct col_writer *w;
     int rank, t, d, p;
     uint64_t tp_comm, dp_comm, pp_comm;
-    uint64_t seq, now;          /* call sequence, host clock */
+    struct trace_clock clock;   /* call sequence, host clock */
     uint64_t gap;               /* host gap before each call */
     uint64_t tp_seq, dp_seq;    /* collectives issued per communicator */
     uint64_t fsend, frecv, bsend, brecv; /* send/recv counts per direction */
@@ -61,19 +62,12 @@ static void call(struct gen *G, struct maya_call *c, uint32_t api, uint64_t stre
 {
     uint64_t gap = G->gap;
     if (G->g->gap_jitter > 0) {
-        uint64_t x = ((uint64_t)G->rank << 32 | G->seq) * 0x9e3779b97f4a7c15ull;
+        uint64_t x = ((uint64_t)G->rank << 32 | G->clock.seq) * 0x9e3779b97f4a7c15ull;
         x ^= x >> 29;
         double u = (double)(x % 2001) / 1000.0 - 1.0; /* -1 .. 1 */
         gap = (uint64_t)((double)gap * (1.0 + G->g->gap_jitter * u));
     }
-    G->now += gap;
-    c->seq = G->seq++;
-    c->t_enter_ns = G->now;
-    G->now += 1000;
-    c->t_exit_ns = G->now;
-    c->stream = stream;
-    c->api = api;
-    c->device = 0;
+    trace_call(&G->clock, c, gap, api, stream);
 }
 
 static void launch(struct gen *G, uint32_t kernel, uint32_t blocks)
@@ -119,20 +113,10 @@ static void coll(struct gen *G, uint32_t op, uint64_t comm, uint64_t seq, int ra
                  uint64_t stream, uint64_t count, uint64_t group)
 {
     struct maya_rec_coll c;
-    memset(&c, 0, sizeof c);
-    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    trace_coll(&c, op, comm, seq, rank, nranks, peer, count);
     uint32_t api = op == MAYA_COLL_SEND ? S_SEND : op == MAYA_COLL_RECV ? S_RECV : S_ALLREDUCE;
     call(G, &c.call, api, stream);
-    c.comm = comm;
-    c.seq = seq;
     c.group = group;
-    c.count = count;
-    c.bytes = count * 2;
-    c.op = op;
-    c.dtype = 9; /* ncclBfloat16 */
-    c.rank = rank;
-    c.nranks = nranks;
-    c.peer = peer;
     emit(G, &c);
 }
 

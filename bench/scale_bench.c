@@ -96,7 +96,7 @@ static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
         return -1;
     struct sim_config sc = { .estimate = estimate, .estimate_ctx = est, .gpu = gpu, .flops = est_op_flops,
                              .iteration_marker = GPT_STEP_MARKER, .no_fold = !fold,
-                             .estimate_by_content = 1 };
+                             .estimate_by_content = 1, .cluster = cl };
     struct sim_job *j;
     snprintf(path, sizeof path, "%s/job.mtrace", dir);
     double t0 = cpu_s();

@@ -39,6 +39,7 @@
 #include "maya/common.h"
 #include "maya/sim.h"
 #include "maya/trace_format.h"
+#include "trace_calls.h"
 
 #define GPN 8
 #define LAYERS 24
@@ -49,7 +50,7 @@ static int RANKS = 64, DP_NODES = 8;
 
 struct gen {
     struct col_writer *w;
-    uint64_t seq, t;
+    struct trace_clock clock;
 };
 
 static int emit_string(struct gen *g, uint32_t id, const char *s)
@@ -63,16 +64,10 @@ static int emit_string(struct gen *g, uint32_t id, const char *s)
     return col_writer_emit(g->w, buf);
 }
 
+/* 3 us of host work before each call */
 static void call(struct gen *g, struct maya_call *c, uint32_t api, uint64_t stream)
 {
-    g->t += 3000; /* 3 us of host work before each call, 1 us inside it */
-    c->seq = g->seq++;
-    c->t_enter_ns = g->t;
-    g->t += 1000;
-    c->t_exit_ns = g->t;
-    c->stream = stream;
-    c->api = api;
-    c->device = 0;
+    trace_call(&g->clock, c, 3000, api, stream);
 }
 
 enum { S_LAUNCH = 1, S_AR, S_REC, S_WAIT, S_SYNC, S_KNAME };
@@ -80,18 +75,8 @@ enum { S_LAUNCH = 1, S_AR, S_REC, S_WAIT, S_SYNC, S_KNAME };
 static int coll(struct gen *g, uint64_t comm, uint64_t seq, int rank, int nranks, uint64_t stream, uint64_t count)
 {
     struct maya_rec_coll c;
-    memset(&c, 0, sizeof c);
-    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    trace_coll(&c, MAYA_COLL_ALLREDUCE, comm, seq, rank, nranks, -1, count);
     call(g, &c.call, S_AR, stream);
-    c.comm = comm;
-    c.seq = seq;
-    c.count = count;
-    c.bytes = count * 2;
-    c.op = MAYA_COLL_ALLREDUCE;
-    c.dtype = 9;
-    c.rank = rank;
-    c.nranks = nranks;
-    c.peer = -1;
     return col_writer_emit(g->w, &c);
 }
 
