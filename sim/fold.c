@@ -48,6 +48,7 @@
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
@@ -89,9 +90,8 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
     return *v;
 }
 
-static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int *oom)
+static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int gaps, int *oom)
 {
-    int gaps = !j->fold_similar;
     struct maya_map seen = { 0 };
     uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
     h = mix(mix(mix(h, r->nbars), (uint64_t)r->complete), (uint64_t)(uint32_t)r->local_rank);
@@ -369,7 +369,11 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
             j->fold_target[n] = -1;
     }
     int oom = 0;
-    r->fold_hash = work_hash(j, r, &oom);
+    r->fold_hash = work_hash(j, r, !j->fold_similar, &oom);
+    r->loose_hash = j->fold_similar ? r->fold_hash : work_hash(j, r, 0, &oom);
+    r->gap_total = 0;
+    for (uint64_t i = 0; i < r->nops; i++)
+        r->gap_total += r->ops[i].gap_ns;
     uint64_t *x = maya_map_put(&j->fold_index, (uint64_t)(uint32_t)r->rank, 0, NULL);
     if (oom || !x)
         return maya_error("out of memory folding the job");
@@ -575,10 +579,42 @@ static int check_nodes(struct checker *C)
     return 0;
 }
 
+/* Exact folding: how many ranks left to replay do the work of a rank on
+ * another node but for their host gaps, within SIM_FOLD_SIMILAR in total
+ * (measured gaps of emulated ranks differ a little): what --fold similar
+ * would fold. O(ranks). */
+static int gaps_only(const struct sim_job *j, int *count)
+{
+    struct maya_map first = { 0 }; /* loose hash -> ranks[] index + 1 of the first such rank */
+    *count = 0;
+    for (int i = 0; i < j->nranks && !j->fold_similar; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->fold >= 0)
+            continue;
+        int created;
+        uint64_t *v = maya_map_put(&first, r->loose_hash, 0, &created);
+        if (!v) {
+            maya_map_free(&first);
+            return maya_error("out of memory folding the job");
+        }
+        if (created) {
+            *v = (uint64_t)i + 1;
+            continue;
+        }
+        const struct sim_rank *a = &j->ranks[*v - 1];
+        double ga = (double)a->gap_total, gb = (double)r->gap_total;
+        *count += a->node != r->node && (ga > 0 ? fabs(gb - ga) / ga : gb > 0) <= SIM_FOLD_SIMILAR;
+    }
+    maya_map_free(&first);
+    return 0;
+}
+
 int sim_fold_finish(struct sim_job *j)
 {
     struct checker C = { .j = j, .max_rank = -1 };
-    int rc = decide_node(j);
+    int rc = decide_node(j), gap_only = 0;
+    if (rc == 0)
+        rc = gaps_only(j, &gap_only);
     for (int i = 0; i < j->nranks; i++)
         C.max_rank = MAYA_MAX(C.max_rank, j->ranks[i].rank);
     C.index_of = malloc((size_t)(C.max_rank + 1) * sizeof *C.index_of + 1);
@@ -634,10 +670,16 @@ int sim_fold_finish(struct sim_job *j)
             for (uint32_t k = 0; k < r->nbars; k++)
                 j->comms[r->bars[k].comm].joiners++;
         }
+        size_t len = 0;
         if (C.unfolded)
-            snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s own, as "
-                     "symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their",
-                     C.why);
+            len = (size_t)snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s "
+                                   "own, as symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s",
+                                   C.unfolded == 1 ? "its" : "their", C.why);
+        if (gap_only && len < sizeof j->fold_note)
+            snprintf(j->fold_note + len, sizeof j->fold_note - len, "%s%d rank%s the work of a rank on another "
+                     "node but for measured host gaps (within %.0f%% in total): --fold similar can fold %s",
+                     len ? "; " : "", gap_only, gap_only == 1 ? " does" : "s do", 100 * SIM_FOLD_SIMILAR,
+                     gap_only == 1 ? "it" : "them");
     }
     free(C.index_of);
     free(C.to_unfold);

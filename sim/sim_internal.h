@@ -148,6 +148,9 @@ struct sim_rank {
     int fold;                     /* ranks[] index of the rank replayed for it; -1: replayed itself */
     uint32_t weight;              /* a replayed rank: the ranks it stands for (itself included) */
     uint64_t fold_hash;           /* of its work, with communicators by order of first use */
+    /* to say when --fold similar would fold what exact folding cannot: */
+    uint64_t loose_hash;          /* fold_hash without host gaps */
+    uint64_t gap_total;           /* the host gaps' total, ns */
     struct sim_comm_pair {        /* a folded rank's communicators -> its representative's */
         uint32_t mine, theirs;
     } *comm_map;
