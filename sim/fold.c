@@ -90,10 +90,13 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
     return *v;
 }
 
-static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int gaps, int *oom)
+/* The hash of r's work without its host gaps (*loose), with them (the
+ * return value), and the gaps' total: one pass over the ops. */
+static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t *loose, int *oom)
 {
     struct maya_map seen = { 0 };
     uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
+    uint64_t g = 0x510e527fade682d1ull, total = 0;
     h = mix(mix(mix(h, r->nbars), (uint64_t)r->complete), (uint64_t)(uint32_t)r->local_rank);
     for (uint32_t k = 0; k < r->nstreams; k++) {
         const struct sim_stream *s = &j->streams[r->streams[k]];
@@ -103,17 +106,21 @@ static uint64_t work_hash(const struct sim_job *j, const struct sim_rank *r, int
         const struct sim_op *o = &r->ops[i];
         h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
                        (uint64_t)(uint16_t)o->device << 48);
-        h = mix(mix(mix(h, gaps ? o->gap_ns : 0), o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
+        h = mix(mix(h, o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
         h = mix(mix(h, o->arg2), lane_of(j, o->stream));
         uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg) : o->arg;
         h = mix(h, a);
         if (!is_xfer(o)) /* a collective's signature holds its communicator's id */
             h = mix(h, o->sig);
+        g = mix(g, o->gap_ns);
+        total += o->gap_ns;
     }
     for (uint32_t k = 0; k < r->nbars; k++)
         h = mix(mix(h, r->bars[k].op), ordinal(&seen, r->bars[k].comm, oom));
     maya_map_free(&seen);
-    return h;
+    r->gap_total = total;
+    *loose = h;
+    return mix(h, g);
 }
 
 /* ---- comparing two ranks' work ---- */
@@ -369,11 +376,8 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
             j->fold_target[n] = -1;
     }
     int oom = 0;
-    r->fold_hash = work_hash(j, r, !j->fold_similar, &oom);
-    r->loose_hash = j->fold_similar ? r->fold_hash : work_hash(j, r, 0, &oom);
-    r->gap_total = 0;
-    for (uint64_t i = 0; i < r->nops; i++)
-        r->gap_total += r->ops[i].gap_ns;
+    uint64_t exact = work_hash(j, r, &r->loose_hash, &oom);
+    r->fold_hash = j->fold_similar ? r->loose_hash : exact;
     uint64_t *x = maya_map_put(&j->fold_index, (uint64_t)(uint32_t)r->rank, 0, NULL);
     if (oom || !x)
         return maya_error("out of memory folding the job");
