@@ -23,7 +23,8 @@
  *   scale_<N>_ranks, _ops (simulated ops), _replayed_ranks (after folding),
  *   _iteration_s (the prediction: folded and unfolded must agree).
  *
- * MAYA_SCALE_BENCH=1k,4k picks sizes (default all three).
+ * MAYA_SCALE_BENCH=1k,4k picks sizes (default all three);
+ * MAYA_SCALE_BENCH_NOFOLD=1 replays 16k unfolded too (minutes, ~5 GB).
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -225,7 +226,9 @@ int main(void)
         snprintf(key, sizeof key, ",%s,", sizes[i].name);
         if (!strstr(list, key))
             continue;
-        if (bench_size(sizes[i].name, sizes[i].tp, sizes[i].pp, sizes[i].dp, sizes[i].nofold) < 0)
+        const char *all = getenv("MAYA_SCALE_BENCH_NOFOLD");
+        int nofold = sizes[i].nofold || (all && strcmp(all, "1") == 0);
+        if (bench_size(sizes[i].name, sizes[i].tp, sizes[i].pp, sizes[i].dp, nofold) < 0)
             rc = 1;
     }
     return rc;
