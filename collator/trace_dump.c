@@ -153,6 +153,13 @@ static void print_call(struct dump *d, const struct maya_rec_hdr *h, const struc
         fprintf(d->out, " capturing");
 }
 
+/* cublasOperation_t as cuBLAS writes it; the value comes from the trace,
+ * so anything else (negative included) is shown as '?'. */
+static char trans_letter(int32_t op)
+{
+    return op >= 0 && op < 3 ? "NTC"[op] : '?';
+}
+
 static void print_tensor(FILE *o, const char *name, const struct maya_tensor *t)
 {
     if (t->ndims <= 0)
@@ -315,7 +322,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 " stride=%" PRId64 ",%" PRId64 ",%" PRId64 " atype=%d btype=%d ctype=%d dtype=%d"
                 " compute=%d scale=%d epilogue=%d algo=%d workspace=%" PRIu64,
                 g->lib == MAYA_GEMM_CUBLASLT ? "cublasLt" : "cublas", g->m, g->n, g->k, g->batch,
-                "NTC"[g->transa % 3], "NTC"[g->transb % 3], g->lda, g->ldb, g->ldc, g->ldd,
+                trans_letter(g->transa), trans_letter(g->transb), g->lda, g->ldb, g->ldc, g->ldd,
                 g->stride_a, g->stride_b, g->stride_c, g->atype, g->btype, g->ctype, g->dtype,
                 g->compute_type, g->scale_type, g->epilogue, g->algo, g->workspace_bytes);
         if (g->stride_d != g->stride_c)

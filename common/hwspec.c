@@ -189,6 +189,10 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         return -1;
     }
     long gpn = cfg_getint(c, "gpus_per_node"), nics = cfg_getint(c, "nics_per_node");
+    if (nics > MAYA_NODE_GPUS_MAX) {
+        cfg_error(c, "cluster \"%s\": nics_per_node is %ld; expected 0..%d", title, nics, MAYA_NODE_GPUS_MAX);
+        return -1;
+    }
     unsigned nmap = cfg_size(c, "nic_of_gpu");
     if (nmap && (long)nmap != gpn) {
         cfg_error(c, "cluster \"%s\": nic_of_gpu lists %u NICs; expected one per GPU (%ld)", title, nmap, gpn);

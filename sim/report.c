@@ -35,7 +35,9 @@ struct facts {
     struct sim_summary s;
     struct rank_row *rows;
     int nrows;
-    int failed;                 /* processes that failed on their own */
+    int failed;                 /* processes that failed on their own, or hung */
+    int not_ok;                 /* processes that did not exit 0, for whatever reason */
+    char headline[1024];        /* the first cause of the run's end; "" if it ended well */
     uint64_t total_mem;         /* the GPU's memory */
 };
 
@@ -95,8 +97,12 @@ static int gather(struct facts *f, const struct sim_job *j, const struct sim_rep
         row->peak = r->peak_bytes;
         row->oom = r->oom;
     }
-    for (int i = 0; d && i < d->nprocs; i++)
-        f->failed += !maya_run_proc_ok(&d->procs[i]) && !d->procs[i].note[0];
+    for (int i = 0; d && i < d->nprocs; i++) {
+        const struct maya_run_proc *p = &d->procs[i];
+        f->not_ok += !maya_run_proc_ok(p);
+        f->failed += !maya_run_proc_ok(p) && p->end != MAYA_RUN_UNKNOWN &&
+                     (!p->note[0] || !strncmp(p->note, "hung:", 5));
+    }
     if (in->gpu)
         f->total_mem = in->gpu->prop.totalGlobalMem;
     return 0;
@@ -165,6 +171,55 @@ static void line_time(FILE *fp, const char *what, double s, double of)
         fprintf(fp, "  %-26s %12s\n", what, t);
 }
 
+/* The last line of a failed process's stderr that says something (a
+ * Python traceback ends with the exception: "ValueError: ..."). */
+static void last_words(const char *dir, int proc, char *buf, size_t size)
+{
+    buf[0] = 0;
+    char *tail = dir ? stderr_tail(dir, proc) : NULL;
+    if (!tail)
+        return;
+    for (char *l = strtok(tail, "\n"); l; l = strtok(NULL, "\n")) {
+        while (*l == ' ' || *l == '\t')
+            l++;
+        if (*l && strncmp(l, "maya-emu:", 9) != 0)
+            snprintf(buf, size, "%s", l);
+    }
+    free(tail);
+}
+
+/* What ended the run first: the launcher's cause (run.conf), else the first
+ * process that failed on its own, with the last words of its stderr. */
+static void headline(struct facts *f, const char *dir)
+{
+    const struct maya_run_desc *d = f->in->desc;
+    f->headline[0] = 0;
+    if (!d || (!f->not_ok && strcmp(d->state, "running")))
+        return;
+    int first = -1;
+    for (int i = 0; i < d->nprocs && first < 0; i++)
+        if (!maya_run_proc_ok(&d->procs[i]) && d->procs[i].end != MAYA_RUN_UNKNOWN && !d->procs[i].note[0])
+            first = i;
+    char cause[600] = "", words[300] = "";
+    if (d->cause[0])
+        snprintf(cause, sizeof cause, "%s", d->cause);
+    else if (!strcmp(d->state, "running")) {
+        int unknown = 0;
+        for (int i = 0; i < d->nprocs; i++)
+            unknown += d->procs[i].end == MAYA_RUN_UNKNOWN;
+        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld) ended before the ranks did (it was killed?): "
+                 "how %d of %d processes ended is not known; their traces are replayed as far as they go",
+                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, unknown, d->nprocs);
+    } else if (first >= 0) {
+        char st[96];
+        maya_run_proc_status(&d->procs[first], st, sizeof st);
+        snprintf(cause, sizeof cause, "rank %d ended with %s", first, st);
+    }
+    if (first >= 0)
+        last_words(dir, first, words, sizeof words);
+    snprintf(f->headline, sizeof f->headline, "%s%s%s", cause, words[0] ? ": " : "", words);
+}
+
 static void write_status(FILE *fp, const struct facts *f, const char *dir, int with_tails)
 {
     const struct maya_run_desc *d = f->in->desc;
@@ -172,17 +227,33 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         fprintf(fp, "status     (no run description: exit statuses unknown)\n");
         return;
     }
-    if (!f->failed) {
-        fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+    if (!f->not_ok && strcmp(d->state, "running")) {
+        if (f->j && f->j->incomplete_ranks)
+            fprintf(fp, "status     INCOMPLETE: all %d process%s exited 0, but %d rank trace%s cut short: %s\n",
+                    d->nprocs, d->nprocs == 1 ? "" : "es", f->j->incomplete_ranks,
+                    f->j->incomplete_ranks == 1 ? " was" : "s were",
+                    d->cause[0] ? d->cause : "their writes failed (see logs/rank-N.err)");
+        else
+            fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
         return;
     }
-    fprintf(fp, "status     FAILED: %d of %d process%s failed\n", f->failed, d->nprocs, d->nprocs == 1 ? "" : "es");
+    if (!strcmp(d->state, "running"))
+        fprintf(fp, "status     CUT SHORT: %s\n", f->headline);
+    else if (f->failed)
+        fprintf(fp, "status     FAILED: %d of %d process%s failed; first: %s\n", f->failed, d->nprocs,
+                d->nprocs == 1 ? "" : "es", f->headline);
+    else
+        fprintf(fp, "status     STOPPED: %s\n", f->headline[0] ? f->headline : "the ranks were stopped");
     for (int i = 0; i < d->nprocs; i++) {
         const struct maya_run_proc *p = &d->procs[i];
         char st[96];
         maya_run_proc_status(p, st, sizeof st);
         if (maya_run_proc_ok(p))
             continue;
+        if (p->end == MAYA_RUN_UNKNOWN) {
+            fprintf(fp, "           rank %d: how it ended was not recorded\n", i);
+            continue;
+        }
         if (p->note[0]) {
             fprintf(fp, "           rank %d: %s (%s)\n", i, st, p->note);
             continue;
@@ -236,8 +307,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
-    else if (f->failed && f->replayed)
-        fprintf(fp, "\nThe workload failed: the figures below cover only what its ranks did before.\n");
+    else if ((f->not_ok || !strcmp(d ? d->state : "", "running")) && f->replayed)
+        fprintf(fp, "\nThe workload %s: the figures below cover only what its ranks did before%s.\n",
+                f->failed ? "failed" : "was stopped", j->cut_short ? " (the simulation stops where the first "
+                "rank's trace ends)" : "");
     if (f->replayed) {
         int n;
         const double *it = sim_iteration_times(j, &n);
@@ -325,6 +398,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                     s->ops, s->replayed_ops, s->replayed_ranks, s->events);
         else if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
+        if (f->replayed && j->cut_short && j->incomplete_ranks)
+            fprintf(fp, "cut short  %d rank trace%s ended early; the replay stops where they do: %" PRIu64
+                    " recorded ops after that point were not replayed\n", j->incomplete_ranks,
+                    j->incomplete_ranks == 1 ? "" : "s", j->ops_not_replayed);
+        else if (f->replayed && j->cut_short)
+            fprintf(fp, "cut short  the failed ranks stopped before the others' collectives: the replay stops "
+                    "there; %" PRIu64 " recorded ops after that point were not replayed\n", j->ops_not_replayed);
     }
     if (f->timelines) {
         char a2[32];
@@ -359,7 +439,16 @@ static void write_json(FILE *fp, const struct facts *f)
     json_str(&w, "cluster", in->cluster ? in->cluster->key : NULL);
     json_str(&w, "command", d ? d->command : NULL);
     json_str(&w, "launcher", d ? d->launcher : NULL);
-    json_bool(&w, "workload_ok", d ? f->failed == 0 : 1);
+    json_bool(&w, "workload_ok", d ? f->not_ok == 0 && strcmp(d->state, "running") : 1);
+    json_str(&w, "status", !d ? NULL : !strcmp(d->state, "running") ? "cut_short" : f->failed ? "failed" :
+                           f->not_ok ? "stopped" : j && j->incomplete_ranks ? "incomplete" : "ok");
+    json_str(&w, "cause", f->headline[0] ? f->headline : NULL);
+    json_arr(&w, "hung_ranks");
+    for (int i = 0; d && i < d->nprocs; i++)
+        if (!strncmp(d->procs[i].note, "hung:", 5))
+            json_int(&w, NULL, i);
+    json_end_arr(&w);
+    json_bool(&w, "cut_short", j && j->cut_short);
     json_bool(&w, "simulated", f->replayed);
     json_str(&w, "error", in->error);
     if (f->replayed) {
@@ -519,6 +608,7 @@ int sim_report(const struct sim_job *j, const struct sim_report_info *in, const 
     struct facts f;
     if (gather(&f, j, in) < 0)
         return -1;
+    headline(&f, dir);
     int rc = write_timelines(&f, dir);
     if (rc == 0)
         rc = maya_check_stop("writing the report");
@@ -537,6 +627,7 @@ void sim_report_summary(const struct sim_job *j, const struct sim_report_info *i
     struct facts f;
     if (gather(&f, j, in) < 0)
         return;
+    headline(&f, dir);
     write_status(fp, &f, dir, dir != NULL);
     if (f.replayed) {
         char a[32], b[32];

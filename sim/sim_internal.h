@@ -308,6 +308,10 @@ struct sim_job {
     uint64_t iter_t0;             /* start of iteration 1 (ns) */
     uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
     uint64_t makespan;            /* last completion (ns) */
+    int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
+    int workload_failed;          /* sim_config's */
+    int cut_short;                /* replayed up to where they end (cut_short.c) */
+    uint64_t ops_not_replayed;
 };
 
 /* Grow array p (capacity cap, any unsigned type) to hold need elements:
@@ -361,6 +365,9 @@ void sim_memo_free(struct sim_memo *memo);
 
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);
+/* cut_short.c: the replay ran out of events with ranks cut short: simulate
+ * what was recorded (0), instead of calling it a deadlock. */
+int sim_cut_short(struct sim_job *j);
 double sim_steady_iteration_s(const struct sim_job *j);
 
 /* The device work classes for the report. */

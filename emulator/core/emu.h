@@ -282,6 +282,13 @@ EMU_API void emu_note_oom(void);
 /* Finish the trace now (END record, rename into place). Also run at exit. */
 EMU_API void emu_trace_finish(void);
 
+/* While the process waits for its peers in a collective (the emulated
+ * NCCL's exchanges): what it waits in, published in its tail file for a
+ * launcher's watchdog (trace_format.h, struct maya_trace_status).
+ * awaits_pid: the process it waits for, 0 if any. */
+EMU_API void emu_trace_waiting(uint32_t op, uint64_t comm, uint64_t seq, int awaits_pid);
+EMU_API void emu_trace_waiting_done(void);
+
 /* ---- memory ---- */
 
 struct emu_alloc {

@@ -217,7 +217,8 @@ struct maya_hwspecs {
  * with "file:line: ..." naming what was expected. */
 int maya_hwspecs_load_dir(const char *dir, struct maya_hwspecs *out);
 
-/* Load one file (GPU or cluster sections) and append to out. */
+/* Load one file (GPU or cluster sections) and append to out. On failure
+ * out may hold more than before (free it with maya_hwspecs_free). */
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out);
 
 /* Load from the installed data directory (share/maya/hwspecs, or

@@ -41,6 +41,9 @@ struct sim_config {
         double factor;
     } *slow;
     int nslow;
+    int workload_failed;          /* some process did not exit 0: a replay that runs out of
+                                     events is the end of what was recorded (simulated up to
+                                     there), not a deadlock of the program */
     /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
      * NIC per GPU (rail-optimised). */
     const struct maya_cluster_spec *cluster;

@@ -62,6 +62,48 @@ struct maya_trace_chunk {
     uint32_t crc32;             /* zlib crc32 of the inflated bytes */
 };
 
+/* The tail file, "<trace>.tail" beside "<trace>.tmp" while a process
+ * traces: the records not yet compressed into the trace, kept in a shared
+ * file mapping so that they survive however the process ends (SIGKILL and
+ * the OOM killer included; only the machine crashing loses them). Two
+ * slots: the chunk being filled and the one being compressed. Each slot is
+ * a struct maya_trace_tail followed by slot_bytes of raw records, of which
+ * the first `used` are whole (the writer publishes used after each record).
+ * A reader of a cut-short trace takes the slots whose chunk index is not
+ * yet in the file, in order, after the file's last whole chunk. A trace
+ * that ended normally has no tail file. */
+#define MAYA_TRACE_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+#define MAYA_TRACE_TAIL_SLOTS 2
+#define MAYA_TRACE_TAIL_EMPTY UINT64_MAX  /* slot.chunk: holds nothing yet */
+
+struct maya_trace_tail {
+    uint32_t magic;             /* MAYA_TRACE_TAIL_MAGIC */
+    uint32_t slot_bytes;        /* room for records in each slot (<= MAYA_TRACE_MAX_CHUNK) */
+    uint64_t chunk;             /* which chunk of the trace (0 = the first after the header) */
+    uint32_t used;              /* bytes of whole records at the start of the slot */
+    uint32_t reserved[11];
+};
+
+/* After the slots, the tail file ends with the process's status, for a
+ * launcher's watchdog (maya run names a rank that stops making calls while
+ * the others wait for it in a collective). Updated in place, never read
+ * by the collator. */
+#define MAYA_TRACE_STATUS_MAGIC 0x54415453u /* "STAT" */
+
+struct maya_trace_status {
+    uint32_t magic;             /* MAYA_TRACE_STATUS_MAGIC */
+    uint32_t pid;
+    uint64_t records;           /* records traced so far: grows with every call */
+    uint32_t waiting;           /* 1 while the process waits in a collective for its peers */
+    uint32_t op;                /* then: enum maya_coll_op */
+    uint64_t comm;              /* its communicator */
+    uint64_t seq;               /* its sequence number there */
+    int32_t awaits_pid;         /* the process it waits for, 0 any or unknown */
+    int32_t write_errno;        /* writing the trace failed with this errno (ENOSPC: a full
+                                   disk); what was written before stays readable */
+    uint32_t reserved[20];
+};
+
 enum maya_rec_type {
     /* definitions: give meaning to ids used by later records */
     MAYA_REC_STRING = 1,
@@ -479,6 +521,8 @@ static inline int maya_coll_dtype_bytes(int32_t dtype)
 /* Layout checks: these sizes are the file format. */
 _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
+_Static_assert(sizeof(struct maya_trace_tail) == 64, "tail slot header size");
+_Static_assert(sizeof(struct maya_trace_status) == 128, "status size");
 _Static_assert(sizeof(struct maya_call) == 56, "call size");
 _Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
 _Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");

@@ -158,6 +158,17 @@ srun -n1 --maya-emulate=h100x2 ./no-such-program > missing.out 2>&1 || rc=$?
 [ $rc = 127 ] || fail "a missing program gave exit $rc, expected 127"
 expect_count 2 '^maya-launch: cannot run ./no-such-program: No such file or directory' missing.out
 
+# A rank that hangs on the other node (SIGSTOP) while rank 0 waits for it in
+# an all-reduce: task 0's watchdog names it within MAYA_HANG_TIMEOUT and stops
+# the step.
+rc=0
+start=$(date +%s)
+MAYA_HANG_TIMEOUT=3 srun -N2 -n2 --maya-emulate=h100x2,cluster=dgx-h100 "$WORKLOADS/faults" stop 30 > hang.out 2>&1 || rc=$?
+[ $rc != 0 ] || fail "a hung step succeeded: $(cat hang.out)"
+[ $(( $(date +%s) - start )) -lt 40 ] || fail "the hung step was not stopped within 40 s"
+expect_grep 'rank 1 hung: no call for 3 s while rank 0 waits in allreduce #29 on communicator 0x[0-9a-f]+ \(for rank 1\)' hang.out
+expect_grep '^cause=rank 1 hung' "$(last_run)/slurm/task-0.conf"
+
 
 
 # pin=no (slurmstepd reads plugstack.conf for each step): ranks keep the
