@@ -674,16 +674,11 @@ int sim_fold_finish(struct sim_job *j)
             for (uint32_t k = 0; k < r->nbars; k++)
                 j->comms[r->bars[k].comm].joiners++;
         }
-        size_t len = 0;
         if (C.unfolded)
-            len = (size_t)snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s "
-                                   "own, as symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s",
-                                   C.unfolded == 1 ? "its" : "their", C.why);
-        if (gap_only && len < sizeof j->fold_note)
-            snprintf(j->fold_note + len, sizeof j->fold_note - len, "%s%d rank%s the work of a rank on another "
-                     "node but for measured host gaps (within %.0f%% in total): --fold similar can fold %s",
-                     len ? "; " : "", gap_only, gap_only == 1 ? " does" : "s do", 100 * SIM_FOLD_SIMILAR,
-                     gap_only == 1 ? "it" : "them");
+            snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s own, as "
+                     "symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their",
+                     C.why);
+        j->fold_gaps_only = gap_only;
     }
     free(C.index_of);
     free(C.to_unfold);

@@ -304,6 +304,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                     "differed by up to %.1f%%)\n", 100 * j->fold_gap_diff);
     if (f->replayed && j->fold_note[0])
         fprintf(fp, "           (%s)\n", j->fold_note);
+    if (f->replayed && j->fold_gaps_only)
+        fprintf(fp, "           (%d rank%s the work of a rank on another node but for measured host gaps, within "
+                "%.0f%% in total: --fold similar can fold %s)\n", j->fold_gaps_only,
+                j->fold_gaps_only == 1 ? " does" : "s do", 100 * SIM_FOLD_SIMILAR, j->fold_gaps_only == 1 ? "it" : "them");
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
@@ -539,6 +543,8 @@ static void write_json(FILE *fp, const struct facts *f)
     json_uint(&w, "replayed_ops", j ? j->replayed_ops : 0);
     json_str(&w, "fold_note", j && j->fold_note[0] ? j->fold_note : NULL);
     json_str(&w, "fold", !j ? NULL : j->no_fold ? "no" : j->fold_similar ? "similar" : "yes");
+    if (j && !j->no_fold && !j->fold_similar)
+        json_int(&w, "fold_gaps_only", j->fold_gaps_only);
     if (j && j->fold_similar)
         json_num(&w, "fold_host_gap_difference", j->fold_gap_diff);
     json_end_obj(&w);

@@ -280,6 +280,8 @@ struct sim_job {
     int replayed_ranks;
     uint64_t replayed_ops;
     char fold_note[512];          /* why some replicas were replayed after all, for the report */
+    int fold_gaps_only;           /* exact folding: replayed ranks that do a replica's work but for
+                                     measured host gaps within SIM_FOLD_SIMILAR (--fold similar's) */
     /* replay state */
     struct sim_heap heap;
     struct maya_map xfer_ids;     /* (comm | kind, seq/key) -> xfers index + 1 */

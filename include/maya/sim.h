@@ -78,6 +78,9 @@ struct sim_summary {
                                    valid until sim_free) */
     double fold_gap_diff;       /* fold_similar: the largest difference of a folded rank's total
                                    host gap from its representative's, as a fraction of it */
+    int fold_gaps_only;         /* exact folding: replayed ranks that do the work of a rank on
+                                   another node but for measured host gaps within
+                                   SIM_FOLD_SIMILAR in total (what --fold similar can fold) */
     uint64_t unsupported_calls;
     uint64_t extrapolated_ops;
 };
