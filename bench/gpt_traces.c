@@ -367,20 +367,11 @@ int gpt_write_rank(const struct gpt_shape *g, int rank, const char *path)
     int world = g->tp * g->pp * g->dp;
     if (rank < 0 || rank >= world)
         return maya_error("gpt_traces: rank %d of a job of %d", rank, world);
-    FILE *fp = fopen(path, "wb");
-    if (!fp)
-        return maya_error("cannot create %s: %m", path);
-    struct maya_trace_header h;
-    col_header_init(&h, MAYA_TRACE_RANK);
-    h.rank = rank;
-    h.world_size = world;
-    h.local_rank = rank % g->gpus_per_node;
-    h.node = rank / g->gpus_per_node;
-    h.gpus_per_node = g->gpus_per_node;
-    h.pid = (uint32_t)(1000 + rank);
-    snprintf(h.gpu, sizeof h.gpu, "%s", g->gpu);
     struct gen G;
     memset(&G, 0, sizeof G);
+    FILE *fp;
+    if (trace_open_rank(path, rank, world, g->gpus_per_node, g->gpu, &fp, &G.w) < 0)
+        return -1;
     G.g = g;
     G.rank = rank;
     G.t = rank % g->tp;
@@ -391,7 +382,6 @@ int gpt_write_rank(const struct gpt_shape *g, int rank, const char *path)
     G.pp_comm = 0x3000000ull + (uint64_t)(G.t + g->tp * G.d);
     G.tokens = g->seq * g->micro_batch;
     G.gap = rank == g->slow_rank ? (uint64_t)((double)g->gap_ns * g->slow_factor) : g->gap_ns;
-    G.rc = fwrite(&h, sizeof h, 1, fp) == 1 ? col_writer_open(fp, path, &G.w) : maya_error("cannot write %s: %m", path);
     define(&G);
     if (g->tp > 1)
         join_comm(&G, G.tp_comm, G.t, g->tp);

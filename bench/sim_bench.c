@@ -84,19 +84,11 @@ static int write_rank(const char *dir, int rank, int iters)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/rank-%d.mtrace", dir, rank);
-    FILE *fp = fopen(path, "wb");
-    if (!fp)
-        return maya_error("cannot create %s: %m", path);
-    struct maya_trace_header h;
-    col_header_init(&h, MAYA_TRACE_RANK);
-    h.rank = rank;
-    h.world_size = RANKS;
-    h.local_rank = rank % GPN;
-    h.node = rank / GPN;
-    h.gpus_per_node = GPN;
-    snprintf(h.gpu, sizeof h.gpu, "H100-SXM");
     struct gen g = { 0 };
-    int rc = fwrite(&h, sizeof h, 1, fp) == 1 ? col_writer_open(fp, path, &g.w) : -1;
+    FILE *fp;
+    if (trace_open_rank(path, rank, RANKS, GPN, "H100-SXM", &fp, &g.w) < 0)
+        return -1;
+    int rc = 0;
     const char *names[] = { NULL, "cudaLaunchKernel", "ncclAllReduce", "cudaEventRecord", "cudaStreamWaitEvent",
                             "cudaDeviceSynchronize", "ampere_bf16_gemm" };
     for (uint32_t i = 1; rc == 0 && i <= S_KNAME; i++)

@@ -5,9 +5,39 @@
 #define MAYA_BENCH_TRACE_CALLS_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
+#include "maya/collator.h"
+#include "maya/common.h"
 #include "maya/trace_format.h"
+
+/* Create path as the trace of rank `rank` of world (gpn GPUs a node, GPU
+ * key gpu) and open its record writer after the header. 0, or -1 with a
+ * message (nothing left open). */
+static inline int trace_open_rank(const char *path, int rank, int world, int gpn, const char *gpu, FILE **fp,
+                                  struct col_writer **w)
+{
+    *w = NULL;
+    *fp = fopen(path, "wb");
+    if (!*fp)
+        return maya_error("cannot create %s: %m", path);
+    struct maya_trace_header h;
+    col_header_init(&h, MAYA_TRACE_RANK);
+    h.rank = rank;
+    h.world_size = world;
+    h.local_rank = rank % gpn;
+    h.node = rank / gpn;
+    h.gpus_per_node = gpn;
+    h.pid = (uint32_t)(1000 + rank);
+    snprintf(h.gpu, sizeof h.gpu, "%s", gpu);
+    int rc = fwrite(&h, sizeof h, 1, *fp) == 1 ? col_writer_open(*fp, path, w) : maya_error("cannot write %s: %m", path);
+    if (rc < 0) {
+        fclose(*fp);
+        *fp = NULL;
+    }
+    return rc;
+}
 
 struct trace_clock {
     uint64_t seq;               /* the next call's number */
