@@ -382,8 +382,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     }
     case MAYA_REC_MARKER: {
         const struct maya_rec_marker *m = (const void *)h;
-        static const char *kinds[] = { "?", "push", "pop", "point" };
-        fprintf(o, " marker=%s name=\"%s\"", m->kind < 4 ? kinds[m->kind] : "?",
+        static const char *kinds[] = { "?", "push", "pop", "point", "start", "end" };
+        fprintf(o, " marker=%s name=\"%s\"", m->kind < MAYA_ARRAY_LEN(kinds) ? kinds[m->kind] : "?",
                 maya_trace_string(r, m->name));
         break;
     }
@@ -417,7 +417,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         d->nlive = 0; /* allocations are per rank */
         fprintf(o, "rank_begin   rank=%d world_size=%d local_rank=%d node=%d gpus_per_node=%d pid=%u gpu=%.64s "
                 "host_clock=%s%s", b->rank, b->world_size, b->local_rank, b->node, b->gpus_per_node, b->pid, b->gpu,
-                b->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall", b->complete ? "" : " incomplete");
+                maya_host_clock_name(b->flags), b->complete ? "" : " incomplete");
         break;
     }
     case MAYA_REC_RANK_END: {
@@ -448,7 +448,7 @@ int maya_trace_dump(const char *path, FILE *out, int allow_truncated)
     fprintf(out, "header       version=%u kind=%s rank=%d world_size=%d local_rank=%d node=%d "
             "gpus_per_node=%d pid=%u gpu=%s flags=0x%x host_clock=%s\n", h->version,
             h->kind == MAYA_TRACE_JOB ? "job" : "rank", h->rank, h->world_size, h->local_rank, h->node,
-            h->gpus_per_node, h->pid, h->gpu, h->flags, h->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall");
+            h->gpus_per_node, h->pid, h->gpu, h->flags, maya_host_clock_name(h->flags));
     const struct maya_rec_hdr *rec;
     int rc;
     while ((rc = maya_trace_next(d.r, &rec)) > 0)

@@ -248,6 +248,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
     if (!from_graph) {
         o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+            o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
     const char *api = maya_trace_string(L->r, c->api);
@@ -258,8 +260,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
-    if (h->type == MAYA_REC_MARKER)
+    if (h->type == MAYA_REC_MARKER) {
         kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
+    }
     o->name = sim_intern(j, kname ? kname : api);
     if (!o->name)
         return maya_error("out of memory loading the job");
@@ -423,6 +427,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+        o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
@@ -596,6 +602,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->incomplete_ranks += !b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
+        j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
         L->slow = 1.0;
@@ -770,6 +777,7 @@ void sim_free(struct sim_job *j)
     sim_nic_free(j);
     free(j->iter_times_s);
     free(j->iter_end);
+    free(j->iter_partial);
     sim_heap_free(&j->heap);
     free(j);
 }

@@ -37,6 +37,7 @@ enum maya_trace_kind {
 /* header.flags */
 #define MAYA_TRACE_F_PASSTHROUGH 0x1 /* recorded on a real GPU: measured_ns is set */
 #define MAYA_TRACE_F_HOST_CPU    0x2 /* host times are CPU time (MAYA_HOST_CLOCK=cpu), not wall time */
+#define MAYA_TRACE_F_HOST_ACTIVE 0x4 /* host times are wall time less run-queue delay (MAYA_HOST_CLOCK=active) */
 
 struct maya_trace_header {
     char magic[8];              /* "MAYATRCE" */
@@ -476,7 +477,11 @@ struct maya_rec_graph {         /* MAYA_REC_GRAPH: bounds of one graph launch's 
     uint32_t nodes;
 };
 
-enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3 };
+/* push/pop: nested ranges of a thread (nvtxRangePush/Pop); start/end: ranges
+ * that may overlap or end on another thread (nvtxRangeStart/End). A pop or
+ * an end carries the name of the range it closes. */
+enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3, MAYA_MARK_START = 4,
+                        MAYA_MARK_END = 5 };
 
 struct maya_rec_marker {        /* MAYA_REC_MARKER: a named point or range (NVTX, profiler) */
     struct maya_rec_hdr h;
@@ -502,6 +507,12 @@ struct maya_rec_end {           /* MAYA_REC_END: last record of a complete trace
 };
 
 #define MAYA_REC_ALIGN(n) (((n) + 7u) & ~7u)
+
+/* The host clock a trace header's (or rank section's) flags name. */
+static inline const char *maya_host_clock_name(uint32_t flags)
+{
+    return flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : flags & MAYA_TRACE_F_HOST_ACTIVE ? "active" : "wall";
+}
 
 /* Does a record of this type start with struct maya_call (after its header)? */
 static inline int maya_rec_is_call(uint16_t type)
