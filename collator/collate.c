@@ -16,6 +16,7 @@
 #include "maya/job_trace.h"
 #include "maya/map.h"
 #include "maya/trace_reader.h"
+#include "rebuild.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -71,6 +72,7 @@ struct collator {
     size_t *free_slots;         /* freed pool slots */
     size_t nfree, free_cap;
     uint64_t collectives, pairs;
+    int rebuilt;                /* ranks rebuilt from another's trace */
     int allow_incomplete;
     int gpus_per_node;
 };
@@ -389,10 +391,73 @@ static int find_traces(const char *dir, int allow_incomplete, struct rank_file *
 struct rank_info {
     struct maya_trace_header hdr;
     int complete;
+    int rebuilt;
     uint64_t records;
 };
 
-static int copy_rank(struct collator *c, const struct rank_file *f, struct col_writer *w, struct rank_info *info)
+/* Taking one record into a rank's section: its communicators and
+ * collectives are noted for the checks, then it is written. */
+struct take {
+    struct collator *c;
+    struct col_writer *w;
+    int rank;
+    const char *path;
+    uint64_t n, unsupported;
+};
+
+static int take_record(struct take *t, const struct maya_rec_hdr *rec)
+{
+    struct collator *c = t->c;
+    if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, t->rank, t->path) < 0)
+        return -1;
+    if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
+        const struct maya_rec_coll *k = (const void *)rec;
+        int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+        if (k->call.result == 0 && (p2p ? note_p2p(c, k, t->rank) : note_collective(c, k, t->rank)) < 0)
+            return -1;
+    }
+    if (rec->flags & MAYA_F_UNSUPPORTED)
+        t->unsupported++;
+    if (rec->type == MAYA_REC_RANK_REBUILT) {
+        struct maya_rec_rank_rebuilt b;
+        memcpy(&b, rec, sizeof b);
+        b.own_records = t->n;
+        c->rebuilt++;
+        if (col_writer_emit(t->w, &b) < 0)
+            return -1;
+    } else if (col_writer_emit(t->w, rec) < 0) {
+        return -1;
+    }
+    t->n++;
+    return 0;
+}
+
+static int take_cb(void *ctx, const struct maya_rec_hdr *rec)
+{
+    return take_record(ctx, rec);
+}
+
+static const struct rank_file *find_rank(const struct rank_file *files, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (files[i].rank == rank)
+            return &files[i];
+    return NULL;
+}
+
+/* Does the launcher's note rank-N.eliminated lie next to the trace? */
+static int elimination_note(const struct rank_file *f)
+{
+    size_t len = strlen(f->path);
+    char note[PATH_MAX + 16];
+    if (f->incomplete || len < 7 || strcmp(f->path + len - 7, ".mtrace"))
+        return 0;
+    snprintf(note, sizeof note, "%.*s.eliminated", (int)(len - 7), f->path);
+    return access(note, F_OK) == 0;
+}
+
+static int copy_rank(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
+                     struct col_writer *w, struct rank_info *info)
 {
     struct maya_trace_reader *r;
     if (maya_trace_open(f->path, &r) < 0)
@@ -428,13 +493,31 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
     }
     const struct maya_rec_hdr *rec;
     int rc;
-    uint64_t n = 0, unsupported = 0;
     unsigned char endbuf[sizeof(struct maya_rec_rank_end) + 64 * sizeof(struct maya_end_device)];
     memset(endbuf, 0, sizeof endbuf);
     struct maya_rec_rank_end *e = (void *)endbuf;
     e->h.type = MAYA_REC_RANK_END;
     e->h.bytes = sizeof *e;
+    struct take t = { .c = c, .w = w, .rank = rank, .path = f->path };
+    struct col_shape *shape = col_shape_new();
+    if (!shape) {
+        maya_trace_close(r);
+        return maya_error("out of memory collating");
+    }
+    /* A rank that duplicate-rank elimination stopped (its launcher note,
+     * rank-N.eliminated, says so): its section is its source's trace, made
+     * its own (rebuild.c); its own records only tell what it had made. */
+    int eliminated = elimination_note(f);
     while ((rc = maya_trace_next(r, &rec)) > 0) {
+        if ((rc = col_shape_note(shape, rec)) < 0)
+            break;
+        if (eliminated && rec->type != MAYA_REC_END)
+            continue;
+        if (rec->type == MAYA_REC_ELIMINATED) {
+            rc = maya_error("%s: rank %d was stopped by duplicate-rank elimination, but the note next to its "
+                            "trace (rank-%d.eliminated) is missing", f->path, rank, rank);
+            break;
+        }
         if (rec->type == MAYA_REC_END) {
             const struct maya_rec_end *end = (const void *)rec;
             uint32_t nd = MAYA_MIN(end->ndevices, 64);
@@ -449,34 +532,32 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
             rc = maya_error("%s: holds job records (type %u): is it a job trace?", f->path, rec->type);
             break;
         }
-        if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, rank, f->path) < 0) {
-            rc = -1;
+        if ((rc = take_record(&t, rec)) < 0)
             break;
-        }
-        if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
-            const struct maya_rec_coll *k = (const void *)rec;
-            int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
-            if (k->call.result == 0 && (p2p ? note_p2p(c, k, rank) : note_collective(c, k, rank)) < 0) {
-                rc = -1;
-                break;
-            }
-        }
-        if (rec->flags & MAYA_F_UNSUPPORTED)
-            unsupported++;
-        if (col_writer_emit(w, rec) < 0) {
-            rc = -1;
-            break;
-        }
-        n++;
     }
     info->complete = maya_trace_complete(r);
     maya_trace_close(r);
+    const struct maya_rec_eliminated *el = col_shape_eliminated(shape);
+    if (rc == 0 && !info->complete)
+        e->unsupported_calls = t.unsupported;
+    if (rc == 0 && eliminated && !el)
+        rc = maya_error("%s: rank-%d.eliminated says duplicate-rank elimination stopped rank %d, but its trace "
+                        "has no ELIMINATED record", f->path, rank, rank);
+    if (rc == 0 && el) {
+        /* eliminated: the rest of its run is its source's */
+        const struct rank_file *src = find_rank(files, nfiles, el->source);
+        if (!src || el->source == rank)
+            rc = maya_error("%s: rank %d was eliminated as a duplicate of rank %d, which left no trace", f->path,
+                            rank, el->source);
+        else
+            rc = col_rebuild(shape, rank, src->path, el->source, take_cb, &t, e, 64);
+        info->rebuilt = 1;
+    }
+    col_shape_free(shape);
     if (rc < 0)
         return -1;
-    if (!info->complete)
-        e->unsupported_calls = unsupported;
-    e->records = n;
-    info->records = n;
+    e->records = t.n;
+    info->records = t.n;
     return col_writer_emit(w, e);
 }
 
@@ -587,7 +668,8 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
     uint64_t records = 0;
     for (int i = 0; rc == 0 && i < nfiles; i++) {
         struct rank_info info;
-        rc = copy_rank(&c, &files[i], sw, &info);
+        memset(&info, 0, sizeof info);
+        rc = copy_rank(&c, &files[i], files, nfiles, sw, &info);
         if (rc < 0)
             break;
         const struct maya_trace_header *h = &info.hdr;
@@ -643,7 +725,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
         job.nodes = max_node + 1;
         job.gpus_per_node = first.gpus_per_node;
         job.ncomms = (uint32_t)c.comms.n;
-        job.flags = out->incomplete ? MAYA_JOB_F_INCOMPLETE : 0;
+        job.flags = (out->incomplete ? MAYA_JOB_F_INCOMPLETE : 0) | (c.rebuilt ? MAYA_JOB_F_REBUILT : 0);
         job.collectives = c.collectives;
         job.p2p_pairs = c.pairs;
         memcpy(job.gpu, first.gpu, sizeof job.gpu);
@@ -680,6 +762,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
         out->collectives = c.collectives;
         out->p2p_pairs = c.pairs;
         out->ncomms = (uint32_t)c.comms.n;
+        out->rebuilt = c.rebuilt;
     }
     collator_free(&c);
     free(files);

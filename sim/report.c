@@ -168,7 +168,13 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         return;
     }
     if (!f->failed) {
-        fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+        int elim = 0;
+        for (int i = 0; i < d->nprocs; i++)
+            elim += !strncmp(d->procs[i].note, "eliminated", 10);
+        fprintf(fp, "status     all %d process%s exited 0", d->nprocs, d->nprocs == 1 ? "" : "es");
+        if (elim)
+            fprintf(fp, "; %d of them eliminated as duplicates, rebuilt from the others (docs/dedup.md)", elim);
+        fputc('\n', fp);
         return;
     }
     fprintf(fp, "status     FAILED: %d of %d process%s failed\n", f->failed, d->nprocs, d->nprocs == 1 ? "" : "es");

@@ -26,6 +26,7 @@
 
 #include "commands.h"
 #include "pipeline.h"
+#include "run_elim.h"
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
@@ -49,6 +50,10 @@ static void usage(FILE *fp)
         "  --cluster FILE|NAME      cluster description (default: 8 GPUs per node)\n"
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
+        "  --dedup                  duplicate-rank elimination: once the ranks have repeated their\n"
+        "                           first iteration, only one rank per class of ranks issuing the\n"
+        "                           same NCCL operations runs on; the others stop and are rebuilt\n"
+        "                           from it (docs/dedup.md)\n"
         "  -q, --quiet              no progress line and no summary\n"
         "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
         "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
@@ -74,6 +79,8 @@ struct run {
     int port;
     double timeout_s;
     int quiet, progress;
+    int dedup;                  /* --dedup: duplicate-rank elimination (MAYA_DEDUP=1 for the ranks) */
+    int eliminated;             /* ranks it stopped so far */
     pid_t parent;               /* maya run itself */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
     int cpus;                   /* CPUs maya run may use (its affinity) */
@@ -200,6 +207,8 @@ static void exec_rank(const struct run *r, int rank)
         setenv("OMP_NUM_THREADS", "1", 0);
     if (r->host_clock)
         setenv("MAYA_HOST_CLOCK", r->host_clock, 1);
+    if (r->dedup)
+        setenv("MAYA_DEDUP", "1", 1);
     if (r->pt)
         setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
     else
@@ -275,9 +284,23 @@ static void show_progress(const struct run *r, int done, int failed, double t0, 
     if (!r->progress)
         return;
     int n = r->desc.nprocs;
-    fprintf(stderr, "\rmaya run: %d/%d ranks done, %d running, %d failed  %.1fs   %s", done, n,
+    char elim[48] = "";
+    if (r->eliminated)
+        snprintf(elim, sizeof elim, ", %d eliminated", r->eliminated);
+    fprintf(stderr, "\rmaya run: %d/%d ranks done%s, %d running, %d failed  %.1fs   %s", done, n, elim,
             n - done, failed, now_s() - t0, final ? "\n" : "");
     fflush(stderr);
+}
+
+/* A rank that exited 0 after duplicate-rank elimination stopped it: say so
+ * in run.conf ("eliminated, rebuilt from rank S"). */
+static void note_eliminated(struct run *r, int i)
+{
+    struct maya_run_proc *p = &r->desc.procs[i];
+    char traces[PATH_MAX + 16];
+    snprintf(traces, sizeof traces, "%s/traces", r->dir);
+    if (r->dedup && maya_run_proc_ok(p) && !p->note[0] && run_elim_note(traces, i, p->note, sizeof p->note))
+        r->eliminated++;
 }
 
 /* Wait for every process; stop the others when one fails or time runs out. */
@@ -302,6 +325,7 @@ static void wait_all(struct run *r)
                 p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
             }
             done++;
+            note_eliminated(r, i);
             if (!maya_run_proc_ok(p) && !p->note[0]) {
                 failed++;
                 if (!stopping) {
@@ -496,6 +520,9 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
             return 0;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             r.quiet = 1;
+            took = 0;
+        } else if (!pt && !strcmp(a, "--dedup")) {
+            r.dedup = 1;
             took = 0;
         } else if (!v) {
             maya_error("%s: expected a value after it", a);

@@ -33,7 +33,10 @@ struct ncclComm *nc_comm_alloc(void)
 static void comm_free(struct ncclComm *c)
 {
     nc_capture_comm_live(c, 0);
+    nc_elim_comm_freed(c);
     c->magic = 0;
+    free(c->gone);
+    free(c->p2p_gone);
     free(c->peers);
     free(c->send_seq);
     free(c->recv_seq);
@@ -74,6 +77,7 @@ ncclResult_t nc_comm_setup(struct ncclComm *c, uint64_t id, uint64_t parent, int
     r.color = color;
     r.key = key;
     emu_trace_emit(&r);
+    nc_elim_comm_made(c);
     __atomic_store_n(&c->state, NC_READY, __ATOMIC_RELEASE);
     return ncclSuccess;
 }
