@@ -74,6 +74,12 @@ void col_shape_free(struct col_shape *s)
     free(s);
 }
 
+void col_shape_ops(const struct col_shape *s, uint64_t *ops, uint64_t *hash)
+{
+    *ops = s->ncoll;
+    *hash = s->hash;
+}
+
 const struct maya_rec_eliminated *col_shape_eliminated(const struct col_shape *s)
 {
     return s->have_elim ? &s->elim : NULL;
@@ -336,7 +342,7 @@ int col_rebuild(const struct col_shape *own, int rank, const char *source_path, 
     int checked = el->stop_op == 0, got;
     const struct maya_rec_hdr *rec;
     while (rc == 0 && (got = maya_trace_next(r, &rec)) > 0) {
-        if (!checked && rec->type == MAYA_REC_COLL && src->ncoll == el->stop_op) {
+        if (!checked && (rec->type == MAYA_REC_COLL || rec->type == MAYA_REC_END) && src->ncoll == el->stop_op) {
             checked = 1;
             if (src->hash != el->stop_hash) {
                 rc = maya_error("rank %d was eliminated as a duplicate of rank %d, but their first %llu NCCL "

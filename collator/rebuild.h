@@ -20,6 +20,8 @@ struct col_shape *col_shape_new(void);
 void col_shape_free(struct col_shape *s);
 /* Every record of the trace, in order (END included). 0, or -1 with a message. */
 int col_shape_note(struct col_shape *s, const struct maya_rec_hdr *rec);
+/* The COLL records noted so far and their rolling hash (maya_coll_hash_next). */
+void col_shape_ops(const struct col_shape *s, uint64_t *ops, uint64_t *hash);
 /* Its ELIMINATED record, or NULL. */
 const struct maya_rec_eliminated *col_shape_eliminated(const struct col_shape *s);
 
