@@ -16,6 +16,7 @@
 #include "maya/job_trace.h"
 #include "maya/map.h"
 #include "maya/trace_reader.h"
+#include "maya/replicas.h"
 #include "rebuild.h"
 
 #include <dirent.h>
@@ -73,6 +74,11 @@ struct collator {
     size_t nfree, free_cap;
     uint64_t collectives, pairs;
     int rebuilt;                /* ranks rebuilt from another's trace */
+    struct kept_shape {         /* the shapes replicas were made from */
+        int rank;
+        struct col_shape *shape;
+    } *shapes;
+    size_t nshapes, shapes_cap;
     int allow_incomplete;
     int gpus_per_node;
 };
@@ -456,6 +462,81 @@ static int elimination_note(const struct rank_file *f)
     return access(note, F_OK) == 0;
 }
 
+/* The whole shape of a rank's trace (its communicators and their members),
+ * read once and kept: replicas take theirs from it. */
+static const struct col_shape *shape_of(struct collator *c, const struct rank_file *f)
+{
+    for (size_t i = 0; i < c->nshapes; i++)
+        if (c->shapes[i].rank == f->rank)
+            return c->shapes[i].shape;
+    if (grow_array((void **)&c->shapes, &c->shapes_cap, c->nshapes + 1, sizeof *c->shapes) < 0)
+        return NULL;
+    struct maya_trace_reader *r;
+    if (maya_trace_open(f->path, &r) < 0)
+        return NULL;
+    maya_trace_allow_truncated(r, 1);
+    struct col_shape *s = col_shape_new();
+    const struct maya_rec_hdr *rec;
+    int rc = s ? 0 : maya_error("out of memory collating");
+    while (rc == 0 && (rc = maya_trace_next(r, &rec)) > 0)
+        rc = col_shape_note(s, rec);
+    maya_trace_close(r);
+    if (rc < 0) {
+        col_shape_free(s);
+        return NULL;
+    }
+    c->shapes[c->nshapes].rank = f->rank;
+    c->shapes[c->nshapes++].shape = s;
+    return s;
+}
+
+/* A declared replica (maya run --replicas) that ran only up to its first
+ * NCCL call: its communicators follow from its proxy's (its folded digits
+ * above 1 made 1: a rank that ran and that shares its communicators where
+ * the layout says), its work from its source's (its folded digits 0), or
+ * from the rank that source was itself rebuilt from. */
+static int rebuild_replica(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
+                           struct col_shape *shape, int rank, const struct maya_trace_header *h, struct take *t,
+                           struct maya_rec_rank_end *e)
+{
+    int world = h->world_size;
+    char note[PATH_MAX + 16], line[512], spec[256] = "", err[256];
+    size_t len = strlen(f->path);
+    snprintf(note, sizeof note, "%.*s.eliminated", (int)(len - 7), f->path);
+    FILE *fp = fopen(note, "r");
+    while (fp && fgets(line, sizeof line, fp))
+        if (!strncmp(line, "replicas=", 9))
+            snprintf(spec, sizeof spec, "%.*s", (int)strcspn(line + 9, "\n"), line + 9);
+    if (fp)
+        fclose(fp);
+    struct maya_replicas layout;
+    if (maya_replicas_parse(spec, world, &layout, err, sizeof err) < 0)
+        return maya_error("%s: the replicas layout: %s", note, err);
+    int64_t proxy = rank, source = maya_replicas_source(&layout, rank);
+    for (int k = 0; k < layout.ndims; k++)
+        if (maya_replicas_digit(&layout, k, rank) > 1)
+            proxy = maya_replicas_with(&layout, k, proxy, 1);
+    const struct rank_file *pf = find_rank(files, nfiles, (int)proxy), *sf = find_rank(files, nfiles, (int)source);
+    if (!pf || !sf)
+        return maya_error("rank %d, a replica, cannot be rebuilt: rank %lld left no trace", rank,
+                          (long long)(pf ? source : proxy));
+    const struct col_shape *ps = shape_of(c, pf), *ss = ps ? shape_of(c, sf) : NULL;
+    if (!ps || !ss)
+        return -1;
+    /* the work: the source's, or the one it was itself rebuilt from */
+    const struct maya_rec_eliminated *sel = col_shape_eliminated(ss);
+    if (sel && sel->how == MAYA_ELIM_MATCHED)
+        sf = find_rank(files, nfiles, sel->source);
+    if (!sf || (sel && sel->how == MAYA_ELIM_DECLARED))
+        return maya_error("rank %d, a replica, cannot be rebuilt: its source rank %lld did not run", rank,
+                          (long long)source);
+    int32_t device = h->local_rank >= 0 ? h->local_rank : 0;
+    int32_t gpu = h->node * MAYA_MAX(h->gpus_per_node, 1) + device;
+    if (col_shape_replica_comms(shape, rank, ps, (int)proxy, &layout, device, gpu) < 0)
+        return -1;
+    return col_rebuild(shape, rank, sf->path, sf->rank, take_cb, t, e, 64);
+}
+
 static int copy_rank(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
                      struct col_writer *w, struct rank_info *info)
 {
@@ -543,7 +624,10 @@ static int copy_rank(struct collator *c, const struct rank_file *f, const struct
     if (rc == 0 && eliminated && !el)
         rc = maya_error("%s: rank-%d.eliminated says duplicate-rank elimination stopped rank %d, but its trace "
                         "has no ELIMINATED record", f->path, rank, rank);
-    if (rc == 0 && el) {
+    if (rc == 0 && el && el->how == MAYA_ELIM_DECLARED) {
+        rc = rebuild_replica(c, f, files, nfiles, shape, rank, &info->hdr, &t, e);
+        info->rebuilt = 1;
+    } else if (rc == 0 && el) {
         /* eliminated: the rest of its run is its source's */
         const struct rank_file *src = find_rank(files, nfiles, el->source);
         if (!src || el->source == rank)
@@ -610,6 +694,9 @@ static int emit_comm(struct collator *c, struct col_writer *w, const struct comm
 
 static void collator_free(struct collator *c)
 {
+    for (size_t i = 0; i < c->nshapes; i++)
+        col_shape_free(c->shapes[i].shape);
+    free(c->shapes);
     for (size_t i = 0; i < c->comms.n; i++)
         free(c->comms.v[i].members);
     free(c->comms.v);

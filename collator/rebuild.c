@@ -30,6 +30,7 @@
 
 #include "maya/common.h"
 #include "maya/map.h"
+#include "maya/replicas.h"
 #include "maya/trace_reader.h"
 
 #define MAX_DEVICES 64
@@ -42,6 +43,7 @@ struct shape_comm {
 
 struct col_shape {
     struct maya_rec_comm *comm_recs; /* [ncomms] as they came */
+    int32_t **members;          /* [ncomms] global ranks by comm rank (COMM_MEMBERS), or NULL */
     struct maya_rec_device devices_recs[MAX_DEVICES];
     struct shape_comm *comms;
     size_t ncomms, cap;
@@ -66,6 +68,9 @@ void col_shape_free(struct col_shape *s)
 {
     if (!s)
         return;
+    for (size_t i = 0; s->members && i < s->ncomms; i++)
+        free(s->members[i]);
+    free(s->members);
     free(s->comms);
     free(s->comm_recs);
     maya_map_free(&s->comm_index);
@@ -110,16 +115,20 @@ int col_shape_note(struct col_shape *s, const struct maya_rec_hdr *rec)
             size_t n = s->cap ? s->cap * 2 : 8;
             struct shape_comm *p = realloc(s->comms, n * sizeof *p);
             struct maya_rec_comm *q = realloc(s->comm_recs, n * sizeof *q);
+            int32_t **mm = realloc(s->members, n * sizeof *mm);
             if (p)
                 s->comms = p;
             if (q)
                 s->comm_recs = q;
-            if (!p || !q)
+            if (mm)
+                s->members = mm;
+            if (!p || !q || !mm)
                 return maya_error("out of memory collating");
             s->cap = n;
         }
         s->comms[s->ncomms] = (struct shape_comm){ c->comm, c->rank, c->nranks, 0 };
         memcpy(&s->comm_recs[s->ncomms], c, sizeof *c);
+        s->members[s->ncomms] = NULL;
         *v = ++s->ncomms;
         return 0;
     }
@@ -141,6 +150,19 @@ int col_shape_note(struct col_shape *s, const struct maya_rec_hdr *rec)
             s->comms[idx].coll_next = MAYA_MAX(s->comms[idx].coll_next, k->seq + 1);
         }
         break;
+    }
+    case MAYA_REC_COMM_MEMBERS: {
+        const struct maya_rec_comm_members *m = (const void *)rec;
+        uint64_t *v = maya_map_get(&s->comm_index, m->comm, 0);
+        if (!v || s->members[*v - 1] || m->nranks != s->comms[*v - 1].nranks ||
+            rec->bytes < sizeof *m + (uint64_t)m->nranks * sizeof(int32_t))
+            return 0; /* one list per communicator, as long as its COMM record says */
+        int32_t *g = malloc((size_t)m->nranks * sizeof *g);
+        if (!g)
+            return maya_error("out of memory collating");
+        memcpy(g, m + 1, (size_t)m->nranks * sizeof *g);
+        s->members[*v - 1] = g;
+        return 0;
     }
     case MAYA_REC_DEVICE:
         if (s->ndevices < MAX_DEVICES) {
@@ -168,6 +190,62 @@ int col_shape_note(struct col_shape *s, const struct maya_rec_hdr *rec)
         s->max_exit = MAYA_MAX(s->max_exit, c->t_exit_ns);
         s->next_seq = MAYA_MAX(s->next_seq, c->seq + 1);
         s->unsupported += (rec->flags & MAYA_F_UNSUPPORTED) != 0;
+    }
+    return 0;
+}
+
+/* ---- the communicators of a replica that never ran ---- */
+
+static int64_t index_of(const int32_t *m, int n, int64_t rank)
+{
+    for (int i = 0; i < n; i++)
+        if (m[i] == rank)
+            return i;
+    return -1;
+}
+
+int col_shape_replica_comms(struct col_shape *ghost, int rank, const struct col_shape *proxy, int proxy_rank,
+                            const struct maya_replicas *layout, int32_t device, int32_t global_gpu)
+{
+    for (size_t i = 0; i < proxy->ncomms; i++) {
+        const int32_t *m = proxy->members ? proxy->members[i] : NULL;
+        int n = proxy->comms[i].nranks;
+        if (!m)
+            return maya_error("rank %d (a replica) cannot be rebuilt: rank %d's communicator 0x%llx has no member "
+                              "list (COMM_MEMBERS)", rank, proxy_rank, (unsigned long long)proxy->comms[i].id);
+        struct maya_rec_comm c = proxy->comm_recs[i];
+        c.device = device;
+        c.global_gpu = global_gpu;
+        c.color = c.key = -1;
+        int64_t at = index_of(m, n, rank);
+        if (at < 0) {
+            /* Not a member: its own communicator of that kind is this one
+             * moved along the dimensions it does not span (its members all
+             * have the proxy's digit there) to the replica's digits. */
+            int64_t shift = 0;
+            for (int k = 0; k < layout->ndims; k++) {
+                int64_t dq = maya_replicas_digit(layout, k, proxy_rank), dx = maya_replicas_digit(layout, k, rank);
+                int spans = dq != dx && index_of(m, n, maya_replicas_with(layout, k, proxy_rank, dx)) >= 0;
+                if (dq != dx && !spans)
+                    shift += (dx - dq) * layout->stride[k];
+            }
+            uint64_t h = 0x6a09e667f3bcc909ull ^ (uint64_t)i;
+            for (int j = 0; j < n; j++) {
+                h ^= (uint64_t)(m[j] + shift) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+                h *= 0xbf58476d1ce4e5b9ull;
+                h ^= h >> 31;
+            }
+            c.comm = h | 1;
+            c.parent = 0;
+            at = index_of(m, n, rank - shift); /* its place: that of its image in the proxy's */
+            if (at < 0)
+                return maya_error("rank %d (a replica) cannot be rebuilt from rank %d: its communicator of kind "
+                                  "#%zu does not follow from rank %d's by the --replicas layout", rank, proxy_rank,
+                                  i + 1, proxy_rank);
+        }
+        c.rank = (int32_t)at;
+        if (col_shape_note(ghost, &c.h) < 0)
+            return -1;
     }
     return 0;
 }

@@ -25,6 +25,16 @@ void col_shape_ops(const struct col_shape *s, uint64_t *ops, uint64_t *hash);
 /* Its ELIMINATED record, or NULL. */
 const struct maya_rec_eliminated *col_shape_eliminated(const struct col_shape *s);
 
+/* A declared replica that never ran (maya run --replicas): give its shape
+ * (ghost, noted from its own short trace) its communicators, one for each
+ * of its proxy's (a rank that ran, of its kind), by the layout: the proxy's
+ * own where the replica is a member, else that one moved to the replica's
+ * digits along the dimensions it does not span (an id made from its
+ * members). 0, or -1 with a message. */
+struct maya_replicas;
+int col_shape_replica_comms(struct col_shape *ghost, int rank, const struct col_shape *proxy, int proxy_rank,
+                            const struct maya_replicas *layout, int32_t device, int32_t global_gpu);
+
 /* Receives each record of a rebuilt rank's section, to check and write. */
 typedef int (*col_take_fn)(void *ctx, const struct maya_rec_hdr *rec);
 

@@ -431,6 +431,15 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 e->stop_op, e->stop_hash, e->check_op, e->check_hash, e->t_ns);
         break;
     }
+    case MAYA_REC_COMM_MEMBERS: {
+        const struct maya_rec_comm_members *m = (const void *)h;
+        const int32_t *g = (const void *)(m + 1);
+        int n = (int)MAYA_MIN((uint64_t)m->nranks, (h->bytes - sizeof *m) / sizeof *g);
+        fprintf(o, "comm_members id=0x%016" PRIx64 " nranks=%d ranks=", m->comm, m->nranks);
+        for (int i = 0; i < n; i++)
+            fprintf(o, "%s%d", i ? "," : "", g[i]);
+        break;
+    }
     case MAYA_REC_RANK_REBUILT: {
         const struct maya_rec_rank_rebuilt *b = (const void *)h;
         fprintf(o, "rank_rebuilt rank=%d source=%d stop_op=%" PRIu64 " own_records=%" PRIu64 " shift_ns=%" PRId64

@@ -168,12 +168,18 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         return;
     }
     if (!f->failed) {
-        int elim = 0;
-        for (int i = 0; i < d->nprocs; i++)
+        int elim = 0, repl = 0;
+        for (int i = 0; i < d->nprocs; i++) {
             elim += !strncmp(d->procs[i].note, "eliminated", 10);
+            repl += !strncmp(d->procs[i].note, "a replica", 9);
+        }
         fprintf(fp, "status     all %d process%s exited 0", d->nprocs, d->nprocs == 1 ? "" : "es");
         if (elim)
-            fprintf(fp, "; %d of them eliminated as duplicates, rebuilt from the others (docs/dedup.md)", elim);
+            fprintf(fp, "; %d of them eliminated as duplicates", elim);
+        if (repl)
+            fprintf(fp, "%s %d replicas not emulated (--replicas)", elim ? " and" : ";", repl);
+        if (elim || repl)
+            fprintf(fp, ", rebuilt from the others (docs/dedup.md)");
         fputc('\n', fp);
         return;
     }

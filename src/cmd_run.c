@@ -30,6 +30,7 @@
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
+#include "maya/replicas.h"
 #include "maya/run_specs.h"
 #include "maya/run_desc.h"
 
@@ -50,6 +51,10 @@ static void usage(FILE *fp)
         "  --cluster FILE|NAME      cluster description (default: 8 GPUs per node)\n"
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
+        "  --replicas N:STRIDE[,...] ranks differing only in the digit (rank / STRIDE) mod N do the\n"
+        "                           same work (a DP degree N of stride TP; TP itself is TP:1): only\n"
+        "                           those whose folded digits are 0 or 1 are emulated, the others\n"
+        "                           run up to their first NCCL call and are rebuilt (docs/dedup.md)\n"
         "  --dedup                  duplicate-rank elimination: once the ranks have repeated their\n"
         "                           first iteration, only one rank per class of ranks issuing the\n"
         "                           same NCCL operations runs on; the others stop and are rebuilt\n"
@@ -81,6 +86,10 @@ struct run {
     int quiet, progress;
     int dedup;                  /* --dedup: duplicate-rank elimination (MAYA_DEDUP=1 for the ranks) */
     int eliminated;             /* ranks it stopped so far */
+    const char *replicas_spec;  /* --replicas (MAYA_REPLICAS for the ranks) */
+    struct maya_replicas replicas;
+    int next_replica;           /* the next declared replica to start */
+    int replicas_alive;         /* declared replicas running now */
     pid_t parent;               /* maya run itself */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
     int cpus;                   /* CPUs maya run may use (its affinity) */
@@ -209,6 +218,8 @@ static void exec_rank(const struct run *r, int rank)
         setenv("MAYA_HOST_CLOCK", r->host_clock, 1);
     if (r->dedup)
         setenv("MAYA_DEDUP", "1", 1);
+    if (r->replicas_spec)
+        setenv("MAYA_REPLICAS", r->replicas_spec, 1);
     if (r->pt)
         setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
     else
@@ -299,8 +310,44 @@ static void note_eliminated(struct run *r, int i)
     struct maya_run_proc *p = &r->desc.procs[i];
     char traces[PATH_MAX + 16];
     snprintf(traces, sizeof traces, "%s/traces", r->dir);
-    if (r->dedup && maya_run_proc_ok(p) && !p->note[0] && run_elim_note(traces, i, p->note, sizeof p->note))
+    if ((r->dedup || r->replicas_spec) && maya_run_proc_ok(p) && !p->note[0] &&
+        run_elim_note(traces, i, p->note, sizeof p->note))
         r->eliminated++;
+}
+
+static int start_one(struct run *r, int i);
+static int is_replica(const struct run *r, int i);
+
+/* Declared replicas (--replicas) run only up to their first NCCL call, for
+ * the program's own start-up (a rank 0 that hands out the NCCL id waits for
+ * every rank): a few at a time, as earlier ones end, so that a job of
+ * thousands of ranks never holds more than that many of them. When the job
+ * is stopping, those not started yet are noted so. Returns how many it took
+ * off the count of processes to wait for. */
+static int start_replicas(struct run *r, int stopping)
+{
+    int at_once = MAYA_MAX(2, r->cpus), skipped = 0;
+    while (r->replicas_spec && r->next_replica < r->desc.nprocs) {
+        int i = r->next_replica;
+        if (!is_replica(r, i)) {
+            r->next_replica++;
+            continue;
+        }
+        struct maya_run_proc *p = &r->desc.procs[i];
+        if (stopping) {
+            p->end = MAYA_RUN_EXITED;
+            p->code = 0;
+            snprintf(p->note, sizeof p->note, "not started: the job stopped first");
+            r->next_replica++;
+            skipped++;
+            continue;
+        }
+        if (r->replicas_alive >= at_once || start_one(r, i) < 0)
+            break;
+        r->replicas_alive++;
+        r->next_replica++;
+    }
+    return skipped;
 }
 
 /* Wait for every process; stop the others when one fails or time runs out. */
@@ -310,6 +357,9 @@ static void wait_all(struct run *r)
     double t0 = now_s(), last_shown = 0, stop_at = 0;
     int stopping = 0, killed = 0;
     while (done < n) {
+        done += start_replicas(r, stopping);
+        if (done >= n)
+            break;
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid > 0) {
@@ -325,6 +375,8 @@ static void wait_all(struct run *r)
                 p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
             }
             done++;
+            if (is_replica(r, i))
+                r->replicas_alive--;
             note_eliminated(r, i);
             if (!maya_run_proc_ok(p) && !p->note[0]) {
                 failed++;
@@ -338,7 +390,7 @@ static void wait_all(struct run *r)
             }
             continue;
         }
-        if (pid < 0 && errno == ECHILD)
+        if (pid < 0 && errno == ECHILD && !(r->replicas_spec && r->next_replica < n))
             break;
         if (interrupted && !stopping) {
             stop_all(r, SIGTERM, "terminated: maya run was interrupted");
@@ -366,34 +418,48 @@ static void wait_all(struct run *r)
     show_progress(r, done, failed, t0, 1);
 }
 
-static int start_all(struct run *r)
+/* Start rank i. Block maya's stop signals while forking: a child must not
+ * run maya's handler (which only sets a flag) between fork and exec. */
+static int start_one(struct run *r, int i)
 {
-    /* Block maya's stop signals while forking: a child must not run maya's
-     * handler (which only sets a flag) between fork and exec. */
     sigset_t stop, old;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     sigprocmask(SIG_BLOCK, &stop, &old);
+    struct maya_run_proc *p = &r->desc.procs[i];
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_rank(r, i);
+    int rc = 0;
+    if (pid < 0) {
+        maya_error("cannot start rank %d: %m", i);
+        stop_all(r, SIGKILL, "terminated: maya could not start every rank");
+        rc = -1;
+    } else {
+        setpgid(pid, pid); /* also in the child: whichever runs first */
+        p->pid = pid;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int is_replica(const struct run *r, int i)
+{
+    return r->replicas_spec && !maya_replicas_emulated(&r->replicas, i);
+}
+
+static int start_all(struct run *r)
+{
     int rc = 0;
     for (int i = 0; i < r->desc.nprocs && rc == 0; i++) {
         struct maya_run_proc *p = &r->desc.procs[i];
         p->node = i / r->per_node;
         p->local_rank = i % r->per_node;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-            maya_error("cannot start rank %d: %m", i);
-            stop_all(r, SIGKILL, "terminated: maya could not start every rank");
-            rc = -1;
-            break;
-        }
-        if (pid == 0)
-            exec_rank(r, i);
-        setpgid(pid, pid); /* also in the child: whichever runs first */
-        p->pid = pid;
+        if (!is_replica(r, i))
+            rc = start_one(r, i);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
@@ -413,6 +479,18 @@ static int pick_host_clock(struct run *r, int nprocs)
         return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, cpu or auto", s);
     if (nprocs > 1)
         r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
+    return 0;
+}
+
+/* --replicas: a layout of the world's ranks, one process per rank. */
+static int check_replicas(struct run *r, int nprocs)
+{
+    char err[256];
+    if (maya_replicas_parse(r->replicas_spec, nprocs, &r->replicas, err, sizeof err) < 0)
+        return maya_error("--replicas %s", err);
+    if (nprocs < 2)
+        return maya_error("--replicas %s: the job has one process; replicas need one process per rank",
+                          r->replicas_spec);
     return 0;
 }
 
@@ -524,6 +602,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         } else if (!pt && !strcmp(a, "--dedup")) {
             r.dedup = 1;
             took = 0;
+        } else if (!pt && !strcmp(a, "--replicas")) {
+            r.replicas_spec = v;
         } else if (!v) {
             maya_error("%s: expected a value after it", a);
             usage(stderr);
@@ -622,6 +702,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     if (pipeline_check_options(&r.popts) < 0)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
+        return 2;
+    if (r.replicas_spec && check_replicas(&r, nproc ? nproc : r.count) < 0)
         return 2;
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0 ||
         maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)

@@ -143,6 +143,7 @@ static ncclResult_t read_config(const ncclConfig_t *cfg, const char *api, int *b
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
 {
     NC_ENTER();
+    nc_elim_replica_point();
     if (!uniqueId)
         NC_RETURN(nc_fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is NULL"));
     struct nc_uid u;
@@ -157,6 +158,7 @@ NC_ALIAS(ncclGetUniqueId);
 static ncclResult_t init_rank(const char *api, ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                               ncclConfig_t *config)
 {
+    nc_elim_replica_point(); /* a replica that should not run leaves here */
     if (!out)
         return nc_fail(ncclInvalidArgument, "%s: comm is NULL", api);
     if (nranks < 1 || rank < 0 || rank >= nranks)
@@ -219,6 +221,7 @@ NC_ALIAS(ncclCommInitRankScalable);
 ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
     NC_ENTER();
+    nc_elim_replica_point();
     if (!comms || ndev < 1)
         NC_RETURN(nc_fail(ncclInvalidArgument, "ncclCommInitAll: comms=%p ndev=%d", (void *)comms, ndev));
     for (int i = 0; i < ndev; i++) {

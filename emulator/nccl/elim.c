@@ -41,6 +41,8 @@
 #define _GNU_SOURCE
 #include "nc.h"
 
+#include "maya/replicas.h"
+
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -112,10 +114,106 @@ static int my_rank(void)
     return emu_config()->rank;
 }
 
+/* ---- declared replicas (MAYA_REPLICAS, maya run --replicas) ---- */
+
+static pthread_once_t repl_once = PTHREAD_ONCE_INIT;
+static struct maya_replicas repl;
+static int have_repl;
+static int64_t repl_emulated;   /* ranks of the world that run */
+
+static void repl_read(void)
+{
+    const char *s = getenv("MAYA_REPLICAS");
+    int w = emu_config()->world_size;
+    if (!s || !*s || w < 2)
+        return;
+    char err[256];
+    if (maya_replicas_parse(s, w, &repl, err, sizeof err) < 0) {
+        fprintf(stderr, "maya-emu: nccl: MAYA_REPLICAS=%s\n", err);
+        return;
+    }
+    have_repl = 1;
+    repl_emulated = maya_replicas_count_emulated(&repl, w);
+}
+
+const struct maya_replicas *nc_replicas(void)
+{
+    pthread_once(&repl_once, repl_read);
+    return have_repl ? &repl : NULL;
+}
+
+int64_t nc_replicas_emulated(void)
+{
+    return nc_replicas() ? repl_emulated : emu_config()->world_size;
+}
+
+void nc_replica_peer(struct nc_peer *p, int global_rank)
+{
+    memset(p, 0, sizeof *p); /* ep 0: not started, nothing is ever sent to it */
+    int gpn = emu_config()->gpus_per_node > 0 ? emu_config()->gpus_per_node : 1;
+    p->rank = global_rank;
+    p->node = global_rank / gpn;
+    p->device = global_rank % gpn;
+    p->global_gpu = global_rank;
+    p->pid = -1;
+    snprintf(p->host, sizeof p->host, "(replica, not started)");
+}
+
+/* Mark the members of a new communicator that never started as gone from
+ * its first operation, each standing in for by its source when that is a
+ * member (else rank 0). */
+static void absent_members(struct ncclComm *c)
+{
+    const struct maya_replicas *r = nc_replicas();
+    for (int i = 0; r && i < c->nranks; i++) {
+        if (c->peers[i].ep != 0)
+            continue;
+        if (!c->gone)
+            c->gone = calloc((size_t)c->nranks, sizeof *c->gone);
+        if (!c->p2p_gone) {
+            c->p2p_gone = malloc((size_t)c->nranks * sizeof *c->p2p_gone);
+            for (int j = 0; c->p2p_gone && j < c->nranks; j++)
+                c->p2p_gone[j] = UINT64_MAX;
+        }
+        int64_t src = maya_replicas_source(r, c->peers[i].rank);
+        int stand = 0;
+        for (int j = 0; j < c->nranks; j++)
+            if (c->peers[j].rank == src && c->peers[j].ep != 0)
+                stand = j;
+        if (c->gone)
+            c->gone[i] = (struct nc_gone){ 0, stand, 1 };
+        if (c->p2p_gone)
+            c->p2p_gone[i] = 0;
+    }
+}
+
+/* MAYA_REC_COMM_MEMBERS: who the members are (the collator makes the
+ * communicators of ranks that never started from it). */
+static void trace_members(const struct ncclComm *c)
+{
+    size_t bytes = MAYA_REC_ALIGN(sizeof(struct maya_rec_comm_members) + (size_t)c->nranks * sizeof(int32_t));
+    struct maya_rec_comm_members *m = calloc(1, bytes);
+    if (!m)
+        return;
+    m->h.type = MAYA_REC_COMM_MEMBERS;
+    m->h.bytes = (uint32_t)bytes;
+    m->comm = c->id;
+    m->nranks = c->nranks;
+    int32_t *g = (int32_t *)(m + 1);
+    for (int i = 0; i < c->nranks; i++)
+        g[i] = c->peers[i].rank;
+    emu_trace_emit(m);
+    free(m);
+}
+
 static void send_verdicts_locked(struct nc_peer **to, int *nto, int32_t **table);
 
 void nc_elim_comm_made(struct ncclComm *c)
 {
+    if (nc_replicas()) {
+        absent_members(c);
+        trace_members(c);
+    }
     if (!on())
         return;
     struct nc_peer *to = NULL;
@@ -290,7 +388,7 @@ static int32_t *decide_locked(void)
     int *order = malloc((size_t)n * sizeof *order);
     size_t nm = 0;
     for (int i = 0; i < n; i++)
-        nm += (size_t)reports[i].h.ncomms;
+        nm += reports[i].have ? (size_t)reports[i].h.ncomms : 0;
     struct member_ref *m = malloc((nm ? nm : 1) * sizeof *m);
     if (!rep || !order || !m) {
         free(rep);
@@ -299,15 +397,20 @@ static int32_t *decide_locked(void)
         return NULL;
     }
     int off = 0;
+    const struct maya_replicas *rp = nc_replicas();
+    int nr = 0;
     for (int i = 0; i < n; i++) {
         rep[i] = i;
-        order[i] = i;
+        if (reports[i].have)
+            order[nr++] = i;
+        else if (rp) /* a replica that never started: its source stands for it */
+            rep[i] = (int32_t)maya_replicas_source(rp, i);
         off |= (int)reports[i].h.disabled;
     }
     if (!off) {
         sort_reports = reports;
-        qsort(order, (size_t)n, sizeof *order, by_class);
-        for (int i = 1; i < n; i++) {
+        qsort(order, (size_t)nr, sizeof *order, by_class);
+        for (int i = 1; i < nr; i++) {
             const struct report_hdr *a = &reports[order[i - 1]].h, *b = &reports[order[i]].h;
             if (a->check_op == b->check_op && a->check_hash == b->check_hash)
                 rep[order[i]] = rep[order[i - 1]];
@@ -315,7 +418,7 @@ static int32_t *decide_locked(void)
         /* rank 0 of a communicator with a member that runs on must run on */
         size_t k = 0;
         for (int i = 0; i < n; i++)
-            for (int c = 0; c < reports[i].h.ncomms; c++)
+            for (int c = 0; reports[i].have && c < reports[i].h.ncomms; c++)
                 m[k++] = (struct member_ref){ reports[i].comms[c].id, reports[i].comms[c].crank,
                                               reports[i].comms[c].nranks, i };
         qsort(m, nm, sizeof *m, by_member);
@@ -345,7 +448,7 @@ static int32_t *decide_locked(void)
  * for each (*to, *nto, *table are the caller's to send and free). */
 static void send_verdicts_locked(struct nc_peer **to, int *nto, int32_t **table)
 {
-    if (!hub_peers || !reports || nreports < hub_n)
+    if (!hub_peers || !reports || nreports < nc_replicas_emulated())
         return;
     int32_t *rep = decide_locked();
     if (!rep)
@@ -422,15 +525,20 @@ int nc_elim_gone(int global_rank)
 
 /* ---- stopping ---- */
 
-static void note_for_launcher(int source, uint64_t stop_op)
+static void note_for_launcher(int source, uint64_t stop_op, int declared)
 {
     const char *dir = emu_config()->trace_dir;
     if (!dir[0])
         return;
-    char path[4200], tmp[4300], text[128];
+    char path[4200], tmp[4300], text[512];
     snprintf(path, sizeof path, "%s/rank-%d.eliminated", dir, my_rank());
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    int n = snprintf(text, sizeof text, "source=%d\nstop_op=%llu\n", source, (unsigned long long)stop_op);
+    const char *spec = getenv("MAYA_REPLICAS");
+    int n = snprintf(text, sizeof text, "source=%d\nstop_op=%llu\nhow=%s\n%s%s%s", source,
+                     (unsigned long long)stop_op, declared ? "declared" : "matched", declared ? "replicas=" : "",
+                     declared && spec ? spec : "", declared ? "\n" : "");
+    if (n < 0 || (size_t)n >= sizeof text)
+        return;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
@@ -517,6 +625,8 @@ static int may_stop_locked(void)
             continue;
         for (int i = 1; i < k->nranks; i++) {
             int g = k->peers[i].rank;
+            if (k->peers[i].ep == 0)
+                continue; /* never started */
             if (g < 0 || g >= world_n || rep_table[g] == g)
                 return -1;
             if (!left_has_locked(k->id, i))
@@ -590,7 +700,7 @@ static void stop(int source)
     e.t_ns = emu_now();
     emu_trace_emit(&e);
     emu_trace_finish();
-    note_for_launcher(source, nops);
+    note_for_launcher(source, nops, 0);
     if (!emu_config()->quiet)
         fprintf(stderr, "maya-emu: nccl: duplicate-rank elimination: rank %d does what rank %d does; it stops "
                 "after %llu NCCL operations and is rebuilt from rank %d\n", my_rank(), source,
@@ -598,6 +708,28 @@ static void stop(int source)
     fflush(stdout);
     fflush(stderr);
     nc_net_flush(10);
+    _exit(0);
+}
+
+void nc_elim_replica_point(void)
+{
+    const struct maya_replicas *r = nc_replicas();
+    int me = my_rank();
+    if (!r || me < 0 || maya_replicas_emulated(r, me))
+        return;
+    int source = (int)maya_replicas_source(r, me);
+    struct maya_rec_eliminated e;
+    memset(&e, 0, sizeof e);
+    e.h.type = MAYA_REC_ELIMINATED;
+    e.h.bytes = sizeof e;
+    e.source = source;
+    e.how = MAYA_ELIM_DECLARED;
+    e.t_ns = emu_now();
+    emu_trace_emit(&e);
+    emu_trace_finish();
+    note_for_launcher(source, 0, 1);
+    fflush(stdout);
+    fflush(stderr);
     _exit(0);
 }
 
@@ -612,4 +744,59 @@ void nc_elim_point(const struct nc_task *t, int n)
         if (t[i].type != NC_T_COLL && t[i].type != NC_T_SEND && t[i].type != NC_T_RECV)
             return; /* never in the middle of making a communicator */
     stop(rep_table[me]);
+}
+
+/* ---- splits with members that never started ---- */
+
+int nc_replicas_split(const struct ncclComm *parent, int32_t *ck, char *why, size_t nwhy)
+{
+    const struct maya_replicas *r = nc_replicas();
+    int n = parent->nranks;
+    int64_t world = emu_config()->world_size;
+    int *at = malloc((size_t)(world > 0 ? world : 1) * sizeof *at); /* global rank -> parent rank, -1 */
+    if (!r || !at) {
+        free(at);
+        snprintf(why, nwhy, "out of memory");
+        return -1;
+    }
+    for (int64_t g = 0; g < world; g++)
+        at[g] = -1;
+    for (int i = 0; i < n; i++)
+        if (parent->peers[i].rank >= 0 && parent->peers[i].rank < world)
+            at[parent->peers[i].rank] = i;
+    /* the keys given must order each color as the parent does: then the
+     * parent's order stands for them, and for the absent members' */
+    int rc = 0;
+    for (int i = 0; i < n && rc == 0; i++)
+        for (int j = i + 1; j < n && rc == 0 && parent->peers[i].ep && ck[2 * i] >= 0; j++)
+            if (parent->peers[j].ep && ck[2 * j] == ck[2 * i] && ck[2 * j + 1] < ck[2 * i + 1]) {
+                snprintf(why, nwhy, "ncclCommSplit with --replicas: ranks %d and %d of color %d are given keys "
+                         "%d and %d, which order them against their rank; replicas can be made only for "
+                         "communicators ordered by rank", parent->peers[i].rank, parent->peers[j].rank,
+                         (int)ck[2 * i], (int)ck[2 * i + 1], (int)ck[2 * j + 1]);
+                rc = -1;
+            }
+    for (int i = 0; i < n && rc == 0; i++) {
+        if (parent->peers[i].ep != 0)
+            continue;
+        /* y: g with its digits above 1 made 0 (it runs) */
+        int64_t g = parent->peers[i].rank, y = g;
+        for (int k = 0; k < r->ndims; k++)
+            if (maya_replicas_digit(r, k, g) > 1)
+                y = maya_replicas_with(r, k, y, 0);
+        int iy = y >= 0 && y < world ? at[y] : -1, spans = iy >= 0;
+        for (int k = 0; k < r->ndims && spans; k++) {
+            if (maya_replicas_digit(r, k, g) <= 1)
+                continue;
+            int64_t z = maya_replicas_with(r, k, y, 1);
+            int iz = z >= 0 && z < world ? at[z] : -1;
+            spans = iz >= 0 && parent->peers[iz].ep != 0 && ck[2 * iz] == ck[2 * iy];
+        }
+        /* a color that spans the replica's dimensions is its; else one of its own */
+        ck[2 * i] = spans ? ck[2 * iy] : INT32_MIN + i;
+    }
+    for (int i = 0; i < n; i++)
+        ck[2 * i + 1] = i;
+    free(at);
+    return rc;
 }

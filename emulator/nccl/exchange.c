@@ -381,6 +381,12 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
     for (int r = 0; r < n && code == ncclSuccess; r++) {
         if (r != 0 && is_gone(c, r, t->seq)) {
             gone[r] = 1;
+            if (kind == NC_KIND_SPLIT && c->peers[r].ep != 0) {
+                code = ncclInvalidUsage;
+                snprintf(text, sizeof text, "rank %d (global rank %d) was eliminated as a duplicate before %s #%llu: "
+                         "a communicator made after the elimination cannot hold it; run without elimination", r,
+                         c->peers[r].rank, op, (unsigned long long)t->seq);
+            }
             continue;
         }
         enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], 1, &in[r], why, sizeof why);
@@ -389,7 +395,7 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
             free(in[r]);
             in[r] = NULL;
             gone[r] = 1;
-            if (kind == NC_KIND_SPLIT) {
+            if (kind == NC_KIND_SPLIT && c->peers[r].ep != 0) {
                 code = ncclInvalidUsage;
                 snprintf(text, sizeof text, "rank %d (global rank %d) was eliminated as a duplicate "
                          "(duplicate-rank elimination, MAYA_DEDUP) before %s #%llu: a communicator made after "
@@ -411,7 +417,34 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
         if (text[0])
             code = ncclInvalidUsage;
     }
-    if (code == ncclSuccess && fill_gone(t, in, gone, borrowed) < 0) {
+    int any_gone = 0;
+    for (int r = 0; r < n; r++)
+        any_gone |= gone[r];
+    if (code == ncclSuccess && kind == NC_KIND_SPLIT && any_gone) {
+        for (int r = 0; r < n && code == ncclSuccess; r++)
+            if (gone[r]) {
+                /* a member that never started: its color and key follow from the others */
+                struct nc_msg_hdr h = in[0]->h;
+                h.src = r;
+                int32_t none[2] = { 0, 0 };
+                if (!(in[r] = nc_msg_new(&h, none)))
+                    code = ncclSystemError;
+            }
+        if (code == ncclSuccess) {
+            int32_t *ck = malloc((size_t)n * 2 * sizeof *ck);
+            if (!ck)
+                code = ncclSystemError;
+            for (int r = 0; ck && r < n; r++)
+                memcpy(ck + 2 * r, in[r]->data, 2 * sizeof *ck);
+            if (ck && nc_replicas_split(c, ck, text, sizeof text) < 0)
+                code = ncclInvalidUsage;
+            for (int r = 0; ck && r < n; r++)
+                memcpy(in[r]->data, ck + 2 * r, 2 * sizeof *ck);
+            free(ck);
+        }
+        if (code == ncclSystemError)
+            snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
+    } else if (code == ncclSuccess && kind != NC_KIND_SPLIT && fill_gone(t, in, gone, borrowed) < 0) {
         code = ncclSystemError;
         snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
     }

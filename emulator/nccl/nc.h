@@ -349,6 +349,21 @@ void nc_elim_point(const struct nc_task *t, int n);
 void nc_elim_deliver(struct nc_msg *m);
 /* Rank 0 of comm heard that member rank stopped (NC_STOP) or left (NC_BYE). */
 void nc_elim_member_left(uint64_t comm, int rank);
+/* Declared replicas (MAYA_REPLICAS; maya run --replicas): the layout, or
+ * NULL; how many ranks of the world run; a member table entry for a rank
+ * that never started (ep 0: nothing is sent to it); and, at a call that
+ * makes a communicator, a replica's stop (never returns for one). */
+struct maya_replicas;
+const struct maya_replicas *nc_replicas(void);
+int64_t nc_replicas_emulated(void);
+void nc_replica_peer(struct nc_peer *p, int global_rank);
+void nc_elim_replica_point(void);
+/* The split of a parent with members that never started: their color
+ * and key from the emulated ranks that show which dimensions each color
+ * spans (ck[2 r], ck[2 r + 1]; absent ones filled). Keys become the parent
+ * rank (members in parent order, checked against the keys given). 0, or -1
+ * with why. */
+int nc_replicas_split(const struct ncclComm *parent, int32_t *ck, char *why, size_t n);
 /* Did the verdict stop the process of this global rank? */
 int nc_elim_gone(int global_rank);
 

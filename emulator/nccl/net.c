@@ -741,6 +741,10 @@ const struct nc_peer *nc_net_self(void)
 int nc_net_send(const struct nc_peer *to, struct nc_msg_hdr *h, const void *payload, char *why, size_t n)
 {
     h->magic = NC_MSG_MAGIC;
+    if (to->ep == 0) {
+        snprintf(why, n, "rank %d is a replica that was not started (--replicas)", to->rank);
+        return -1;
+    }
     if (to->ep == self.ep) {
         struct nc_msg *m = nc_msg_new(h, payload);
         if (!m) {
@@ -778,7 +782,7 @@ int nc_net_send(const struct nc_peer *to, struct nc_msg_hdr *h, const void *payl
 
 void nc_net_watch(const struct nc_peer *p)
 {
-    if (p->ep == self.ep)
+    if (p->ep == self.ep || p->ep == 0)
         return;
     pthread_mutex_lock(&lock);
     int have = ep_dead_locked(p->ep, NULL, 0) || send_conn_locked(p->ep) != NULL;

@@ -88,6 +88,7 @@ enum maya_rec_type {
     MAYA_REC_MARKER = 30,
     /* 48..63: about the process's run itself */
     MAYA_REC_ELIMINATED = 48,   /* duplicate-rank elimination stopped this rank (docs/dedup.md) */
+    MAYA_REC_COMM_MEMBERS = 49, /* with declared replicas: a communicator's members' global ranks */
     /* 64..127: job traces (collator); see collator/job_trace.h */
     MAYA_REC_END = 255,
 };
@@ -476,6 +477,17 @@ struct maya_rec_eliminated {
     uint64_t t_ns;              /* host time of the stop */
 };
 
+/* MAYA_REC_COMM_MEMBERS: written after a COMM record when replicas are
+ * declared (maya run --replicas): the global rank of every member, by rank in
+ * the communicator, the ranks that never started included. */
+struct maya_rec_comm_members {
+    struct maya_rec_hdr h;
+    uint64_t comm;
+    int32_t nranks;
+    uint32_t reserved;
+    /* followed by int32_t rank[nranks], padded to 8 bytes */
+};
+
 enum maya_elim_how {
     MAYA_ELIM_MATCHED = 1,      /* its op hash matched the source's after an iteration */
     MAYA_ELIM_DECLARED = 2,     /* declared a replica (maya run --replicas): stopped at its first op */
@@ -543,6 +555,7 @@ _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
 _Static_assert(sizeof(struct maya_call) == 56, "call size");
 _Static_assert(sizeof(struct maya_rec_eliminated) == 56, "eliminated size");
+_Static_assert(sizeof(struct maya_rec_comm_members) == 24, "comm members size");
 _Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
 _Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");
 _Static_assert(sizeof(struct maya_rec_memcpy) == 128, "memcpy size");
