@@ -636,6 +636,31 @@ static int may_stop_locked(void)
     return now;
 }
 
+/* The end of a rank that stops: its ELIMINATED record (what it issued, and
+ * the hash it compared), its trace, the launcher's note, the messages still
+ * queued; then exit 0, inside the program's NCCL call. */
+static void leave_process(int source, uint32_t how)
+{
+    struct maya_rec_eliminated e;
+    memset(&e, 0, sizeof e);
+    e.h.type = MAYA_REC_ELIMINATED;
+    e.h.bytes = sizeof e;
+    e.source = source;
+    e.how = how;
+    e.stop_op = nops;
+    e.stop_hash = hash;
+    e.check_op = check_op;
+    e.check_hash = check_hash;
+    e.t_ns = emu_now();
+    emu_trace_emit(&e);
+    emu_trace_finish();
+    note_for_launcher(source, nops, how == MAYA_ELIM_DECLARED);
+    fflush(stdout);
+    fflush(stderr);
+    nc_net_flush(10);
+    _exit(0);
+}
+
 static void stop(int source)
 {
     struct comm_note {
@@ -687,28 +712,11 @@ static void stop(int source)
         nc_net_send(&notes[i].to, &notes[i].h, NULL, why, sizeof why); /* one gone already needs none */
     }
     free(notes);
-    struct maya_rec_eliminated e;
-    memset(&e, 0, sizeof e);
-    e.h.type = MAYA_REC_ELIMINATED;
-    e.h.bytes = sizeof e;
-    e.source = source;
-    e.how = MAYA_ELIM_MATCHED;
-    e.stop_op = nops;
-    e.stop_hash = hash;
-    e.check_op = check_op;
-    e.check_hash = check_hash;
-    e.t_ns = emu_now();
-    emu_trace_emit(&e);
-    emu_trace_finish();
-    note_for_launcher(source, nops, 0);
     if (!emu_config()->quiet)
         fprintf(stderr, "maya-emu: nccl: duplicate-rank elimination: rank %d does what rank %d does; it stops "
                 "after %llu NCCL operations and is rebuilt from rank %d\n", my_rank(), source,
                 (unsigned long long)nops, source);
-    fflush(stdout);
-    fflush(stderr);
-    nc_net_flush(10);
-    _exit(0);
+    leave_process(source, MAYA_ELIM_MATCHED);
 }
 
 void nc_elim_replica_point(void)
@@ -717,20 +725,7 @@ void nc_elim_replica_point(void)
     int me = my_rank();
     if (!r || me < 0 || maya_replicas_emulated(r, me))
         return;
-    int source = (int)maya_replicas_source(r, me);
-    struct maya_rec_eliminated e;
-    memset(&e, 0, sizeof e);
-    e.h.type = MAYA_REC_ELIMINATED;
-    e.h.bytes = sizeof e;
-    e.source = source;
-    e.how = MAYA_ELIM_DECLARED;
-    e.t_ns = emu_now();
-    emu_trace_emit(&e);
-    emu_trace_finish();
-    note_for_launcher(source, 0, 1);
-    fflush(stdout);
-    fflush(stderr);
-    _exit(0);
+    leave_process((int)maya_replicas_source(r, me), MAYA_ELIM_DECLARED);
 }
 
 void nc_elim_point(const struct nc_task *t, int n)
