@@ -26,7 +26,7 @@
 
 #include "commands.h"
 #include "pipeline.h"
-#include "run_elim.h"
+#include "maya/run_elim.h"
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"

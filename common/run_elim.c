@@ -2,7 +2,7 @@
  * by maya run and the Slurm plugin: what a rank the emulated NCCL stopped
  * left next to its trace, and how that reads in run.conf. */
 #define _GNU_SOURCE
-#include "run_elim.h"
+#include "maya/run_elim.h"
 
 #include <stdio.h>
 #include <stdlib.h>
