@@ -493,8 +493,9 @@ static const struct col_shape *shape_of(struct collator *c, const struct rank_fi
 /* A declared replica (maya run --replicas) that ran only up to its first
  * NCCL call: its communicators follow from its proxy's (its folded digits
  * above 1 made 1: a rank that ran and that shares its communicators where
- * the layout says), its work from its source's (its folded digits 0), or
- * from the rank that source was itself rebuilt from. */
+ * the layout says), its work from its representative's (its folded digits
+ * 0, or the next of rank 0's when that is rank 0), or from the rank that
+ * was itself rebuilt from. */
 static int rebuild_replica(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
                            struct col_shape *shape, int rank, const struct maya_trace_header *h, struct take *t,
                            struct maya_rec_rank_end *e)
@@ -512,7 +513,7 @@ static int rebuild_replica(struct collator *c, const struct rank_file *f, const 
     struct maya_replicas layout;
     if (maya_replicas_parse(spec, world, &layout, err, sizeof err) < 0)
         return maya_error("%s: the replicas layout: %s", note, err);
-    int64_t proxy = rank, source = maya_replicas_source(&layout, rank);
+    int64_t proxy = rank, source = maya_replicas_representative(&layout, rank, world);
     for (int k = 0; k < layout.ndims; k++)
         if (maya_replicas_digit(&layout, k, rank) > 1)
             proxy = maya_replicas_with(&layout, k, proxy, 1);

@@ -488,9 +488,9 @@ static int check_replicas(struct run *r, int nprocs)
     char err[256];
     if (maya_replicas_parse(r->replicas_spec, nprocs, &r->replicas, err, sizeof err) < 0)
         return maya_error("--replicas %s", err);
-    if (nprocs < 2)
-        return maya_error("--replicas %s: the job has one process; replicas need one process per rank",
-                          r->replicas_spec);
+    if (nprocs < 2 || r->per_node != r->cluster.gpus_per_node)
+        return maya_error("--replicas %s: %d process%s for %d GPUs; replicas need one process per GPU",
+                          r->replicas_spec, nprocs, nprocs == 1 ? "" : "es", r->count);
     return 0;
 }
 

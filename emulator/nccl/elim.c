@@ -17,7 +17,8 @@
  * WORLD_SIZE members), whose progress thread collects them. Nobody waits
  * for this: ranks run on. Once every rank has reported, the ranks that
  * checked at the same operation with the same hash form a class; its lowest
- * rank is the representative and runs on, the others are to stop. A rank
+ * rank is the representative and runs on, the others are to stop (rank 0
+ * runs on, and the next of its class represents the rest). A rank
  * that is rank 0 of a communicator in which some member runs on is kept
  * running too (rank 0 serves the small exchanges), until no such rank is
  * left. Every rank then gets the table of representatives (the verdict).
@@ -175,7 +176,7 @@ static void absent_members(struct ncclComm *c)
             for (int j = 0; c->p2p_gone && j < c->nranks; j++)
                 c->p2p_gone[j] = UINT64_MAX;
         }
-        int64_t src = maya_replicas_source(r, c->peers[i].rank);
+        int64_t src = maya_replicas_representative(r, c->peers[i].rank, emu_config()->world_size);
         int stand = 0;
         for (int j = 0; j < c->nranks; j++)
             if (c->peers[j].rank == src && c->peers[j].ep != 0)
@@ -403,8 +404,8 @@ static int32_t *decide_locked(void)
         rep[i] = i;
         if (reports[i].have)
             order[nr++] = i;
-        else if (rp) /* a replica that never started: its source stands for it */
-            rep[i] = (int32_t)maya_replicas_source(rp, i);
+        else if (rp) /* a replica that never started: its representative stands for it */
+            rep[i] = (int32_t)maya_replicas_representative(rp, i, n);
         off |= (int)reports[i].h.disabled;
     }
     if (!off) {
@@ -415,6 +416,16 @@ static int32_t *decide_locked(void)
             if (a->check_op == b->check_op && a->check_hash == b->check_hash)
                 rep[order[i]] = rep[order[i - 1]];
         }
+        /* Rank 0 runs on anyway (it serves the world's small exchanges), and
+         * its host work is often its own (it logs, saves checkpoints): the
+         * others of its class take the next of them as their representative. */
+        int next = -1;
+        for (int i = 1; i < n && next < 0; i++)
+            if (reports[i].have && rep[i] == 0)
+                next = i;
+        for (int i = 1; next > 0 && i < n; i++)
+            if (rep[i] == 0)
+                rep[i] = next;
         /* rank 0 of a communicator with a member that runs on must run on */
         size_t k = 0;
         for (int i = 0; i < n; i++)
@@ -725,7 +736,7 @@ void nc_elim_replica_point(void)
     int me = my_rank();
     if (!r || me < 0 || maya_replicas_emulated(r, me))
         return;
-    leave_process((int)maya_replicas_source(r, me), MAYA_ELIM_DECLARED);
+    leave_process((int)maya_replicas_representative(r, me, emu_config()->world_size), MAYA_ELIM_DECLARED);
 }
 
 void nc_elim_point(const struct nc_task *t, int n)

@@ -12,7 +12,8 @@
  * The ranks whose folded digits are all 0 or 1 are emulated (the 1s show
  * which communicators span a dimension); the others are replicas, started
  * only to reach their first NCCL call and rebuilt from the rank with their
- * folded digits 0 (their source). Text form: "N:S[,N:S...]".
+ * folded digits 0 (their source), or, when that is rank 0, from the next
+ * emulated rank of rank 0's replicas. Text form: "N:S[,N:S...]".
  */
 #ifndef MAYA_REPLICAS_H
 #define MAYA_REPLICAS_H
@@ -114,10 +115,26 @@ static inline int64_t maya_replicas_source(const struct maya_replicas *r, int64_
     return s;
 }
 
+/* What a replica is rebuilt from, and stands in for it: its source, except
+ * when that is rank 0, whose host work is often its own (it logs, saves
+ * checkpoints): then the lowest other emulated rank of the same source. */
+static inline int64_t maya_replicas_representative(const struct maya_replicas *r, int64_t rank, int64_t world);
+
 /* rank with digit k set to d */
 static inline int64_t maya_replicas_with(const struct maya_replicas *r, int k, int64_t rank, int64_t d)
 {
     return rank + (d - maya_replicas_digit(r, k, rank)) * r->stride[k];
+}
+
+static inline int64_t maya_replicas_representative(const struct maya_replicas *r, int64_t rank, int64_t world)
+{
+    int64_t s = maya_replicas_source(r, rank);
+    if (s != 0)
+        return s;
+    for (int64_t i = 1; i < world; i++)
+        if (maya_replicas_emulated(r, i) && maya_replicas_source(r, i) == 0)
+            return i;
+    return 0;
 }
 
 /* Emulated ranks of a world. */

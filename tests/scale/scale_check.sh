@@ -12,7 +12,8 @@
 #   <case>_<mode>_post_wall_s, _post_cpu_s, _post_peak_mib   maya report DIR
 #                                    alone (collate, estimate, simulate, write)
 #   <case>_<mode>_iteration_ms, _emulated_ranks, _error_pct (against full)
-# SCALE_CASES picks cases (default: all): mg128 mg256 ddp8 fsdp8 mg1536.
+# SCALE_CASES picks cases (default: all): mg128 mg256 mg256iter ddp8 fsdp8 mg1536
+# (mg256iter: emulation only, 8 and 16 iterations, for the CPU per iteration).
 # mg1536 (the 1,536-GPU row of Megatron's Table 1) runs only with --replicas
 # and --dedup, emulation and collation; it is not compared with a full run.
 set -u
@@ -21,7 +22,7 @@ maya=$top/build/bin/maya
 mg=$top/build/tests/workloads/minigpt
 py=$top/.venv/bin/python
 tmp=${SCALE_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/maya-scale.XXXXXX")}
-cases=${SCALE_CASES:-mg128 mg256 ddp8 fsdp8 mg1536}
+cases=${SCALE_CASES:-mg128 mg256 mg256iter ddp8 fsdp8 mg1536}
 failed=0
 export OMP_NUM_THREADS=1
 
@@ -178,11 +179,35 @@ torch_case() {
     unset MAYA_GPT
 }
 
+# The CPU an iteration costs once elimination has stopped the duplicates: the
+# difference between runs of ITERS and 2 x ITERS iterations, per iteration,
+# against the fold factor (ranks per surviving rank).
+per_iteration() {
+    local name=$1 gpus=$2 repl=$3 iters=$4
+    shift 4
+    for mode in full dedup replicas; do
+        local flags=
+        [ $mode = dedup ] && flags=--dedup
+        [ $mode = replicas ] && flags="--dedup --replicas $repl"
+        for n in $iters $((2 * iters)); do
+            emulation_only "${name}_${mode}_$n" "$tmp/${name}_${mode}_$n" -- "$maya" run -q $flags -g "$gpus" \
+                -o "$tmp/${name}_${mode}_$n" -- "$mg" "$@" --iters $n > "$tmp/${name}_${mode}_$n.vals"
+            cat "$tmp/${name}_${mode}_$n.vals"
+        done
+        local c1 c2
+        c1=$(sed -n 's/.*_emulation_cpu_s=//p' "$tmp/${name}_${mode}_$iters.vals")
+        c2=$(sed -n 's/.*_emulation_cpu_s=//p' "$tmp/${name}_${mode}_$((2 * iters)).vals")
+        echo "${name}_${mode}_cpu_per_iteration_s=$(echo "scale=4; ($c2 - $c1) / $iters" | bc)"
+    done
+}
+
 gpu_bound="--hidden 4096 --heads 32 --seq 1024 --layers 8 --iters 6"
 for c in $cases; do
     case $c in
     mg128) minigpt_case mg128 h100x128 4:8,8:1 --tp 8 --pp 4 $gpu_bound ;;
     mg256) minigpt_case mg256 h100x256 8:8,8:1 --tp 8 --pp 4 $gpu_bound ;;
+    mg256iter) per_iteration mg256iter h100x256 8:8,8:1 8 --tp 8 --pp 4 --hidden 4096 --heads 32 --seq 1024 \
+        --layers 8 ;;
     ddp8) torch_case ddp8 h100x8 train_ddp_gpt.py ;;
     fsdp8) torch_case fsdp8 h100x8 train_fsdp_gpt.py ;;
     mg1536)
@@ -195,7 +220,7 @@ for c in $cases; do
         emulation_only mg1536_replicas "$tmp/mg1536_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
             -g h200x1536 -o "$tmp/mg1536_replicas" -- "$mg" --tp 8 --pp 8 --hidden 12288 --heads 96 --layers 80 \
             --seq 2048 --micro-batch-size 2 --micro-batches 48 --vocab 51200 --iters 3 ;;
-    *) echo "scale-check: unknown case $c (mg128 mg256 ddp8 fsdp8 mg1536)" >&2; exit 2 ;;
+    *) echo "scale-check: unknown case $c (mg128 mg256 mg256iter ddp8 fsdp8 mg1536)" >&2; exit 2 ;;
     esac
 done
 [ -n "${SCALE_TMP:-}" ] || rm -rf "$tmp"
