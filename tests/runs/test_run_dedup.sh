@@ -100,6 +100,28 @@ assert all(x["traced"] for x in e["ranks"]) and notes[2] == "eliminated, rebuilt
 assert notes[0] is None and notes[1] is None, e["ranks"]
 PY
 
+# Small messages (a tiny model: activations under the copy threshold, so the
+# pipeline's sends move data): rank 1 runs on and keeps receiving gradients
+# from, and sending activations to, rank 5, which stopped; rank 4, rank 0 of
+# the stage-1 groups, stops only after its members did. The run and its
+# report go through with every rank rebuilt.
+"$MAYA" run -q --dedup -g h100x8 -o "$TEST_TMP/tiny" -- "$WORKLOADS/minigpt" --tp 2 --pp 2 --iters 8 --hidden 64 \
+    --heads 4 --seq 32 --vocab 512 > "$TEST_TMP/tiny.out" 2>&1 || fail "tiny minigpt with --dedup failed: $(tail -20 "$TEST_TMP/tiny.out")"
+expect_grep "^rank\.5\.note=eliminated, rebuilt from rank 4\$" "$TEST_TMP/tiny/run.conf" "rank 5 stopped"
+expect_no_grep "^rank\.1\.note=" "$TEST_TMP/tiny/run.conf" "rank 1 ran on"
+"$MAYA" trace dump "$TEST_TMP/tiny/traces/rank-1.mtrace" > "$TEST_TMP/tiny1.dump" || fail "dump tiny rank 1"
+expect_grep '^coll .*api=ncclRecv .*peer=1 .* data_moved' "$TEST_TMP/tiny1.dump" "rank 1 receives small messages"
+"$MAYA" trace dump "$TEST_TMP/tiny/traces/rank-4.mtrace" > "$TEST_TMP/tiny4.dump" || fail "dump tiny rank 4"
+"$MAYA" trace dump "$TEST_TMP/tiny/traces/rank-5.mtrace" > "$TEST_TMP/tiny5.dump" || fail "dump tiny rank 5"
+[ "$(grep -c '^coll' "$TEST_TMP/tiny5.dump")" -lt "$(grep -c '^coll' "$TEST_TMP/tiny4.dump")" ] ||
+    fail "rank 5 did not stop before the end: rank 1's last receives had nobody to come from"
+python3 - "$TEST_TMP/tiny/report.json" <<'PY' || fail "the tiny run's report is wrong (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["simulated"] and r["workload_ok"] and len(r["iterations"]) == 8, (r["error"], r["iterations"])
+assert all(x["traced"] for x in r["ranks"]), r["ranks"]
+PY
+
 # the collator refuses what it cannot stand for: a note without its record ...
 cp -r "$d" "$TEST_TMP/bad1"
 rm -f "$TEST_TMP/bad1/job.mtrace"
