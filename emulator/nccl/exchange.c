@@ -149,8 +149,8 @@ static ncclResult_t post_to_root(struct nc_task *t, struct nc_msg_hdr *h, const 
     if (nc_net_send(&c->peers[to], h, payload, why, sizeof why) == 0 ||
         (to == 0 && t->type != NC_T_SEND && nc_net_dead(c->peers[0].ep, why, sizeof why)))
         return ncclSuccess;
-    if (t->type == NC_T_SEND && nc_elim_gone(c->peers[to].rank))
-        return ncclSuccess; /* eliminated: its representative's trace stands for its receive */
+    if (t->type == NC_T_SEND && (c->peers[to].ep == 0 || nc_elim_gone(c->peers[to].rank)))
+        return ncclSuccess; /* eliminated or never started: its representative's trace stands for its receive */
     return send_to(t, to, h, payload);
 }
 
