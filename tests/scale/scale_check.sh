@@ -32,39 +32,8 @@ measure() {
     local name=$1 dir=$2
     shift 3
     rm -rf "$dir"
-    python3 - "$tmp/$name.mem" "$@" <<'PY'
-import os, subprocess, sys, time, resource
-out, cmd = sys.argv[1], sys.argv[2:]
-p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(out + ".err", "w"))
-def tree(root):
-    kids = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
-                kids.setdefault(int(st[1]), []).append(int(d))
-            except OSError:
-                pass
-    todo, seen = [root], []
-    while todo:
-        x = todo.pop(); seen.append(x); todo += kids.get(x, [])
-    return seen
-peak = 0
-while p.poll() is None:
-    rss = 0
-    for pid in tree(p.pid):
-        try:
-            for l in open("/proc/%d/status" % pid):
-                if l.startswith("VmRSS:"):
-                    rss += int(l.split()[1])
-        except OSError:
-            pass
-    peak = max(peak, rss)
-    time.sleep(0.2)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(out, "w").write("%d %.3f %d\n" % (peak // 1024, ru.ru_utime + ru.ru_stime, p.returncode))
-PY
-    read -r peak cpu rc < "$tmp/$name.mem"
+    python3 "$top/tests/scale/sample_tree.py" "$tmp/$name.mem" "$@"
+    read -r peak cpu rc _ < "$tmp/$name.mem"
     [ "$rc" = 0 ] || { echo "scale-check: $name: maya run failed ($rc): $(tail -5 "$tmp/$name.mem.err")" >&2; failed=1; }
     /usr/bin/time -f "%e %U %S %M" -o "$tmp/$name.post" "$maya" report -q "$dir" > /dev/null 2>&1
     read -r pw pu ps pm < <(tail -1 "$tmp/$name.post")
@@ -97,39 +66,8 @@ emulation_only() {
     local name=$1 dir=$2
     shift 3
     rm -rf "$dir"
-    python3 - "$tmp/$name.mem" "$dir/run.conf" "$@" <<'PY'
-import os, signal, subprocess, sys, time, resource
-out, conf, cmd = sys.argv[1], sys.argv[2], sys.argv[3:]
-p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=open(out + ".err", "w"))
-peak, t0 = 0, time.time()
-def rss_tree(root):
-    kids = {}
-    for d in os.listdir("/proc"):
-        if d.isdigit():
-            try:
-                st = open("/proc/%s/stat" % d).read().rsplit(")", 1)[1].split()
-                kids.setdefault(int(st[1]), []).append(int(d))
-            except OSError:
-                pass
-    todo, rss = [root], 0
-    while todo:
-        x = todo.pop(); todo += kids.get(x, [])
-        try:
-            rss += sum(int(l.split()[1]) for l in open("/proc/%d/status" % x) if l.startswith("VmRSS:"))
-        except OSError:
-            pass
-    return rss
-while p.poll() is None:
-    peak = max(peak, rss_tree(p.pid))
-    if os.path.exists(conf) and "wall_s=" in open(conf).read():
-        p.kill()  # the post-processing has begun: the workload is done
-        p.wait()
-        break
-    time.sleep(0.2)
-ru = resource.getrusage(resource.RUSAGE_CHILDREN)
-open(out, "w").write("%d %.3f %.1f\n" % (peak // 1024, ru.ru_utime + ru.ru_stime, time.time() - t0))
-PY
-    read -r peak cpu wall < "$tmp/$name.mem"
+    python3 "$top/tests/scale/sample_tree.py" "$tmp/$name.mem" --until-ended "$dir/run.conf" "$@"
+    read -r peak cpu _ _ < "$tmp/$name.mem"
     echo "${name}_emulation_wall_s=$(sed -n 's/^wall_s=//p' "$dir/run.conf")"
     echo "${name}_emulation_cpu_s=$cpu"
     echo "${name}_emulation_peak_mib=$peak"
