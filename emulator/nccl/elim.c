@@ -76,6 +76,8 @@ static int enabled = -1;        /* MAYA_DEDUP, read once */
 static struct ncclComm *made;   /* this process's live communicators, newest first */
 static uint32_t nmade;
 static int disabled;            /* two members of one communicator in this process */
+static uint64_t *made_ids;      /* [nmade_ids] communicator id by index (graph replays after a free) */
+static size_t nmade_ids, made_ids_cap;
 
 /* the world communicator, as this process knows it */
 static int have_world;
@@ -227,6 +229,16 @@ void nc_elim_comm_made(struct ncclComm *c)
     c->index = nmade++;
     c->next_made = made;
     made = c;
+    if (nmade_ids == made_ids_cap) { /* ids by index, kept after a communicator is freed */
+        size_t cap = made_ids_cap ? made_ids_cap * 2 : 16;
+        uint64_t *p = realloc(made_ids, cap * sizeof *p);
+        if (p) {
+            made_ids = p;
+            made_ids_cap = cap;
+        }
+    }
+    if (nmade_ids < made_ids_cap && nmade_ids == c->index)
+        made_ids[nmade_ids++] = c->id;
     if (!have_world && c->nranks == emu_config()->world_size) {
         have_world = 1;
         world_id = c->id;
@@ -305,13 +317,23 @@ static void report(void)
     free(buf);
 }
 
-void nc_elim_op(const struct nc_task *t)
+uint32_t nc_elim_comm_index(uint64_t comm)
+{
+    uint32_t idx = UINT32_MAX;
+    pthread_mutex_lock(&lock);
+    for (size_t i = 0; i < nmade_ids; i++)
+        if (made_ids[i] == comm)
+            idx = (uint32_t)i;
+    pthread_mutex_unlock(&lock);
+    return idx;
+}
+
+void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index)
 {
     if (!on())
         return;
-    const struct maya_rec_coll *r = &t->rec;
     uint64_t sig = maya_coll_signature(r->op, r->count, r->dtype, r->redop, r->rank, r->nranks, r->peer,
-                                       t->comm->index);
+                                       comm_index);
     hash = maya_coll_hash_next(hash, sig);
     nops++;
     if (reported || nops > MAYA_ELIM_MAX_OPS)

@@ -94,8 +94,8 @@ static ncclResult_t post(struct nc_task *t)
     struct ncclComm *c = t->comm;
     if (t->type == NC_T_INIT)
         return nc_init_post(t);
-    if (traced(t))
-        nc_elim_op(t); /* every traced op counts, failed ones too, as the collator counts them */
+    if (traced(t) && !t->capture) /* a captured op counts at each launch (capture.c) */
+        nc_elim_op(&t->rec, t->comm->index); /* failed ones too, as the collator counts COLL records */
     if (c->error != ncclSuccess)
         return exchanges(t) && c->rank != 0 ? nc_exchange_abstain(t) : c->error;
     if (t->capture) {

@@ -340,8 +340,11 @@ ncclResult_t nc_comm_fail(struct ncclComm *c, ncclResult_t code, const char *fmt
 /* A communicator was made (nc_comm_setup) / is freed. */
 void nc_elim_comm_made(struct ncclComm *c);
 void nc_elim_comm_freed(struct ncclComm *c);
-/* A collective or send/recv task is posted: its part of the rank's hash. */
-void nc_elim_op(const struct nc_task *t);
+/* A COLL record is traced (a task posted outside a capture, or a graph
+ * launch replaying a captured one): its part of the rank's hash. */
+void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index);
+/* The index a communicator id was made with in this process (UINT32_MAX: none). */
+uint32_t nc_elim_comm_index(uint64_t comm);
 /* Before a list of tasks runs: a rank the verdict eliminated stops here
  * (never returns) when the tasks only move data. */
 void nc_elim_point(const struct nc_task *t, int n);
