@@ -284,7 +284,8 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops,
-                                 .keep_iterations = o->iterations ? o->iterations : d.iterations };
+                                 .keep_iterations = o->iterations ? o->iterations : d.iterations,
+                                 .cluster = &cluster };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

@@ -27,6 +27,9 @@ struct sim_config {
     /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
+    /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
+     * NIC per GPU (rail-optimised). */
+    const struct maya_cluster_spec *cluster;
 };
 
 struct sim_job;
