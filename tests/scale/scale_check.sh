@@ -12,17 +12,21 @@
 #   <case>_<mode>_post_wall_s, _post_cpu_s, _post_peak_mib   maya report DIR
 #                                    alone (collate, estimate, simulate, write)
 #   <case>_<mode>_iteration_ms, _emulated_ranks, _error_pct (against full)
-# SCALE_CASES picks cases (default: all): mg128 mg256 mg256iter ddp8 fsdp8 mg1536
+# SCALE_CASES picks cases (default: all): mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8
+# mg1536e2e mg1536
 # (mg256iter: emulation only, 8 and 16 iterations, for the CPU per iteration).
-# mg1536 (the 1,536-GPU row of Megatron's Table 1) runs only with --replicas
-# and --dedup, emulation and collation; it is not compared with a full run.
+# mg256pp8 is the layout of the 1,536-GPU cases (TP8 x PP8, 1F1B over 8
+# micro-batches) with DP4, compared with its full run; mg1536e2e runs it with
+# DP24 on 1,536 GPUs end to end with --replicas and --dedup (no full run: 1,536
+# processes do not fit). mg1536 (the 1,536-GPU row of Megatron's Table 1) runs
+# only with --replicas and --dedup, emulation alone (docs/dedup.md says why).
 set -u
 top=${MAYA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 maya=$top/build/bin/maya
 mg=$top/build/tests/workloads/minigpt
 py=$top/.venv/bin/python
 tmp=${SCALE_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/maya-scale.XXXXXX")}
-cases=${SCALE_CASES:-mg128 mg256 mg256iter ddp8 fsdp8 mg1536}
+cases=${SCALE_CASES:-mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536}
 failed=0
 export OMP_NUM_THREADS=1
 
@@ -140,10 +144,14 @@ per_iteration() {
 }
 
 gpu_bound="--hidden 4096 --heads 32 --seq 1024 --layers 8 --iters 6"
+pp8="--hidden 4096 --heads 32 --seq 1024 --layers 8 --micro-batches 8 --iters 4"
 for c in $cases; do
     case $c in
     mg128) minigpt_case mg128 h100x128 4:8,8:1 --tp 8 --pp 4 $gpu_bound ;;
     mg256) minigpt_case mg256 h100x256 8:8,8:1 --tp 8 --pp 4 $gpu_bound ;;
+    mg256pp8) minigpt_case mg256pp8 h200x256 4:8,8:1 --tp 8 --pp 8 $pp8 ;;
+    mg1536e2e) measure mg1536e2e_replicas "$tmp/mg1536e2e_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
+        -g h200x1536 -o "$tmp/mg1536e2e_replicas" -- "$mg" --tp 8 --pp 8 $pp8 ;;
     mg256iter) per_iteration mg256iter h100x256 8:8,8:1 8 --tp 8 --pp 4 --hidden 4096 --heads 32 --seq 1024 \
         --layers 8 ;;
     ddp8) torch_case ddp8 h100x8 train_ddp_gpt.py ;;
@@ -158,7 +166,7 @@ for c in $cases; do
         emulation_only mg1536_replicas "$tmp/mg1536_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
             -g h200x1536 -o "$tmp/mg1536_replicas" -- "$mg" --tp 8 --pp 8 --hidden 12288 --heads 96 --layers 80 \
             --seq 2048 --micro-batch-size 2 --micro-batches 48 --vocab 51200 --iters 3 ;;
-    *) echo "scale-check: unknown case $c (mg128 mg256 mg256iter ddp8 fsdp8 mg1536)" >&2; exit 2 ;;
+    *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536)" >&2; exit 2 ;;
     esac
 done
 [ -n "${SCALE_TMP:-}" ] || rm -rf "$tmp"

@@ -2,8 +2,8 @@
 # Duplicate-rank elimination (maya run --dedup, docs/dedup.md) on PyTorch:
 # the DDP and the FSDP GPT scripts on 4 emulated H100s, 6 steps, each with a
 # model large enough that the GPU bounds the step (host gaps measured on
-# shared cores then do not move the prediction; FSDP's per-layer hooks need
-# fewer, wider layers for that). Rank 0 runs on (it serves the world's small
+# shared cores then do not move the prediction: two wide layers, since the
+# host's work per layer is the same at any width). Rank 0 runs on (it serves the world's small
 # exchanges, and its host work is its own), rank 1 stands for its class,
 # ranks 2 and 3 stop once their NCCL operations have repeated and are
 # rebuilt from rank 1 without the program noticing (every process exits 0;
@@ -54,7 +54,7 @@ check() {
 import json, sys
 e, p = (json.load(open(f)) for f in sys.argv[1:3])
 assert e["simulated"] and p["simulated"] and e["workload_ok"], (e["error"], p["error"])
-assert len(e["iterations"]) >= 4 and len(p["iterations"]) >= 4, (e["iterations"], p["iterations"])
+assert len(e["iterations"]) >= 3 and len(p["iterations"]) >= 3, (e["iterations"], p["iterations"])
 assert e["idle_time_s"] < 0.05 * e["iteration_time_s"], "the GPU should bound this step"
 err = abs(e["iteration_time_s"] - p["iteration_time_s"]) / p["iteration_time_s"]
 print("%s: step with elimination %.6f s, without %.6f s (%.3f %%)" % (sys.argv[3], e["iteration_time_s"], p["iteration_time_s"], 100 * err))
@@ -62,6 +62,6 @@ assert err < 0.005, err
 PY
 }
 
-check train_ddp_gpt.py 8192,4096,32,4,2048
-check train_fsdp_gpt.py 8192,8192,64,2,4096
+check train_ddp_gpt.py 8192,8192,64,2,4096
+check train_fsdp_gpt.py 8192,8192,64,2,8192
 echo "dedup torch: ok"
