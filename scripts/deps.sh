@@ -4,7 +4,8 @@
 set -eu
 
 PKGS="build-essential pkg-config libconfuse-dev zlib1g-dev liblz4-dev libzstd-dev
-      libhwloc-dev libxgboost-dev libslurm-dev slurm-wlm munge python3-venv file valgrind"
+      libhwloc-dev libxgboost-dev libslurm-dev slurm-wlm munge python3-venv file valgrind
+      clang"
 
 missing=""
 for p in $PKGS; do

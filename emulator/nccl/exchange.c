@@ -389,7 +389,9 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
             }
             continue;
         }
+        emu_trace_waiting(kind, c->id, t->seq, r == c->rank ? 0 : c->peers[r].pid);
         enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], 1, &in[r], why, sizeof why);
+        emu_trace_waiting_done();
         if (st == NC_WAIT_OK && in[r]->h.type == NC_STOP) {
             note_gone(c, in[r], r);
             free(in[r]);
@@ -513,8 +515,10 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
     ncclResult_t r = ncclSuccess;
     /* Rank 0 waits for each rank at most the timeout: wait longer for its
      * answer, which then says who did not come. */
+    emu_trace_waiting(kind, c->id, t->seq, 0);
     enum nc_wait_status st = nc_mb_wait(c->id, c->rank, 0, NC_CH_RESULT, &c->peers[0], c->rank ? 2 : 1, &m, why,
                                         sizeof why);
+    emu_trace_waiting_done();
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu: no answer from rank 0 (pid %d on %s): %s%s", op, (unsigned long long)t->seq,
@@ -560,8 +564,10 @@ ncclResult_t nc_p2p_finish(struct nc_task *t)
     ncclResult_t r = ncclSuccess;
     if (c->p2p_gone && t->seq >= c->p2p_gone[t->peer])
         return ncclSuccess; /* the sender was eliminated: its message is its representative's (not here) */
+    emu_trace_waiting(MAYA_COLL_RECV, c->id, t->seq, c->peers[t->peer].pid);
     enum nc_wait_status st = nc_mb_wait(c->id, c->rank, t->peer, NC_CH_P2P, &c->peers[t->peer], 1, &m, why,
                                         sizeof why);
+    emu_trace_waiting_done();
     int gone = (st == NC_WAIT_OK && m->h.type == NC_STOP) ||
                (st == NC_WAIT_DEAD && nc_elim_gone(c->peers[t->peer].rank));
     if (gone) {
