@@ -232,13 +232,26 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         return;
     }
     if (!f->not_ok && strcmp(d->state, "running")) {
-        if (f->j && f->j->incomplete_ranks)
+        if (f->j && f->j->incomplete_ranks) {
             fprintf(fp, "status     INCOMPLETE: all %d process%s exited 0, but %d rank trace%s cut short: %s\n",
                     d->nprocs, d->nprocs == 1 ? "" : "es", f->j->incomplete_ranks,
                     f->j->incomplete_ranks == 1 ? " was" : "s were",
                     d->cause[0] ? d->cause : "their writes failed (see logs/rank-N.err)");
-        else
-            fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+            return;
+        }
+        int elim = 0, repl = 0;
+        for (int i = 0; i < d->nprocs; i++) {
+            elim += !strncmp(d->procs[i].note, "eliminated", 10);
+            repl += !strncmp(d->procs[i].note, "a replica", 9);
+        }
+        fprintf(fp, "status     all %d process%s exited 0", d->nprocs, d->nprocs == 1 ? "" : "es");
+        if (elim)
+            fprintf(fp, "; %d of them eliminated as duplicates", elim);
+        if (repl)
+            fprintf(fp, "%s %d replicas not emulated (--replicas)", elim ? " and" : ";", repl);
+        if (elim || repl)
+            fprintf(fp, ", rebuilt from the others (docs/dedup.md)");
+        fputc('\n', fp);
         return;
     }
     if (!strcmp(d->state, "running"))

@@ -210,8 +210,8 @@ int run_check_size(int nprocs, int cpus)
         snprintf(c, sizeof c, "%d, %llu at %d per CPU", cpus, (unsigned long long)by_cpus, RANKS_PER_CPU);
     return maya_error("%d processes do not fit this machine: at most %llu would (memory: %s; process limit: %s; "
                       "CPUs: %s). Emulate fewer ranks (-g GPUxN with a smaller N, or -n), or run under Slurm "
-                      "across nodes (maya-srun(1)); duplicate-rank elimination, being built, will emulate only "
-                      "the ranks that differ", nprocs, (unsigned long long)fit, m, t, c);
+                      "across nodes (maya-srun(1)), or declare the job's replicas so that duplicate-rank "
+                      "elimination emulates only the ranks that differ (--replicas, docs/dedup.md)", nprocs, (unsigned long long)fit, m, t, c);
 }
 
 int run_trace_errors(const char *dir, int nprocs, char *why, size_t size)
