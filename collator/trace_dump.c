@@ -6,6 +6,7 @@
 #include "maya/trace_dump.h"
 #include "maya/common.h"
 #include "maya/job_trace.h"
+#include "maya/kwork.h"
 #include "maya/trace_reader.h"
 
 #include <inttypes.h>
@@ -225,6 +226,25 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_kfeature *f = maya_kernel_features(k);
         for (uint32_t i = 0; i < k->nfeatures; i++)
             fprintf(o, " %s=%u", maya_trace_string(r, f[i].name), f[i].value);
+        const char *why = NULL;
+        const struct maya_kwork *w = maya_kernel_work(k, &why);
+        if (w) {
+            fprintf(o, " work=%s sm=%u exprs=%u terms=%u%s%s%s", w->source == MAYA_KW_SASS ? "sass" : "ptx",
+                    w->sm, w->nexprs, w->nterms, w->flags & MAYA_KW_F_LOOP_UNRESOLVED ? " loop_unresolved" : "",
+                    w->flags & MAYA_KW_F_TRUNCATED ? " truncated" : "",
+                    w->flags & MAYA_KW_F_BYTES_UNKNOWN ? " bytes_unknown" : "");
+            const struct maya_kterm *t = maya_kwork_terms(w);
+            for (uint32_t i = 0; i < w->nterms; i++) {
+                char e[512];
+                maya_kwork_expr_text(w, t[i].mult, e, sizeof e);
+                fprintf(o, "\n    %s %g", maya_kw_class_name(t[i].cls), (double)t[i].amount);
+                if (t[i].param != MAYA_KW_NO_PARAM)
+                    fprintf(o, " via param@%u", t[i].param);
+                fprintf(o, " x %s", e);
+            }
+        } else if (why) {
+            fprintf(o, " work=damaged (%s)", why);
+        }
         break;
     }
     case MAYA_REC_COMM: {
@@ -260,6 +280,10 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
             for (uint32_t i = 0; i < l->param_bytes && i < 256; i++)
                 fprintf(o, "%02x", pv[i]);
         }
+        uint32_t next;
+        const struct maya_kextent *ext = maya_launch_extents(l, &next);
+        for (uint32_t i = 0; ext && i < next; i++)
+            fprintf(o, "%sparam@%u:%" PRIu64, i ? "," : " extents=", ext[i].param, ext[i].bytes);
         break;
     }
     case MAYA_REC_MEMCPY: {
@@ -382,8 +406,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     }
     case MAYA_REC_MARKER: {
         const struct maya_rec_marker *m = (const void *)h;
-        static const char *kinds[] = { "?", "push", "pop", "point" };
-        fprintf(o, " marker=%s name=\"%s\"", m->kind < 4 ? kinds[m->kind] : "?",
+        static const char *kinds[] = { "?", "push", "pop", "point", "start", "end" };
+        fprintf(o, " marker=%s name=\"%s\"", m->kind < MAYA_ARRAY_LEN(kinds) ? kinds[m->kind] : "?",
                 maya_trace_string(r, m->name));
         break;
     }
@@ -417,7 +441,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         d->nlive = 0; /* allocations are per rank */
         fprintf(o, "rank_begin   rank=%d world_size=%d local_rank=%d node=%d gpus_per_node=%d pid=%u gpu=%.64s "
                 "host_clock=%s%s", b->rank, b->world_size, b->local_rank, b->node, b->gpus_per_node, b->pid, b->gpu,
-                b->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall", b->complete ? "" : " incomplete");
+                maya_host_clock_name(b->flags), b->complete ? "" : " incomplete");
         break;
     }
     case MAYA_REC_RANK_END: {
@@ -448,7 +472,7 @@ int maya_trace_dump(const char *path, FILE *out, int allow_truncated)
     fprintf(out, "header       version=%u kind=%s rank=%d world_size=%d local_rank=%d node=%d "
             "gpus_per_node=%d pid=%u gpu=%s flags=0x%x host_clock=%s\n", h->version,
             h->kind == MAYA_TRACE_JOB ? "job" : "rank", h->rank, h->world_size, h->local_rank, h->node,
-            h->gpus_per_node, h->pid, h->gpu, h->flags, h->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall");
+            h->gpus_per_node, h->pid, h->gpu, h->flags, maya_host_clock_name(h->flags));
     const struct maya_rec_hdr *rec;
     int rc;
     while ((rc = maya_trace_next(d.r, &rec)) > 0)

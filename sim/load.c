@@ -72,6 +72,8 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    uint64_t *nocode;              /* kernel launches priced without code, by name id - 1 */
+    uint64_t capnocode;
     uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
     int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
@@ -234,6 +236,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
     if (!from_graph) {
         o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+            o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
     const char *api = maya_trace_string(L->r, c->api);
@@ -244,8 +248,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
-    if (h->type == MAYA_REC_MARKER)
+    if (h->type == MAYA_REC_MARKER) {
         kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
+    }
     o->name = sim_intern(j, kname ? kname : api);
     if (!o->name)
         return maya_error("out of memory loading the job");
@@ -404,9 +410,23 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+        o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
+    }
+    if (h->type == MAYA_REC_LAUNCH && er.family == EST_KERNEL) {
+        /* kernels priced from their code, and those without (the fallback rule) */
+        j->kernel_launches++;
+        if (er.no_code) {
+            uint64_t old = L->capnocode;
+            if (SIM_GROW(L->nocode, L->capnocode, o->name) < 0)
+                return maya_error("out of memory loading the job");
+            memset(L->nocode + old, 0, (L->capnocode - old) * sizeof *L->nocode);
+            L->nocode[o->name - 1]++;
+            j->no_code_launches++;
+        }
     }
     o->sig = signature(h, o, lane);
     r->nops++;
@@ -570,6 +590,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->incomplete_ranks += !b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
+        j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
         if (b->node < 0 || b->node >= j->nodes)
@@ -644,13 +665,18 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         rc = maya_error("%s: no job record: not a collated job trace", path);
     if (rc == 0) {
         j->unsupported_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unsupported_by_name);
-        if (!j->unsupported_by_name)
+        j->no_code_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->no_code_by_name);
+        if (!j->unsupported_by_name || !j->no_code_by_name) {
             rc = maya_error("out of memory");
-        else
+        } else {
             for (uint64_t i = 0; i < L.capunsup && i < j->nnames; i++)
                 j->unsupported_by_name[i] = L.unsup[i];
+            for (uint64_t i = 0; i < L.capnocode && i < j->nnames; i++)
+                j->no_code_by_name[i] = L.nocode[i];
+        }
     }
     free(L.unsup);
+    free(L.nocode);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
@@ -707,6 +733,7 @@ void sim_free(struct sim_job *j)
         free(j->names[i]);
     free(j->names);
     free(j->unsupported_by_name);
+    free(j->no_code_by_name);
     maya_map_free(&j->name_ids);
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);
@@ -720,6 +747,7 @@ void sim_free(struct sim_job *j)
     sim_nic_free(j);
     free(j->iter_times_s);
     free(j->iter_end);
+    free(j->iter_partial);
     sim_heap_free(&j->heap);
     free(j);
 }

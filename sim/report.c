@@ -39,7 +39,11 @@ struct facts {
 /* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
 static const char *host_clock_name(const struct sim_job *j)
 {
-    return j->host_cpu_ranks == 0 ? "wall" : j->host_cpu_ranks == j->nranks ? "cpu" : "mixed";
+    if (j->host_cpu_ranks == j->nranks)
+        return "cpu";
+    if (j->host_active_ranks == j->nranks)
+        return "active";
+    return j->host_cpu_ranks == 0 && j->host_active_ranks == 0 ? "wall" : "mixed";
 }
 
 static const struct maya_run_proc *proc_of(const struct maya_run_desc *d, int rank, int *index)
@@ -269,6 +273,40 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
     }
 }
 
+/* The kernels priced by the fallback rule, most launched first: the first
+ * NO_CODE_SHOWN of them, each name cut to NO_CODE_NAME characters (a
+ * PyTorch kernel's demangled name runs to thousands); report.json has them
+ * all, whole. Costs NO_CODE_SHOWN passes over the names. */
+enum { NO_CODE_SHOWN = 10, NO_CODE_NAME = 100 };
+
+static void write_no_code_kernels(FILE *fp, const struct sim_job *j)
+{
+    uint32_t shown[NO_CODE_SHOWN];
+    int nshown = 0, kinds = 0;
+    for (uint32_t i = 0; i < j->nnames; i++)
+        kinds += j->no_code_by_name[i] != 0;
+    while (nshown < NO_CODE_SHOWN && nshown < kinds) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < j->nnames; i++) {
+            if (!j->no_code_by_name[i])
+                continue;
+            int taken = 0;
+            for (int k = 0; k < nshown && !taken; k++)
+                taken = shown[k] == i;
+            if (!taken && (best == UINT32_MAX || j->no_code_by_name[i] > j->no_code_by_name[best]))
+                best = i;
+        }
+        shown[nshown++] = best;
+    }
+    for (int k = 0; k < nshown; k++) {
+        const char *name = j->names[shown[k]];
+        fprintf(fp, "%s%.*s%s x %" PRIu64, k ? ", " : " ", NO_CODE_NAME, name,
+                strlen(name) > NO_CODE_NAME ? "..." : "", j->no_code_by_name[shown[k]]);
+    }
+    if (kinds > nshown)
+        fprintf(fp, ", and %d more kernels (report.json: kernels.without_code_by_name)", kinds - nshown);
+}
+
 static void write_txt(FILE *fp, const struct facts *f, const char *dir)
 {
     const struct sim_job *j = f->j;
@@ -308,33 +346,63 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         const double *it = sim_iteration_times(j, &n);
         fmt_time(a, sizeof a, s->iteration_s);
         fprintf(fp, "\niteration  %s", a);
-        if (n >= 2) {
+        if (n >= 2 && s->steady_iterations > 0) {
             fmt_time(b, sizeof b, s->first_iteration_s);
-            fprintf(fp, " (steady state: median of iterations 2..%d; the first took %s)\n", n, b);
+            fprintf(fp, " (steady state: median of %d iteration%s; the first took %s)\n", s->steady_iterations,
+                    s->steady_iterations == 1 ? "" : "s", b);
+        } else if (n >= 2) {
+            fprintf(fp, " (the first: every later one is partial)\n");
         } else {
             fprintf(fp, " (the whole run: no repeating iteration was found)\n");
         }
         if (j->marker[0])
-            fprintf(fp, "found      %d iteration%s starting at each op named \"%s\"\n", n, n == 1 ? "" : "s",
-                    j->marker);
+            fprintf(fp, "found      %d iteration%s starting at each op or NVTX range matching \"%s\" "
+                    "(a range's iteration ends with it)\n", n, n == 1 ? "" : "s", j->marker);
         else if (n >= 2)
-            fprintf(fp, "found      %d iterations from the repeating sequence of ops\n", n);
+            fprintf(fp, "found      %d iterations from the repeating sequence of ops (their sizes may vary)\n", n);
         else
-            fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names one)\n");
+            fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names an op, kernel or "
+                    "NVTX range)\n");
+        if (n >= 2 && s->warmup_ops)
+            fprintf(fp, "warm-up    %" PRIu64 " ops before the first iteration (set-up, compilation, autotuning), "
+                    "in no iteration (the most on any rank)\n", s->warmup_ops);
+        if (n >= 2) {
+            fprintf(fp, "left out   iteration 1 (warm-up: first allocations, copies, lazy compilation)");
+            for (int k = 1; k < n; k++)
+                if (!sim_iteration_steady(j, k))
+                    fprintf(fp, ", %d (partial: fewer device ops than the others, or its trace ended early)", k + 1);
+            fprintf(fp, "\n");
+        }
         if (j->iterations_found > n)
             fprintf(fp, "kept       the first %d of %d iterations (--iterations)\n", n, j->iterations_found);
         for (int k = 0; k < n && k < 20; k++) {
             fmt_time(a, sizeof a, it[k]);
-            fprintf(fp, "  iteration %-4d %12s\n", k + 1, a);
+            fprintf(fp, "  iteration %-4d %12s%s\n", k + 1, a, sim_iteration_steady(j, k) ? "" : "  (left out)");
         }
         if (n > 20)
             fprintf(fp, "  ... (%d more in report.json)\n", n - 20);
-        fprintf(fp, "\nper iteration, mean over ranks:\n");
-        line_time(fp, "compute", s->compute_s, s->iteration_s);
-        line_time(fp, "communication", s->comm_s, s->iteration_s);
-        line_time(fp, "  exposed (not overlapped)", s->exposed_comm_s, s->iteration_s);
-        line_time(fp, "host<->device copies", s->copy_s, s->iteration_s);
-        line_time(fp, "idle", s->idle_s, s->iteration_s);
+        fmt_time(a, sizeof a, s->breakdown_iteration_s);
+        fprintf(fp, "\nper iteration: %s, the mean of the %s over the ranks, spent as\n", a,
+                n >= 2 && s->steady_iterations ? "steady iterations" : "iteration");
+        double of = s->breakdown_iteration_s;
+        line_time(fp, "compute", s->compute_s, of);
+        line_time(fp, "communication, exposed", s->exposed_comm_s, of);
+        line_time(fp, "copies, exposed", s->exposed_copy_s, of);
+        line_time(fp, "idle", s->idle_s, of);
+        fmt_time(a, sizeof a, s->comm_s);
+        fmt_time(b, sizeof b, s->copy_s);
+        fprintf(fp, "  (each where none above it runs: they add up; all communication %s, all host<->device\n"
+                "  copies %s, overlapped or not)\n", a, b);
+        fmt_time(a, sizeof a, s->host_work_s);
+        fprintf(fp, "host       %s of host work per iteration (%.0f%%), measured on this machine's CPUs (%s clock)",
+                a, of > 0 ? 100 * s->host_work_s / of : 0, host_clock_name(j));
+        if (in->cluster && in->cluster->host_speed > 0 && in->cluster->host_speed != 1)
+            fprintf(fp, ", divided by the cluster's host_speed %g", in->cluster->host_speed);
+        if (s->host_bound)
+            fprintf(fp, ":\n           host-bound: the host, not the GPUs, sets the iteration time; a faster or "
+                    "slower host changes it\n");
+        else
+            fprintf(fp, "\n");
         if (s->mfu >= 0)
             fprintf(fp, "MFU        %.1f%% (FLOPs of GEMMs, convolutions and attention over the GPUs' dense peak)\n",
                     100 * s->mfu);
@@ -379,6 +447,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                 fprintf(fp, "%s%s x %" PRIu64, any++ ? ", " : "", j->names[i], j->unsupported_by_name[i]);
             }
         fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
+        fprintf(fp, "kernels    %" PRIu64 " launches priced from their code", s->kernel_launches - s->no_code_launches);
+        if (s->no_code_launches) {
+            fprintf(fp, "; %" PRIu64 " without code, priced by the fallback rule (docs/kernel-cost.md):",
+                    s->no_code_launches);
+            write_no_code_kernels(fp, j);
+        }
+        fprintf(fp, "\n");
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
         if (s->extrapolated_ops)
             fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
@@ -446,12 +521,21 @@ static void write_json(FILE *fp, const struct facts *f)
             json_obj(&w, NULL);
             json_int(&w, "index", k + 1);
             json_num(&w, "time_s", it[k]);
+            json_num(&w, "end_s", (double)j->iter_end[k] / 1e9);
+            int steady = sim_iteration_steady(j, k);
+            json_bool(&w, "steady", steady);
+            if (steady)
+                json_null(&w, "left_out");
+            else
+                json_str(&w, "left_out", k == 0 ? "warm-up" : "partial");
             json_end_obj(&w);
         }
     }
     json_end_arr(&w);
     json_str(&w, "iteration_marker", j && j->marker[0] ? j->marker : NULL);
     json_int(&w, "iterations_found", j ? j->iterations_found : 0);
+    json_int(&w, "steady_iterations", f->replayed ? s->steady_iterations : 0);
+    json_uint(&w, "warmup_ops", f->replayed ? s->warmup_ops : 0);
 #define TIME(key, v) do { if (f->replayed) json_num(&w, key, v); else json_null(&w, key); } while (0)
     TIME("makespan_s", s->makespan_s);
     TIME("compute_time_s", s->compute_s);
@@ -459,7 +543,24 @@ static void write_json(FILE *fp, const struct facts *f)
     TIME("exposed_communication_time_s", s->exposed_comm_s);
     TIME("copy_time_s", s->copy_s);
     TIME("idle_time_s", s->idle_s);
+    TIME("host_work_s", s->host_work_s);
 #undef TIME
+    if (f->replayed) {
+        json_bool(&w, "host_bound", s->host_bound);
+        json_obj(&w, "breakdown");
+        json_num(&w, "iteration_s", s->breakdown_iteration_s);
+        json_num(&w, "compute_s", s->compute_s);
+        json_num(&w, "exposed_communication_s", s->exposed_comm_s);
+        json_num(&w, "exposed_copy_s", s->exposed_copy_s);
+        json_num(&w, "idle_s", s->idle_s);
+        json_int(&w, "iterations", MAYA_MAX(s->steady_iterations, 1));
+        json_str(&w, "formed", "mean over the steady iterations and the ranks; compute, then communication "
+                 "where no compute runs, then copies where neither runs, then idle: they add up to iteration_s");
+        json_end_obj(&w);
+    } else {
+        json_null(&w, "host_bound");
+        json_null(&w, "breakdown");
+    }
     if (j)
         json_uint(&w, "peak_memory_bytes", s->peak_memory_bytes);
     else
@@ -509,6 +610,16 @@ static void write_json(FILE *fp, const struct facts *f)
     else
         json_null(&w, "mfu");
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
+    json_obj(&w, "kernels");
+    json_uint(&w, "launches", j ? s->kernel_launches : 0);
+    json_uint(&w, "priced_from_code", j ? s->kernel_launches - s->no_code_launches : 0);
+    json_uint(&w, "without_code", j ? s->no_code_launches : 0);
+    json_obj(&w, "without_code_by_name");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->no_code_by_name[i])
+            json_uint(&w, j->names[i], j->no_code_by_name[i]);
+    json_end_obj(&w);
+    json_end_obj(&w);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
     json_str(&w, "learned_models", in->models);
     json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);

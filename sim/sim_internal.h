@@ -239,9 +239,13 @@ struct sim_job {
     struct maya_map name_ids;     /* (hash, len) -> first id + 1; collisions chain by probing */
     /* unsupported calls by name */
     uint64_t *unsupported_by_name; /* by global id - 1 */
+    /* kernel launches, and those priced without their code (by name) */
+    uint64_t kernel_launches, no_code_launches;
+    uint64_t *no_code_by_name;    /* by global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */
+    int host_active_ranks;        /* ranks on the active clock (MAYA_TRACE_F_HOST_ACTIVE) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
     int iterations_found;         /* before keep_iterations cut them */
@@ -273,6 +277,8 @@ struct sim_job {
     int niter;
     uint64_t iter_t0;             /* start of iteration 1 (ns) */
     uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
+    uint8_t *iter_partial;        /* 1: partial on some rank, left out of the steady state */
+    uint64_t warmup_ops;          /* ops before the first iteration (most on any rank) */
     uint64_t makespan;            /* last completion (ns) */
     int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
     int workload_failed;          /* sim_config's */
@@ -317,6 +323,10 @@ int sim_find_iterations(struct sim_job *j);
  * what was recorded (0), instead of calling it a deadlock. */
 int sim_cut_short(struct sim_job *j);
 double sim_steady_iteration_s(const struct sim_job *j);
+/* Is iteration k (from 0) one of the steady state's: after the first (or
+ * the only one), not partial. How many are. */
+int sim_iteration_steady(const struct sim_job *j, int k);
+int sim_steady_count(const struct sim_job *j);
 
 /* The device work classes for the report. */
 static inline int sim_is_compute(const struct sim_op *o)
@@ -328,9 +338,11 @@ static inline int sim_is_comm(const struct sim_op *o)
     return o->kind == SK_COLL || o->kind == SK_P2P;
 }
 
-/* stats.c: per-rank busy time by class within [t0, t1). */
+/* stats.c: per-rank busy time by class within [t0, t1). exposed_copy:
+ * copies under neither compute nor communication, so that compute +
+ * exposed_comm + exposed_copy + idle (t1 - t0 - any) is the whole window. */
 struct sim_busy {
-    double compute, comm, exposed_comm, copy, any;
+    double compute, comm, exposed_comm, copy, exposed_copy, any;
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
 

@@ -256,24 +256,26 @@ static int read_env(struct launch *L)
 }
 
 /* The host clock of the ranks' traces (MAYA_HOST_CLOCK, docs/trace-format.md):
- * a user's wall or cpu (or a bad value, which the emulator names) stands;
- * otherwise cpu when ranks share CPUs: more ranks than the cores they are
- * pinned to, or, unpinned, than the CPUs of the task's binding (the node's
- * tasks together when the task is not bound on its own), else wall. */
+ * a user's wall, active or cpu (or a bad value, which the emulator names)
+ * stands; otherwise cpu when ranks share CPUs: more ranks than the cores
+ * they are pinned to, or, unpinned, than the CPUs of the task's binding (the
+ * node's tasks together when the task is not bound on its own), else active
+ * (wall where the kernel does not report run-queue delays). */
 static const char *pick_host_clock(const struct launch *L)
 {
     const char *s = getenv("MAYA_HOST_CLOCK");
     if (s && *s && strcmp(s, "auto"))
         return NULL;
+    const char *own = maya_schedstat_readable() ? "active" : "wall";
     if (L->pin)
-        return L->count > L->plan.nunits ? "cpu" : "wall";
+        return L->count > L->plan.nunits ? "cpu" : own;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0)
         return NULL;
     int cpus = CPU_COUNT(&set), sharing = L->count;
     if (cpus >= sysconf(_SC_NPROCESSORS_ONLN))
         sharing *= L->nlocal;
-    return sharing > cpus ? "cpu" : "wall";
+    return sharing > cpus ? "cpu" : own;
 }
 
 /* Start rank i: its stderr pipe and log, its cores, the process. */

@@ -57,8 +57,9 @@ static void usage(FILE *fp)
         "  -q, --quiet              no progress line and no summary\n"
         "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
         "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
-        "Environment: MAYA_HOST_CLOCK=wall|cpu|auto, the clock the ranks' host gaps are measured\n"
-        "  on (default auto: cpu when the ranks outnumber this machine's CPUs, else wall).\n"
+        "Environment: MAYA_HOST_CLOCK=wall|active|cpu|auto, the clock the ranks' host gaps are\n"
+        "  measured on (default auto: cpu when the ranks outnumber this machine's CPUs, else\n"
+        "  active: wall time less the time the ranks waited for a CPU).\n"
         "Exit status: 0 the workload and the pipeline succeeded; 1 the workload failed (the\n"
         "report names the failing rank); 3 the pipeline failed (the report says why);\n"
         "2 bad usage.\n",
@@ -225,6 +226,10 @@ static void exec_rank(const struct run *r, int rank)
         /* Triton (torch.compile) links its launcher against the libcuda it finds
          * here, before ldconfig's (a real driver's, where one is installed). */
         setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
+        /* NVTX v3 (header-only: PyTorch, llm.c) loads the library named here
+         * on a program's first NVTX call: its ranges go into the trace. */
+        snprintf(ld, sizeof ld, "%s/libmaya-nvtx.so", r->libdir);
+        setenv("NVTX_INJECTION64_PATH", ld, 0);
     }
     /* maya's handlers were inherited with the signals blocked (start_all):
      * restore the defaults first, so a stop sent now still ends the child. */
@@ -450,9 +455,9 @@ static int start_all(struct run *r)
     return rc;
 }
 
-/* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall or
- * cpu stands; auto (or none) becomes cpu when the ranks, all on this
- * machine, outnumber the CPUs maya run may use, else wall. One process may
+/* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall,
+ * active or cpu stands; auto (or none) becomes cpu when the ranks, all on
+ * this machine, outnumber the CPUs maya run may use, else active. One process may
  * start its own workers (torchrun inside): it keeps auto, so that each
  * worker compares its LOCAL_WORLD_SIZE with the CPUs. */
 static int pick_host_clock(struct run *r, int nprocs)
@@ -460,12 +465,12 @@ static int pick_host_clock(struct run *r, int nprocs)
     const char *s = getenv("MAYA_HOST_CLOCK");
     cpu_set_t set;
     r->cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-    if (s && (!strcmp(s, "wall") || !strcmp(s, "cpu")))
+    if (s && (!strcmp(s, "wall") || !strcmp(s, "active") || !strcmp(s, "cpu")))
         return 0;
     if (s && *s && strcmp(s, "auto"))
-        return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, cpu or auto", s);
+        return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, active, cpu or auto", s);
     if (nprocs > 1)
-        r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
+        r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : maya_schedstat_readable() ? "active" : "wall";
     return 0;
 }
 

@@ -30,5 +30,7 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt);
 /* Shared by commands: load hwspecs from the install (or MAYA_HWSPEC_DIR). */
 struct maya_hwspecs;
 int cli_load_hwspecs(struct maya_hwspecs *hw);
+/* maya estimate launch (estimate_launch.c): argv[0] is "launch". */
+int cmd_estimate_launch(int argc, char **argv);
 
 #endif

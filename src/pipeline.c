@@ -24,7 +24,7 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
 {
     if (!strcmp(name, "--iteration-marker")) {
         if (!value || !*value)
-            return maya_error("--iteration-marker: expected the name of an op, kernel or API");
+            return maya_error("--iteration-marker: expected the name or glob of an NVTX range, kernel, op or API");
         o->iteration_marker = value;
     } else if (!strcmp(name, "--iterations")) {
         int64_t n;
@@ -308,7 +308,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     if (rc == 0) {
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
-                                 .flops = est_op_flops,
+                                 .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
                                  .workload_failed = !workload_ok,
                                  .cluster = &cluster };

@@ -43,6 +43,7 @@
 /* host_clock.c */
 void emu_host_clock_start(const struct emu_config *cfg);
 uint64_t emu_host_clock_base(void);
+int emu_host_clock_active(void);
 
 /* ---- writer ---- */
 
@@ -101,19 +102,31 @@ static int write_all(const void *buf, size_t len)
     return 0;
 }
 
-/* Deflate and append one chunk (called without the lock held). */
+/* Deflate and append one chunk (called without the lock held, by one
+ * thread at a time: the compressor, or the caller when there is none). Its
+ * output buffer is kept from one chunk to the next: a fresh 4 MiB
+ * allocation per chunk is an mmap and munmap, which take the process's
+ * memory map lock, and a program thread faulting a page meanwhile blocks
+ * behind it (for milliseconds when the compressor is descheduled holding
+ * it on a busy machine), a wait that looks like the program's own. */
 static void write_chunk(const struct chunk *c)
 {
+    static unsigned char *z;
+    static size_t zcap;
     if (c->used == 0 || write_failed)
         return;
     uLongf zlen = compressBound(c->used);
-    unsigned char *z = malloc(sizeof(struct maya_trace_chunk) + zlen);
-    if (!z) {
-        write_failed = 1;
-        return;
+    size_t need = sizeof(struct maya_trace_chunk) + zlen;
+    if (need > zcap) {
+        free(z);
+        zcap = 0;
+        if (!(z = malloc(need))) {
+            write_failed = 1;
+            return;
+        }
+        zcap = need;
     }
     if (compress2(z + sizeof(struct maya_trace_chunk), &zlen, c->data, c->used, 1) != Z_OK) {
-        free(z);
         write_failed = 1;
         return;
     }
@@ -134,7 +147,6 @@ static void write_chunk(const struct chunk *c)
         if (st)
             __atomic_store_n(&st->write_errno, err, __ATOMIC_RELEASE);
     }
-    free(z);
 }
 
 static void *compressor_main(void *arg)
@@ -583,7 +595,8 @@ int emu_trace_start(const struct emu_config *cfg)
     h.header_bytes = sizeof h;
     h.kind = MAYA_TRACE_RANK;
     h.flags = (cfg->passthrough ? MAYA_TRACE_F_PASSTHROUGH : 0) |
-              (cfg->host_clock == EMU_HOST_CLOCK_CPU ? MAYA_TRACE_F_HOST_CPU : 0);
+              (emu_host_clock_cpu() ? MAYA_TRACE_F_HOST_CPU : 0) |
+              (emu_host_clock_active() ? MAYA_TRACE_F_HOST_ACTIVE : 0);
     h.rank = cfg->rank;
     h.world_size = cfg->world_size;
     h.local_rank = cfg->local_rank;

@@ -87,4 +87,11 @@ int maya_data_dir(const void *addr, char *buf, size_t size);
 /* Monotonic clock in nanoseconds. */
 uint64_t maya_mono_ns(void);
 
+/* common/schedstat.c: a thread's schedstat file (open it once, read it
+ * often): its time on a CPU and its time ready to run but waiting for one
+ * (run-queue delay), both in ns. 0, or -1 if it cannot be read as that. */
+int maya_schedstat_read(int fd, uint64_t *run_ns, uint64_t *delay_ns);
+/* 1 if this kernel reports the calling thread's run-queue delay. */
+int maya_schedstat_readable(void);
+
 #endif
