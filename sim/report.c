@@ -211,9 +211,14 @@ static void headline(struct facts *f, const char *dir)
         int unknown = 0;
         for (int i = 0; i < d->nprocs; i++)
             unknown += d->procs[i].end == MAYA_RUN_UNKNOWN;
-        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld) ended before the ranks did (it was killed?): "
+        int elsewhere = d->launcher_host[0] && maya_run_desc_live(d) < 0;
+        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld%s%s) %s: "
                  "how %d of %d processes ended is not known; their traces are replayed as far as they go",
-                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, unknown, d->nprocs);
+                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, elsewhere ? " on " : "",
+                 elsewhere ? d->launcher_host : "",
+                 elsewhere ? "has not recorded the run's end (it was killed, or still runs there)"
+                           : "ended before the ranks did (it was killed?)",
+                 unknown, d->nprocs);
     } else if (first >= 0) {
         char st[96];
         maya_run_proc_status(&d->procs[first], st, sizeof st);

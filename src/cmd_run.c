@@ -834,6 +834,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
      * ends maya run, the directory can be reported */
     snprintf(d->state, sizeof d->state, "running");
     d->launcher_pid = (long)getpid();
+    if (gethostname(d->launcher_host, sizeof d->launcher_host - 1) != 0)
+        d->launcher_host[0] = 0;
     for (int k = 0; k < d->nprocs; k++) {
         d->procs[k].node = k / r.per_node;
         d->procs[k].local_rank = k % r.per_node;
