@@ -56,7 +56,7 @@ for c in $curves; do
     # the published sizes, smallest to largest (nccl_perf sweeps by factors of 2)
     min=$(grep "^$gpu,$coll,$ranks,$nodes,$mode," "$data" | cut -d, -f7 | sort -n | head -1)
     max=$(grep "^$gpu,$coll,$ranks,$nodes,$mode," "$data" | cut -d, -f7 | sort -n | tail -1)
-    if ! "$MAYA" run -q -g "${gpu}x$ranks" "${nproc[@]}" "${est[@]}" -o "$dir" -- \
+    if ! "$MAYA" run -q --timeline full -g "${gpu}x$ranks" "${nproc[@]}" "${est[@]}" -o "$dir" -- \
             "$NCCL_PERF" --op "$op" --devices $((ranks / nodes)) --min "$min" --max "$max" \
             --warmup $WARMUP --iters $ITERS > "$dir.log" 2>&1; then
         echo "collectives.sh: $coll on ${gpu}x$ranks failed: $(tail -3 "$dir.log")" >&2

@@ -23,6 +23,11 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t max_threads = UINT64_MAX, max_bytes; /* UINT64_MAX: not read yet */
 
+/* MAYA_EXEC_NOTES=1: say on stderr why a kernel is not computed. Off by
+ * default: the program's stderr is its own (the report counts the reads of
+ * values that were not computed, by kernel). */
+static int notes;
+
 static void configure(void)
 {
     uint64_t t = 4096, b = 1u << 20;
@@ -38,6 +43,8 @@ static void configure(void)
         b = 1u << 20;
     }
     max_bytes = b;
+    v = getenv("MAYA_EXEC_NOTES");
+    notes = v && *v && strcmp(v, "0") != 0;
     __atomic_store_n(&max_threads, t, __ATOMIC_RELEASE);
 }
 
@@ -116,7 +123,7 @@ static struct emu_ptx_prog *program(struct emu_kernel *k)
     struct emu_ptx_prog *p = emu_ptx_prog_new(text, bytes, k->mangled, why, sizeof why);
     free(text);
     if (!p) {
-        if (!emu_config()->quiet && why[0])
+        if (notes && why[0])
             fprintf(stderr, "maya: %s is not computed on the CPU: %s\n", k->name, why);
         return NULL;
     }
@@ -156,7 +163,7 @@ int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void
                 emu_real_spoil(a.w[i].start, a.w[i].end - a.w[i].start, MAYA_WRITER_KERNEL, k->trace_id);
             if (r == EMU_PTX_UNSUPPORTED) {
                 k->exec_state = -1; /* its code is not covered: not tried again */
-                if (!emu_config()->quiet)
+                if (notes)
                     fprintf(stderr, "maya: %s is not computed on the CPU: %s\n", k->name, why);
             }
         }
