@@ -289,6 +289,53 @@ struct sim_busy {
     double compute, comm, exposed_comm, copy, any;
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
+/* The steady iterations' window [t0, t1) (ns) and how many iterations it holds. */
+void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters);
+
+/* details.c: what report.json and report.html show beyond the summary, all
+ * per steady iteration (the window above divided by its iterations). */
+struct sim_rank_split {       /* exclusive: the four add up to the iteration */
+    double compute_s;         /* some compute running */
+    double comm_s;            /* communication and no compute (exposed) */
+    double copy_s;            /* only host<->device copies */
+    double idle_s;            /* no device work at all */
+};
+struct sim_comm_use {
+    uint32_t comm;            /* index in j->comms */
+    int ranks;                /* traced ranks that called on it */
+    double ops;               /* calls per iteration, per rank that called */
+    double time_s;            /* device time per iteration, per rank that called
+                                 (includes waiting for peers) */
+    uint32_t top_name;        /* the call with the most time on it */
+};
+struct sim_op_use {
+    uint32_t name;
+    uint8_t kind;             /* enum sim_kind of its first call */
+    double count;             /* calls per iteration, mean over ranks */
+    double time_s;            /* device time per iteration, mean over ranks */
+    double max_s;             /* its longest single call */
+    int max_rank;
+};
+#define SIM_TOP_OPS 20
+struct sim_details {
+    int iters;
+    double iteration_s;       /* the window's length per iteration */
+    struct sim_rank_split *split; /* by j->ranks index */
+    struct sim_comm_use *comms;   /* by time, most first */
+    uint32_t ncomms;
+    struct sim_op_use ops[SIM_TOP_OPS]; /* by time, most first */
+    int nops;
+};
+int sim_details_build(const struct sim_job *j, struct sim_details *out);
+void sim_details_free(struct sim_details *d);
+/* The GPUs the job drives (several per process possible); -1 out of memory. */
+int sim_job_gpus(const struct sim_job *j);
+
+/* format.c: figures as the reports print them ("12.345 ms", "1.50 GiB"),
+ * and text escaped for XML and HTML. */
+void sim_fmt_time(char *buf, size_t size, double s);
+void sim_fmt_bytes(char *buf, size_t size, uint64_t b);
+void sim_xml_escape(FILE *fp, const char *s);
 
 /* json.c: the JSON writer (include/maya/json.h). */
 #include "maya/json.h"
@@ -296,5 +343,18 @@ int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, 
 /* timeline.c, svg.c */
 int sim_write_timeline(const struct sim_job *j, const char *path);
 int sim_write_svg(const struct sim_job *j, const char *path);
+
+/* html.c: report.html, one self-contained page. */
+struct sim_page {
+    const struct sim_job *j;           /* NULL when nothing could be loaded */
+    const struct sim_report_info *in;
+    const struct sim_summary *s;
+    const struct sim_details *d;       /* NULL when not replayed */
+    int replayed;
+    int failed;                        /* processes that failed on their own */
+    int gpus;                          /* GPUs the job drives */
+    uint64_t total_mem;                /* the GPU's memory, 0 unknown */
+};
+int sim_write_html(const struct sim_page *p, const char *path);
 
 #endif

@@ -125,7 +125,7 @@ static double peak_flops(const struct maya_gpu_spec *g, int prec)
 
 /* The window the per-iteration figures are taken over: the steady
  * iterations (after the first) when there are several, else the one. */
-static void steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters)
+void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters)
 {
     if (j->niter >= 2) {
         *t0 = j->iter_end[0];
@@ -150,7 +150,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->extrapolated_ops = j->extrapolated;
     uint64_t t0, t1;
     int iters;
-    steady_window(j, &t0, &t1, &iters);
+    sim_steady_window(j, &t0, &t1, &iters);
     double flops_time = 0, window = t1 > t0 ? (double)(t1 - t0) : 0;
     int known_flops = 0, counted = 0;
     struct maya_map devices = { 0 };

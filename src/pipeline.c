@@ -304,7 +304,7 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         sim_report_summary(job, &info, o->show_tails ? dir : NULL, stderr);
         if (wrc == 0)
             fprintf(stderr, "maya: report in %s/report.txt%s\n", dir,
-                    rc == 0 ? " (timeline.json for Perfetto, timeline.svg)" : "");
+                    rc == 0 ? " (report.html for a browser, timeline.json for Perfetto, timeline.svg)" : "");
     }
     sim_free(job);
     est_destroy(est);
