@@ -304,6 +304,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         fprintf(fp, "\n");
         if (in->models)
             fprintf(fp, "models     %s\n", in->models);
+        if (in->options)
+            fprintf(fp, "options    %s\n", in->options);
         if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
     }
@@ -465,6 +467,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
     json_str(&w, "learned_models", in->models);
+    json_str(&w, "options", in->options);
     json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);
     json_obj(&w, "simulator");
     json_uint(&w, "ops", j ? j->total_ops : 0);

@@ -208,6 +208,35 @@ static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_r
     return g;
 }
 
+/* The report options given that differ from what run.conf records, as
+ * "--estimator analytical (run.conf: default)", appended to buf; how many. */
+static int options_changed(const struct pipeline_opts *o, const struct maya_run_desc *d, char *buf, size_t n)
+{
+    int k = 0;
+    size_t len = strlen(buf);
+#define CHANGED(...) do { snprintf(buf + len, n - len, "%s", k++ ? ", " : ""); len = strlen(buf); \
+                          snprintf(buf + len, n - len, __VA_ARGS__); len = strlen(buf); } while (0)
+    if (o->iteration_marker && strcmp(o->iteration_marker, d->iteration_marker))
+        CHANGED("--iteration-marker %s (run.conf: %s)", o->iteration_marker,
+                d->iteration_marker[0] ? d->iteration_marker : "none, iterations found from the ops");
+    if (o->iterations && o->iterations != d->iterations) {
+        if (d->iterations)
+            CHANGED("--iterations %d (run.conf: %d)", o->iterations, d->iterations);
+        else
+            CHANGED("--iterations %d (run.conf: all)", o->iterations);
+    }
+    if (o->estimator && strcmp(o->estimator, d->estimator))
+        CHANGED("--estimator %s (run.conf: %s)", o->estimator, d->estimator[0] ? d->estimator : "default");
+    if (o->oracle) {
+        char abs[PATH_MAX];
+        const char *a = realpath(o->oracle, abs) ? abs : o->oracle;
+        if (strcmp(a, d->oracle))
+            CHANGED("--oracle %.512s (run.conf: %.512s)", o->oracle, d->oracle[0] ? d->oracle : "none");
+    }
+#undef CHANGED
+    return k;
+}
+
 static int estimate_op(void *ctx, const struct est_op *op, struct est_result *out)
 {
     return est_estimate(ctx, op, out);
@@ -293,11 +322,39 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
 
     char models[1024] = "";
     est_models_describe(est, models, sizeof models);
+    /* maya report keeps the options it was given in run.conf once they gave a
+     * whole report (a marker that matches nothing is not kept), and the report
+     * says which served */
+    char options[2048] = "";
+    int changed = o->keep_options ? options_changed(o, &d, options, sizeof options) : 0;
+    if (changed && rc == 0) {
+        struct maya_run_desc kept;
+        snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_DESC_FILE);
+        if (maya_run_desc_read(path, &kept) == 0) {
+            pipeline_opts_to_desc(o, &kept);
+            if (maya_run_desc_write(path, &kept) == 0)
+                snprintf(options + strlen(options), sizeof options - strlen(options),
+                         "; given to maya report and kept in run.conf for later reports");
+            else
+                snprintf(options + strlen(options), sizeof options - strlen(options),
+                         "; given to maya report (not kept: %s)", maya_last_error());
+            maya_run_desc_free(&kept);
+        }
+    } else if (changed) {
+        snprintf(options + strlen(options), sizeof options - strlen(options),
+                 "; given to maya report, not kept in run.conf: the report did not finish");
+    } else {
+        snprintf(options, sizeof options, "as run.conf records them");
+    }
+    if (o->oracle_profile)
+        snprintf(options + strlen(options), sizeof options - strlen(options),
+                 "; --oracle-profile %s for this report only", o->oracle_profile);
     struct sim_report_info info = {
         .desc = &d, .gpu = gpu, .cluster = have_cluster ? &cluster : NULL,
         .estimator = spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
         .error = error[0] ? error : NULL, .hardware = hardware[0] ? hardware : NULL,
         .gpu_overridden = o->gpu || o->hwspec_dir, .models = models[0] ? models : NULL,
+        .options = options,
     };
     int wrc = sim_report(job, &info, dir);
     if (!o->quiet) {

@@ -18,6 +18,8 @@ struct pipeline_opts {
     const char *cluster;          /* a cluster name or file (--cluster); NULL: the recorded one */
     const char *hwspec_dir;       /* where -g and --cluster names are looked up, and the run's
                                      GPU by name instead of its recorded description */
+    int keep_options;             /* maya report: write the options given into run.conf once the
+                                     report is complete, so that later reports use them */
     int quiet;
     int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
                                      output went to files, not to the terminal) */

@@ -84,6 +84,8 @@ struct sim_report_info {
     int gpu_overridden;                 /* the GPU is not the description the run used: its
                                            memory was not the one allocations were made in */
     const char *models;                 /* which learned models served (a sentence), or NULL */
+    const char *options;                /* which report options served and where from (a
+                                           sentence), or NULL */
 };
 
 /* Write report.txt and report.json into dir (logs/rank-N.err there gives a
