@@ -44,7 +44,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity
+.PHONY: all test bench demo install clean deps accuracy venv fidelity astra-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -93,6 +93,11 @@ demo: all
 # make test: tens of minutes). FIDELITY_* settings pass through the environment.
 fidelity: all
 	fidelity/run
+
+# ASTRA-sim on a job maya exported as Chakra traces, against maya (sources
+# fetched beforehand into .deps/astra-sim or ASTRA_SIM_SRC; skips without them).
+astra-check: all
+	scripts/astra_check.sh
 
 install: all
 	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"

@@ -106,10 +106,23 @@ struct sim_event_state {
     uint32_t latest;
 };
 
+/* A collective's or send/recv's particulars, kept only for exports
+ * (sim_config.keep_xfers): 40 bytes per such op. */
+struct sim_xfer_info {
+    uint64_t op;          /* index in the rank's ops */
+    uint64_t bytes;
+    uint64_t seq;
+    uint32_t coll_op;     /* enum maya_coll_op */
+    int32_t comm_rank;    /* this rank's place in the communicator */
+    int32_t peer;         /* send/recv: the peer's comm rank; root; -1 */
+};
+
 struct sim_rank {
     int rank, node, local_rank;
     int complete;
     struct sim_op *ops;
+    struct sim_xfer_info *xinfo;  /* keep_xfers: in op order */
+    uint64_t nxinfo, capxinfo;
     struct sim_time *times;
     uint64_t nops, capops;
     uint32_t *streams;    /* its stream indices */
@@ -224,6 +237,7 @@ struct sim_job {
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
+    int keep_xfers;               /* sim_rank.xinfo is kept */
     int iterations_found;         /* before keep_iterations cut them */
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
     /* replay state */

@@ -1,4 +1,5 @@
-/* maya trace dump [--partial] FILE... | maya trace build TEXT OUT [TEXT OUT]... */
+/* maya trace dump [--partial] FILE... | maya trace build TEXT OUT [TEXT OUT]...
+ * | maya trace export --chakra OUT [OPTIONS] DIR (trace_export.c) */
 #include <stdio.h>
 #include <string.h>
 
@@ -13,7 +14,10 @@ static void usage(FILE *fp)
                 "  --partial  accept a trace cut short (a rank that crashed)\n"
                 "       maya trace build TEXT OUT [TEXT OUT]...\n"
                 "  Write the rank trace OUT from a text description (maya trace build --help);\n"
-                "  several pairs build several traces in one go.\n");
+                "  several pairs build several traces in one go.\n"
+                "       maya trace export --chakra OUT [OPTIONS] DIR\n"
+                "  Write the run DIR's replay as Chakra execution traces into OUT\n"
+                "  (maya trace export --help).\n");
 }
 
 int cmd_trace(int argc, char **argv)
@@ -22,6 +26,8 @@ int cmd_trace(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "export"))
+        return trace_export(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "build")) {
         if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
             printf("usage: maya trace build TEXT OUT [TEXT OUT]...\n%s", col_trace_build_help);

@@ -313,13 +313,27 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops,
-                                 .keep_iterations = o->iterations ? o->iterations : d.iterations };
+                                 .keep_iterations = o->iterations ? o->iterations : d.iterations,
+                                 .keep_xfers = o->chakra_dir != NULL };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }
     if (rc == 0 && (rc = sim_run(job)) < 0)
         note(error, sizeof error, "simulation");
 
+    if (o->chakra_dir) {
+        /* an export, not a report: the report files stay as they were */
+        if (rc == 0)
+            rc = sim_export_chakra(job, o->chakra_dir, "et");
+        else
+            maya_error("%s", error);
+        sim_free(job);
+        est_destroy(est);
+        maya_hwspecs_free(&own);
+        maya_hwspecs_free(&hw);
+        maya_run_desc_free(&d);
+        return rc < 0 ? -1 : 0;
+    }
     char models[1024] = "";
     est_models_describe(est, models, sizeof models);
     /* maya report keeps the options it was given in run.conf once they gave a

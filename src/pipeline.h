@@ -18,6 +18,8 @@ struct pipeline_opts {
     const char *cluster;          /* a cluster name or file (--cluster); NULL: the recorded one */
     const char *hwspec_dir;       /* where -g and --cluster names are looked up, and the run's
                                      GPU by name instead of its recorded description */
+    const char *chakra_dir;       /* maya trace export --chakra: write Chakra traces of the
+                                     replay there instead of the report */
     int keep_options;             /* maya report: write the options given into run.conf once the
                                      report is complete, so that later reports use them */
     int quiet;
