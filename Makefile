@@ -67,6 +67,7 @@ include emulator/profile/module.mk
 include collator/module.mk
 include estimator/module.mk
 include sim/module.mk
+include profile/module.mk
 include src/module.mk
 include spank_plugin/module.mk
 include man/module.mk
