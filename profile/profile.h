@@ -47,4 +47,25 @@ int profile_summary(const char *dir, FILE *fp);
  * run_dir/compare.txt and compare.json. marker: iteration marker or NULL. */
 int profile_compare(const char *profile_dir, const char *run_dir, const char *marker, int quiet);
 
+/* compare.c: the prediction of run_dir (its GPU, cluster and estimator),
+ * its device ops in trace order, rank by rank. */
+struct profile_pred_op {
+    int rank;
+    const char *name;           /* kernel or API name (in names) */
+    int family;                 /* enum est_family */
+    uint64_t dev_ns;
+};
+struct profile_pred {
+    struct profile_pred_op *ops;
+    size_t n;
+    struct profile_names names;
+};
+int profile_predict(const char *run_dir, struct profile_pred *out);
+void profile_pred_free(struct profile_pred *p);
+
+/* kineto.c: maya's prediction of run_dir against PyTorch profiler
+ * (Kineto) traces of the same program, one per rank: per-family error,
+ * stragglers and the ops that differ most; run_dir/compare.txt and .json. */
+int profile_compare_kineto(const char *const *traces, int ntraces, const char *run_dir, int quiet);
+
 #endif
