@@ -443,18 +443,7 @@ static int write_timeline(FILE *fp, const struct sim_page *p)
 {
     const struct sim_job *j = p->j;
     uint64_t w0, w1;
-    int which;
-    if (j->niter >= 2) {
-        w0 = j->iter_end[0];
-        w1 = j->iter_end[1];
-        which = 2;
-    } else {
-        w0 = j->iter_t0;
-        w1 = j->niter ? j->iter_end[0] : j->makespan;
-        which = 1;
-    }
-    if (w1 <= w0)
-        w1 = w0 + 1;
+    int which = sim_picture_window(j, &w0, &w1);
     double span = (double)(w1 - w0);
     int pick[TL_RANKS];
     int np = pick_ranks(j, p->d, pick);

@@ -303,6 +303,10 @@ struct sim_busy {
     double compute, comm, exposed_comm, copy, any;
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
+/* The window the pictures (timeline.svg, report.html) show: the first steady
+ * iteration (the second found), else the only one or the whole run; which
+ * iteration it is (1 or 2). w1 > w0. */
+int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1);
 /* The steady iterations' window [t0, t1) (ns) and how many iterations it holds. */
 void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters);
 

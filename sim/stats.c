@@ -138,6 +138,23 @@ void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int 
     }
 }
 
+int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1)
+{
+    int which;
+    if (j->niter >= 2) {
+        *w0 = j->iter_end[0];
+        *w1 = j->iter_end[1];
+        which = 2;
+    } else {
+        *w0 = j->iter_t0;
+        *w1 = j->niter ? j->iter_end[0] : j->makespan;
+        which = 1;
+    }
+    if (*w1 <= *w0)
+        *w1 = *w0 + 1;
+    return which;
+}
+
 void sim_summarize(const struct sim_job *j, struct sim_summary *out)
 {
     memset(out, 0, sizeof *out);

@@ -89,18 +89,7 @@ static void flush(FILE *fp, const struct sim_job *j, struct run *r, double y, do
 int sim_write_svg(const struct sim_job *j, const char *path)
 {
     uint64_t w0, w1;
-    int which;
-    if (j->niter >= 2) {
-        w0 = j->iter_end[0];
-        w1 = j->iter_end[1];
-        which = 2;
-    } else {
-        w0 = j->iter_t0;
-        w1 = j->niter ? j->iter_end[0] : j->makespan;
-        which = 1;
-    }
-    if (w1 <= w0)
-        w1 = w0 + 1;
+    int which = sim_picture_window(j, &w0, &w1);
     /* lanes: streams that ever ran device work, rank by rank */
     uint32_t *lane_of = calloc(MAYA_MAX(j->nstreams, 1), sizeof *lane_of); /* lane + 1, 0 = none */
     if (!lane_of)

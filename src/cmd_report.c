@@ -53,21 +53,7 @@ int cmd_report(int argc, char **argv)
                 return 2;
             }
             const char *v = argv[i + 1];
-            if (!strcmp(a, "-g") || !strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--hwspec-dir")) {
-                if (!*v) {
-                    maya_error("%s: expected a %s", a, !strcmp(a, "--hwspec-dir") ? "directory" : "name or a file");
-                    return 2;
-                }
-                if (a[1] == 'g' || !strcmp(a, "--gpu"))
-                    o.gpu = v;
-                else if (!strcmp(a, "--cluster"))
-                    o.cluster = v;
-                else
-                    o.hwspec_dir = v;
-                i++;
-                continue;
-            }
-            int rc = pipeline_parse_option(&o, a, v);
+            int rc = pipeline_parse_report_option(&o, a, v);
             if (rc < 0)
                 return 2;
             if (rc == 0) {

@@ -49,6 +49,21 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
     return 1;
 }
 
+int pipeline_parse_report_option(struct pipeline_opts *o, const char *name, const char *value)
+{
+    if (strcmp(name, "-g") && strcmp(name, "--gpu") && strcmp(name, "--cluster") && strcmp(name, "--hwspec-dir"))
+        return pipeline_parse_option(o, name, value);
+    if (!value || !*value)
+        return maya_error("%s: expected a %s", name, !strcmp(name, "--hwspec-dir") ? "directory" : "name or a file");
+    if (!strcmp(name, "--cluster"))
+        o->cluster = value;
+    else if (!strcmp(name, "--hwspec-dir"))
+        o->hwspec_dir = value;
+    else
+        o->gpu = value;
+    return 1;
+}
+
 /* Learned falls back to analytical where no model was trained. */
 int pipeline_models(const char *spec, int oracle, enum est_model model[EST_NFAMILIES])
 {

@@ -39,6 +39,9 @@ struct pipeline_opts {
 
 /* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);
+/* The same, and the options naming other hardware descriptions (-g/--gpu,
+ * --cluster, --hwspec-dir) that maya report and maya trace export take. */
+int pipeline_parse_report_option(struct pipeline_opts *o, const char *name, const char *value);
 /* Check the values given (files exist, models parse); 0 or -1 with a message. */
 int pipeline_check_options(const struct pipeline_opts *o);
 /* The models for every family: spec (as --estimator takes it), else oracle

@@ -54,14 +54,8 @@ int trace_export(int argc, char **argv)
         const char *v = argv[++i];
         if (!strcmp(a, "--chakra"))
             o.chakra_dir = v;
-        else if (!strcmp(a, "-g") || !strcmp(a, "--gpu"))
-            o.gpu = v;
-        else if (!strcmp(a, "--cluster"))
-            o.cluster = v;
-        else if (!strcmp(a, "--hwspec-dir"))
-            o.hwspec_dir = v;
         else {
-            int rc = pipeline_parse_option(&o, a, v);
+            int rc = pipeline_parse_report_option(&o, a, v);
             if (rc < 0)
                 return 2;
             if (rc == 0) {
