@@ -14,11 +14,13 @@
 #include <string.h>
 
 #include "maya/common.h"
+#include "maya/trace_format.h"
 
 struct name_acc {
     double total_ns, max_ns, count;
     int max_rank;
     uint8_t kind;
+    uint16_t rec_type;
 };
 
 struct comm_acc {
@@ -97,8 +99,10 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
             double ns = (double)(t->dev_end - t->dev_start);
             if (o->name && o->name <= j->nnames) {
                 struct name_acc *a = &names[o->name];
-                if (a->count == 0)
+                if (a->count == 0) {
                     a->kind = o->kind;
+                    a->rec_type = o->rec_type;
+                }
                 a->total_ns += ns;
                 a->count++;
                 if (ns > a->max_ns) {
@@ -136,7 +140,7 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
         const struct name_acc *a = &names[n];
         if (a->count == 0)
             continue;
-        struct sim_op_use u = { n, a->kind, a->count / ((double)iters * MAYA_MAX(counted, 1)),
+        struct sim_op_use u = { n, a->kind, a->rec_type, a->count / ((double)iters * MAYA_MAX(counted, 1)),
                                 a->total_ns / per_rank, a->max_ns / 1e9, a->max_rank };
         /* keep the SIM_TOP_OPS with the most time: insertion into a sorted
          * array of 20, O(names x 20) */
@@ -171,6 +175,22 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
     free(comms);
     maya_map_free(&by_comm_name);
     return 0;
+}
+
+const char *sim_op_use_kind(const struct sim_op_use *u)
+{
+    int rec_type = u->rec_type;
+    switch (u->kind) {
+    case SK_KERNEL:
+        return rec_type == MAYA_REC_GEMM ? "GEMM" : rec_type == MAYA_REC_DNN ? "cuDNN"
+               : rec_type == MAYA_REC_MEMSET ? "memset" : rec_type == MAYA_REC_MEMCPY ? "copy on the device"
+               : "kernel";
+    case SK_COPY: return "copy";
+    case SK_COLL: return "collective";
+    case SK_P2P: return "send/recv";
+    case SK_HOST_FUNC: return "host function";
+    default: return "other";
+    }
 }
 
 void sim_details_free(struct sim_details *d)

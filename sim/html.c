@@ -46,18 +46,6 @@ static void esc(FILE *fp, const char *s)
     sim_xml_escape(fp, s);
 }
 
-static const char *kind_name(int kind)
-{
-    switch (kind) {
-    case SK_KERNEL: return "kernel";
-    case SK_COPY: return "copy";
-    case SK_COLL: return "collective";
-    case SK_P2P: return "send/recv";
-    case SK_HOST_FUNC: return "host function";
-    default: return "other";
-    }
-}
-
 static void time_cell(FILE *fp, double s)
 {
     char t[32];
@@ -373,7 +361,7 @@ static void write_ops(FILE *fp, const struct sim_page *p)
         esc(fp, sim_name(j, o->name));
         fputs("\">", fp);
         esc(fp, sim_name(j, o->name));
-        fprintf(fp, "</td><td>%s</td><td class=\"num\">%.1f</td>", kind_name(o->kind), o->count);
+        fprintf(fp, "</td><td>%s</td><td class=\"num\">%.1f</td>", sim_op_use_kind(o), o->count);
         time_cell(fp, o->time_s);
         fprintf(fp, "<td class=\"num\">%.1f%%</td>", d->iteration_s > 0 ? 100 * o->time_s / d->iteration_s : 0);
         time_cell(fp, o->max_s);

@@ -342,6 +342,7 @@ static void write_json_details(struct json *w, const struct facts *f)
         const struct sim_op_use *o = &d->ops[k];
         json_obj(w, NULL);
         json_str(w, "name", sim_name(f->j, o->name));
+        json_str(w, "kind", sim_op_use_kind(o));
         json_num(w, "calls_per_iteration", o->count);
         json_num(w, "time_per_iteration_s", o->time_s);
         json_num(w, "longest_call_s", o->max_s);

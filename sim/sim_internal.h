@@ -329,6 +329,7 @@ struct sim_comm_use {
 struct sim_op_use {
     uint32_t name;
     uint8_t kind;             /* enum sim_kind of its first call */
+    uint16_t rec_type;        /* and its trace record type */
     double count;             /* calls per iteration, mean over ranks */
     double time_s;            /* device time per iteration, mean over ranks */
     double max_s;             /* its longest single call */
@@ -346,6 +347,8 @@ struct sim_details {
 };
 int sim_details_build(const struct sim_job *j, struct sim_details *out);
 void sim_details_free(struct sim_details *d);
+/* What an op of the table is, in words: "GEMM", "collective", "kernel", ... */
+const char *sim_op_use_kind(const struct sim_op_use *u);
 /* The GPUs the job drives (several per process possible); -1 out of memory. */
 int sim_job_gpus(const struct sim_job *j);
 

@@ -106,6 +106,7 @@ def main():
         near(float(e[1]["data-time-s"]), o["time_per_iteration_s"], f"op {o['name']}")
         name = [x for x in d.elems if x[0] == "td" and x[1].get("title") == o["name"]]
         assert name, f"op {o['name']} not named in the table"
+        assert o["kind"] in e[2], f"op {o['name']}: the table does not say it is a {o['kind']}"
     # the timeline: bars drawn, and ticks that only the page's script makes
     plot = by_id["tl-plot"]
     rects = [e for e in d.elems if e[0] == "rect" and "fill" in e[1]]
