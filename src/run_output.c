@@ -76,6 +76,7 @@ int run_output_start(struct run_output *o, const char *dir, int nprocs)
     o->streams = NULL;
     o->nstreams = 0;
     o->prefix = nprocs > 1;
+    o->noted = 0;
     if (o->none)
         return 0;
     for (int i = 0; i < o->nlist; i++)
@@ -114,8 +115,15 @@ int run_output_start(struct run_output *o, const char *dir, int nprocs)
     return 0;
 }
 
-static void emit(const struct run_output *o, const struct run_stream *s, const char *line, size_t n)
+static void emit(struct run_output *o, const struct run_stream *s, const char *line, size_t n)
 {
+    /* A user reading "loss 0.0000" would think the run broken: say why,
+     * once, before the program's first line. */
+    if (!o->noted) {
+        fputs("maya run: the emulated GPUs compute no values: what the program prints from GPU "
+              "results (a loss) is not real\n", stderr);
+        o->noted = 1;
+    }
     char pre[32];
     int np = o->prefix ? snprintf(pre, sizeof pre, "[rank %d] ", s->rank) : 0;
     FILE *fp = s->to == 1 ? stdout : stderr;
@@ -127,7 +135,7 @@ static void emit(const struct run_output *o, const struct run_stream *s, const c
     fflush(fp);
 }
 
-static void pump(const struct run_output *o, struct run_stream *s, int final)
+static void pump(struct run_output *o, struct run_stream *s, int final)
 {
     for (;;) {
         ssize_t got = read(s->fd, s->buf + s->len, sizeof s->buf - s->len);

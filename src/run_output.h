@@ -15,6 +15,7 @@ struct run_output {
     int prefix;                   /* several processes: lines carry [rank N] */
     struct run_stream *streams;
     int nstreams;
+    int noted;                    /* the note on values printed (once) */
 };
 
 /* --tee SPEC: all, none, or N[,N...]. 0 or -1 with a message. */
