@@ -509,6 +509,18 @@ struct outcome {
     int nranks;
 };
 
+/* Fewer than half of the ops on either side matched: the figures describe
+ * a small part of the job, or ops paired that are not the same work. NULL
+ * when most matched. */
+static const char *coverage_note(const struct outcome *o)
+{
+    if (2 * o->npairs >= o->pred_ops && 2 * o->npairs >= o->meas_ops)
+        return NULL;
+    return "fewer than half of the ops matched: the traces should be of the same program with the same "
+           "settings, over the steps maya ran (a profiler schedule that records a few steps leaves the others "
+           "unmatched; ops of other work pair by kind, not by what they do)";
+}
+
 static void write_text(FILE *fp, const struct outcome *o, size_t top)
 {
     fprintf(fp, "maya profile --compare: the prediction %s against %d PyTorch profiler trace%s (%s%s)\n",
@@ -516,6 +528,9 @@ static void write_text(FILE *fp, const struct outcome *o, size_t top)
     fprintf(fp, "device ops matched one to one per rank (GEMMs, collectives, copies and memsets by kind and "
                 "occurrence,\nother kernels by name and occurrence): %zu of %zu predicted, %zu measured\n\n",
             o->npairs, o->pred_ops, o->meas_ops);
+    const char *note = coverage_note(o);
+    if (note)
+        fprintf(fp, "note: %s\n\n", note);
     fprintf(fp, "  %-14s %8s %14s %14s %9s %9s\n", "family", "ops", "measured_ms", "predicted_ms", "error_pct",
             "mape_pct");
     for (int f = 0; f < EST_NFAMILIES; f++) {
@@ -554,6 +569,11 @@ static void write_json(FILE *fp, const struct outcome *o)
     json_uint(&j, "predicted_device_ops", o->pred_ops);
     json_uint(&j, "measured_device_ops", o->meas_ops);
     json_uint(&j, "matched_ops", o->npairs);
+    const char *note = coverage_note(o);
+    if (note)
+        json_str(&j, "note", note);
+    else
+        json_null(&j, "note");
     json_obj(&j, "families");
     for (int f = 0; f < EST_NFAMILIES; f++) {
         const struct fam *x = &o->fam[f];

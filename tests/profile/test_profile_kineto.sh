@@ -29,7 +29,26 @@ f = c["families"]
 for fam in ("gemm", "kernel", "copy", "memset"):
     assert abs(f[fam]["error_pct"]) < 0.5 and f[fam]["mape_pct"] < 0.5, (fam, f[fam])
 assert "allreduce" in f and f["allreduce"]["ops"] > 100, f
+assert c["note"] is None, c["note"]
 PY
+expect_no_grep "^note: " "$d/compare.txt"
+
+# a profiler that recorded a third of the steps: said, not hidden
+python3 - "$TEST_TMP/same" "$TEST_TMP/part" <<'PY' || fail "could not cut the traces"
+import json, os, sys
+os.makedirs(sys.argv[2])
+for f in os.listdir(sys.argv[1]):
+    t = json.load(open(os.path.join(sys.argv[1], f)))
+    dev = [e for e in t["traceEvents"] if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset")]
+    drop = {id(e) for e in dev[len(dev) // 3:]}
+    t["traceEvents"] = [e for e in t["traceEvents"] if id(e) not in drop]
+    json.dump(t, open(os.path.join(sys.argv[2], f), "w"))
+PY
+"$MAYA" profile -q --compare "$TEST_TMP/part" "$d" > "$TEST_TMP/out" 2>&1 ||
+    fail "maya profile --compare with part of the steps failed: $(cat "$TEST_TMP/out")"
+expect_grep "^note: fewer than half of the ops matched" "$d/compare.txt"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); assert c["note"].startswith("fewer than half"), c' \
+    "$d/compare.json" || fail "compare.json has no note on the ops left unmatched"
 
 # GEMMs 1.25x slower everywhere, and rank 1 1.5x slower in everything
 gen "$TEST_TMP/slow" --gemm-factor 1.25 --slow-rank 1 --slow-factor 1.5
