@@ -7,7 +7,8 @@
  * The device ops on each side are matched one to one, per rank, by class
  * and occurrence: the n-th GEMM with the n-th GEMM (cuBLAS runs kernels of
  * its own naming: sm90_xmma_gemm_..., cutlass..., so GEMMs match as a
- * class), the n-th all-reduce with the n-th ncclDevKernel_AllReduce_..., the
+ * class; the reduction kernel of a split-K GEMM is part of its GEMM), the
+ * n-th all-reduce with the n-th ncclDevKernel_AllReduce_..., the
  * n-th memcpy and memset with theirs, and every other kernel by its name.
  * The comparison gives the error per estimator family, the matched ops that
  * differ most, and the ranks whose measured device time departs most from
@@ -39,6 +40,7 @@ struct kop {
     char *cls;                  /* matching class: "gemm", "nccl:allreduce", "memcpy", ..., or the name */
     char *name;
     double ts_us, dur_us;
+    double stream;              /* args.stream; -1 not given */
 };
 
 struct krank {
@@ -250,9 +252,17 @@ static int object(struct reader *r, int (*fn)(struct reader *, const char *, voi
 
 struct event {
     char *ph, *cat, *name;
-    double ts, dur;
+    double ts, dur, stream;
     int has_ts, has_dur;
 };
+
+static int args_field(struct reader *r, const char *k, void *ctx)
+{
+    ws(r);
+    if (strcmp(k, "stream") || r->p >= r->end || *r->p == '"' || *r->p == '{' || *r->p == '[')
+        return skip(r, 2);
+    return number(r, &((struct event *)ctx)->stream);
+}
 
 static int event_field(struct reader *r, const char *k, void *ctx)
 {
@@ -279,6 +289,11 @@ static int event_field(struct reader *r, const char *k, void *ctx)
         }
         *(k[0] == 't' ? &e->has_ts : &e->has_dur) = 1;
         return 0;
+    }
+    if (!strcmp(k, "args")) {
+        ws(r);
+        if (r->p < r->end && *r->p == '{')
+            return object(r, args_field, e);
     }
     return skip(r, 1);
 }
@@ -312,6 +327,10 @@ static const char *kineto_class(const char *cat, const char *name)
                 return colls[i][1];
         return "nccl:other";
     }
+    /* cuBLAS's split-K GEMMs end with a reduction kernel of their own: part
+     * of the GEMM maya prices as one op (folded into it, read_trace) */
+    if (strstr(name, "splitKreduce"))
+        return "gemm:reduce";
     if (lower_has(name, "gemm") || lower_has(name, "xmma") || lower_has(name, "cutlass") || lower_has(name, "cublas"))
         return "gemm";
     return NULL; /* by name */
@@ -336,6 +355,7 @@ static int add_event(struct krank *kr, struct event *e)
         o->cls = c ? strdup(c) : strdup(e->name);
         o->ts_us = e->ts;
         o->dur_us = e->dur;
+        o->stream = e->stream;
         e->name = NULL;
         if (!o->cls)
             return maya_error("out of memory reading %s", kr->path);
@@ -344,6 +364,7 @@ static int add_event(struct krank *kr, struct event *e)
     free(e->cat);
     free(e->name);
     memset(e, 0, sizeof *e);
+    e->stream = -1;
     return 0;
 }
 
@@ -377,7 +398,7 @@ static int top_field(struct reader *r, const char *k, void *ctx)
         return 0;
     }
     for (;;) {
-        struct event e = { 0 };
+        struct event e = { .stream = -1 };
         if (object(r, event_field, &e) < 0 || add_event(kr, &e) < 0) {
             free(e.ph);
             free(e.cat);
@@ -403,6 +424,33 @@ static int by_ts(const void *a, const void *b)
     return (x->ts_us > y->ts_us) - (x->ts_us < y->ts_us);
 }
 
+/* Each split-K reduction into the GEMM before it on its stream (the one
+ * before it at all when the trace names no streams): one cuBLAS call, one
+ * op, as maya has it. The scan back is short: the GEMM is the stream's
+ * previous kernel. O(ops). */
+static void fold_split_k(struct krank *kr)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < kr->n; i++) {
+        struct kop *o = &kr->ops[i];
+        if (strcmp(o->cls, "gemm:reduce")) {
+            kr->ops[w++] = *o;
+            continue;
+        }
+        size_t k = w;
+        while (k > 0 && kr->ops[k - 1].stream != o->stream)
+            k--;
+        if (k > 0 && !strcmp(kr->ops[k - 1].cls, "gemm")) {
+            kr->ops[k - 1].dur_us += o->dur_us;
+            free(o->cls);
+            free(o->name);
+        } else {
+            kr->ops[w++] = *o; /* no GEMM before it: it matches nothing */
+        }
+    }
+    kr->n = w;
+}
+
 static int read_trace(const char *path, int index, struct krank *kr)
 {
     char *data;
@@ -423,6 +471,7 @@ static int read_trace(const char *path, int index, struct krank *kr)
         return maya_error("%s: no kernel, gpu_memcpy or gpu_memset events: expected a PyTorch profiler trace "
                           "of a GPU run (torch.profiler with ProfilerActivity.CUDA)", path);
     qsort(kr->ops, kr->n, sizeof *kr->ops, by_ts);
+    fold_split_k(kr);
     return 0;
 }
 

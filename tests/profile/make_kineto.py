@@ -8,15 +8,20 @@ their args, ac2g flow events, process metadata) and its names: cuBLAS GEMMs as
 sm90_xmma_gemm_... kernels, NCCL collectives as ncclDevKernel_... kernels,
 copies as "Memcpy HtoD (Pageable -> Device)". The measured durations are
 maya's times x a factor: GEMMs --gemm-factor, rank --slow-rank --slow-factor
-on top (a straggler), so that the comparison has known answers.
+on top (a straggler), so that the comparison has known answers. --split-k
+writes each GEMM as cuBLAS's split-K GEMMs run: a GEMM kernel (80 % of the
+time) and its cublasLt::splitKreduce_kernel (20 %) on the same stream.
 
-usage: make_kineto.py TIMELINE OUTDIR [--gemm-factor F] [--slow-rank R --slow-factor F]
+usage: make_kineto.py TIMELINE OUTDIR [--gemm-factor F] [--slow-rank R --slow-factor F] [--split-k]
 """
 import argparse
 import json
 import os
 
 GEMM = "sm90_xmma_gemm_bf16bf16_bf16f32_f32_tn_n_tilesize128x128x64_warpgroupsize1x1x1_execute_segment_k_off_kernel__5x_cublas"
+SPLITK = ("void cublasLt::splitKreduce_kernel<32, 16, int, float, __nv_bfloat16, float, __nv_bfloat16, true, false, "
+          "false>(cublasLt::cublasSplitKParams<float>, __nv_bfloat16 const*, __nv_bfloat16 const*, __nv_bfloat16*, "
+          "float const*, float const*, __nv_bfloat16 const*, float const*, __nv_bfloat16*, void*, long, float*, int*)")
 NCCL = {"ncclAllReduce": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
         "ncclAllGather": "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
         "ncclReduceScatter": "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
@@ -32,6 +37,7 @@ def main():
     ap.add_argument("--gemm-factor", type=float, default=1.0)
     ap.add_argument("--slow-rank", type=int, default=-1)
     ap.add_argument("--slow-factor", type=float, default=1.0)
+    ap.add_argument("--split-k", action="store_true")
     a = ap.parse_args()
     t = json.load(open(a.timeline))
     ranks = sorted({e["pid"] for e in t["traceEvents"] if e["ph"] == "X"})
@@ -60,11 +66,17 @@ def main():
                        "args": {"External id": corr, "Sequence number": k, "Fwd thread id": 0}})
             ev.append({"ph": "X", "cat": "cuda_runtime", "name": launch, "pid": 1000 + r, "tid": 1000 + r,
                        "ts": e["ts"] - 2, "dur": 1.5, "args": {"cbid": 211, "correlation": corr}})
-            ev.append({"ph": "X", "cat": cat, "name": name, "pid": r, "tid": 7 + e["tid"],
-                       "ts": e["ts"], "dur": round(e["dur"] * f, 3),
-                       "args": {"queued": 0, "device": r, "context": 1, "stream": 7 + e["tid"],
-                                "correlation": corr, "registers per thread": 128, "shared memory": 0,
-                                "grid": [132, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 25}})
+            dur = round(e["dur"] * f, 3)
+            parts = [(name, e["ts"], dur)]
+            if a.split_k and name == GEMM:
+                main = round(dur * 0.8, 3)
+                parts = [(name, e["ts"], main), (SPLITK, e["ts"] + main, round(dur - main, 3))]
+            for pname, ts, d in parts:
+                ev.append({"ph": "X", "cat": cat, "name": pname, "pid": r, "tid": 7 + e["tid"],
+                           "ts": ts, "dur": d,
+                           "args": {"queued": 0, "device": r, "context": 1, "stream": 7 + e["tid"],
+                                    "correlation": corr, "registers per thread": 128, "shared memory": 0,
+                                    "grid": [132, 1, 1], "block": [256, 1, 1], "est. achieved occupancy %": 25}})
             ev.append({"ph": "s", "id": corr, "pid": 1000 + r, "tid": 1000 + r, "ts": e["ts"] - 2,
                        "cat": "ac2g", "name": "ac2g"})
             ev.append({"ph": "f", "id": corr, "pid": r, "tid": 7 + e["tid"], "ts": e["ts"], "cat": "ac2g",
