@@ -29,6 +29,30 @@ static struct maya_rec_gemm gemm(uint64_t seq, int64_t m)
     return g;
 }
 
+/* ns per est_estimate of an all-reduce over n calls (sizes cycling over
+ * 4 KiB .. 2 GiB, 8 ranks on one node): NCCL's algorithm and protocol are
+ * chosen for every call */
+static double run_coll(struct estimator *e, int n)
+{
+    struct est_result r;
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        struct maya_rec_coll c;
+        memset(&c, 0, sizeof c);
+        c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+        c.call.seq = (uint64_t)i;
+        c.op = MAYA_COLL_ALLREDUCE;
+        c.bytes = 4096ull << (i % 20);
+        c.count = c.bytes / 2;
+        c.nranks = 8;
+        c.peer = -1;
+        struct est_op op = { .rec = &c.h, .api = "ncclAllReduce", .coll_nodes = 1, .coll_ranks_per_node = 8 };
+        if (est_estimate(e, &op, &r) < 0)
+            exit(1);
+    }
+    return (now_ns() - t0) / n;
+}
+
 /* ns per call over n calls; distinct = how many different shapes cycle */
 static double run(struct estimator *e, int n, int distinct, const char *api)
 {
@@ -58,6 +82,7 @@ int main(void)
     if (!gpu || est_create(&cfg, &e) < 0)
         return 1;
     printf("est_analytical_gemm_ns_per_op=%.0f\n", run(e, 200000, 1000, "cublasGemmEx"));
+    printf("est_analytical_allreduce_ns_per_op=%.0f\n", run_coll(e, 200000));
     est_destroy(e);
 
     for (int f = 0; f < EST_NFAMILIES; f++)
@@ -70,6 +95,7 @@ int main(void)
     if (est_create(&cfg, &e) < 0)
         return 1;
     printf("est_learned_gemm_new_shape_ns_per_op=%.0f\n", run(e, 5000, 5000, "cublasGemmEx"));
+    printf("est_learned_allreduce_repeated_ns_per_op=%.0f\n", run_coll(e, 200000));
     est_destroy(e);
     /* a GPU without models of its own (H200): H100-SXM's serve, two
        analytical estimates per op (the source GPU's and its own) */

@@ -5,7 +5,10 @@
  * an all-reduce over the node's 8 ranks (tensor parallel), an event from the
  * compute stream to a communication stream and an all-reduce over the 8
  * nodes (data parallel, between nodes: it shares the NICs); a device
- * synchronisation ends the iteration. Traces are written, collated and
+ * synchronisation ends the iteration. A wide job (2048 ranks on 256 nodes,
+ * data-parallel groups of 16 nodes: 128 all-reduces between nodes at a time,
+ * each on its own rail) shows what transfers between nodes cost the replay
+ * at scale. Traces are written, collated and
  * loaded; only sim_run is timed, in CPU time of the thread that runs it (the
  * replay is single-threaded: this is its speed on one core, whatever else
  * the machine is doing).
@@ -17,6 +20,8 @@
  *   sim_rss_bytes_per_op    growth of that peak from a job half the size, per op:
  *                           memory is linear in the ops when this stays flat
  *   collate_records_per_s   the collator's speed on the same traces
+ *   sim_wide_2048ranks_run_s  CPU seconds to replay the wide job
+ *   sim_wide_events_per_s   events per second there
  */
 #define _GNU_SOURCE
 #include <inttypes.h>
@@ -34,9 +39,12 @@
 #include "maya/sim.h"
 #include "maya/trace_format.h"
 
-#define RANKS 64
 #define GPN 8
 #define LAYERS 24
+
+/* The job's size: RANKS ranks, data-parallel groups of DP_NODES nodes (GPU
+ * g of every node of a group). main() runs the 64-rank job, then a wide one. */
+static int RANKS = 64, DP_NODES = 8;
 
 struct gen {
     struct col_writer *w;
@@ -117,11 +125,12 @@ static int write_rank(const char *dir, int rank, int iters)
         rc = col_writer_emit(g.w, &st);
     }
     /* tensor-parallel group: the node; data-parallel group: same local rank on every node */
-    uint64_t tp = 0x1000 + (uint64_t)(rank / GPN), dp = 0x2000 + (uint64_t)(rank % GPN);
+    int node = rank / GPN;
+    uint64_t tp = 0x100000 + (uint64_t)node, dp = 0x200000 + (uint64_t)(node / DP_NODES * GPN + rank % GPN);
     struct maya_rec_comm c1 = { .h = { MAYA_REC_COMM, 0, sizeof c1 }, .comm = tp, .rank = rank % GPN,
                                 .nranks = GPN, .global_gpu = rank, .color = -1, .key = -1 };
-    struct maya_rec_comm c2 = { .h = { MAYA_REC_COMM, 0, sizeof c2 }, .comm = dp, .rank = rank / GPN,
-                                .nranks = RANKS / GPN, .global_gpu = rank, .color = -1, .key = -1 };
+    struct maya_rec_comm c2 = { .h = { MAYA_REC_COMM, 0, sizeof c2 }, .comm = dp, .rank = node % DP_NODES,
+                                .nranks = DP_NODES, .global_gpu = rank, .color = -1, .key = -1 };
     if (rc == 0)
         rc = col_writer_emit(g.w, &c1);
     if (rc == 0)
@@ -156,7 +165,7 @@ static int write_rank(const char *dir, int rank, int iters)
             if (rc == 0)
                 rc = col_writer_emit(g.w, &e);
             if (rc == 0)
-                rc = coll(&g, dp, dseq++, rank / GPN, RANKS / GPN, 2, 4 << 20);
+                rc = coll(&g, dp, dseq++, node % DP_NODES, DP_NODES, 2, 4 << 20);
         }
         struct maya_rec_sync s;
         memset(&s, 0, sizeof s);
@@ -276,10 +285,14 @@ int main(void)
     char base[] = "/tmp/maya-sim-bench.XXXXXX";
     if (!mkdtemp(base))
         return maya_error("mkdtemp: %m") ? 1 : 1;
-    struct result small, big;
+    struct result small, big, wide;
     int rc = measure(base, 40, &small);
     if (rc == 0)
         rc = measure(base, 80, &big);
+    RANKS = 2048;
+    DP_NODES = 16;
+    if (rc == 0)
+        rc = measure(base, 3, &wide);
     char cmd[600];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", base);
     if (system(cmd) != 0)
@@ -292,5 +305,7 @@ int main(void)
     printf("sim_peak_rss_bytes=%ld\n", big.rss_kb * 1024);
     printf("sim_rss_bytes_per_op=%.0f\n", (double)(big.rss_kb - small.rss_kb) * 1024 / (double)(big.ops - small.ops));
     printf("collate_records_per_s=%.0f\n", big.records / big.collate_s);
+    printf("sim_wide_2048ranks_run_s=%.3f\n", wide.run_s);
+    printf("sim_wide_events_per_s=%.0f\n", wide.events / wide.run_s);
     return 0;
 }

@@ -63,6 +63,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_gbps", 0, CFGF_NODEFAULT),
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
+    CFG_INT_LIST("nic_of_gpu", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
 
@@ -183,9 +184,23 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
                   title, intra);
         return -1;
     }
-    if (cfg_getint(c, "gpus_per_node") < 1 || cfg_getint(c, "gpus_per_node") > 1024) {
-        cfg_error(c, "cluster \"%s\": gpus_per_node must be 1..1024", title);
+    if (cfg_getint(c, "gpus_per_node") < 1 || cfg_getint(c, "gpus_per_node") > MAYA_NODE_GPUS_MAX) {
+        cfg_error(c, "cluster \"%s\": gpus_per_node must be 1..%d", title, MAYA_NODE_GPUS_MAX);
         return -1;
+    }
+    long gpn = cfg_getint(c, "gpus_per_node"), nics = cfg_getint(c, "nics_per_node");
+    unsigned nmap = cfg_size(c, "nic_of_gpu");
+    if (nmap && (long)nmap != gpn) {
+        cfg_error(c, "cluster \"%s\": nic_of_gpu lists %u NICs; expected one per GPU (%ld)", title, nmap, gpn);
+        return -1;
+    }
+    for (unsigned i = 0; i < nmap; i++) {
+        long v = cfg_getnint(c, "nic_of_gpu", i);
+        if (v < 0 || v >= nics) {
+            cfg_error(c, "cluster \"%s\": nic_of_gpu[%u] is %ld; expected a NIC index 0..%ld", title, i, v,
+                      nics - 1);
+            return -1;
+        }
     }
     if (cfg_getint(c, "nodes") < 0 || cfg_getint(c, "nics_per_node") < 0 ||
         cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
@@ -290,6 +305,18 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_gbps = cfg_getfloat(c, "nic_gbps");
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
+    unsigned nmap = cfg_size(c, "nic_of_gpu");
+    for (int i = 0; i < s->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
+        s->nic_of_gpu[i] = nmap ? (uint16_t)cfg_getnint(c, "nic_of_gpu", (unsigned)i)
+                                : (uint16_t)(s->nics_per_node > 0 ? (long)i * s->nics_per_node / s->gpus_per_node : 0);
+}
+
+int maya_cluster_nic_of(const struct maya_cluster_spec *c, int local)
+{
+    if (!c || c->nics_per_node <= 0 || local < 0 || local >= c->gpus_per_node || local >= MAYA_NODE_GPUS_MAX)
+        return 0;
+    int n = c->nic_of_gpu[local];
+    return n < c->nics_per_node ? n : 0;
 }
 
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out)
@@ -511,6 +538,8 @@ int maya_default_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_sp
         out->nics_per_node = 8;
         out->nic_gbps = 50;
         out->nic_latency_us = 5;
+        for (int i = 0; i < 8; i++)
+            out->nic_of_gpu[i] = (uint16_t)i;
     }
     snprintf(out->gpu, sizeof out->gpu, "%s", gpu->key);
     if (count < out->gpus_per_node)
@@ -631,5 +660,9 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
             intra[c->intra], c->nvlink_gbps, c->intra_latency_us);
     fprintf(fp, "    nics_per_node = %d\n    nic_gbps = %g\n    nic_latency_us = %g\n",
             c->nics_per_node, c->nic_gbps, c->nic_latency_us);
-    fprintf(fp, "    nvls = %s\n}\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    nvls = %s\n", c->nvls ? "true" : "false");
+    fprintf(fp, "    nic_of_gpu = {");
+    for (int i = 0; i < c->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
+        fprintf(fp, "%s%d", i ? ", " : "", maya_cluster_nic_of(c, i));
+    fprintf(fp, "}\n}\n");
 }

@@ -35,40 +35,16 @@ struct est_calib est_calib = {
      * (fitted on the vidur normalisation/activation/add kernels, which are
      * small enough that launch tails matter). */
     .mem_eff = 0.6593,
-    /* NCCL all-reduce, fitted on single-node vidur all-reduce (2..8 GPUs,
-     * 2 KiB..512 MiB) and nccl-tests (8 GPUs, to 8 GiB): fixed cost of one
-     * collective, protocol cost of one ring step on top of the link's
-     * latency, busbw reached on NVLink and PCIe as a fraction of line rate.
-     * Published for comparison: NVLink ring ~0.82 at large sizes (H100 ~370
-     * of 450 GB/s, sjeaugey in NVIDIA/nccl-tests #212); most of the data is
-     * below 64 MiB, where rings do not reach it. NVLS reaches 1.065 x line
-     * rate at 8 GiB (480 of 450 GB/s, same source), much less below. */
-    .coll_base_us = 21.77,
-    .coll_step_us = 2.901,
-    .ring_eff_nvlink = 0.6109,
-    .ring_eff_pcie = 0.7543,
-    .nvls_factor = 0.7775,
-    /* send/recv: fixed cost and the share of NVLink line rate one transfer
-     * reaches (fitted on single-node vidur send/recv: 2 KiB..64 MiB; its
-     * A40 pair moves 4 GB/s, through the host, which no NVLink figure
-     * explains: the learned model takes that machine as it comes). */
-    .p2p_base_us = 6.705,
-    .p2p_eff_nvlink = 0.8004,
-    /* Not fitted (the one multi-node set disagrees with the hardware by 3x,
-     * see maya_est_train.c): NDR 400 Gb/s reaches 46 of 50 GB/s in
-     * nccl-tests (#290). */
-    .ring_eff_nic = 0.92,
+    /* PCIe rings (collectives.c): share of PCIe bandwidth a ring reaches,
+     * fitted on the vidur all-reduces of PCIe-linked nodes (pairwise A40
+     * and A100 VMs, estimator/data); NVLink and NIC figures are published
+     * ones (collectives.c). */
+    .ring_eff_pcie = 0.7684,
 };
 #define GEMM_EFF_MAX     est_calib.gemm_eff_max
 #define GEMM_K_HALF      est_calib.gemm_k_half
 #define GEMM_OVERHEAD_NS est_calib.gemm_overhead_ns
 #define MEM_EFF          est_calib.mem_eff
-#define COLL_BASE_US     est_calib.coll_base_us
-#define COLL_STEP_US     est_calib.coll_step_us
-#define RING_EFF_NVLINK  est_calib.ring_eff_nvlink
-#define RING_EFF_NIC     est_calib.ring_eff_nic
-#define RING_EFF_PCIE    est_calib.ring_eff_pcie
-#define NVLS_FACTOR      est_calib.nvls_factor
 /* Pageable host memory is staged through a pinned buffer by the driver;
  * measured pageable copies run at roughly half the pinned rate. */
 #define PAGEABLE_FACTOR  0.5
@@ -191,95 +167,6 @@ void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     l->nvls = c ? c->nvls : 0;
 }
 
-/* Bus bandwidth (bytes/s) a ring reaches over a node's GPUs, and the step
- * latency (us), for r ranks on the node. Pairwise NVLink joins only pairs:
- * a ring over more than two GPUs crosses PCIe. */
-static void intra_ring(const struct maya_gpu_spec *g, const struct est_links *l, int r,
-                       double *busbw, double *lat_us)
-{
-    double pcie = g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16;
-    if (l->intra == MAYA_LINK_PCIE || (l->intra == MAYA_LINK_PAIRWISE && r > 2))
-        *busbw = pcie * RING_EFF_PCIE * 1e9;
-    else
-        *busbw = l->intra_gbps * RING_EFF_NVLINK * 1e9;
-    *lat_us = l->intra_lat_us + COLL_STEP_US;
-}
-
-static double coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
-                      const struct est_desc *d)
-{
-    struct est_links l;
-    est_links_get(g, c, &l);
-    double S = d->bytes, n = d->nranks > 1 ? d->nranks : 1;
-    int N = d->nodes > 1 ? d->nodes : 1, r = d->ranks_per_node > 0 ? d->ranks_per_node : 1;
-    if (n <= 1 && d->family != EST_SENDRECV)
-        return floor_ns(g); /* a one-rank communicator copies locally, if at all */
-    double busbw, lat;
-    intra_ring(g, &l, r, &busbw, &lat);
-    double inter_bw = l.inter_gbps * RING_EFF_NIC * 1e9, inter_lat = l.inter_lat_us + COLL_STEP_US;
-    if (N > 1) {
-        busbw = r > 1 ? fmin(busbw, inter_bw) : inter_bw;
-        lat = inter_lat; /* a ring step waits for its slowest hop */
-    }
-    double base = COLL_BASE_US;
-    double t_us;
-    switch (d->family) {
-    case EST_ALLREDUCE: {
-        double ring = base + 2 * (n - 1) * lat + 2 * (n - 1) / n * S / busbw * 1e6;
-        t_us = ring;
-        if (N > 1) {
-            /* NCCL's tree: latency grows with log2(nodes) and the chain
-             * inside a node, bandwidth a little below the ring's. */
-            double tree = base + 2 * (ceil(log2(N)) * inter_lat + (r - 1) * (l.intra_lat_us + COLL_STEP_US)) +
-                          2 * S / (busbw * 0.9) * 1e6;
-            t_us = fmin(ring, tree);
-        }
-        if (l.nvls && l.intra == MAYA_LINK_NVSWITCH && r > 1) {
-            /* NVLink SHARP: the switch reduces; inter-node traffic (NVLS
-             * tree) still goes through the NICs. */
-            double nvbw = l.intra_gbps * NVLS_FACTOR * 1e9;
-            if (N > 1)
-                nvbw = fmin(nvbw, inter_bw);
-            double nvls = base + 2 * lat + 2 * (n - 1) / n * S / nvbw * 1e6;
-            t_us = fmin(t_us, nvls);
-        }
-        break;
-    }
-    case EST_ALLGATHER: case EST_REDUCESCATTER:
-        /* bytes are per rank: the whole buffer is n times that */
-        t_us = base + (n - 1) * lat + (n - 1) / n * (S * n) / busbw * 1e6;
-        break;
-    case EST_BROADCAST:
-        t_us = base + (n - 1) * lat + S / busbw * 1e6;
-        break;
-    case EST_ALLTOALL: {
-        /* everyone sends (n-1)/n of its buffer: inside the node over
-         * NVLink, the rest over the NICs, both at once */
-        double intra_part = S * (r - 1) / n / (busbw > 0 ? busbw : 1);
-        double inter_part = N > 1 ? S * (n - r) / n / inter_bw : 0;
-        t_us = base + lat + fmax(intra_part, inter_part) * 1e6;
-        break;
-    }
-    default: { /* send/recv: one transfer, no ring steps */
-        double bw, hop;
-        if (N > 1) {
-            bw = l.inter_gbps * RING_EFF_NIC * 1e9;
-            hop = l.inter_lat_us;
-        } else {
-            /* a pair: over NVLink when there is any (pairwise: assume the
-             * peer is the bridged partner), else PCIe */
-            int pcie = l.intra == MAYA_LINK_PCIE;
-            bw = (pcie ? (g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16) : l.intra_gbps) *
-                 (pcie ? RING_EFF_PCIE : est_calib.p2p_eff_nvlink) * 1e9;
-            hop = l.intra_lat_us;
-        }
-        t_us = est_calib.p2p_base_us + hop + S / bw * 1e6;
-        break;
-    }
-    }
-    return t_us * 1e3;
-}
-
 static double copy_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                       const struct est_desc *d)
 {
@@ -301,8 +188,7 @@ static double copy_ns(const struct maya_gpu_spec *g, const struct maya_cluster_s
     case MAYA_COPY_PEER: {
         struct est_links l;
         est_links_get(g, c, &l);
-        gbps = l.intra == MAYA_LINK_PCIE ? (f->pcie_gbps > 0 ? f->pcie_gbps : 16) * RING_EFF_PCIE
-                                         : l.intra_gbps * RING_EFF_NVLINK;
+        gbps = est_peer_copy_gbps(g, c);
         return floor_ns(g) + l.intra_lat_us * 1e3 + S / (gbps * 1e9) * 1e9;
     }
     default: /* host to host */
@@ -329,7 +215,7 @@ double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluste
         return copy_ns(g, c, d);
     case EST_ALLREDUCE: case EST_ALLGATHER: case EST_REDUCESCATTER: case EST_BROADCAST:
     case EST_ALLTOALL: case EST_SENDRECV:
-        return coll_ns(g, c, d);
+        return est_coll_ns(g, c, d, NULL);
     default:
         return 0;
     }

@@ -91,8 +91,7 @@ void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batc
 struct est_calib {
     double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_small_tile_exp, gemm_mem_eff, mem_eff;
     double attn_eff_fwd;
-    double coll_base_us, coll_step_us, ring_eff_nvlink, ring_eff_nic, ring_eff_pcie, nvls_factor;
-    double p2p_base_us, p2p_eff_nvlink;
+    double ring_eff_pcie;   /* share of PCIe a ring reaches (collectives.c) */
 };
 extern struct est_calib est_calib;
 
@@ -102,6 +101,23 @@ void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec
 double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d);
 double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                          const struct est_desc *d);
+
+/* collectives.c: NCCL's choice of algorithm and protocol, and its time. */
+struct est_coll_plan {
+    const char *algo;        /* "ring", "tree", "nvls", "nvls_tree", "pat", "p2p", "local" */
+    const char *proto;       /* "LL", "LL128", "Simple" */
+    double lat_us;           /* send/recv-based ops: the latency part of the time (kernel launch
+                                included); the rest moves bytes */
+    double bytes;            /* the operation's size as nccl-tests counts it: the buffer
+                                (all-reduce, broadcast, reduce), n pieces (all-gather,
+                                reduce-scatter, all-to-all, gather, scatter), the message */
+};
+/* Device time (ns) of a collective or send/recv described by d; plan (may
+ * be NULL) says what NCCL would run. */
+double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c, const struct est_desc *d,
+                   struct est_coll_plan *plan);
+/* GB/s one copy between two GPUs of a node reaches (cudaMemcpyPeer). */
+double est_peer_copy_gbps(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c);
 
 /* host.c: host time an API call costs on a real system. */
 double est_host_ns(const struct maya_gpu_spec *g, const struct est_op *op);

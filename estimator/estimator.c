@@ -166,7 +166,18 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     est_describe(op, &d);
     out->family = d.family;
     enum est_model want = e->model[d.family];
-    double dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    double dev, fixed_us = 0;
+    if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV) {
+        /* what est_analytical_ns answers, with NCCL's choice kept */
+        struct est_coll_plan plan;
+        dev = est_coll_ns(&e->gpu, &e->cluster, &d, &plan);
+        out->coll_algo = plan.algo;
+        out->coll_proto = plan.proto;
+        out->coll_bytes = plan.bytes;
+        fixed_us = plan.lat_us;
+    } else {
+        dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+    }
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;
 
@@ -220,6 +231,8 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     }
     out->device_ns = to_ns(dev);
     out->host_ns = to_ns(host);
+    if (d.family == EST_SENDRECV)
+        out->fixed_ns = MAYA_MIN(to_ns(fixed_us * 1e3), out->device_ns);
     return 0;
 }
 

@@ -36,6 +36,7 @@ $(EST_TRAIN): $(B)/obj/estimator/train/maya_est_train.o $(EST_LIB) $(COLLATOR_LI
 
 $(EST_MODELS_STAMP): $(EST_TRAIN) $(EST_DATA) $(HWSPEC_FILES)
 	@mkdir -p $(@D) $(EST_MODELS_DIR)
+	@rm -f $(EST_MODELS_DIR)/*.json # a model whose data went away must not linger
 	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --out $(EST_MODELS_DIR) > $(@D)/train.log
 	@touch $@
 

@@ -21,18 +21,25 @@
  * Copies between host and device also need the device's copy engine for
  * their direction (one each way). A collective (or send/recv pair) starts
  * when its last member reaches the head of its stream; ops of one NCCL group
- * on a stream arrive together. A transfer between nodes shares each of its
- * nodes' NICs with the other such transfers running (processor sharing:
- * with k transfers on a node each progresses at 1/k of its rate).
+ * on a stream arrive together. A transfer between nodes uses the NICs of its
+ * members' GPUs (the cluster's nic_of_gpu: GPU i on NIC i of a rail-
+ * optimised node) and shares each with the other transfers on that NIC
+ * (processor sharing, nic.c): with k flows on its busiest NIC a flow
+ * progresses at 1/k of its rate; flows on other NICs do not slow it. A
+ * send/recv inside a node shares the sender's port out and the receiver's
+ * port in the same way (the sends of an all-to-all split the GPU's link).
  *
  * Costs: O(log E) per event for the heap (E pending events, about one per
  * busy host, stream and transfer); waking waiters costs O(waiters on the
- * stream); a NIC change costs O(transfers between nodes running now).
+ * stream); a flow (a transfer between nodes, or a send/recv) starting or
+ * ending costs O(the flows sharing one of its links, times the links each
+ * uses, plus log F per flow whose rate changes) for F flows running: flows
+ * elsewhere are not visited, and a flow's completion moves in place in the
+ * flows' own heap (nic.c), so no stale events pile up.
  */
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
-#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
@@ -386,84 +393,31 @@ static uint32_t xfer_new(struct engine *E)
     }
     struct sim_xfer *xf = &j->xfers[x];
     uint32_t *who = xf->who, cap = xf->capwho, version = xf->version;
+    uint32_t *slots = xf->slots, capslots = xf->capslots;
     memset(xf, 0, sizeof *xf);
     xf->who = who;
     xf->capwho = cap;
+    xf->slots = slots;
+    xf->capslots = capslots;
     xf->version = version + 1;
     return x;
-}
-
-/* The nodes a transfer uses (a collective's communicator, or a pair's two). */
-static int xfer_nodes(const struct sim_job *j, const struct sim_xfer *x, const int32_t **nodes, int32_t pair[2])
-{
-    const struct sim_comm *c = &j->comms[x->comm];
-    if (x->pair_key) {
-        pair[0] = c->member_node[x->pair_key >> 44];
-        pair[1] = c->member_node[(x->pair_key >> 24) & 0xfffff];
-        *nodes = pair;
-        return 2;
-    }
-    *nodes = c->nodes;
-    return c->nnodes;
-}
-
-/* Bring every NIC-sharing transfer up to now, then give each its new rate
- * (1 / the most transfers on any of its nodes) and completion time. */
-static void flows_rebalance(struct engine *E)
-{
-    struct sim_job *j = E->j;
-    for (uint32_t i = 0; i < j->nactive; i++) {
-        struct sim_xfer *x = &j->xfers[j->active_flows[i]];
-        x->remaining -= (double)(j->now - x->last) * x->rate;
-        if (x->remaining < 0)
-            x->remaining = 0;
-        x->last = j->now;
-    }
-    memset(j->node_flows, 0, (size_t)j->nodes * sizeof *j->node_flows);
-    for (uint32_t i = 0; i < j->nactive; i++) {
-        const int32_t *nodes, *p;
-        int32_t pair[2];
-        int n = xfer_nodes(j, &j->xfers[j->active_flows[i]], &nodes, pair);
-        p = nodes;
-        for (int k = 0; k < n; k++)
-            if (p[k] >= 0 && p[k] < j->nodes)
-                j->node_flows[p[k]]++;
-    }
-    for (uint32_t i = 0; i < j->nactive; i++) {
-        uint32_t xi = j->active_flows[i];
-        struct sim_xfer *x = &j->xfers[xi];
-        const int32_t *nodes;
-        int32_t pair[2];
-        int n = xfer_nodes(j, x, &nodes, pair), most = 1;
-        for (int k = 0; k < n; k++)
-            if (nodes[k] >= 0 && nodes[k] < j->nodes)
-                most = MAYA_MAX(most, j->node_flows[nodes[k]]);
-        x->rate = 1.0 / most;
-        x->version++;
-        push(E, j->now + (uint64_t)ceil(x->remaining / x->rate), EV_XFER_DONE, xi, x->version);
-    }
 }
 
 static void xfer_start(struct engine *E, uint32_t xi)
 {
     struct sim_job *j = E->j;
     struct sim_xfer *x = &j->xfers[xi];
-    maya_map_del(&j->xfer_ids, x->key1, x->pair_key ? x->pair_key : x->start);
+    maya_map_del(&j->xfer_ids, x->key1, x->p2p ? x->pair_key : x->start);
     x->start = j->now;
-    if (!x->inter_node) {
+    if (!x->inter_node && !x->p2p) {
         push(E, j->now + x->dev_ns, EV_XFER_DONE, xi, x->version);
         return;
     }
-    if (SIM_GROW(j->active_flows, j->capactive, j->nactive + 1) < 0) {
-        oom(E);
-        return;
-    }
+    /* between nodes, or a send/recv: it shares its NICs or ports (nic.c),
+     * which give it its end */
     x->active = 1;
-    x->remaining = (double)x->dev_ns;
-    x->rate = 1;
-    x->last = j->now;
-    j->active_flows[j->nactive++] = xi;
-    flows_rebalance(E);
+    if (sim_nic_flow_start(j, xi) < 0)
+        E->failed = 1;
 }
 
 static void xfer_done(struct engine *E, uint32_t xi, uint32_t version)
@@ -471,15 +425,13 @@ static void xfer_done(struct engine *E, uint32_t xi, uint32_t version)
     struct sim_job *j = E->j;
     struct sim_xfer *x = &j->xfers[xi];
     if (version != x->version)
-        return; /* superseded by a later rebalance */
+        return; /* not this transfer's (a stale id) */
     if (x->active) {
         x->active = 0;
-        for (uint32_t i = 0; i < j->nactive; i++)
-            if (j->active_flows[i] == xi) {
-                j->active_flows[i] = j->active_flows[--j->nactive];
-                break;
-            }
-        flows_rebalance(E);
+        if (sim_nic_flow_end(j, xi) < 0) {
+            E->failed = 1;
+            return;
+        }
     }
     x->version++;
     for (int i = 0; i < x->arrived; i++) {
@@ -523,6 +475,7 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
         x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].nranks;
         x->inter_node = (o->flags & SF_INTER_NODE) != 0;
         x->key1 = k1;
+        x->p2p = o->kind == SK_P2P;
         x->pair_key = o->kind == SK_P2P ? k2 : 0;
         x->start = k2; /* the key until it starts (xfer_start removes it) */
     }
@@ -537,7 +490,10 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
     w[1] = st->rank;
     w[2] = (uint32_t)op_index;
     w[3] = (uint32_t)(op_index >> 32);
-    x->dev_ns = MAYA_MAX(x->dev_ns, o->dev_ns);
+    if (o->dev_ns >= x->dev_ns) { /* the longest member's estimate, and its latency */
+        x->dev_ns = o->dev_ns;
+        x->fixed_ns = o->kind == SK_P2P ? (uint64_t)o->sub * 10 : 0;
+    }
     if (x->arrived == x->expected)
         xfer_start(E, xi);
 }
@@ -664,6 +620,21 @@ static void stream_done(struct engine *E, uint32_t s)
     stream_complete(E, s, 1);
 }
 
+/* The next event: the queue's first, or the NICs' first flow to finish
+ * when that comes earlier (both ordered by time, then sequence). 1, or 0
+ * when nothing is pending. */
+static int next_event(struct sim_job *j, struct sim_heap_ev *ev)
+{
+    uint64_t t, seq;
+    uint32_t xi;
+    int flow = sim_nic_peek(j, &t, &seq, &xi);
+    if (flow && (!j->heap.n || t < j->heap.v[0].t || (t == j->heap.v[0].t && seq < j->heap.v[0].seq))) {
+        *ev = (struct sim_heap_ev){ t, seq, EV_XFER_DONE, xi, j->xfers[xi].version, 0 };
+        return 1;
+    }
+    return sim_heap_pop(&j->heap, ev);
+}
+
 /* Name what is stuck when the events run out before the work does. */
 static int report_deadlock(struct sim_job *j)
 {
@@ -718,7 +689,7 @@ int sim_run(struct sim_job *j)
         host_next(&E, (uint32_t)i, 0);
     }
     struct sim_heap_ev ev;
-    while (!E.failed && sim_heap_pop(&j->heap, &ev)) {
+    while (!E.failed && next_event(j, &ev)) {
         j->now = ev.t;
         j->events++;
         switch (ev.type) {

@@ -72,6 +72,8 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
+    uint32_t stamp;
 };
 
 static int new_stream(struct loader *L, uint64_t id, int device, uint32_t flags)
@@ -402,6 +404,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
+    if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
+        o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
@@ -441,21 +445,39 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
     struct sim_job *j = L->j;
     struct sim_comm *c = &j->comms[j->ncomms];
     const struct maya_job_member *m = (const void *)(rc + 1);
+    if (rc->nranks < 1 || rc->h.bytes < sizeof *rc + (uint64_t)rc->nranks * sizeof *m)
+        return maya_error("%s: communicator 0x%llx of %d members in a record of %u bytes", maya_trace_path(L->r),
+                          (unsigned long long)rc->comm, rc->nranks, rc->h.bytes);
     c->id = rc->comm;
     c->nranks = rc->nranks;
     c->member_node = calloc((size_t)rc->nranks, sizeof *c->member_node);
+    c->member_nic = calloc((size_t)rc->nranks, sizeof *c->member_nic);
+    c->member_gpu = calloc((size_t)rc->nranks, sizeof *c->member_gpu);
     c->nodes = calloc((size_t)rc->nranks, sizeof *c->nodes);
-    if (!c->member_node || !c->nodes)
+    c->nics = calloc((size_t)rc->nranks, sizeof *c->nics);
+    if (!c->member_node || !c->member_nic || !c->member_gpu || !c->nodes || !c->nics)
         return maya_error("out of memory loading the job");
+    /* distinct nodes and NICs, each seen once per communicator (stamps:
+     * O(members) per communicator) */
+    L->stamp++;
     int gpn = MAYA_MAX(j->gpus_per_node, 1);
     for (int i = 0; i < rc->nranks; i++) {
         int node = m[i].global_gpu >= 0 ? m[i].global_gpu / gpn : 0;
+        if (node >= j->nodes)
+            node = j->nodes - 1;
+        int nic = sim_nic_of_gpu(j, m[i].global_gpu);
         c->member_node[i] = node;
-        int seen = 0;
-        for (int k = 0; k < c->nnodes; k++)
-            seen |= c->nodes[k] == node;
-        if (!seen)
+        c->member_nic[i] = nic;
+        /* its ports; a member no trace placed has none (it shares nothing) */
+        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < j->nodes * gpn ? m[i].global_gpu : -1;
+        if (L->node_seen[node] != L->stamp) {
+            L->node_seen[node] = L->stamp;
             c->nodes[c->nnodes++] = node;
+        }
+        if (L->nic_seen[nic] != L->stamp) {
+            L->nic_seen[nic] = L->stamp;
+            c->nics[c->nnics++] = nic;
+        }
     }
     c->max_per_node = rc->max_per_node;
     uint64_t *v = maya_map_put(&j->comm_ids, rc->comm, 0, NULL);
@@ -482,8 +504,13 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->gpu[sizeof j->gpu - 1] = 0;
         j->ranks = calloc((size_t)jr->nranks, sizeof *j->ranks);
         j->comms = calloc(MAYA_MAX(jr->ncomms, 1), sizeof *j->comms);
-        j->node_flows = calloc((size_t)j->nodes + 1, sizeof *j->node_flows);
-        if (!j->ranks || !j->comms || !j->node_flows)
+        if (!j->ranks || !j->comms)
+            return maya_error("out of memory loading the job");
+        if (sim_nic_setup(j, L->cfg->cluster) < 0)
+            return -1;
+        L->node_seen = calloc((size_t)j->nodes, sizeof *L->node_seen);
+        L->nic_seen = calloc(MAYA_MAX(j->nnics, 1), sizeof *L->nic_seen);
+        if (!L->node_seen || !L->nic_seen)
             return maya_error("out of memory loading the job");
         *ncomms_expected = jr->ncomms;
         j->nranks = 0;
@@ -575,6 +602,8 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     }
     maya_trace_close(L.r);
     free(L.sl);
+    free(L.node_seen);
+    free(L.nic_seen);
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);
     if (rc == 0) {
@@ -631,6 +660,9 @@ void sim_free(struct sim_job *j)
         free(j->comms[i].waiting);
         free(j->comms[i].nodes);
         free(j->comms[i].member_node);
+        free(j->comms[i].member_nic);
+        free(j->comms[i].member_gpu);
+        free(j->comms[i].nics);
     }
     free(j->comms);
     for (uint32_t i = 0; i < j->nengines; i++)
@@ -644,12 +676,13 @@ void sim_free(struct sim_job *j)
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);
     maya_map_free(&j->xfer_ids);
-    for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++)
+    for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++) {
         free(j->xfers[i].who);
+        free(j->xfers[i].slots);
+    }
     free(j->xfers);
     free(j->free_xfers);
-    free(j->active_flows);
-    free(j->node_flows);
+    sim_nic_free(j);
     free(j->iter_times_s);
     free(j->iter_end);
     sim_heap_free(&j->heap);

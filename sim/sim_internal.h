@@ -50,7 +50,8 @@ struct sim_op {
     int16_t device;       /* the calling thread's device */
     uint8_t kind;         /* enum sim_kind */
     uint8_t flags;        /* SF_* */
-    uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind */
+    uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind;
+                             P2P: latency part of dev_ns in 10 ns (not slowed by sharing) */
     uint16_t rec_type;    /* the trace record type */
 };
 
@@ -163,6 +164,10 @@ struct sim_comm {
     int max_per_node;
     int32_t *nodes;               /* distinct nodes */
     int32_t *member_node;         /* by comm rank */
+    int32_t *member_nic;          /* by comm rank: the NIC its GPU sends through (job-wide index) */
+    int32_t *member_gpu;          /* by comm rank: node * gpus_per_node + GPU on the node */
+    int32_t *nics;                /* distinct NICs of its members (nnics of them) */
+    int nnics;
     /* its creation barrier */
     int joiners;                  /* processes whose trace joins it */
     int arrived;
@@ -185,13 +190,28 @@ struct sim_xfer {
     uint32_t comm;
     uint32_t *who;                /* (stream, rank, op-low, op-high) per member: 4 words */
     uint32_t capwho;
-    /* NIC sharing (inter-node only) */
+    /* NIC sharing (inter-node only; nic.c) */
     double remaining;             /* ns of work left at full rate */
-    double rate;
-    uint64_t last;
+    double rate;                  /* share of its full rate it gets now */
+    uint64_t last;                /* when remaining was brought up to date */
+    uint64_t due, due_seq;        /* completion time and its order among equal times */
+    uint64_t fixed_until;         /* its latency (not shared) ends; sharing slows only the rest */
+    uint64_t fixed_ns;            /* send/recv: the latency part of dev_ns (longest member's) */
+    int p2p;                      /* a send/recv pair (else a collective) */
+    uint32_t *slots;              /* (NIC, position in that NIC's list) per NIC it uses */
+    uint32_t nslots, capslots;
+    uint32_t hpos;                /* position + 1 in the flows' completion heap, 0 = not there */
+    uint32_t mark;                /* visited in the current NIC change (epoch) */
     uint32_t version;
     int active;
     uint64_t pair_key, key1;      /* its key in the wait map */
+};
+
+/* A link flows share (a NIC, or one direction of a GPU's NVLink/PCIe
+ * port): the flows using it, as (flow, slot in the flow's slots) pairs. */
+struct sim_nic {
+    uint32_t *ent;
+    uint32_t n, cap;
 };
 
 struct sim_heap_ev {
@@ -247,9 +267,17 @@ struct sim_job {
     uint32_t nxfers, capxfers;
     uint32_t *free_xfers;
     uint32_t nfree_xfers, capfree_xfers;
-    uint32_t *active_flows;       /* xfers sharing NICs now */
-    uint32_t nactive, capactive;
-    int *node_flows;              /* flows per node now */
+    /* links flows share (nic.c): the NICs, nodes x nics_per_node, then two
+     * ports per GPU (out, in: nnics + 2 * global GPU + direction) */
+    int nics_per_node;
+    int *gpu_nic;                 /* NIC on the node of GPU g (by GPU index on its node) */
+    struct sim_nic *nics;         /* nlinks of them */
+    uint32_t nnics, nlinks;
+    uint32_t *fheap;              /* flows by completion (indexed min-heap of xfer indices) */
+    uint32_t nfheap, capfheap;
+    uint32_t *affected;           /* scratch: the flows one NIC change touches */
+    uint32_t naffected, capaffected;
+    uint32_t epoch;
     uint64_t now;
     uint64_t events;
     int ran;                      /* sim_run was called */
@@ -279,6 +307,15 @@ struct sim_job {
         }                                                                       \
     }                                                                           \
     rc_; })
+
+/* nic.c: the nodes' NICs and the flows between nodes (costs in nic.c). */
+int sim_nic_setup(struct sim_job *j, const struct maya_cluster_spec *c); /* after the JOB record */
+int sim_nic_of_gpu(const struct sim_job *j, int global_gpu);              /* job-wide NIC index */
+int sim_nic_flow_start(struct sim_job *j, uint32_t xi);  /* at j->now; 0 or -1 */
+int sim_nic_flow_end(struct sim_job *j, uint32_t xi);
+/* The flow finishing first: 1 with its time, sequence and index, 0 if none. */
+int sim_nic_peek(const struct sim_job *j, uint64_t *t, uint64_t *seq, uint32_t *xi);
+void sim_nic_free(struct sim_job *j);
 
 /* load.c */
 uint32_t sim_intern(struct sim_job *j, const char *s);

@@ -33,8 +33,10 @@ static void usage(FILE *fp)
         "  copy           bytes* kind pinned    (kind: h2d d2h d2d peer h2h; pinned: 1 or 0)\n"
         "  memset         bytes*\n"
         "  allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv\n"
-        "                 bytes* ranks nodes ranks_per_node   (allgather: bytes each rank sends;\n"
-        "                 reducescatter: bytes each rank receives; sendrecv: ranks=2)\n"
+        "                 bytes* ranks nodes ranks_per_node   (bytes as NCCL's count gives them:\n"
+        "                 allreduce, broadcast: the buffer; allgather: what each rank sends;\n"
+        "                 reducescatter: what each rank receives; alltoall: what each rank\n"
+        "                 sends to each peer; sendrecv: the message, ranks=2)\n"
         "\n"
         "keys every op takes:\n"
         "  gpu=NAME        GPU key or alias (maya hwspecs list); default h100\n"
@@ -45,7 +47,9 @@ static void usage(FILE *fp)
         "  name=API        the API name oracle rules match (default: a typical one)\n"
         "\n"
         "Output: family=F gpu=G model=M device_us=T host_us=H extrapolated=0|1, then\n"
-        "for compute ops the FLOPs and the throughput that implies.\n");
+        "for compute ops the FLOPs and the throughput that implies, for collectives the\n"
+        "algorithm and protocol NCCL would choose, the size nccl-tests reports for the op\n"
+        "and its algbw and busbw (GB/s) at device_us.\n");
 }
 
 /* key=value arguments, each used at most once and all checked. */
@@ -516,6 +520,17 @@ int cmd_estimate(int argc, char **argv)
            res.host_ns / 1e3, res.extrapolated);
     if (flops > 0 && res.device_ns > 0)
         printf("flops=%.4g tflops=%.1f\n", flops, flops / (double)res.device_ns / 1e3);
+    if (res.coll_algo && res.device_ns > 0) {
+        /* nccl-tests' figures: algbw = size / time; busbw scales it by what
+         * each rank's links carry (all-reduce 2(n-1)/n, gathers (n-1)/n) */
+        const struct maya_rec_coll *k = &rec.coll;
+        double n = k->nranks > 1 ? k->nranks : 1, algbw = res.coll_bytes / (double)res.device_ns;
+        double f = k->op == MAYA_COLL_ALLREDUCE ? 2 * (n - 1) / n
+                 : k->op == MAYA_COLL_ALLGATHER || k->op == MAYA_COLL_REDUCESCATTER || k->op == MAYA_COLL_ALLTOALL
+                 ? (n - 1) / n : 1;
+        printf("algo=%s proto=%s size_bytes=%.0f algbw_gbps=%.2f busbw_gbps=%.2f\n", res.coll_algo,
+               res.coll_proto, res.coll_bytes, algbw, algbw * f);
+    }
     if (res.extrapolated)
         printf("note: no learned model covers this op on %s; the analytical model answered\n", gpu->key);
     rc = 0;

@@ -329,7 +329,8 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .keep_xfers = o->chakra_dir != NULL };
+                                 .keep_xfers = o->chakra_dir != NULL,
+                                 .cluster = &cluster };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }

@@ -19,7 +19,7 @@ WORKLOAD_LIBS_ptds_streams := --default-stream per-thread
 
 # NCCL workloads (tests/nccl/): linked against the toolkit's libnccl, run
 # against maya's.
-NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench nccl_graph minigpt event_standin
+NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench nccl_graph nccl_perf minigpt event_standin
 $(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
 $(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
 WORKLOAD_LIBS_minigpt += -lcublasLt

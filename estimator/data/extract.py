@@ -151,24 +151,6 @@ def vidur_network(data, coll):
     return rows
 
 
-def nccl_tests(data):
-    rows = []
-    with open(os.path.join(data, "reference/nccl_allreduce_busbw_8gpu.csv")) as f:
-        lines = [l for l in f if not l.startswith("#")]
-    cols = {"a100_8x_busbw": "A100-SXM4-80GB", "h100_8x_busbw": "H100-SXM", "h200_8x_busbw": "H200"}
-    for r in csv.DictReader(lines):
-        size = int(r["bytes"])
-        for col, gpu in cols.items():
-            v = r.get(col, "")
-            if v in ("", "nan"):
-                continue
-            busbw = float(v)
-            # busbw = algbw * 2(n-1)/n; algbw = bytes / time
-            t_us = size / (busbw * 1e9 * 8 / 14) * 1e6
-            rows.append([gpu, "nccl-tests", "dgx", "b%d" % size, 8, 1, 8, size, "%.3f" % t_us])
-    return rows
-
-
 HIST = "vidur-profiling/history"
 
 
@@ -242,7 +224,8 @@ def main():
     write("gemm.csv", ["gpu", "source", "group", "m", "n", "k", "prec", "time_us"], gemm)
     write("kernel.csv", ["gpu", "source", "group", "op", "bytes", "time_us"], kern)
     hdr = ["gpu", "source", "setup", "group", "ranks", "nodes", "ranks_per_node", "bytes", "time_us"]
-    write("allreduce.csv", hdr, vidur_network(data, "all_reduce") + nccl_tests(data))
+    # nccl-tests curves are not training data: fidelity/collectives.sh judges the model on them
+    write("allreduce.csv", hdr, vidur_network(data, "all_reduce"))
     write("sendrecv.csv", hdr, vidur_network(data, "send_recv") + vidur_p2p_inter_node(data))
     write("attention.csv", ["gpu", "source", "group", "batch", "heads", "kv_heads", "seq_q", "seq_kv",
                             "head_dim", "causal", "time_us"], vidur_attention(data))

@@ -52,6 +52,13 @@ struct est_result {
     enum est_family family;
     enum est_model model; /* which model answered */
     int extrapolated;     /* outside the learned model's data: analytical fallback */
+    /* collectives and send/recv: what NCCL would run (analytical model's
+     * choice), and the size nccl-tests would report for the op (bytes) */
+    const char *coll_algo, *coll_proto;
+    double coll_bytes;
+    /* send/recv: the part of device_ns that is latency, not bandwidth (the
+     * simulator shares only the rest between transfers on one link) */
+    uint64_t fixed_ns;
 };
 
 struct est_config {

@@ -10,6 +10,7 @@
 #define MAYA_HWSPEC_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <driver_types.h> /* struct cudaDeviceProp (CUDA 13 toolkit headers) */
 
@@ -166,6 +167,9 @@ struct maya_gpu_spec {
     struct maya_gpu_perf perf;
 };
 
+/* Most GPUs a node may have (cluster files check gpus_per_node against it). */
+#define MAYA_NODE_GPUS_MAX 1024
+
 enum maya_intra_link {
     MAYA_LINK_NVSWITCH,  /* every GPU reaches every other at full NVLink bandwidth */
     MAYA_LINK_PAIRWISE,  /* NVLink bridges between pairs; others go over PCIe */
@@ -191,7 +195,16 @@ struct maya_cluster_spec {
     double nic_gbps;                   /* per NIC per direction */
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
+    /* The NIC each GPU of a node sends through (index 0..nics_per_node-1,
+     * by GPU index on the node): GPU i uses NIC i on rail-optimised DGX
+     * nodes, pairs of GPUs share one behind a PCIe switch on DGX-1V. From
+     * the file's nic_of_gpu list, else spread evenly (i * nics / gpus). */
+    uint16_t nic_of_gpu[MAYA_NODE_GPUS_MAX];
 };
+
+/* The NIC (0..nics_per_node-1) GPU `local` of a node uses; 0 when the node
+ * has no NICs or local is out of range. */
+int maya_cluster_nic_of(const struct maya_cluster_spec *c, int local);
 
 struct maya_hwspecs {
     struct maya_gpu_spec *gpus;

@@ -29,6 +29,9 @@ struct sim_config {
     int keep_iterations;          /* report on the first N iterations found; 0: all */
     int keep_xfers;               /* keep each collective's and send/recv's size, kind and
                                      members (sim_export_chakra needs them) */
+    /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
+     * NIC per GPU (rail-optimised). */
+    const struct maya_cluster_spec *cluster;
 };
 
 struct sim_job;

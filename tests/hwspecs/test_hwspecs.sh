@@ -48,6 +48,16 @@ expect_grep "trunc.conf:[0-9]+: " "$TEST_TMP/trunc.out"
 "$MAYA" hwspecs check "$TEST_TMP/absent.conf" > "$TEST_TMP/absent.out" 2>&1 && fail "an absent file was accepted"
 expect_grep "cannot read .*absent.conf" "$TEST_TMP/absent.out"
 
+# The NIC each GPU uses: one per GPU on rail-optimised nodes, shared in pairs
+# on a DGX-1V; a list of the wrong length or naming a NIC the node lacks fails.
+"$MAYA" hwspecs show dgx-h100 > "$TEST_TMP/dgxh" 2>&1 || fail "show dgx-h100"
+expect_grep 'nic_of_gpu = \{0, 1, 2, 3, 4, 5, 6, 7\}' "$TEST_TMP/dgxh"
+"$MAYA" hwspecs show dgx-1v > "$TEST_TMP/dgx1" 2>&1 || fail "show dgx-1v"
+expect_grep 'nic_of_gpu = \{0, 0, 1, 1, 2, 2, 3, 3\}' "$TEST_TMP/dgx1"
+src=$MAYA_TOP/hwspecs/clusters/dgx-h100.conf
+bad nicshort  's/nic_of_gpu = .*/nic_of_gpu = {0, 1}/' "[a-z0-9-]+.conf:[0-9]+: .*nic_of_gpu lists 2 NICs; expected one per GPU \(8\)"
+bad nicrange  's/nic_of_gpu = .*/nic_of_gpu = {0, 1, 2, 3, 4, 5, 6, 8}/' "nic_of_gpu\[7\] is 8; expected a NIC index 0..7"
+
 # Unknown names get the list of known ones.
 "$MAYA" hwspecs show h900 > "$TEST_TMP/h900" 2>&1 && fail "unknown GPU accepted"
 expect_grep 'no GPU or cluster named "h900".*H100-SXM' "$TEST_TMP/h900"

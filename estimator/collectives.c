@@ -1,0 +1,366 @@
+/* NCCL's collectives and send/recv: which algorithm and protocol NCCL picks
+ * for a size and topology, and how long that takes.
+ *
+ * The structure follows NCCL's own tuning model (src/graph/tuning.cc,
+ * NCCL 2.19-2.28, read for its rules; the code here is ours): for every
+ * enabled algorithm (ring, tree, NVLS, NVLS tree, PAT) and protocol (LL,
+ * LL128, Simple), time = latency + bytes / algorithm bandwidth, and NCCL
+ * runs the fastest. Latency = a base per (algorithm, protocol) plus one hop
+ * per step, the hop depending on the link (NVLink, PCIe, network); the bus
+ * bandwidth a ring reaches is the slowest link's, and each protocol keeps a
+ * share of it (LL moves 8 bytes of flags per 8 of data: at most half, and a
+ * per-GPU-generation cap; LL128 120 of 128 bytes). Bus bandwidth becomes
+ * algorithm bandwidth by the ring's steps (n / (2(n-1)) for all-reduce).
+ *
+ * Where the figures come from (one constant is fitted, on one curve; the
+ * other nccl-tests curves the fidelity suite judges are held out,
+ * fidelity/collectives.sh):
+ *   - base and per-hop latencies, LL bandwidth caps, NVLS efficiency per
+ *     GPU generation, the tree's size correction: NCCL's tuning constants.
+ *   - the share of NVLink line rate a Simple ring reaches, 0.82: NCCL's
+ *     maintainer, "ring busbw ~370 GB/s of 450" on 8 H100 (nccl-tests #212);
+ *     NCCL's own NVLink figure is 20.6 GB/s per link x 18 = 370 on SM90,
+ *     20 x 12 = 240 of 300 on SM80.
+ *   - a NIC reaches 0.92 of its line rate (NDR 400 Gb/s: 46 of 50 GB/s,
+ *     nccl-tests #290).
+ *   - one send/recv reaches 0.65 of NVLink line rate: 195 of 300 GB/s on
+ *     8 A100 (sendrecv_perf, li-plus/playground cuda/nccl.md).
+ *   - every operation is a kernel and pays the GPU's launch latency
+ *     (perf.launch_ns, hwspecs/gpus: published per GPU).
+ *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
+ *     all-reduce curve, see there.
+ * Costs: a few hundred ns per estimate (15 algorithm/protocol pairs, no
+ * allocation; est_bench est_analytical_allreduce_ns_per_op).
+ *
+ * Byte volumes follow NCCL's counts: all-reduce, broadcast and reduce move a
+ * buffer of `bytes`; all-gather's count is what each rank sends (the output
+ * is n times that), reduce-scatter's what each receives (the input is n
+ * times that); all-to-all's count is per peer (each rank sends n-1 such
+ * pieces away); gather and scatter move n-1 pieces through the root; a
+ * send/recv moves its message.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "est_internal.h"
+
+enum { A_TREE, A_RING, A_NVLS, A_NVLS_TREE, A_PAT, A_N };
+enum { P_LL, P_LL128, P_SIMPLE, P_N };
+enum { HW_NVLINK, HW_PCI, HW_NET };
+enum { G_VOLTA, G_AMPERE, G_HOPPER, G_BLACKWELL };
+
+static const char *const algo_names[A_N] = { "tree", "ring", "nvls", "nvls_tree", "pat" };
+static const char *const proto_names[P_N] = { "LL", "LL128", "Simple" };
+
+/* Base latency per (algorithm, protocol), us (NCCL's baseLatencies). */
+static const double base_lat[A_N][P_N] = {
+    { 6.8, 14.0, 8.4 }, { 6.6, 14.0, 8.4 }, { 0, 0, 0 }, { 0, 0, 0 }, { 8.0, 8.0, 8.0 },
+};
+/* Latency of one step over each kind of link, us (NCCL's hwLatencies). */
+static const double hw_lat[3][A_N][P_N] = {
+    { { .6, 1.25, 4.0 }, { .6, 1.9, 3.4 }, { 0, 0, 25 }, { 0, 0, 25 }, { 0, 0, 4.0 } },   /* NVLink */
+    { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 4.0 } },     /* PCIe */
+    { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18 }, { 0, 0, 14 }, { 0, 0, 14 } },    /* network */
+};
+/* Most bus bandwidth LL reaches, GB/s, by generation (one node; NCCL's llMaxBws). */
+static const double ll_max_bw[4] = { 39.0, 87.7, 141.0, 282.0 };
+/* ... and between nodes (NCCL's figures for Intel hosts, 2 and more nodes). */
+static const double ll_max_bw_net[2] = { 39.0, 20.4 };
+/* Share of the link NVLink SHARP reaches, by generation (NCCL's nvlsEfficiency). */
+static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
+/* Channels NVLS spreads over (one is the head's): (n-1)/n of it carries data. */
+#define NVLS_CHANNELS 16
+
+/* Share of line rate: a Simple ring over NVLink, a NIC, one send/recv over NVLink. */
+#define RING_EFF_NVLINK 0.82
+#define NIC_EFF 0.92
+#define P2P_EFF_NVLINK 0.65
+/* PCIe rings: as the estimator's calibration found for PCIe nodes (vidur's
+ * pairwise A40/A100 VMs, estimator/data). */
+#define RING_EFF_PCIE est_calib.ring_eff_pcie
+
+/* Filling the pipeline: a Simple ring (or NVLS) moves data through
+ * NCCL_STEPS slots of one chunk per channel, each step waiting for the
+ * previous hop; until an operation is several times the bytes in flight
+ * (channels x steps x chunk) it runs below its rate. NCCL opens channels
+ * in proportion to the links' bandwidth (a channel carries ~20-40 GB/s), so
+ * the bytes in flight grow with the bandwidth and filling them takes about
+ * the same time everywhere: modelled as PIPELINE_FILL_US more at full rate
+ * (bandwidth S / (S + PIPELINE_FILL_US x bus bandwidth) of the peak; LL128
+ * alike). Fitted on the 8 x A100 all-reduce curve alone (Azure ND A100 v4,
+ * sizes of 4 MiB and more, where rings run LL128 and Simple): 68 us, i.e.
+ * 16 MiB at A100's 246 GB/s, 16 channels x 8 steps x 128 KiB. H100, H200,
+ * B200 and the other collectives judge it (fidelity/collectives.sh). */
+#define PIPELINE_FILL_US 68.0
+
+/* Sends below this size use LL (NCCL_P2P_LL_THRESHOLD). */
+#define P2P_LL_THRESHOLD 16384
+
+/* The tree's bandwidth correction for medium sizes, by log2(bytes / 64)
+ * (NCCL's treeCorrectionFactor: trees fall below the model there). */
+static const double tree_corr[P_N][23] = {
+    { 1.0, 1.0, 1.0, 1.0, .9, .8, .7, .7, .7, .7, .6, .5, .4, .4, .5, .6, .7, .8, .9, 1.0, 1.0, 1.0, 1.0 },
+    { 1.0, 1.0, 1.0, 1.0, 1.0, .9, .8, .8, .8, .7, .6, .6, .6, .6, .6, .6, .8, .9, .9, .9, .9, 1.0, 1.0 },
+    { .9, .9, .9, .9, .9, .9, .9, .8, .7, .6, .6, .5, .5, .5, .5, .6, .7, .8, .7, .7, .8, .9, .9 },
+};
+
+/* What the communicator runs on. */
+struct topo {
+    int n, nodes, ppn;          /* ranks, nodes, most ranks on a node */
+    int gen;                    /* G_* */
+    int intra_hw;               /* HW_NVLINK or HW_PCI */
+    int nvls;                   /* NVLink SHARP usable on the node */
+    double intra_bus;           /* GB/s a Simple ring reaches inside a node (per GPU, per direction) */
+    double inter_bus;           /* GB/s a ring reaches between nodes: the node's NICs the members use */
+    double ring_bus;            /* the slower of the two that the ring crosses */
+    double p2p_intra, p2p_inter; /* GB/s of one send/recv inside a node, across */
+    double net_lat;             /* one network hop of the cluster, us */
+};
+
+static int log2i(double x)
+{
+    int l = 0;
+    while (x >= 2) {
+        x /= 2;
+        l++;
+    }
+    return l;
+}
+
+static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c, const struct est_desc *d,
+                     struct topo *t)
+{
+    struct est_links l;
+    est_links_get(g, c, &l);
+    memset(t, 0, sizeof *t);
+    t->n = d->nranks > 1 ? d->nranks : 1;
+    t->nodes = d->nodes > 1 ? d->nodes : 1;
+    t->ppn = d->ranks_per_node > 0 ? d->ranks_per_node : (t->n + t->nodes - 1) / t->nodes;
+    int major = g->prop.major;
+    t->gen = major >= 10 ? G_BLACKWELL : major == 9 ? G_HOPPER : major == 8 ? G_AMPERE : G_VOLTA;
+    double pcie = g->perf.pcie_gbps > 0 ? g->perf.pcie_gbps : 16;
+    /* NVLink carries the ring when every GPU reaches its neighbours over
+     * it: a switch, or a bridged pair */
+    int nvlink = l.intra == MAYA_LINK_NVSWITCH || (l.intra == MAYA_LINK_PAIRWISE && t->ppn <= 2);
+    t->intra_hw = nvlink ? HW_NVLINK : HW_PCI;
+    t->intra_bus = nvlink ? l.intra_gbps * RING_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->p2p_intra = nvlink ? l.intra_gbps * P2P_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->nvls = l.nvls && l.intra == MAYA_LINK_NVSWITCH && t->gen >= G_HOPPER && t->ppn >= 2;
+    /* between nodes: the NICs the node's members send through (rails: one
+     * each; a DGX-1V's pairs share one) */
+    int nics = 1;
+    double nic = c && c->nic_gbps > 0 ? c->nic_gbps : 50;
+    if (c && c->nics_per_node > 0) {
+        unsigned char seen[MAYA_NODE_GPUS_MAX] = { 0 };
+        nics = 0;
+        for (int i = 0; i < t->ppn && i < MAYA_NODE_GPUS_MAX; i++) {
+            int k = maya_cluster_nic_of(c, i % (c->gpus_per_node > 0 ? c->gpus_per_node : 1));
+            if (!seen[k]) {
+                seen[k] = 1;
+                nics++;
+            }
+        }
+    }
+    t->inter_bus = nics * nic * NIC_EFF;
+    t->p2p_inter = nic * NIC_EFF;
+    t->net_lat = l.inter_lat_us;
+    t->ring_bus = t->nodes > 1 ? (t->ppn > 1 ? fmin(t->intra_bus, t->inter_bus) : t->inter_bus) : t->intra_bus;
+}
+
+/* The share of its peak a Simple, LL128 or NVLS operation of `bytes`
+ * reaches over links of `bus_gbps` (LL moves 8-byte lines with their flags:
+ * no deep pipeline). */
+static double channel_fill(double bytes, double bus_gbps)
+{
+    return bytes / (bytes + PIPELINE_FILL_US * bus_gbps * 1e3);
+}
+
+/* Bus bandwidth of a ring-like algorithm at protocol p, GB/s. */
+static double proto_bus(const struct topo *t, double bus, int p)
+{
+    double llmax = t->nodes == 1 ? ll_max_bw[t->gen] : ll_max_bw_net[t->nodes > 2];
+    if (p == P_LL)
+        return fmin(llmax, bus * 0.5);
+    if (p == P_LL128)
+        return bus * 0.92;
+    return bus;
+}
+
+/* LL128 needs NVLink inside the node (NCCL enables it up to NVLink paths). */
+static int proto_ok(const struct topo *t, int p)
+{
+    return p != P_LL128 || t->intra_hw == HW_NVLINK;
+}
+
+/* One (algorithm, protocol) for an all-reduce, all-gather, reduce-scatter,
+ * broadcast or reduce of `bytes` (NCCL's nBytes: the whole buffer): its
+ * time in us, or -1 when NCCL would not use it. */
+static double algo_time(const struct topo *t, int coll, int a, int p, double bytes)
+{
+    int n = t->n, N = t->nodes, ar = coll == MAYA_COLL_ALLREDUCE;
+    int agrs = coll == MAYA_COLL_ALLGATHER || coll == MAYA_COLL_REDUCESCATTER;
+    int nsteps = ar ? 2 * (n - 1) : agrs ? n - 1 : n;
+    if (!proto_ok(t, p))
+        return -1;
+    double lat = base_lat[a][p], bus, algbw;
+    double intra_lat = hw_lat[t->intra_hw][a][p];
+    /* with one GPU per node every step crosses the network at the tree's cost */
+    double inter_lat = hw_lat[HW_NET][t->ppn == 1 ? A_TREE : a][p] + t->net_lat * (p == P_SIMPLE ? 2 : 1);
+    switch (a) {
+    case A_RING: {
+        if (N > 1)
+            intra_lat = fmax(intra_lat, p == P_SIMPLE ? 3.0 : 1.0); /* network post overhead per step */
+        int ninter = N == 1 ? 0 : ar ? 2 * (N - 1) : N - 1;
+        if (coll == MAYA_COLL_BROADCAST || coll == MAYA_COLL_REDUCE)
+            lat += (n - 1) * (N > 1 ? inter_lat : intra_lat); /* a pipelined chain */
+        else
+            lat += (nsteps - ninter) * intra_lat + ninter * inter_lat;
+        bus = proto_bus(t, t->ring_bus, p);
+        if (p != P_LL)
+            bus *= channel_fill(bytes, t->ring_bus);
+        algbw = bus * n / nsteps;
+        if (ar && p == P_SIMPLE && N > 1)
+            lat *= t->gen >= G_AMPERE ? 1.4 : 1.9; /* the ring's plateau between nodes (NCCL) */
+        break;
+    }
+    case A_TREE: {
+        if (!ar)
+            return -1;
+        lat += 2 * ((t->ppn - 1) * intra_lat + log2i(N) * inter_lat);
+        bus = t->ring_bus * 0.92;
+        if (p == P_LL)
+            bus = fmin(bus / 3.8, t->nodes == 1 ? ll_max_bw[t->gen] : ll_max_bw_net[N > 2]);
+        else if (p == P_LL128)
+            bus *= (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0) * channel_fill(bytes, t->ring_bus);
+        else
+            bus *= channel_fill(bytes, t->ring_bus);
+        int ls = log2i(bytes / 64);
+        if (ls < 23)
+            bus *= tree_corr[p][ls];
+        algbw = bus * 0.5;
+        break;
+    }
+    case A_NVLS: case A_NVLS_TREE: {
+        if (!t->nvls || p != P_SIMPLE || (!ar && !agrs) || (a == A_NVLS) != (N == 1) || (a == A_NVLS_TREE && !ar))
+            return -1;
+        /* the switch reduces (multimem loads) and multicasts (stores): an
+         * all-reduce moves its buffer once each way per GPU instead of
+         * 2(n-1)/n times; all-gather/reduce-scatter gain nothing over a ring */
+        double link = t->intra_bus * nvls_eff[t->gen] * (NVLS_CHANNELS - 1) / NVLS_CHANNELS;
+        algbw = ar ? link : link * (t->ppn - 1) / t->ppn * n / nsteps;
+        if (a == A_NVLS_TREE) /* the tree between nodes runs on the NICs */
+            algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
+        algbw *= channel_fill(bytes, t->intra_bus);
+        lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
+        break;
+    }
+    case A_PAT: {
+        /* all-gather/reduce-scatter with one GPU per node */
+        if (!agrs || p != P_SIMPLE || N == 1 || t->ppn != 1)
+            return -1;
+        lat += log2i(N) * (inter_lat / 3.5) + n * 2.8;
+        algbw = t->ring_bus * 0.75 * channel_fill(bytes, t->ring_bus) * n / nsteps;
+        break;
+    }
+    default:
+        return -1;
+    }
+    if (!(algbw > 0))
+        return -1;
+    return lat + bytes / (algbw * 1e3);
+}
+
+/* A send/recv-based operation (send/recv, all-to-all, gather, scatter):
+ * one latency, then the busiest GPU's traffic: `intra` bytes to peers on its
+ * node over NVLink (or PCIe), `inter` bytes to other nodes at one NIC's
+ * rate, both at once; `largest` is the biggest single message (LL below
+ * NCCL's threshold). */
+static double p2p_time(const struct topo *t, double intra, double inter, double largest, struct est_coll_plan *plan)
+{
+    int p = largest <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
+    int net = inter > 0;
+    double lat = base_lat[A_RING][p] + (net ? hw_lat[HW_NET][A_RING][p] + t->net_lat : hw_lat[t->intra_hw][A_RING][p]);
+    double bw_intra = t->p2p_intra, bw_inter = t->p2p_inter;
+    if (p == P_LL) {
+        bw_intra = fmin(bw_intra * 0.5, ll_max_bw[t->gen]);
+        bw_inter = fmin(bw_inter * 0.5, ll_max_bw_net[0]);
+    }
+    double us = lat + fmax(intra / (bw_intra * 1e3), inter / (bw_inter * 1e3));
+    if (plan) {
+        plan->algo = "p2p";
+        plan->proto = proto_names[p];
+        plan->lat_us = lat;
+    }
+    return us;
+}
+
+double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c, const struct est_desc *d,
+                   struct est_coll_plan *plan)
+{
+    struct topo t;
+    topo_get(g, c, d, &t);
+    struct est_coll_plan dummy;
+    if (!plan)
+        plan = &dummy;
+    memset(plan, 0, sizeof *plan);
+    double s = d->bytes, floor_us = (g->perf.kernel_floor_ns > 0 ? g->perf.kernel_floor_ns : 2000) / 1e3;
+    /* NCCL's latencies are those of the algorithm's steps; every operation
+     * is also a kernel, which starts a launch latency after its stream gets
+     * to it (perf.launch_ns, published per GPU), on every member */
+    double launch_us = (g->perf.launch_ns > 0 ? g->perf.launch_ns : 2500) / 1e3;
+    int n = t.n, op = d->coll_op;
+    if (d->family == EST_SENDRECV) {
+        int across = t.nodes > 1;
+        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, plan) + launch_us;
+        plan->bytes = s;
+        plan->lat_us += launch_us;
+        return fmax(us, floor_us) * 1e3;
+    }
+    if (n <= 1) {
+        plan->algo = "local";
+        plan->proto = "-";
+        return floor_us * 1e3; /* one member: a local copy at most */
+    }
+    /* peers of one rank: on its node, on others */
+    double local_peers = t.ppn - 1, remote_peers = n - t.ppn;
+    if (op == MAYA_COLL_ALLTOALL || op == MAYA_COLL_GATHER || op == MAYA_COLL_SCATTER) {
+        /* all-to-all: every rank sends a piece to each peer at once, its
+         * node's NICs shared by the node's members; gather/scatter: the
+         * root receives or sends them all, through its own NIC */
+        double nic = t.p2p_inter;
+        if (op == MAYA_COLL_ALLTOALL && t.nodes > 1)
+            nic = fmin(nic, t.inter_bus / t.ppn);
+        double inter = remote_peers * s * (nic > 0 ? t.p2p_inter / nic : 1);
+        double us = p2p_time(&t, local_peers * s, inter, s, plan) + launch_us;
+        plan->bytes = n * s;
+        plan->lat_us += launch_us;
+        return fmax(us, floor_us) * 1e3;
+    }
+    /* NCCL's nBytes: the whole buffer */
+    double nbytes = op == MAYA_COLL_ALLGATHER || op == MAYA_COLL_REDUCESCATTER ? s * n : s;
+    double best = -1;
+    for (int a = 0; a < A_N; a++)
+        for (int p = 0; p < P_N; p++) {
+            double us = algo_time(&t, op, a, p, nbytes);
+            if (us >= 0 && (best < 0 || us < best)) {
+                best = us;
+                plan->algo = algo_names[a];
+                plan->proto = proto_names[p];
+            }
+        }
+    if (best < 0) { /* nothing applies (an op NCCL does not have): a ring */
+        best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
+        plan->algo = "ring";
+        plan->proto = "Simple";
+    }
+    plan->bytes = nbytes;
+    return fmax(best + launch_us, floor_us) * 1e3;
+}
+
+double est_peer_copy_gbps(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c)
+{
+    struct est_desc d = { .family = EST_SENDRECV, .nranks = 2, .nodes = 1, .ranks_per_node = 2 };
+    struct topo t;
+    topo_get(g, c, &d, &t);
+    return t.p2p_intra;
+}
