@@ -30,6 +30,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <zlib.h>
+
 #include "maya/common.h"
 #include "maya/estimator.h"
 #include "maya/json.h"
@@ -451,14 +453,55 @@ static void fold_split_k(struct krank *kr)
     kr->n = w;
 }
 
+/* The whole file, gzip'd or not: tensorboard_trace_handler(use_gzip=True)
+ * writes .pt.trace.json.gz, and zlib reads a plain file as it is. */
+static int read_whole(const char *path, char **data, size_t *len)
+{
+    gzFile gz = gzopen(path, "rb");
+    if (!gz)
+        return maya_error("cannot open %s: %m", path);
+    size_t cap = 1 << 20, n = 0;
+    char *buf = malloc(cap + 1);
+    int got = 0;
+    while (buf) {
+        if (n == cap) {
+            char *q = cap < ((size_t)1 << 34) ? realloc(buf, 2 * cap + 1) : NULL;
+            if (!q) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = q;
+            cap *= 2;
+        }
+        unsigned want = (unsigned)MAYA_MIN(cap - n, (size_t)1 << 30);
+        if ((got = gzread(gz, buf + n, want)) <= 0)
+            break;
+        n += (size_t)got;
+    }
+    int err = 0;
+    const char *msg = got < 0 ? gzerror(gz, &err) : NULL;
+    gzclose(gz);
+    if (!buf)
+        return maya_error("%s: out of memory reading it", path);
+    if (msg) {
+        free(buf);
+        return maya_error("%s: cannot read it: %s", path, msg);
+    }
+    buf[n] = 0;
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
 static int read_trace(const char *path, int index, struct krank *kr)
 {
-    char *data;
-    size_t len;
+    char *data = NULL;
+    size_t len = 0;
     memset(kr, 0, sizeof *kr);
     kr->rank = -1;
     kr->path = path;
-    if (maya_read_file(path, &data, &len) < 0)
+    if (read_whole(path, &data, &len) < 0)
         return -1;
     struct reader r = { data, data + len, path, data };
     int rc = object(&r, top_field, kr);

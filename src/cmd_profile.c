@@ -46,9 +46,10 @@ static void usage(FILE *fp)
         "                         maya run) with profile DIR: per-op error by op family and the\n"
         "                         iteration time, into RUN_DIR/compare.txt and compare.json\n"
         "  --compare TRACES RUN_DIR  the same against PyTorch profiler (Kineto) traces of a GPU\n"
-        "                         run, one JSON file per rank (comma-separated, or every *.json of\n"
-        "                         TRACE_DIR): kernels and collectives matched op by op; error per\n"
-        "                         family, the ranks (stragglers) and ops that differ most\n"
+        "                         run, one JSON file per rank, gzip'd or not (comma-separated, or\n"
+        "                         every *.json and *.json.gz of TRACE_DIR): kernels and collectives\n"
+        "                         matched op by op; error per family, the ranks (stragglers) and\n"
+        "                         ops that differ most\n"
         "Environment: MAYA_PROFILE_REAL_LIBDIR  where the real CUDA libraries are (default: where\n"
         "the dynamic linker finds them for the program).\n"
         "Exit status: 0 the workload succeeded and was measured; 1 the workload failed; 2 bad\n"
@@ -191,7 +192,7 @@ static int by_name(const void *a, const void *b)
 }
 
 /* --compare TRACES RUN_DIR with PyTorch profiler traces: a directory of
- * them (every *.json, in name order) or a comma-separated list. */
+ * them (every *.json and *.json.gz, in name order) or a comma-separated list. */
 static int compare_kineto(const char *spec, const char *run_dir, int quiet)
 {
     char *list[4096];
@@ -202,13 +203,15 @@ static int compare_kineto(const char *spec, const char *run_dir, int quiet)
         struct dirent *e;
         while (d && (e = readdir(d)) && n < 4096) {
             size_t len = strlen(e->d_name);
-            if (len > 5 && !strcmp(e->d_name + len - 5, ".json") && asprintf(&list[n], "%s/%s", spec, e->d_name) > 0)
+            int json = (len > 5 && !strcmp(e->d_name + len - 5, ".json")) ||
+                       (len > 8 && !strcmp(e->d_name + len - 8, ".json.gz"));
+            if (json && asprintf(&list[n], "%s/%s", spec, e->d_name) > 0)
                 n++;
         }
         if (d)
             closedir(d);
         if (!n)
-            maya_error("%s holds no run.conf and no *.json: expected a profile directory or PyTorch profiler traces",
+            maya_error("%s holds no run.conf and no *.json or *.json.gz: expected a profile directory or PyTorch profiler traces",
                        spec);
         qsort(list, (size_t)n, sizeof *list, by_name);
     } else {

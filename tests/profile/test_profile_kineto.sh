@@ -86,6 +86,16 @@ PY
 expect_grep "^ranks, furthest from the prediction first" "$d/compare.txt"
 expect_grep "^       1 " "$d/compare.txt"
 
+# gzip'd traces (tensorboard_trace_handler(use_gzip=True)) read as plain ones
+mkdir -p "$TEST_TMP/gz"
+for f in "$TEST_TMP"/same/*.json; do gzip -c "$f" > "$TEST_TMP/gz/$(basename "$f").gz"; done
+"$MAYA" profile -q --compare "$TEST_TMP/gz" "$d" > "$TEST_TMP/out" 2>&1 ||
+    fail "maya profile --compare with gzip'd traces failed: $(cat "$TEST_TMP/out")"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))
+assert len(c["traces"]) == 2 and c["traces"][0].endswith(".json.gz"), c["traces"]
+assert c["matched_ops"] == c["predicted_device_ops"] == c["measured_device_ops"], c' "$d/compare.json" ||
+    fail "gzip'd traces were not compared whole"
+
 # a comma-separated list works as the directory does
 "$MAYA" profile -q --compare "$(ls "$TEST_TMP"/slow/*.json | paste -sd,)" "$d" > "$TEST_TMP/out" 2>&1 ||
     fail "maya profile --compare with a list of traces failed: $(cat "$TEST_TMP/out")"
