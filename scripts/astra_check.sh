@@ -24,7 +24,7 @@ MSG
 fi
 if [ ! -x "$bin" ]; then
     echo "astra-check: building ASTRA-sim's analytical backend in $src (about 25 minutes on 2 cores)" >&2
-    (cd "$src" && ./build/astra_analytical/build.sh) >&2
+    (cd "$src" && ./build/astra_analytical/build.sh -t congestion_aware) >&2
 fi
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/maya-astra.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
@@ -48,9 +48,10 @@ cat > "$tmp/sys.json" <<'JSON'
   "local-mem-bw": 3350, "boost-mode": 0 }
 JSON
 echo '{ "memory-type": "NO_MEMORY_EXPANSION" }' > "$tmp/mem.json"
-"$bin" --workload-configuration="$tmp/et/et" --comm-group-configuration="$tmp/et/et.comm_group.json" \
+# (in $tmp: ASTRA-sim writes a log/ folder where it runs)
+(cd "$tmp" && "$bin" --workload-configuration="$tmp/et/et" --comm-group-configuration="$tmp/et/et.comm_group.json" \
     --system-configuration="$tmp/sys.json" --remote-memory-configuration="$tmp/mem.json" \
-    --network-configuration="$tmp/net.yml" > "$tmp/astra.out" 2>&1 || {
+    --network-configuration="$tmp/net.yml") > "$tmp/astra.out" 2>&1 || {
     tail -20 "$tmp/astra.out" >&2
     echo "astra-check: ASTRA-sim failed on maya's traces (above)" >&2
     exit 1
