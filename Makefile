@@ -2,6 +2,8 @@
 #
 #   make                 build everything into build/ (laid out like an install prefix)
 #   make test            build, then run the test suite (tests/run)
+#   make fuzz            build the libFuzzer harnesses (fuzz/, clang)
+#   make fuzz-long       run each harness for FUZZ_SECONDS (default 600)
 #   make bench           build, then print benchmark figures (name=value lines)
 #   make demo            build, then `maya run` a bundled workload on the default GPU
 #   make install PREFIX=/usr/local DESTDIR=
@@ -72,6 +74,7 @@ include src/module.mk
 include spank_plugin/module.mk
 include man/module.mk
 include tests/module.mk
+include fuzz/module.mk
 include bench/module.mk
 
 all: $(ALL_TARGETS)
@@ -81,7 +84,7 @@ all: $(ALL_TARGETS)
 venv:
 	scripts/venv.sh
 
-test: all venv
+test: all venv fuzz
 	tests/run
 
 bench: all

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # How the trace's host clock (MAYA_HOST_CLOCK, docs/trace-format.md) holds
-# up when the emulated ranks share few CPUs: minigpt's predicted steady
-# iteration time (report.json) measured with the wall and the cpu clock,
-# HOST_CLOCK_BENCH_RUNS runs each (default 3), as mean and standard
-# deviation, and rank 0's mean host gap before each GEMM in the runs with
-# --host-work (the program's own CPU work there: the reference is the
-# single rank's on an otherwise idle machine).
+# up when the emulated ranks share few CPUs or the machine is busy: the
+# predicted steady iteration time (report.json) measured with the wall, the
+# active and the cpu clock, HOST_CLOCK_BENCH_RUNS runs each (default 3), as
+# mean and standard deviation, and rank 0's mean host gap before each GEMM
+# in the minigpt runs with --host-work (the program's own CPU work there:
+# the reference is the single rank's on an otherwise idle machine).
 #
 #   gpt1   1 rank, minigpt --host-work 20 (host-bound)
 #   gpt8   8 ranks (-g h100x8, --tp 2 --pp 2)
 #   gpt8hw 8 ranks with --host-work 20
+#   torch1 1 rank, PyTorch: tests/workloads/torch/train_ddp_gpt.py 8 (a
+#          small GPT, host-bound; skipped without .venv)
 #   alone: nothing else started (8 ranks still share this machine's CPUs)
 #   load:  as many `yes > /dev/null` as CPUs compete meanwhile
+#
+# HOST_CLOCK_BENCH_JOBS (default "gpt1 gpt8 gpt8hw torch1") picks the jobs.
 #
 # Prints host_clock_<job>_<case>_<clock>_{iter_ms_mean,iter_ms_sd,gemm_gap_us}=V.
 set -eu
@@ -19,7 +23,10 @@ top=${MAYA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 build=$top/build
 maya=$build/bin/maya
 gpt=$build/tests/workloads/minigpt
+py=$top/.venv/bin/python
+train=$top/tests/workloads/torch/train_ddp_gpt.py
 runs=${HOST_CLOCK_BENCH_RUNS:-3}
+jobs=" ${HOST_CLOCK_BENCH_JOBS:-gpt1 gpt8 gpt8hw torch1} "
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/maya-clock-bench.XXXXXX")
 hogs=()
 stop_hogs() {
@@ -61,13 +68,14 @@ if gaps:
 EOF
 }
 
-# measure JOB CASE CLOCK GPUS ARGS...: RUNS runs, then their figures.
+# measure JOB CASE CLOCK GPUS COMMAND...: RUNS runs, then their figures.
 measure() {
     local job=$1 case=$2 clock=$3 gpus=$4 i dirs=()
     shift 4
+    [[ $jobs == *" $job "* ]] || return 0
     for ((i = 0; i < runs; i++)); do
         local d=$tmp/$job-$case-$clock-$i
-        MAYA_HOST_CLOCK=$clock "$maya" run -q -g "$gpus" -o "$d" -- "$gpt" --iters 6 "$@" > "$d.out" 2>&1 ||
+        MAYA_HOST_CLOCK=$clock "$maya" run -q -g "$gpus" -o "$d" -- "$@" > "$d.out" 2>&1 ||
             { cat "$d.out" >&2; exit 1; }
         dirs+=("$d")
     done
@@ -76,10 +84,13 @@ measure() {
 
 all() {
     local case=$1
-    for clock in wall cpu; do
-        measure gpt1 "$case" "$clock" h100x1 --host-work 20
-        measure gpt8 "$case" "$clock" h100x8 --tp 2 --pp 2
-        measure gpt8hw "$case" "$clock" h100x8 --tp 2 --pp 2 --host-work 20
+    for clock in wall active cpu; do
+        measure gpt1 "$case" "$clock" h100x1 "$gpt" --iters 6 --host-work 20
+        measure gpt8 "$case" "$clock" h100x8 "$gpt" --iters 6 --tp 2 --pp 2
+        measure gpt8hw "$case" "$clock" h100x8 "$gpt" --iters 6 --tp 2 --pp 2 --host-work 20
+        if [ -x "$py" ]; then
+            measure torch1 "$case" "$clock" h100x1 "$py" "$train" 8
+        fi
     done
 }
 

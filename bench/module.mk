@@ -19,7 +19,7 @@ $(B)/bench/torch_ddp_step: bench/torch_ddp_step.sh
 	cp $< $@
 ALL_TARGETS += $(B)/bench/torch_ddp_step
 
-# The host clock under CPU contention (MAYA_HOST_CLOCK wall and cpu): minigpt's
+# The host clock under CPU contention (MAYA_HOST_CLOCK wall, active and cpu): minigpt's
 # predicted iteration with other ranks and busy processes on the CPUs.
 $(B)/bench/host_clock: bench/host_clock.sh
 	@mkdir -p $(@D)

@@ -19,6 +19,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,6 +74,9 @@ struct collator {
     uint64_t collectives, pairs;
     int allow_incomplete;
     int gpus_per_node;
+    int world;                  /* the largest WORLD_SIZE of the traces read so far (bounds communicators) */
+    int nfiles;                 /* rank traces in the job */
+    uint64_t members_total;     /* members of all communicators */
 };
 
 static const char *dtype_name(int32_t t)
@@ -97,25 +101,65 @@ static int grow_array(void **v, size_t *cap, size_t need, size_t elem)
 
 /* ---- communicators ---- */
 
-static struct comm *comm_get(struct collator *c, uint64_t id, int nranks)
+/* How big a communicator may be. Its size comes from the trace, so it is
+ * checked before it sizes anything: a communicator has at most one member
+ * per GPU of the job (world size x GPUs per node, for a process that drives
+ * a whole node), and at most 2^20 (send/recv keys pack comm ranks into 20
+ * bits). All communicators together hold at most COMM_MEMBERS_PER_GPU
+ * members per GPU of the job (a rank in 256 communicators is far more than
+ * any framework creates) and 2^24 in all, so a damaged trace cannot make
+ * the collator allocate more than 4 KiB per GPU of the job it claims, nor
+ * more than 256 MiB. */
+#define MAX_COMM_MEMBERS (1 << 20)
+#define COMM_MEMBERS_PER_GPU 256
+#define MAX_MEMBERS_TOTAL (1u << 24)  /* 256 MiB of members, whatever the job */
+
+static int comm_bound(const struct collator *c)
 {
+    return (int)MAYA_MIN((int64_t)MAYA_MAX(c->world, 1) * MAYA_MAX(c->gpus_per_node, 1), MAX_COMM_MEMBERS);
+}
+
+/* The communicator id with nranks members: the one known, or a new one.
+ * NULL with a message when nranks is impossible or memory runs out. */
+static struct comm *comm_get(struct collator *c, uint64_t id, int nranks, const char *path)
+{
+    uint64_t *known = maya_map_get(&c->comms.index, id, 0);
+    if (known)
+        return &c->comms.v[*known - 1];
+    int bound = comm_bound(c);
+    if (nranks < 1 || nranks > bound) {
+        maya_error("%s: communicator 0x%llx of %d members: expected 1 to %d (the job's %d ranks x %d GPUs "
+                   "per node)", path, (unsigned long long)id, nranks, bound, MAYA_MAX(c->world, 1),
+                   MAYA_MAX(c->gpus_per_node, 1));
+        return NULL;
+    }
+    uint64_t budget = MAYA_MIN((uint64_t)bound * COMM_MEMBERS_PER_GPU, MAX_MEMBERS_TOTAL);
+    if (c->members_total + (uint64_t)nranks > budget) {
+        maya_error("%s: communicator 0x%llx of %d members makes %llu members in %zu communicators, more "
+                   "than %d per GPU of a %d-GPU job", path, (unsigned long long)id, nranks,
+                   (unsigned long long)(c->members_total + (uint64_t)nranks), c->comms.n + 1,
+                   COMM_MEMBERS_PER_GPU, bound);
+        return NULL;
+    }
     int created;
     uint64_t *slot = maya_map_put(&c->comms.index, id, 0, &created);
-    if (!slot)
+    if (!slot || grow_array((void **)&c->comms.v, &c->comms.cap, c->comms.n + 1, sizeof *c->comms.v) < 0) {
+        maya_error("out of memory collating");
         return NULL;
-    if (!created)
-        return &c->comms.v[*slot - 1];
-    if (grow_array((void **)&c->comms.v, &c->comms.cap, c->comms.n + 1, sizeof *c->comms.v) < 0)
-        return NULL;
+    }
     struct comm *k = &c->comms.v[c->comms.n];
     memset(k, 0, sizeof *k);
     k->id = id;
     k->nranks = nranks;
-    k->members = calloc((size_t)MAYA_MAX(nranks, 1), sizeof *k->members);
-    if (!k->members)
+    k->members = calloc((size_t)nranks, sizeof *k->members);
+    if (!k->members) {
+        maya_map_del(&c->comms.index, id, 0);
+        maya_error("out of memory collating");
         return NULL;
+    }
     for (int i = 0; i < nranks; i++)
         k->members[i].rank = k->members[i].global_gpu = -1;
+    c->members_total += (uint64_t)nranks;
     *slot = ++c->comms.n;
     return k;
 }
@@ -125,9 +169,9 @@ static int note_comm(struct collator *c, const struct maya_rec_comm *r, int rank
     if (r->nranks < 1 || r->rank < 0 || r->rank >= r->nranks)
         return maya_error("%s: communicator 0x%llx: member %d of %d is impossible", path,
                           (unsigned long long)r->comm, r->rank, r->nranks);
-    struct comm *k = comm_get(c, r->comm, r->nranks);
+    struct comm *k = comm_get(c, r->comm, r->nranks, path);
     if (!k)
-        return maya_error("out of memory collating");
+        return -1;
     if (k->nranks != r->nranks)
         return maya_error("communicator 0x%llx: rank %d joined it with %d members, rank %d with %d",
                           (unsigned long long)r->comm, rank, r->nranks,
@@ -176,11 +220,11 @@ static int match_done(struct collator *c, struct maya_map *m, uint64_t k1, uint6
     return 0;
 }
 
-static int note_collective(struct collator *c, const struct maya_rec_coll *r, int rank)
+static int note_collective(struct collator *c, const struct maya_rec_coll *r, int rank, const char *path)
 {
-    struct comm *k = comm_get(c, r->comm, r->nranks);
+    struct comm *k = comm_get(c, r->comm, r->nranks, path);
     if (!k)
-        return maya_error("out of memory collating");
+        return -1;
     const char *opn = maya_coll_op_name(r->op);
     if (r->rank < 0 || r->rank >= k->nranks || r->nranks != k->nranks)
         return maya_error("%s #%llu on communicator 0x%llx: rank %d calls it as member %d of %d, "
@@ -223,11 +267,11 @@ static int note_collective(struct collator *c, const struct maya_rec_coll *r, in
     return 0;
 }
 
-static int note_p2p(struct collator *c, const struct maya_rec_coll *r, int rank)
+static int note_p2p(struct collator *c, const struct maya_rec_coll *r, int rank, const char *path)
 {
-    struct comm *k = comm_get(c, r->comm, r->nranks);
+    struct comm *k = comm_get(c, r->comm, r->nranks, path);
     if (!k)
-        return maya_error("out of memory collating");
+        return -1;
     int send = r->op == MAYA_COLL_SEND;
     if (r->rank < 0 || r->rank >= k->nranks || r->peer < 0 || r->peer >= k->nranks)
         return maya_error("%s #%llu on communicator 0x%llx (%d members): rank %d is member %d, peer %d",
@@ -400,6 +444,22 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
     maya_trace_allow_truncated(r, f->incomplete);
     info->hdr = *maya_trace_header(r);
     const struct maya_trace_header *h = &info->hdr;
+    /* the header's sizes bound the communicators (comm_bound): checked first */
+    if (h->world_size > MAX_COMM_MEMBERS || h->gpus_per_node > 4096) {
+        maya_trace_close(r);
+        return maya_error("%s: offset 28: a job of %d ranks with %d GPUs per node: expected at most %d ranks "
+                          "and 4096 GPUs per node", f->path, h->world_size, h->gpus_per_node, MAX_COMM_MEMBERS);
+    }
+    /* a node holds at least one rank: no node index reaches the rank count */
+    int most_nodes = MAYA_MAX(MAYA_MAX(h->world_size, c->nfiles), 1);
+    if (h->node < 0 || h->node >= most_nodes) {
+        maya_trace_close(r);
+        return maya_error("%s: offset 36: node %d: expected 0 to %d (the job has %d ranks)", f->path, h->node,
+                          most_nodes - 1, most_nodes);
+    }
+    c->world = MAYA_MAX(c->world, h->world_size);
+    if (!c->gpus_per_node)
+        c->gpus_per_node = MAYA_MAX(h->gpus_per_node, 0);
     int rank = h->rank >= 0 ? h->rank : f->rank;
     if (f->rank >= 0 && h->rank != f->rank) {
         maya_trace_close(r);
@@ -456,7 +516,7 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
         if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
             const struct maya_rec_coll *k = (const void *)rec;
             int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
-            if (k->call.result == 0 && (p2p ? note_p2p(c, k, rank) : note_collective(c, k, rank)) < 0) {
+            if (k->call.result == 0 && (p2p ? note_p2p(c, k, rank, f->path) : note_collective(c, k, rank, f->path)) < 0) {
                 rc = -1;
                 break;
             }
@@ -564,6 +624,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
             return rc;
         }
     qsort(files, (size_t)nfiles, sizeof *files, by_rank);
+    c.nfiles = nfiles;
     for (int i = 1; i < nfiles; i++)
         if (files[i].rank == files[i - 1].rank) {
             int rc = maya_error("two traces for rank %d: %s and %s", files[i].rank, files[i - 1].path,
@@ -572,12 +633,18 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
             return rc;
         }
 
-    char sections_path[PATH_MAX + 64];
-    snprintf(sections_path, sizeof sections_path, "%s.sections.%d", job_path, (int)getpid());
-    FILE *sf = fopen(sections_path, "w+b");
+    char sections_prefix[PATH_MAX + 16], sections_path[PATH_MAX + 64];
+    snprintf(sections_prefix, sizeof sections_prefix, "%s.sections", job_path);
+    int sfd = maya_open_unique(sections_prefix, sections_path, sizeof sections_path, O_RDWR, 0600);
+    FILE *sf = sfd >= 0 ? fdopen(sfd, "w+b") : NULL;
     if (!sf) {
+        if (sfd >= 0) {
+            maya_error("cannot open %s: %m", sections_path);
+            close(sfd);
+            unlink(sections_path);
+        }
         free(files);
-        return maya_error("cannot create %s: %m", sections_path);
+        return -1;
     }
     unlink(sections_path); /* anonymous from now on: nothing to clean up */
     struct col_writer *sw = NULL;

@@ -39,7 +39,7 @@ const char col_trace_build_help[] =
     "  host_func [fn=ADDR]\n"
     "  coll op=allreduce|broadcast|reduce|allgather|reducescatter|send|recv|alltoall|gather|scatter\n"
     "       comm=C cseq=Q rank=R nranks=N count=K [dtype=T] [bytes=SIZE] [peer=P] [group=G] [redop=O]\n"
-    "  marker name=TEXT [kind=push|pop|point]\n"
+    "  marker name=TEXT [kind=push|pop|point|start|end]\n"
     "  graph graph_exec=G phase=begin|end [nodes=N]\n"
     "  end [oom=1] [unsupported_calls=N]    (optional: written at the end anyway)\n";
 
@@ -402,7 +402,7 @@ static const char *const alloc_kinds[] = { NULL, "device", "async", "managed", "
 static const char *const coll_ops[] = { NULL, "allreduce", "broadcast", "reduce", "allgather",
                                         "reducescatter", "send", "recv", "alltoall", "gather", "scatter" };
 static const char *const sync_kinds[] = { NULL, "device", "stream", "event" };
-static const char *const marker_kinds[] = { NULL, "push", "pop", "point" };
+static const char *const marker_kinds[] = { NULL, "push", "pop", "point", "start", "end" };
 static const char *const phases[] = { NULL, "begin", "end" };
 
 static const char *default_api(uint16_t type, uint32_t sub)
@@ -681,7 +681,7 @@ static int call_line(struct builder *b, uint16_t type, struct kv *kv, int n)
             return bad(b, "marker: expected name=TEXT");
         r.marker.name = intern(b, v);
         r.marker.kind = MAYA_MARK_POINT;
-        if ((v = val(kv, n, "kind")) && parse_name(b, "kind", v, marker_kinds, 4, &r.marker.kind) < 0)
+        if ((v = val(kv, n, "kind")) && parse_name(b, "kind", v, marker_kinds, MAYA_ARRAY_LEN(marker_kinds), &r.marker.kind) < 0)
             return -1;
         break;
     default:

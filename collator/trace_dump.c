@@ -153,6 +153,13 @@ static void print_call(struct dump *d, const struct maya_rec_hdr *h, const struc
         fprintf(d->out, " capturing");
 }
 
+/* cublasOperation_t as cuBLAS writes it; the value comes from the trace,
+ * so anything else (negative included) is shown as '?'. */
+static char trans_letter(int32_t op)
+{
+    return op >= 0 && op < 3 ? "NTC"[op] : '?';
+}
+
 static void print_tensor(FILE *o, const char *name, const struct maya_tensor *t)
 {
     if (t->ndims <= 0)
@@ -315,7 +322,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 " stride=%" PRId64 ",%" PRId64 ",%" PRId64 " atype=%d btype=%d ctype=%d dtype=%d"
                 " compute=%d scale=%d epilogue=%d algo=%d workspace=%" PRIu64,
                 g->lib == MAYA_GEMM_CUBLASLT ? "cublasLt" : "cublas", g->m, g->n, g->k, g->batch,
-                "NTC"[g->transa % 3], "NTC"[g->transb % 3], g->lda, g->ldb, g->ldc, g->ldd,
+                trans_letter(g->transa), trans_letter(g->transb), g->lda, g->ldb, g->ldc, g->ldd,
                 g->stride_a, g->stride_b, g->stride_c, g->atype, g->btype, g->ctype, g->dtype,
                 g->compute_type, g->scale_type, g->epilogue, g->algo, g->workspace_bytes);
         if (g->stride_d != g->stride_c)
@@ -375,8 +382,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     }
     case MAYA_REC_MARKER: {
         const struct maya_rec_marker *m = (const void *)h;
-        static const char *kinds[] = { "?", "push", "pop", "point" };
-        fprintf(o, " marker=%s name=\"%s\"", m->kind < 4 ? kinds[m->kind] : "?",
+        static const char *kinds[] = { "?", "push", "pop", "point", "start", "end" };
+        fprintf(o, " marker=%s name=\"%s\"", m->kind < MAYA_ARRAY_LEN(kinds) ? kinds[m->kind] : "?",
                 maya_trace_string(r, m->name));
         break;
     }
@@ -410,7 +417,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         d->nlive = 0; /* allocations are per rank */
         fprintf(o, "rank_begin   rank=%d world_size=%d local_rank=%d node=%d gpus_per_node=%d pid=%u gpu=%.64s "
                 "host_clock=%s%s", b->rank, b->world_size, b->local_rank, b->node, b->gpus_per_node, b->pid, b->gpu,
-                b->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall", b->complete ? "" : " incomplete");
+                maya_host_clock_name(b->flags), b->complete ? "" : " incomplete");
         break;
     }
     case MAYA_REC_RANK_END: {
@@ -441,7 +448,7 @@ int maya_trace_dump(const char *path, FILE *out, int allow_truncated)
     fprintf(out, "header       version=%u kind=%s rank=%d world_size=%d local_rank=%d node=%d "
             "gpus_per_node=%d pid=%u gpu=%s flags=0x%x host_clock=%s\n", h->version,
             h->kind == MAYA_TRACE_JOB ? "job" : "rank", h->rank, h->world_size, h->local_rank, h->node,
-            h->gpus_per_node, h->pid, h->gpu, h->flags, h->flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : "wall");
+            h->gpus_per_node, h->pid, h->gpu, h->flags, maya_host_clock_name(h->flags));
     const struct maya_rec_hdr *rec;
     int rc;
     while ((rc = maya_trace_next(d.r, &rec)) > 0)

@@ -2,7 +2,10 @@
  *
  * Cost: one pass over the file; each chunk is inflated once into a buffer
  * that is reused. Strings and kernel definitions are kept in arrays indexed
- * by id (ids are small and dense), so lookups are O(1).
+ * by id (ids are small and dense), so lookups are O(1). Writers give ids in
+ * order from 1, so an id is refused when it lies far beyond the definitions
+ * read so far (dense_id): the tables stay within twice the definitions the
+ * file holds, whatever its ids say.
  */
 #define _GNU_SOURCE
 #include "maya/trace_reader.h"
@@ -16,6 +19,9 @@
 #include <zlib.h>
 
 #define MAX_IDS (1u << 24)
+/* ids a writer may have given out before its first definition record
+ * (strings interned before the trace began) */
+#define ID_SLACK 4096u
 
 struct maya_trace_reader {
     FILE *fp;
@@ -29,10 +35,21 @@ struct maya_trace_reader {
     uint32_t raw_len, raw_pos;
     int ended, complete, allow_truncated, failed;
     uint64_t records;
+    uint64_t chunks;            /* whole chunks read from the file */
+    /* the tail file of a cut-short trace (trace_format.h), read after the
+     * file's last whole chunk: its slots in chunk order */
+    char tail_path[4096];
+    FILE *tail;
+    uint64_t tail_off[MAYA_TRACE_TAIL_SLOTS];
+    struct maya_trace_tail tail_hdr[MAYA_TRACE_TAIL_SLOTS];
+    int tail_n, tail_next;
+    int from_tail;              /* records come from the tail */
     char **strings;             /* by id */
-    uint32_t nstrings;
+    uint32_t nstrings;          /* room in strings[] */
+    uint32_t strings_defined;   /* STRING records read */
     struct maya_rec_kernel **kernels; /* by id; each a copy of its record */
-    uint32_t nkernels;
+    uint32_t nkernels;          /* room in kernels[] */
+    uint32_t kernels_defined;   /* KERNEL records read */
 };
 
 static int fail(struct maya_trace_reader *r, uint64_t off, const char *fmt, ...) MAYA_PRINTF(3, 4);
@@ -94,6 +111,8 @@ void maya_trace_close(struct maya_trace_reader *r)
         return;
     if (r->fp)
         fclose(r->fp);
+    if (r->tail)
+        fclose(r->tail);
     for (uint32_t i = 0; i < r->nstrings; i++)
         free(r->strings[i]);
     for (uint32_t i = 0; i < r->nkernels; i++)
@@ -142,10 +161,79 @@ static int grow(void **buf, size_t *cap, size_t want)
     return 0;
 }
 
-/* End of the data: clean after END, otherwise a truncated trace. */
+/* The slots of the tail file that hold chunks the file lacks, from chunk
+ * r->chunks on, consecutive. 1 when there is at least one, else 0. */
+static int tail_find(struct maya_trace_reader *r)
+{
+    size_t len = strlen(r->path);
+    if (len < 5 || strcmp(r->path + len - 4, ".tmp") != 0)
+        return 0; /* only a trace still being written (or cut short) has one */
+    snprintf(r->tail_path, sizeof r->tail_path, "%.*s.tail", (int)(len - 4), r->path);
+    r->tail = fopen(r->tail_path, "rb");
+    if (!r->tail)
+        return 0;
+    struct { struct maya_trace_tail h; uint64_t off; } s[MAYA_TRACE_TAIL_SLOTS];
+    int n = 0;
+    uint64_t off = 0;
+    for (int i = 0; i < MAYA_TRACE_TAIL_SLOTS; i++) {
+        struct maya_trace_tail h;
+        if (fseeko(r->tail, (off_t)off, SEEK_SET) != 0 || fread(&h, sizeof h, 1, r->tail) != 1 ||
+            h.magic != MAYA_TRACE_TAIL_MAGIC || h.slot_bytes > MAYA_TRACE_MAX_CHUNK || h.used > h.slot_bytes ||
+            h.used % 8)
+            break; /* a damaged tail gives nothing, not garbage */
+        if (h.chunk != MAYA_TRACE_TAIL_EMPTY && h.chunk >= r->chunks && h.used) {
+            s[n].h = h;
+            s[n].off = off + sizeof h;
+            n++;
+        }
+        off += sizeof h + h.slot_bytes;
+    }
+    /* in chunk order, starting right after the file's chunks, no gap */
+    if (n == 2 && s[1].h.chunk < s[0].h.chunk) {
+        struct maya_trace_tail t = s[0].h;
+        uint64_t o = s[0].off;
+        s[0] = s[1];
+        s[1].h = t;
+        s[1].off = o;
+    }
+    r->tail_n = 0;
+    for (int i = 0; i < n && s[i].h.chunk == r->chunks + (uint64_t)i; i++) {
+        r->tail_hdr[r->tail_n] = s[i].h;
+        r->tail_off[r->tail_n++] = s[i].off;
+    }
+    return r->tail_n > 0;
+}
+
+/* The next slot of the tail as the current chunk: 1, 0 when none is left,
+ * -1 on a read error. */
+static int tail_chunk(struct maya_trace_reader *r)
+{
+    if (r->tail_next >= r->tail_n)
+        return 0;
+    const struct maya_trace_tail *h = &r->tail_hdr[r->tail_next];
+    if (grow((void **)&r->raw, &r->rawcap, h->used) < 0)
+        return fail(r, r->tail_off[r->tail_next], "out of memory");
+    if (fseeko(r->tail, (off_t)r->tail_off[r->tail_next], SEEK_SET) != 0 ||
+        fread(r->raw, 1, h->used, r->tail) != h->used)
+        return fail(r, r->tail_off[r->tail_next], "%s: cannot read the %u bytes its slot holds", r->tail_path,
+                    h->used);
+    r->chunk_offset = r->tail_off[r->tail_next];
+    r->raw_len = h->used;
+    r->raw_pos = 0;
+    r->tail_next++;
+    r->chunks++;
+    return 1;
+}
+
+/* End of the data: clean after END, otherwise a truncated trace (whose
+ * tail, if it left one, comes next). */
 static int at_eof(struct maya_trace_reader *r, uint64_t off, const char *what)
 {
     if (r->allow_truncated) {
+        if (!r->from_tail && tail_find(r)) {
+            r->from_tail = 1;
+            return tail_chunk(r);
+        }
         r->ended = 1;
         return 0;
     }
@@ -155,6 +243,12 @@ static int at_eof(struct maya_trace_reader *r, uint64_t off, const char *what)
 
 static int load_chunk(struct maya_trace_reader *r)
 {
+    if (r->from_tail) {
+        int rc = tail_chunk(r);
+        if (rc == 0)
+            r->ended = 1;
+        return rc;
+    }
     struct maya_trace_chunk c;
     uint64_t off = r->next_offset;
     if (fseeko(r->fp, (off_t)off, SEEK_SET) != 0)
@@ -196,6 +290,7 @@ static int load_chunk(struct maya_trace_reader *r)
     r->next_offset = off + sizeof c + c.zbytes;
     r->raw_len = c.raw_bytes;
     r->raw_pos = 0;
+    r->chunks++;
     return 1;
 }
 
@@ -232,10 +327,17 @@ uint32_t maya_rec_min_bytes(uint16_t type)
     }
 }
 
+/* Is id plausible after `defined` definitions of its kind? (see the top) */
+static int dense_id(uint32_t id, uint32_t defined)
+{
+    return id != 0 && id < MAX_IDS && (uint64_t)id <= 2ull * defined + ID_SLACK;
+}
+
 static int define_string(struct maya_trace_reader *r, const struct maya_rec_string *s, uint64_t off)
 {
-    if (s->id == 0 || s->id >= MAX_IDS)
-        return fail(r, off, "string id %u out of range 1..%u", s->id, MAX_IDS - 1);
+    if (!dense_id(s->id, r->strings_defined))
+        return fail(r, off, "string id %u: expected 1 to %u after %u strings (ids count from 1)", s->id,
+                    (uint32_t)MAYA_MIN(2ull * r->strings_defined + ID_SLACK, MAX_IDS - 1), r->strings_defined);
     if (s->len > s->h.bytes - sizeof *s)
         return fail(r, off, "string of %u bytes in a record of %u", s->len, s->h.bytes);
     if (s->id >= r->nstrings) {
@@ -254,6 +356,7 @@ static int define_string(struct maya_trace_reader *r, const struct maya_rec_stri
     text[s->len] = 0;
     free(r->strings[s->id]);
     r->strings[s->id] = text;
+    r->strings_defined++;
     return 0;
 }
 
@@ -261,8 +364,9 @@ static int define_kernel(struct maya_trace_reader *r, const struct maya_rec_kern
 {
     uint64_t need = sizeof *k + (uint64_t)k->nparams * sizeof(struct maya_kparam) +
                     (uint64_t)k->nfeatures * sizeof(struct maya_kfeature);
-    if (k->id == 0 || k->id >= MAX_IDS)
-        return fail(r, off, "kernel id %u out of range 1..%u", k->id, MAX_IDS - 1);
+    if (!dense_id(k->id, r->kernels_defined))
+        return fail(r, off, "kernel id %u: expected 1 to %u after %u kernels (ids count from 1)", k->id,
+                    (uint32_t)MAYA_MIN(2ull * r->kernels_defined + ID_SLACK, MAX_IDS - 1), r->kernels_defined);
     if (need > k->h.bytes)
         return fail(r, off, "kernel %u: %u parameters and %u features need %llu bytes, record has %u",
                     k->id, k->nparams, k->nfeatures, (unsigned long long)need, k->h.bytes);
@@ -289,6 +393,7 @@ static int define_kernel(struct maya_trace_reader *r, const struct maya_rec_kern
     memcpy(copy, k, k->h.bytes);
     free(r->kernels[k->id]);
     r->kernels[k->id] = copy;
+    r->kernels_defined++;
     return 0;
 }
 

@@ -20,6 +20,7 @@ static cfg_opt_t opts[] = {
     CFG_STR("iteration_marker", NULL, CFGF_NODEFAULT),
     CFG_INT("iterations", 0, CFGF_NODEFAULT),
     CFG_FLOAT("timeout", 0, CFGF_NODEFAULT),
+    CFG_FLOAT("hang_timeout", 0, CFGF_NODEFAULT),
     CFG_STR("copy_threshold", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
@@ -38,7 +39,7 @@ static int check_timeout(cfg_t *cfg, cfg_opt_t *opt)
 {
     double v = cfg_opt_getnfloat(opt, 0);
     if (!(v > 0)) {
-        cfg_error(cfg, "timeout = %g: expected seconds above 0", v);
+        cfg_error(cfg, "%s = %g: expected seconds above 0", opt->name, v);
         return -1;
     }
     return 0;
@@ -75,9 +76,10 @@ int maya_conf_load_file(const char *path, struct maya_conf *c)
         return maya_error("out of memory");
     cfg_set_validate_func(cfg, "iterations", check_iterations);
     cfg_set_validate_func(cfg, "timeout", check_timeout);
+    cfg_set_validate_func(cfg, "hang_timeout", check_timeout);
     cfg_set_validate_func(cfg, "copy_threshold", check_threshold);
     if (maya_cfg_parse(cfg, path, "maya.conf (keys: gpus, cluster, estimator, oracle, iteration_marker, "
-                                  "iterations, timeout, copy_threshold; see maya.conf(5))") < 0)
+                                  "iterations, timeout, hang_timeout, copy_threshold; see maya.conf(5))") < 0)
         return -1;
     int rc = 0;
     if (copy_str(cfg, "gpus", c->gpus, sizeof c->gpus, path) < 0 ||
@@ -90,6 +92,8 @@ int maya_conf_load_file(const char *path, struct maya_conf *c)
         c->iterations = (int)cfg_getint(cfg, "iterations");
     if (rc == 0 && cfg_size(cfg, "timeout"))
         c->timeout_s = cfg_getfloat(cfg, "timeout");
+    if (rc == 0 && cfg_size(cfg, "hang_timeout"))
+        c->hang_timeout_s = cfg_getfloat(cfg, "hang_timeout");
     if (rc == 0 && cfg_size(cfg, "copy_threshold"))
         maya_parse_size(cfg_getstr(cfg, "copy_threshold"), &c->copy_threshold);
     cfg_free(cfg);

@@ -63,6 +63,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_gbps", 0, CFGF_NODEFAULT),
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
+    CFG_FLOAT("host_speed", 1, CFGF_NONE),
     CFG_INT_LIST("nic_of_gpu", NULL, CFGF_NODEFAULT),
     CFG_END()
 };
@@ -189,6 +190,10 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         return -1;
     }
     long gpn = cfg_getint(c, "gpus_per_node"), nics = cfg_getint(c, "nics_per_node");
+    if (nics > MAYA_NODE_GPUS_MAX) {
+        cfg_error(c, "cluster \"%s\": nics_per_node is %ld; expected 0..%d", title, nics, MAYA_NODE_GPUS_MAX);
+        return -1;
+    }
     unsigned nmap = cfg_size(c, "nic_of_gpu");
     if (nmap && (long)nmap != gpn) {
         cfg_error(c, "cluster \"%s\": nic_of_gpu lists %u NICs; expected one per GPU (%ld)", title, nmap, gpn);
@@ -206,6 +211,12 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
         cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0) {
         cfg_error(c, "cluster \"%s\": counts, bandwidths and latencies must not be negative", title);
+        return -1;
+    }
+    double hs = cfg_getfloat(c, "host_speed");
+    if (!(hs >= 0.01 && hs <= 100)) {
+        cfg_error(c, "cluster \"%s\": host_speed is %g; expected 0.01 to 100 (the hosts' CPU speed "
+                  "relative to the machine maya runs on)", title, hs);
         return -1;
     }
     return 0;
@@ -305,6 +316,7 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_gbps = cfg_getfloat(c, "nic_gbps");
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
+    s->host_speed = cfg_getfloat(c, "host_speed");
     unsigned nmap = cfg_size(c, "nic_of_gpu");
     for (int i = 0; i < s->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
         s->nic_of_gpu[i] = nmap ? (uint16_t)cfg_getnint(c, "nic_of_gpu", (unsigned)i)
@@ -664,5 +676,6 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
     fprintf(fp, "    nic_of_gpu = {");
     for (int i = 0; i < c->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
         fprintf(fp, "%s%d", i ? ", " : "", maya_cluster_nic_of(c, i));
-    fprintf(fp, "}\n}\n");
+    fprintf(fp, "}\n");
+    fprintf(fp, "    host_speed = %g\n}\n", c->host_speed > 0 ? c->host_speed : 1);
 }

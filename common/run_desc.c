@@ -1,8 +1,8 @@
 /* The run description file (DIR/run.conf): writing and strict reading.
  *
  * One `key=value` per line; `#` starts a comment line. Values run to the end
- * of the line; a backslash or newline inside a value is written as `\\` or
- * `\n`. Per-process keys are `rank.N.FIELD`.
+ * of the line; a backslash, newline or carriage return inside a value is
+ * written as `\\`, `\n` or `\r`. Per-process keys are `rank.N.FIELD`.
  */
 #define _GNU_SOURCE
 #include "maya/run_desc.h"
@@ -25,8 +25,8 @@ void maya_run_desc_init(struct maya_run_desc *d)
 
 int maya_run_desc_set_nprocs(struct maya_run_desc *d, int n)
 {
-    if (n < 0 || n > (1 << 24))
-        return maya_error("%d processes: expected 0 to %d", n, 1 << 24);
+    if (n < 0 || n > MAYA_RUN_MAX_PROCS)
+        return maya_error("%d processes: expected 0 to %d", n, MAYA_RUN_MAX_PROCS);
     struct maya_run_proc *p = realloc(d->procs, (size_t)MAYA_MAX(n, 1) * sizeof *p);
     if (!p)
         return maya_error("out of memory");
@@ -55,6 +55,8 @@ static void put(FILE *fp, const char *key, const char *value)
             fputs("\\\\", fp);
         else if (*s == '\n')
             fputs("\\n", fp);
+        else if (*s == '\r')
+            fputs("\\r", fp); /* a bare one would read back as the line's end */
         else
             fputc(*s, fp);
     }
@@ -84,6 +86,12 @@ int maya_run_desc_write(const char *path, const struct maya_run_desc *d)
         fprintf(fp, "iterations=%d\n", d->iterations);
     put(fp, "estimator", d->estimator);
     put(fp, "oracle", d->oracle);
+    if (d->state[0])
+        put(fp, "state", d->state);
+    if (d->launcher_pid > 0)
+        fprintf(fp, "launcher_pid=%ld\n", d->launcher_pid);
+    if (d->cause[0])
+        put(fp, "cause", d->cause);
     for (int i = 0; i < d->nprocs; i++) {
         const struct maya_run_proc *p = &d->procs[i];
         if (p->node >= 0)
@@ -133,8 +141,10 @@ static int get_str(const struct parse *ps, const char *key, const char *v, char 
                 c = '\\';
             else if (s[1] == 'n')
                 c = '\n';
+            else if (s[1] == 'r')
+                c = '\r';
             else
-                return bad(ps, "%s: expected \\\\ or \\n after a backslash", key);
+                return bad(ps, "%s: expected \\\\, \\n or \\r after a backslash", key);
             s++;
         }
         if (n + 1 >= size)
@@ -165,8 +175,8 @@ static int get_proc_field(const struct parse *ps, struct maya_run_desc *d, const
         return bad(ps, "\"%s\": expected rank.N.FIELD", key);
     memcpy(nbuf, num, (size_t)(dot - num));
     nbuf[dot - num] = 0;
-    if (maya_parse_i64(nbuf, &n) < 0 || n < 0 || n >= (1 << 24))
-        return bad(ps, "\"%s\": rank \"%s\" is not a number from 0 to %d", key, nbuf, (1 << 24) - 1);
+    if (maya_parse_i64(nbuf, &n) < 0 || n < 0 || n >= MAYA_RUN_MAX_PROCS)
+        return bad(ps, "\"%s\": rank \"%s\" is not a number from 0 to %d", key, nbuf, MAYA_RUN_MAX_PROCS - 1);
     if (n >= d->nprocs && maya_run_desc_set_nprocs(d, (int)n + 1) < 0)
         return -1;
     struct maya_run_proc *p = &d->procs[n];
@@ -224,11 +234,25 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     INT(iterations, 1, 1000000);
     STR(estimator);
     STR(oracle);
+    STR(cause);
 #undef STR
+    if (!strcmp(key, "state")) {
+        if (strcmp(v, "running") && strcmp(v, "ended"))
+            return bad(ps, "state=\"%s\": expected running or ended", v);
+        snprintf(d->state, sizeof d->state, "%s", v);
+        return 0;
+    }
+    if (!strcmp(key, "launcher_pid")) {
+        int x = 0;
+        if (get_int(ps, key, v, 1, 1 << 30, &x) < 0)
+            return -1;
+        d->launcher_pid = x;
+        return 0;
+    }
 #undef INT
     if (!strcmp(key, "nprocs")) {
         int n = 0;
-        if (get_int(ps, key, v, 0, 1 << 24, &n) < 0)
+        if (get_int(ps, key, v, 0, MAYA_RUN_MAX_PROCS, &n) < 0)
             return -1;
         *declared_nprocs = n;
         return n > d->nprocs ? maya_run_desc_set_nprocs(d, n) : 0;
@@ -240,7 +264,8 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     }
     return bad(ps, "unknown key \"%s\"; keys: version, launcher, gpu, gpu_count, cluster, "
                "gpus_per_node, nodes, nprocs, command, workdir, start_time, end_time, wall_s, "
-               "iteration_marker, iterations, estimator, oracle, rank.N.{exit,signal,node,local_rank,pid,note}", key);
+               "iteration_marker, iterations, estimator, oracle, state, launcher_pid, cause, "
+               "rank.N.{exit,signal,node,local_rank,pid,note}", key);
 }
 
 int maya_run_desc_read(const char *path, struct maya_run_desc *d)

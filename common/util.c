@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 static char error_prefix[64] = "maya";
@@ -139,15 +140,31 @@ int maya_parse_size(const char *s, uint64_t *out)
     return 0;
 }
 
+int maya_open_unique(const char *prefix, char *path, size_t size, int flags, unsigned mode)
+{
+    for (int attempt = 0; attempt < 100; attempt++) {
+        uint64_t r;
+        if (getrandom(&r, sizeof r, 0) != (ssize_t)sizeof r)
+            r = maya_mono_ns() * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32 ^ (uint64_t)attempt;
+        if (maya_snprintf(path, size, "%s.%016llx", prefix, (unsigned long long)r) < 0)
+            return -1;
+        int fd = open(path, flags | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, mode);
+        if (fd >= 0 || errno != EEXIST)
+            return fd >= 0 ? fd : maya_error("cannot create %s: %m", path);
+    }
+    return maya_error("cannot create a file named %s.<random>: every name tried exists", prefix);
+}
+
 int maya_atomic_open(struct maya_atomic_file *af, const char *path)
 {
     af->fp = NULL;
+    char prefix[sizeof af->tmp];
     if (maya_snprintf(af->path, sizeof af->path, "%s", path) < 0 ||
-        maya_snprintf(af->tmp, sizeof af->tmp, "%s.tmp.%d", path, (int)getpid()) < 0)
+        maya_snprintf(prefix, sizeof prefix - 17, "%s.tmp", path) < 0)
         return -1;
-    int fd = open(af->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = maya_open_unique(prefix, af->tmp, sizeof af->tmp, O_WRONLY, 0644);
     if (fd < 0)
-        return maya_error("cannot create %s: %m", af->tmp);
+        return -1;
     af->fp = fdopen(fd, "w");
     if (!af->fp) {
         close(fd);
@@ -155,6 +172,31 @@ int maya_atomic_open(struct maya_atomic_file *af, const char *path)
         return maya_error("cannot open %s: %m", af->tmp);
     }
     return 0;
+}
+
+void maya_escape_controls(const char *in, char *out, size_t size)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t used = 0;
+    if (!size)
+        return;
+    for (const unsigned char *p = (const unsigned char *)in; *p && used + 1 < size; p++) {
+        if (*p >= 0x20 && *p != 0x7f && *p != '\\') {
+            out[used++] = (char)*p;
+            continue;
+        }
+        if (used + 5 >= size)
+            break;
+        out[used++] = '\\';
+        if (*p == '\\') {
+            out[used++] = '\\';
+            continue;
+        }
+        out[used++] = 'x';
+        out[used++] = hex[*p >> 4];
+        out[used++] = hex[*p & 15];
+    }
+    out[used] = 0;
 }
 
 int maya_atomic_commit(struct maya_atomic_file *af)

@@ -90,6 +90,19 @@ $(foreach l,graph ops cnn adv,$(eval $(call STANDIN,cudnn_$(l),libcudnn_$(l).so.
 $(foreach l,engines_precompiled engines_runtime_compiled heuristic,\
 	$(eval $(call STANDIN,cudnn_$(l),libcudnn_$(l).so.9,cudnn_$(l),libcudnn_$(l).so.9,3000,)))
 
+# The NVTX injection library (NVTX_INJECTION64_PATH): a program's NVTX
+# marks and ranges become MARKER records (emulator/nvtx/nvtx.c).
+NVTX_SRCS := emulator/nvtx/nvtx.c
+NVTX_OBJS := $(NVTX_SRCS:%.c=$(B)/obj/%.o)
+NVTX_LIB  := $(EMU_LIBDIR)/libmaya-nvtx.so
+$(NVTX_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
+$(NVTX_LIB): $(NVTX_OBJS) $(CORE_LIB) $(COMMON_LIB) emulator/nvtx/nvtx.map
+	@mkdir -p $(@D)
+	$(CC) -shared -o $@ $(NVTX_OBJS) $(COMMON_LIB) $(LDFLAGS) -Wl,-soname,libmaya-nvtx.so \
+		-Wl,--version-script,emulator/nvtx/nvtx.map -Wl,-z,defs \
+		-L$(EMU_LIBDIR) -lmaya-core -Wl,-rpath,'$$ORIGIN'
+ALL_TARGETS += $(NVTX_LIB)
+
 # Unversioned names (libcuda.so, libcudart.so) for programs and tools that
 # link or dlopen without the version (e.g. Triton's launcher with -lcuda).
 $(EMU_LIBDIR)/libcuda.so: $(EMU_LIBDIR)/libcuda.so.1

@@ -148,6 +148,8 @@ void est_destroy(struct estimator *e)
     free(e);
 }
 
+#define EST_MAX_OP_NS 1e15 /* 11.6 days */
+
 static uint64_t to_ns(double ns)
 {
     if (!(ns > 0))
@@ -228,6 +230,18 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
             if (d.family == EST_HOST)
                 out->model = EST_ORACLE;
         }
+    }
+    /* No real op takes days: a duration past this comes from sizes no GPU
+     * job has (m=n=k=1T) or a damaged trace, and would saturate or wrap the
+     * simulator's clock. It is refused, never printed as a result. */
+    if (dev > EST_MAX_OP_NS || host > EST_MAX_OP_NS) {
+        const struct maya_rec_call *c = (const struct maya_rec_call *)op->rec;
+        return maya_error("rank %d call %llu (%s%s%s): the %s estimate is %.3g s, more than an op can take "
+                          "(%.0f days): its sizes are beyond any GPU job", op->rank,
+                          op->rec && maya_rec_is_call(op->rec->type) ? (unsigned long long)c->call.seq : 0ull,
+                          op->api ? op->api : est_family_name(d.family), op->kernel_name ? " " : "",
+                          op->kernel_name ? op->kernel_name : "", dev > EST_MAX_OP_NS ? "device" : "host",
+                          (dev > EST_MAX_OP_NS ? dev : host) / 1e9, EST_MAX_OP_NS / 86400e9);
     }
     out->device_ns = to_ns(dev);
     out->host_ns = to_ns(host);

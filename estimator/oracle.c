@@ -73,24 +73,35 @@ int est_parse_duration(const char *s, uint64_t *ns)
 }
 
 /* `*` matches any run of characters, `?` any one; nothing else is special
- * (C++ names are full of brackets). */
+ * (C++ names are full of brackets). Only the last `*` seen is ever retried:
+ * a later star can absorb whatever an earlier one would have, so on a
+ * mismatch the text resumes one character past where that star last
+ * began. Cost: O(len(p) x len(s)) at worst, never exponential (a rule such
+ * as *a*a*a*a*b against a long kernel name stays linear in practice). */
 static int glob_match(const char *p, const char *s)
 {
-    for (; *p; p++, s++) {
+    const char *star = NULL, *resume = NULL;
+    while (*s) {
         if (*p == '*') {
-            while (p[1] == '*')
+            while (*p == '*')
                 p++;
-            if (!p[1])
+            if (!*p)
                 return 1;
-            for (; *s; s++)
-                if (glob_match(p + 1, s))
-                    return 1;
+            star = p;
+            resume = s;
+        } else if (*p == '?' || *p == *s) {
+            p++;
+            s++;
+        } else if (star) {
+            p = star;
+            s = ++resume;
+        } else {
             return 0;
         }
-        if (!*s || (*p != '?' && *p != *s))
-            return 0;
     }
-    return *s == '\0';
+    while (*p == '*')
+        p++;
+    return *p == '\0';
 }
 
 static size_t hash_key(int rank, uint64_t seq)
@@ -393,6 +404,15 @@ static int specificity(const struct rule *r)
 {
     return r->has_seq * 16 + r->has_nth * 8 + r->has_rank * 4 +
            (r->has_name ? (r->name_glob ? 1 : 2) : 0);
+}
+
+int est_oracle_check(const char *path)
+{
+    struct est_oracle *o;
+    if (est_oracle_load(path, &o) < 0)
+        return -1;
+    est_oracle_free(o);
+    return 0;
 }
 
 int est_oracle_strict(const struct est_oracle *o)

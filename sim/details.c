@@ -54,11 +54,15 @@ static int by_comm_time(const void *a, const void *b)
 int sim_details_build(const struct sim_job *j, struct sim_details *out)
 {
     memset(out, 0, sizeof *out);
-    uint64_t t0, t1;
-    int iters;
-    sim_steady_window(j, &t0, &t1, &iters);
+    /* the steady iterations, as the summary takes them: runs of them,
+     * partial iterations left out */
+    struct sim_window w[SIM_MAX_WINDOWS];
+    int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
+    int iters = MAYA_MAX(sim_steady_count(j), 1);
     out->iters = iters;
-    double window = t1 > t0 ? (double)(t1 - t0) : 0;
+    double window = 0;
+    for (int q = 0; q < nw; q++)
+        window += w[q].t1 > w[q].t0 ? (double)(w[q].t1 - w[q].t0) : 0;
     out->iteration_s = window / 1e9 / iters;
     out->split = calloc((size_t)MAYA_MAX(j->nranks, 1), sizeof *out->split);
     struct name_acc *names = calloc((size_t)j->nnames + 1, sizeof *names);
@@ -77,8 +81,16 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
     int counted = 0;
     for (int i = 0; i < j->nranks; i++) {
         const struct sim_rank *r = &j->ranks[i];
-        struct sim_busy b;
-        if (r->nops && sim_busy_in(j, r, t0, t1, &b) == 0) {
+        struct sim_busy b = { 0 };
+        int ok = r->nops > 0;
+        for (int q = 0; q < nw && ok; q++) {
+            struct sim_busy one;
+            ok = sim_busy_in(j, r, w[q].t0, w[q].t1, &one) == 0;
+            b.compute += one.compute;
+            b.exposed_comm += one.exposed_comm;
+            b.any += one.any;
+        }
+        if (ok) {
             double per = 1e9 * iters;
             struct sim_rank_split *sp = &out->split[i];
             sp->compute_s = b.compute / per;
@@ -94,7 +106,12 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
             const struct sim_time *t = &r->times[k];
-            if (!is_device_op(o) || t->dev_end <= t->dev_start || t->dev_start < t0 || t->dev_start >= t1)
+            if (!is_device_op(o) || t->dev_end <= t->dev_start)
+                continue;
+            int in = 0;
+            for (int q = 0; q < nw && !in; q++)
+                in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
+            if (!in)
                 continue;
             double ns = (double)(t->dev_end - t->dev_start);
             if (o->name && o->name <= j->nnames) {

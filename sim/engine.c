@@ -713,10 +713,10 @@ int sim_run(struct sim_job *j)
         return -1;
     for (int i = 0; i < j->nranks; i++)
         if (j->ranks[i].next < j->ranks[i].nops || j->ranks[i].blocked)
-            return report_deadlock(j);
+            return j->incomplete_ranks || j->workload_failed ? sim_cut_short(j) : report_deadlock(j);
     for (uint32_t s = 0; s < j->nstreams; s++)
         if (j->streams[s].qlen)
-            return report_deadlock(j);
+            return j->incomplete_ranks || j->workload_failed ? sim_cut_short(j) : report_deadlock(j);
     if (sim_find_iterations(j) < 0)
         return -1;
     j->run_ok = 1;

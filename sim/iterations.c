@@ -1,32 +1,58 @@
 /* Finding the training iterations in a replayed job.
  *
- * With a marker name, each op of that name starts an iteration. Without one,
- * each rank's sequence of op signatures (what stays the same from one
- * iteration to the next: type, name, stream, shapes) is searched for its
- * repeating period: for every signature occurring at least twice, the gaps
+ * With a marker (--iteration-marker), each op it matches starts an
+ * iteration (marker_iterations below): an NVTX range (push or start; the
+ * iteration then ends with the range's pop or end), an NVTX mark, a kernel
+ * or an API call, by whole name, by a kernel's short name (its qualified
+ * name without return type, template arguments and parameters, or just its
+ * last component), or by a glob over any of these ("Train step*",
+ * "*adamw*").
+ *
+ * Without one, each rank's sequence of op shapes (what stays the same from
+ * one iteration to the next: type, name, stream; not sizes, which may vary
+ * a little between steps, as llm.c's uploads do; NVTX names with their
+ * numbers left out, "Train step 7" as "Train step ") is searched for its
+ * repeating period: for every shape occurring at least twice, the gaps
  * between its occurrences are compared (length and a rolling hash of the
- * signatures in between); the longest run of identical gaps, by ops covered,
+ * shapes in between); the longest run of identical gaps, by ops covered,
  * gives the iteration's length; the region with that period is then widened
  * op by op both ways (the anchor may be the loop's last op) and cut into
- * whole periods from its start. A period must hold device work
- * (a kernel, copy or collective) and cover at least a fifth of the rank's ops,
- * so that set-up details (three cudaMallocs in a row) are not taken for a
- * training loop. Grouping positions by signature and comparing gaps costs
- * O(n) for n ops, plus O(log n) per gap for the hash.
+ * whole periods from its start. A period must hold device work (a kernel,
+ * copy or collective) and the region must cover at least a fifth of the
+ * ops from its start to the end of the rank's ops: a training loop runs to
+ * the end, while warm-up before it and set-up details do not. Among those,
+ * the one covering the most ops times the kinds of device work in its
+ * period (up to MAX_KINDS) wins: a training step runs many kinds of
+ * kernels, while torch.compile's autotuning, which launches thousands of
+ * kernels before the loop, repeats one candidate (and a cache-clearing
+ * memset) at a time. Steps of CUDA graph launches are ops like any other: each
+ * launch's ops come in the trace where it was launched. Grouping positions
+ * by shape and comparing gaps costs O(n) for n ops, plus O(log n) per gap
+ * for the hash; counting a candidate period's kinds costs O(length x
+ * MAX_KINDS), only for candidates that could beat the best so far.
  *
  * Iteration k ends when the last of its ops completes (device or host); the
  * job's iteration k ends when it has ended on every rank, and its time is
  * the distance from the end of iteration k-1 (the first one's from the
- * host's start of its first op). The steady state is the median of the
- * iterations after the first, which carries warm-up (allocations,
- * autotuning, first-touch copies).
+ * host's start of its first op). Ops before the first iteration are set-up
+ * and warm-up, in no iteration. The steady state is the median of the
+ * iterations after the first (which carries warm-up: allocations, first-touch
+ * copies, lazy compilation), leaving out partial ones: an iteration with
+ * fewer device ops than nine tenths of the rank's median, or the last one
+ * of a rank whose trace ended early. With a marker that does not close
+ * (a point, a kernel), the last iteration would run to the rank's last op,
+ * tear-down included: it is cut to the length of the one before when its
+ * ops begin as those did.
  */
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
+#include <ctype.h>
+#include <fnmatch.h>
 #include <string.h>
 
 #include "maya/common.h"
+#include "maya/trace_format.h"
 
 #define HASH_BASE 0x100000001b3ull
 
@@ -44,12 +70,72 @@ static uint64_t seg_hash(const uint64_t *H, uint64_t a, uint64_t b)
     return H[b] - H[a] * power(HASH_BASE, b - a);
 }
 
+static int is_device_work(const struct sim_op *o)
+{
+    return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P;
+}
+
+/* ---- shapes ---- */
+
+static uint32_t mix(uint32_t h, uint64_t v)
+{
+    uint64_t x = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(x ^ (x >> 29) ^ (x >> 32));
+}
+
+/* A name without its digits (FNV-1a), so that "Train step 7" and "Train
+ * step 8" are one shape. */
+static uint32_t name_shape(const char *s)
+{
+    uint32_t h = 2166136261u;
+    for (; s && *s; s++)
+        if (!isdigit((unsigned char)*s))
+            h = (h ^ (unsigned char)*s) * 16777619u;
+    return h;
+}
+
+/* What op i looks like from one iteration to the next: the loader's
+ * signature without sizes (grid, bytes, GEMM shapes). A send/recv's sub is
+ * its estimated latency, not a shape: it varies with the estimator (a
+ * profile's measured durations) and stays out. */
+static uint32_t op_shape(const struct sim_job *j, const struct sim_op *o)
+{
+    uint32_t lane = o->stream ? j->streams[o->stream - 1].lane + 1 : 0;
+    uint16_t sub = o->kind == SK_P2P ? 0 : o->sub;
+    uint32_t s = mix(mix(mix(0x2545f491u, o->rec_type), lane), (uint64_t)o->kind << 16 | sub);
+    if (o->rec_type == MAYA_REC_MARKER)
+        return mix(s, name_shape(sim_name(j, o->name)));
+    return mix(s, o->name);
+}
+
+/* ---- automatic ---- */
+
 struct group {
     uint64_t start, count;   /* positions[start .. start+count) */
 };
 
+#define MAX_KINDS 16
+
+/* Distinct shapes of device work in ops [a, a+len), counted up to
+ * MAX_KINDS: O(len * MAX_KINDS). */
+static int device_kinds(const struct sim_rank *r, const uint32_t *shape, uint64_t a, uint64_t len)
+{
+    uint32_t seen[MAX_KINDS];
+    int k = 0;
+    for (uint64_t i = a; i < a + len && k < MAX_KINDS; i++) {
+        if (!is_device_work(&r->ops[i]))
+            continue;
+        int dup = 0;
+        for (int q = 0; q < k; q++)
+            dup |= seen[q] == shape[i];
+        if (!dup)
+            seen[k++] = shape[i];
+    }
+    return k;
+}
+
 /* The repeating period of a rank's ops: anchors and length. 0, or -1. */
-static int detect_period(struct sim_rank *r)
+static int detect_period(const struct sim_job *j, struct sim_rank *r)
 {
     uint64_t n = r->nops;
     r->niter = 0;
@@ -58,24 +144,25 @@ static int detect_period(struct sim_rank *r)
     uint64_t *H = malloc((n + 1) * sizeof *H);
     uint64_t *pos = malloc(n * sizeof *pos);
     uint32_t *dev = malloc((n + 1) * sizeof *dev); /* device ops before position i */
+    uint32_t *shape = malloc(n * sizeof *shape);
     struct maya_map count = { 0 };
     struct group *groups = NULL;
     uint64_t ngroups = 0, capgroups = 0;
     int rc = -1;
-    if (!H || !pos || !dev)
+    if (!H || !pos || !dev || !shape)
         goto out;
     H[0] = 0;
     dev[0] = 0;
     for (uint64_t i = 0; i < n; i++) {
-        H[i + 1] = H[i] * HASH_BASE + r->ops[i].sig + 1;
-        uint8_t k = r->ops[i].kind;
-        dev[i + 1] = dev[i] + (k == SK_KERNEL || k == SK_COPY || k == SK_COLL || k == SK_P2P);
-        uint64_t *c = maya_map_put(&count, r->ops[i].sig, 0, NULL);
+        shape[i] = op_shape(j, &r->ops[i]);
+        H[i + 1] = H[i] * HASH_BASE + shape[i] + 1;
+        dev[i + 1] = dev[i] + (uint32_t)is_device_work(&r->ops[i]);
+        uint64_t *c = maya_map_put(&count, shape[i], 0, NULL);
         if (!c)
             goto out;
         ++*c;
     }
-    /* counting sort of positions by signature: each map value becomes its
+    /* counting sort of positions by shape: each map value becomes its
      * group's write cursor */
     uint64_t off = 0;
     for (size_t s = 0; s < count.cap; s++) {
@@ -90,9 +177,9 @@ static int detect_period(struct sim_rank *r)
         off += c;
     }
     for (uint64_t i = 0; i < n; i++)
-        pos[(*maya_map_get(&count, r->ops[i].sig, 0))++] = i;
+        pos[(*maya_map_get(&count, shape[i], 0))++] = i;
 
-    uint64_t best_cover = 0, best_start = 0, best_len = 0, best_iters = 0;
+    uint64_t best_score = 0, best_start = 0, best_len = 0, best_iters = 0;
     for (uint64_t g = 0; g < ngroups; g++) {
         const uint64_t *p = pos + groups[g].start;
         uint64_t c = groups[g].count;
@@ -113,13 +200,25 @@ static int detect_period(struct sim_rank *r)
             uint64_t iters = segs + (uint64_t)tail;
             uint64_t cover = iters * len;
             int device_work = dev[p[a] + len] > dev[p[a]];
-            if (iters >= 2 && device_work && cover * 5 >= n && (cover > best_cover || (cover == best_cover && p[a] < best_start) ||
-                               (cover == best_cover && p[a] == best_start && len < best_len))) {
-                best_cover = cover;
+            /* a loop that runs to the end: a fifth of what follows its start */
+            int to_end = cover * 5 >= n - p[a];
+            if (iters < 2 || !device_work || !to_end)
+                goto next;
+            /* a step runs many kinds of device work, a benchmark loop one or
+             * two: the score is the ops covered times the kinds (up to
+             * MAX_KINDS), so that autotuning's long loops before training do
+             * not outweigh the training loop's few steps */
+            if (cover * MAX_KINDS < best_score)
+                goto next;
+            uint64_t score = cover * (uint64_t)device_kinds(r, shape, p[a], len);
+            if (score > best_score || (score == best_score && p[a] < best_start) ||
+                (score == best_score && p[a] == best_start && len < best_len)) {
+                best_score = score;
                 best_start = p[a];
                 best_len = len;
                 best_iters = iters;
             }
+        next:
             a = k + 1;
         }
     }
@@ -128,9 +227,9 @@ static int detect_period(struct sim_rank *r)
          * widen the periodic region [a, b) op by op both ways, then cut it
          * into whole periods from its start. */
         uint64_t a = best_start, b = best_start + best_iters * best_len;
-        while (a > 0 && r->ops[a - 1].sig == r->ops[a - 1 + best_len].sig)
+        while (a > 0 && shape[a - 1] == shape[a - 1 + best_len])
             a--;
-        while (b < n && r->ops[b].sig == r->ops[b - best_len].sig)
+        while (b < n && shape[b] == shape[b - best_len])
             b++;
         best_start = a;
         best_iters = (b - a) / best_len;
@@ -151,17 +250,101 @@ out:
     free(H);
     free(pos);
     free(dev);
+    free(shape);
     free(groups);
     maya_map_free(&count);
     return rc;
 }
 
-/* Iterations start at each op named marker. */
-static int marker_iterations(struct sim_rank *r, uint32_t marker)
+/* ---- markers ---- */
+
+static int has_glob(const char *s)
+{
+    return strpbrk(s, "*?[") != NULL;
+}
+
+/* A demangled kernel name's qualified name without return type, template
+ * arguments and parameters ("void at::native::foo<float, 4>(int, float*)"
+ * gives "at::native::foo"), into buf. "(anonymous namespace)" stays. */
+static void short_name(const char *name, char *buf, size_t size)
+{
+    size_t n = 0, last_space = 0;
+    int depth = 0;
+    for (const char *p = name; *p && n + 1 < size; p++) {
+        if (!strncmp(p, "(anonymous namespace)", 21) && depth == 0) {
+            size_t k = MAYA_MIN((size_t)21, size - 1 - n);
+            memcpy(buf + n, p, k);
+            n += k;
+            p += 20;
+            continue;
+        }
+        if (*p == '<') {
+            depth++;
+        } else if (*p == '>') {
+            depth -= depth > 0;
+        } else if (depth == 0) {
+            if (*p == '(')
+                break;
+            if (*p == ' ') {
+                last_space = n + 1; /* a return type or qualifier before */
+                buf[n++] = ' ';
+            } else {
+                buf[n++] = *p;
+            }
+        }
+    }
+    buf[n] = 0;
+    if (last_space)
+        memmove(buf, buf + last_space, n - last_space + 1);
+}
+
+/* Does a name match the marker? Exact, or the short name or its last
+ * component exactly, or a glob over any of the three. */
+static int marker_matches(const char *marker, const char *name)
+{
+    if (!strcmp(marker, name))
+        return 1;
+    char s[512];
+    short_name(name, s, sizeof s);
+    const char *last = s;
+    for (const char *p = s; (p = strstr(p, "::")); p += 2)
+        last = p + 2;
+    if (!has_glob(marker))
+        return s[0] && (!strcmp(marker, s) || !strcmp(marker, last));
+    return fnmatch(marker, name, 0) == 0 || fnmatch(marker, s, 0) == 0 || fnmatch(marker, last, 0) == 0;
+}
+
+/* The job's names the marker matches: matched[id - 1]. How many, or -1. */
+static long match_names(const struct sim_job *j, const char *marker, uint8_t **matched)
+{
+    *matched = calloc(MAYA_MAX(j->nnames, 1), 1);
+    if (!*matched)
+        return maya_error("out of memory finding iterations");
+    long k = 0;
+    for (uint32_t i = 0; i < j->nnames; i++)
+        if (marker_matches(marker, j->names[i]))
+            (*matched)[i] = 1, k++;
+    return k;
+}
+
+static int starts(const struct sim_op *o)
+{
+    return o->rec_type != MAYA_REC_MARKER || o->sub == MAYA_MARK_PUSH || o->sub == MAYA_MARK_START ||
+           o->sub == MAYA_MARK_POINT;
+}
+
+static int ends(const struct sim_op *o)
+{
+    return o->rec_type == MAYA_REC_MARKER && (o->sub == MAYA_MARK_POP || o->sub == MAYA_MARK_END);
+}
+
+/* Iterations start at each op the marker matches (ranges: their outermost
+ * push or start) and end at the next start, or at the range's pop or end. */
+static int marker_iterations(const struct sim_job *j, struct sim_rank *r, const uint8_t *matched)
 {
     uint64_t k = 0;
     for (uint64_t i = 0; i < r->nops; i++)
-        k += r->ops[i].name == marker;
+        k += matched[r->ops[i].name - 1] && starts(&r->ops[i]);
     r->niter = 0;
     if (!k)
         return 0;
@@ -169,15 +352,44 @@ static int marker_iterations(struct sim_rank *r, uint32_t marker)
     r->iter_stop = malloc(k * sizeof *r->iter_stop);
     if (!r->iter_start || !r->iter_stop)
         return maya_error("out of memory finding iterations");
-    for (uint64_t i = 0; i < r->nops; i++)
-        if (r->ops[i].name == marker) {
-            if (r->niter)
-                r->iter_stop[r->niter - 1] = i;
-            r->iter_start[r->niter++] = i;
+    int depth = 0, open = 0; /* open: the last iteration has not ended */
+    for (uint64_t i = 0; i < r->nops; i++) {
+        const struct sim_op *o = &r->ops[i];
+        if (!matched[o->name - 1])
+            continue;
+        if (ends(o)) {
+            if (depth > 0 && --depth == 0 && open) {
+                r->iter_stop[r->niter - 1] = i + 1;
+                open = 0;
+            }
+            continue;
         }
-    r->iter_stop[r->niter - 1] = r->nops;
+        int range = o->rec_type == MAYA_REC_MARKER && o->sub != MAYA_MARK_POINT;
+        if (range && depth++ > 0)
+            continue; /* nested in a range of the same name */
+        if (open)
+            r->iter_stop[r->niter - 1] = i;
+        r->iter_start[r->niter++] = i;
+        open = 1;
+    }
+    if (open) {
+        /* runs to the rank's last op: cut off a tear-down that follows ops
+         * shaped as the iteration before's */
+        int n = r->niter;
+        r->iter_stop[n - 1] = r->nops;
+        if (n >= 2) {
+            uint64_t a = r->iter_start[n - 1], len = r->iter_stop[n - 2] - r->iter_start[n - 2];
+            int same = a + len <= r->nops && len > 0;
+            for (uint64_t i = 0; same && i < len; i++)
+                same = op_shape(j, &r->ops[a + i]) == op_shape(j, &r->ops[r->iter_start[n - 2] + i]);
+            if (same)
+                r->iter_stop[n - 1] = a + len;
+        }
+    }
     return 0;
 }
+
+/* ---- the job's iterations ---- */
 
 /* When the ops [a, b) of a rank are all done. */
 static uint64_t ops_end(const struct sim_rank *r, uint64_t a, uint64_t b)
@@ -188,44 +400,85 @@ static uint64_t ops_end(const struct sim_rank *r, uint64_t a, uint64_t b)
     return t;
 }
 
-static int cmp_double(const void *a, const void *b)
+static int cmp_u64(const void *a, const void *b)
 {
-    double x = *(const double *)a, y = *(const double *)b;
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
     return (x > y) - (x < y);
+}
+
+static uint64_t device_ops(const struct sim_rank *r, uint64_t a, uint64_t b)
+{
+    uint64_t k = 0;
+    for (uint64_t i = a; i < b; i++)
+        k += (uint64_t)is_device_work(&r->ops[i]);
+    return k;
+}
+
+/* Mark the job's iterations that are partial on this rank (of its first K). */
+static int mark_partial(const struct sim_rank *r, int K, uint8_t *partial)
+{
+    uint64_t *v = malloc((size_t)K * sizeof *v), *sorted = malloc((size_t)K * sizeof *sorted);
+    if (!v || !sorted) {
+        free(v);
+        free(sorted);
+        return maya_error("out of memory finding iterations");
+    }
+    for (int k = 0; k < K; k++)
+        sorted[k] = v[k] = device_ops(r, r->iter_start[k], r->iter_stop[k]);
+    qsort(sorted, (size_t)K, sizeof *sorted, cmp_u64);
+    uint64_t median = sorted[K / 2];
+    for (int k = 0; k < K; k++)
+        if (v[k] * 10 < median * 9)
+            partial[k] = 1;
+    if (!r->complete && K == r->niter)
+        partial[K - 1] = 1; /* the trace ended early: its last iteration is cut */
+    free(v);
+    free(sorted);
+    return 0;
 }
 
 int sim_find_iterations(struct sim_job *j)
 {
-    uint32_t marker = 0;
+    uint8_t *matched = NULL;
     if (j->marker[0]) {
-        for (uint32_t i = 0; i < j->nnames && !marker; i++)
-            if (!strcmp(j->names[i], j->marker))
-                marker = i + 1;
-        if (!marker)
-            return maya_error("iteration marker \"%s\" matches no op, kernel, API call or marker name "
-                              "in the job", j->marker);
+        long k = match_names(j, j->marker, &matched);
+        if (k < 0)
+            return -1;
+        if (!k) {
+            free(matched);
+            return maya_error("iteration marker \"%s\" matches no op, kernel, API call or NVTX range name "
+                              "in the job (a kernel by its name or short name, a glob such as \"step*\")",
+                              j->marker);
+        }
     }
     int K = -1;
     j->makespan = 0;
+    j->warmup_ops = 0;
     for (int i = 0; i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         j->makespan = MAYA_MAX(j->makespan, r->done_at);
         if (!r->nops)
             continue;
-        if ((marker ? marker_iterations(r, marker) : detect_period(r)) < 0)
+        if ((matched ? marker_iterations(j, r, matched) : detect_period(j, r)) < 0) {
+            free(matched);
             return -1;
+        }
         if (!r->niter) {
             /* no repetition here: the whole run is one iteration */
             r->iter_start = malloc(sizeof *r->iter_start);
             r->iter_stop = malloc(sizeof *r->iter_stop);
-            if (!r->iter_start || !r->iter_stop)
+            if (!r->iter_start || !r->iter_stop) {
+                free(matched);
                 return maya_error("out of memory finding iterations");
+            }
             r->iter_start[0] = 0;
             r->iter_stop[0] = r->nops;
             r->niter = 1;
         }
+        j->warmup_ops = MAYA_MAX(j->warmup_ops, r->iter_start[0]);
         K = K < 0 ? r->niter : MAYA_MIN(K, r->niter);
     }
+    free(matched);
     if (K < 1)
         K = 1;
     j->iterations_found = K;
@@ -233,9 +486,11 @@ int sim_find_iterations(struct sim_job *j)
         K = j->keep_iterations; /* later iterations stay simulated but are not reported */
     free(j->iter_end);
     free(j->iter_times_s);
+    free(j->iter_partial);
     j->iter_end = calloc((size_t)K, sizeof *j->iter_end);
     j->iter_times_s = calloc((size_t)K, sizeof *j->iter_times_s);
-    if (!j->iter_end || !j->iter_times_s)
+    j->iter_partial = calloc((size_t)K, sizeof *j->iter_partial);
+    if (!j->iter_end || !j->iter_times_s || !j->iter_partial)
         return maya_error("out of memory finding iterations");
     j->niter = K;
     j->iter_t0 = UINT64_MAX;
@@ -248,6 +503,8 @@ int sim_find_iterations(struct sim_job *j)
         j->iter_t0 = MAYA_MIN(j->iter_t0, ft->host_end - first->host_ns);
         for (int k = 0; k < K; k++)
             j->iter_end[k] = MAYA_MAX(j->iter_end[k], ops_end(r, r->iter_start[k], r->iter_stop[k]));
+        if (mark_partial(r, K, j->iter_partial) < 0)
+            return -1;
     }
     if (j->iter_t0 == UINT64_MAX)
         j->iter_t0 = 0;
@@ -279,17 +536,42 @@ const double *sim_iteration_times(const struct sim_job *j, int *n)
     return j->iter_times_s;
 }
 
+int sim_iteration_steady(const struct sim_job *j, int k)
+{
+    if (k < 0 || k >= j->niter)
+        return 0;
+    if (j->niter == 1)
+        return 1;
+    return k > 0 && !j->iter_partial[k];
+}
+
+int sim_steady_count(const struct sim_job *j)
+{
+    int n = 0;
+    for (int k = 0; k < j->niter; k++)
+        n += sim_iteration_steady(j, k);
+    return n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
 double sim_steady_iteration_s(const struct sim_job *j)
 {
     if (j->niter <= 0)
         return 0;
-    if (j->niter == 1)
-        return j->iter_times_s[0];
-    int n = j->niter - 1;
-    double *v = malloc((size_t)n * sizeof *v);
+    double *v = malloc((size_t)j->niter * sizeof *v);
     if (!v)
-        return j->iter_times_s[1];
-    memcpy(v, j->iter_times_s + 1, (size_t)n * sizeof *v);
+        return j->iter_times_s[0];
+    int n = 0;
+    for (int k = 0; k < j->niter; k++)
+        if (sim_iteration_steady(j, k))
+            v[n++] = j->iter_times_s[k];
+    if (!n) /* every later one partial: the first is all there is */
+        v[n++] = j->iter_times_s[0];
     qsort(v, (size_t)n, sizeof *v, cmp_double);
     double m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
     free(v);

@@ -72,6 +72,8 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
+    int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
     uint32_t stamp;
 };
@@ -232,6 +234,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     int from_graph = (h->flags & MAYA_F_FROM_GRAPH) != 0;
     if (!from_graph) {
         o->gap_ns = c->t_enter_ns > L->prev_exit ? c->t_enter_ns - L->prev_exit : 0;
+        if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+            o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
     const char *api = maya_trace_string(L->r, c->api);
@@ -242,8 +246,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
-    if (h->type == MAYA_REC_MARKER)
+    if (h->type == MAYA_REC_MARKER) {
         kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
+    }
     o->name = sim_intern(j, kname ? kname : api);
     if (!o->name)
         return maya_error("out of memory loading the job");
@@ -407,6 +413,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
+    if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
+        o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);
     if (er.extrapolated) {
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
@@ -440,12 +448,25 @@ static int join_comm(struct loader *L, const struct maya_rec_comm *c)
 
 /* ---- job records ---- */
 
+/* Most members a communicator may have: a send/recv's comm ranks are packed
+ * into 20 bits (engine.c), and maya run starts at most 2^20 processes. */
+#define MAX_COMM_MEMBERS (1 << 20)
+
 static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
 {
     struct sim_job *j = L->j;
+    if (rc->nranks < 1 || rc->nranks > MAX_COMM_MEMBERS)
+        return maya_error("%s: communicator 0x%llx of %d members: expected 1 to %d",
+                          maya_trace_path(L->r), (unsigned long long)rc->comm, rc->nranks, MAX_COMM_MEMBERS);
+    if (maya_map_get(&j->comm_ids, rc->comm, 0))
+        return maya_error("%s: communicator 0x%llx is listed twice", maya_trace_path(L->r),
+                          (unsigned long long)rc->comm);
+    if (SIM_GROW(j->comms, L->capcomms, j->ncomms + 1) < 0)
+        return maya_error("out of memory loading the job");
     struct sim_comm *c = &j->comms[j->ncomms];
+    memset(c, 0, sizeof *c);
     const struct maya_job_member *m = (const void *)(rc + 1);
-    if (rc->nranks < 1 || rc->h.bytes < sizeof *rc + (uint64_t)rc->nranks * sizeof *m)
+    if (rc->h.bytes < sizeof *rc + (uint64_t)rc->nranks * sizeof *m)
         return maya_error("%s: communicator 0x%llx of %d members in a record of %u bytes", maya_trace_path(L->r),
                           (unsigned long long)rc->comm, rc->nranks, rc->h.bytes);
     c->id = rc->comm;
@@ -464,12 +485,14 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
     for (int i = 0; i < rc->nranks; i++) {
         int node = m[i].global_gpu >= 0 ? m[i].global_gpu / gpn : 0;
         if (node >= j->nodes)
-            node = j->nodes - 1;
+            return maya_error("%s: communicator 0x%llx: member %d is GPU %d, on node %d, but the job has %d nodes",
+                              maya_trace_path(L->r), (unsigned long long)rc->comm, i, m[i].global_gpu, node,
+                              j->nodes);
         int nic = sim_nic_of_gpu(j, m[i].global_gpu);
         c->member_node[i] = node;
         c->member_nic[i] = nic;
         /* its ports; a member no trace placed has none (it shares nothing) */
-        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < j->nodes * gpn ? m[i].global_gpu : -1;
+        c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < (long)j->nodes * gpn ? m[i].global_gpu : -1;
         if (L->node_seen[node] != L->stamp) {
             L->node_seen[node] = L->stamp;
             c->nodes[c->nnodes++] = node;
@@ -495,16 +518,31 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         const struct maya_rec_job *jr = (const void *)h;
         if (j->ranks)
             return maya_error("%s: two job records", maya_trace_path(L->r));
+        /* Every count sizes an allocation: each is checked against what a
+         * job can hold before it is trusted (a damaged file must not make
+         * maya allocate gigabytes or write past an array). */
         if (jr->nranks < 1 || jr->nranks > (1 << 24))
-            return maya_error("%s: a job of %d ranks", maya_trace_path(L->r), jr->nranks);
+            return maya_error("%s: a job of %d ranks: expected 1 to %d", maya_trace_path(L->r), jr->nranks,
+                              1 << 24);
+        if (jr->world_size > (1 << 24))
+            return maya_error("%s: a world size of %d: expected at most %d", maya_trace_path(L->r),
+                              jr->world_size, 1 << 24);
+        int most_nodes = MAYA_MAX(jr->world_size, jr->nranks);
+        if (jr->nodes < 0 || jr->nodes > most_nodes)
+            return maya_error("%s: a job of %d nodes for %d ranks (world size %d): expected 1 to %d",
+                              maya_trace_path(L->r), jr->nodes, jr->nranks, jr->world_size, most_nodes);
+        if (jr->gpus_per_node < 0 || jr->gpus_per_node > 4096)
+            return maya_error("%s: %d GPUs per node: expected 0 to 4096", maya_trace_path(L->r),
+                              jr->gpus_per_node);
         j->world_size = jr->world_size;
+        L->ranks_announced = jr->nranks;
         j->nodes = MAYA_MAX(jr->nodes, 1);
         j->gpus_per_node = jr->gpus_per_node;
         memcpy(j->gpu, jr->gpu, sizeof j->gpu);
         j->gpu[sizeof j->gpu - 1] = 0;
-        j->ranks = calloc((size_t)jr->nranks, sizeof *j->ranks);
-        j->comms = calloc(MAYA_MAX(jr->ncomms, 1), sizeof *j->comms);
-        if (!j->ranks || !j->comms)
+        /* ranks and communicators grow as their records come (a count
+         * alone allocates nothing): memory follows what the file holds */
+        if (SIM_GROW(j->ranks, L->capranks, 1) < 0)
             return maya_error("out of memory loading the job");
         if (sim_nic_setup(j, L->cfg->cluster) < 0)
             return -1;
@@ -526,17 +564,27 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         const struct maya_rec_rank_begin *b = (const void *)h;
         if (!j->ranks)
             return maya_error("%s: a rank section before the job record", maya_trace_path(L->r));
+        if (j->nranks >= L->ranks_announced)
+            return maya_error("%s: more rank sections than the %d the job record announces",
+                              maya_trace_path(L->r), L->ranks_announced);
+        if (L->cur)
+            return maya_error("%s: rank %d's section begins inside rank %d's", maya_trace_path(L->r), b->rank,
+                              L->cur->rank);
+        if (SIM_GROW(j->ranks, L->capranks, (uint64_t)j->nranks + 1) < 0)
+            return maya_error("out of memory loading the job");
         struct sim_rank *r = &j->ranks[j->nranks++];
         memset(r, 0, sizeof *r);
         r->rank = b->rank;
         r->node = b->node;
         r->local_rank = b->local_rank;
         r->complete = b->complete;
+        j->incomplete_ranks += !b->complete;
         r->sync_device = -1;
         j->host_cpu_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) != 0;
+        j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
-        if (b->node >= j->nodes)
+        if (b->node < 0 || b->node >= j->nodes)
             return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
         return 0;
     }
@@ -574,6 +622,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
     j->keep_iterations = cfg->keep_iterations;
     j->keep_xfers = cfg->keep_xfers;
+    j->workload_failed = cfg->workload_failed;
     j->gpu_spec = cfg->gpu;
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
@@ -685,6 +734,7 @@ void sim_free(struct sim_job *j)
     sim_nic_free(j);
     free(j->iter_times_s);
     free(j->iter_end);
+    free(j->iter_partial);
     sim_heap_free(&j->heap);
     free(j);
 }

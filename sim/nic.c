@@ -40,6 +40,8 @@
 
 #include "maya/common.h"
 
+#define SIM_MAX_LINKS (1 << 24)
+
 /* ---- the flows' completion heap ---- */
 
 static inline int flow_before(const struct sim_xfer *a, const struct sim_xfer *b)
@@ -131,6 +133,13 @@ int sim_nic_setup(struct sim_job *j, const struct maya_cluster_spec *c)
     /* The cluster's NICs when it describes these nodes; else one per GPU. */
     int same = c && c->nics_per_node > 0 && c->gpus_per_node == gpn;
     j->nics_per_node = same ? c->nics_per_node : c && c->nics_per_node > 0 ? c->nics_per_node : gpn;
+    /* counts from a job trace: the links are checked before they size
+     * anything (16 bytes each, 2^24 of them at most: 256 MiB) */
+    uint64_t links = (uint64_t)MAYA_MAX(j->nodes, 0) * ((uint64_t)j->nics_per_node + 2 * (uint64_t)gpn);
+    if (links > SIM_MAX_LINKS)
+        return maya_error("a job of %d nodes of %d GPUs and %d NICs has %llu NICs and GPU ports: "
+                          "expected at most %d", j->nodes, gpn, j->nics_per_node, (unsigned long long)links,
+                          SIM_MAX_LINKS);
     j->gpu_nic = calloc((size_t)gpn, sizeof *j->gpu_nic);
     j->nnics = (uint32_t)j->nodes * (uint32_t)j->nics_per_node;
     j->nlinks = j->nnics + 2 * (uint32_t)j->nodes * (uint32_t)gpn;

@@ -31,7 +31,9 @@ struct facts {
     struct sim_summary s;
     struct rank_row *rows;
     int nrows;
-    int failed;                 /* processes that failed on their own */
+    int failed;                 /* processes that failed on their own, or hung */
+    int not_ok;                 /* processes that did not exit 0, for whatever reason */
+    char headline[1024];        /* the first cause of the run's end; "" if it ended well */
     uint64_t total_mem;         /* the GPU's memory */
     int gpus;                   /* GPUs the job drives (a process may drive several) */
     struct sim_details det;     /* when replayed */
@@ -40,7 +42,11 @@ struct facts {
 /* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
 static const char *host_clock_name(const struct sim_job *j)
 {
-    return j->host_cpu_ranks == 0 ? "wall" : j->host_cpu_ranks == j->nranks ? "cpu" : "mixed";
+    if (j->host_cpu_ranks == j->nranks)
+        return "cpu";
+    if (j->host_active_ranks == j->nranks)
+        return "active";
+    return j->host_cpu_ranks == 0 && j->host_active_ranks == 0 ? "wall" : "mixed";
 }
 
 static const struct maya_run_proc *proc_of(const struct maya_run_desc *d, int rank, int *index)
@@ -95,8 +101,12 @@ static int gather(struct facts *f, const struct sim_job *j, const struct sim_rep
         row->peak = r->peak_bytes;
         row->oom = r->oom;
     }
-    for (int i = 0; d && i < d->nprocs; i++)
-        f->failed += !maya_run_proc_ok(&d->procs[i]) && !d->procs[i].note[0];
+    for (int i = 0; d && i < d->nprocs; i++) {
+        const struct maya_run_proc *p = &d->procs[i];
+        f->not_ok += !maya_run_proc_ok(p);
+        f->failed += !maya_run_proc_ok(p) && p->end != MAYA_RUN_UNKNOWN &&
+                     (!p->note[0] || !strncmp(p->note, "hung:", 5));
+    }
     if (in->gpu)
         f->total_mem = in->gpu->prop.totalGlobalMem;
     f->gpus = j ? sim_job_gpus(j) : 0;
@@ -158,6 +168,55 @@ static void line_time(FILE *fp, const char *what, double s, double of)
         fprintf(fp, "  %-26s %12s\n", what, t);
 }
 
+/* The last line of a failed process's stderr that says something (a
+ * Python traceback ends with the exception: "ValueError: ..."). */
+static void last_words(const char *dir, int proc, char *buf, size_t size)
+{
+    buf[0] = 0;
+    char *tail = dir ? stderr_tail(dir, proc) : NULL;
+    if (!tail)
+        return;
+    for (char *l = strtok(tail, "\n"); l; l = strtok(NULL, "\n")) {
+        while (*l == ' ' || *l == '\t')
+            l++;
+        if (*l && strncmp(l, "maya-emu:", 9) != 0)
+            snprintf(buf, size, "%s", l);
+    }
+    free(tail);
+}
+
+/* What ended the run first: the launcher's cause (run.conf), else the first
+ * process that failed on its own, with the last words of its stderr. */
+static void headline(struct facts *f, const char *dir)
+{
+    const struct maya_run_desc *d = f->in->desc;
+    f->headline[0] = 0;
+    if (!d || (!f->not_ok && strcmp(d->state, "running")))
+        return;
+    int first = -1;
+    for (int i = 0; i < d->nprocs && first < 0; i++)
+        if (!maya_run_proc_ok(&d->procs[i]) && d->procs[i].end != MAYA_RUN_UNKNOWN && !d->procs[i].note[0])
+            first = i;
+    char cause[600] = "", words[300] = "";
+    if (d->cause[0])
+        snprintf(cause, sizeof cause, "%s", d->cause);
+    else if (!strcmp(d->state, "running")) {
+        int unknown = 0;
+        for (int i = 0; i < d->nprocs; i++)
+            unknown += d->procs[i].end == MAYA_RUN_UNKNOWN;
+        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld) ended before the ranks did (it was killed?): "
+                 "how %d of %d processes ended is not known; their traces are replayed as far as they go",
+                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, unknown, d->nprocs);
+    } else if (first >= 0) {
+        char st[96];
+        maya_run_proc_status(&d->procs[first], st, sizeof st);
+        snprintf(cause, sizeof cause, "rank %d ended with %s", first, st);
+    }
+    if (first >= 0)
+        last_words(dir, first, words, sizeof words);
+    snprintf(f->headline, sizeof f->headline, "%s%s%s", cause, words[0] ? ": " : "", words);
+}
+
 static void write_status(FILE *fp, const struct facts *f, const char *dir, int with_tails)
 {
     const struct maya_run_desc *d = f->in->desc;
@@ -165,17 +224,33 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         fprintf(fp, "status     (no run description: exit statuses unknown)\n");
         return;
     }
-    if (!f->failed) {
-        fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+    if (!f->not_ok && strcmp(d->state, "running")) {
+        if (f->j && f->j->incomplete_ranks)
+            fprintf(fp, "status     INCOMPLETE: all %d process%s exited 0, but %d rank trace%s cut short: %s\n",
+                    d->nprocs, d->nprocs == 1 ? "" : "es", f->j->incomplete_ranks,
+                    f->j->incomplete_ranks == 1 ? " was" : "s were",
+                    d->cause[0] ? d->cause : "their writes failed (see logs/rank-N.err)");
+        else
+            fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
         return;
     }
-    fprintf(fp, "status     FAILED: %d of %d process%s failed\n", f->failed, d->nprocs, d->nprocs == 1 ? "" : "es");
+    if (!strcmp(d->state, "running"))
+        fprintf(fp, "status     CUT SHORT: %s\n", f->headline);
+    else if (f->failed)
+        fprintf(fp, "status     FAILED: %d of %d process%s failed; first: %s\n", f->failed, d->nprocs,
+                d->nprocs == 1 ? "" : "es", f->headline);
+    else
+        fprintf(fp, "status     STOPPED: %s\n", f->headline[0] ? f->headline : "the ranks were stopped");
     for (int i = 0; i < d->nprocs; i++) {
         const struct maya_run_proc *p = &d->procs[i];
         char st[96];
         maya_run_proc_status(p, st, sizeof st);
         if (maya_run_proc_ok(p))
             continue;
+        if (p->end == MAYA_RUN_UNKNOWN) {
+            fprintf(fp, "           rank %d: how it ended was not recorded\n", i);
+            continue;
+        }
         if (p->note[0]) {
             fprintf(fp, "           rank %d: %s (%s)\n", i, st, p->note);
             continue;
@@ -220,40 +295,72 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
-    else if (f->failed && f->replayed)
-        fprintf(fp, "\nThe workload failed: the figures below cover only what its ranks did before.\n");
+    else if ((f->not_ok || !strcmp(d ? d->state : "", "running")) && f->replayed)
+        fprintf(fp, "\nThe workload %s: the figures below cover only what its ranks did before%s.\n",
+                f->failed ? "failed" : "was stopped", j->cut_short ? " (the simulation stops where the first "
+                "rank's trace ends)" : "");
     if (f->replayed) {
         int n;
         const double *it = sim_iteration_times(j, &n);
         sim_fmt_time(a, sizeof a, s->iteration_s);
         fprintf(fp, "\niteration  %s", a);
-        if (n >= 2) {
+        if (n >= 2 && s->steady_iterations > 0) {
             sim_fmt_time(b, sizeof b, s->first_iteration_s);
-            fprintf(fp, " (steady state: median of iterations 2..%d; the first took %s)\n", n, b);
+            fprintf(fp, " (steady state: median of %d iteration%s; the first took %s)\n", s->steady_iterations,
+                    s->steady_iterations == 1 ? "" : "s", b);
+        } else if (n >= 2) {
+            fprintf(fp, " (the first: every later one is partial)\n");
         } else {
             fprintf(fp, " (the whole run: no repeating iteration was found)\n");
         }
         if (j->marker[0])
-            fprintf(fp, "found      %d iteration%s starting at each op named \"%s\"\n", n, n == 1 ? "" : "s",
-                    j->marker);
+            fprintf(fp, "found      %d iteration%s starting at each op or NVTX range matching \"%s\" "
+                    "(a range's iteration ends with it)\n", n, n == 1 ? "" : "s", j->marker);
         else if (n >= 2)
-            fprintf(fp, "found      %d iterations from the repeating sequence of ops\n", n);
+            fprintf(fp, "found      %d iterations from the repeating sequence of ops (their sizes may vary)\n", n);
         else
-            fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names one)\n");
+            fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names an op, kernel or "
+                    "NVTX range)\n");
+        if (n >= 2 && s->warmup_ops)
+            fprintf(fp, "warm-up    %" PRIu64 " ops before the first iteration (set-up, compilation, autotuning), "
+                    "in no iteration (the most on any rank)\n", s->warmup_ops);
+        if (n >= 2) {
+            fprintf(fp, "left out   iteration 1 (warm-up: first allocations, copies, lazy compilation)");
+            for (int k = 1; k < n; k++)
+                if (!sim_iteration_steady(j, k))
+                    fprintf(fp, ", %d (partial: fewer device ops than the others, or its trace ended early)", k + 1);
+            fprintf(fp, "\n");
+        }
         if (j->iterations_found > n)
             fprintf(fp, "kept       the first %d of %d iterations (--iterations)\n", n, j->iterations_found);
         for (int k = 0; k < n && k < 20; k++) {
             sim_fmt_time(a, sizeof a, it[k]);
-            fprintf(fp, "  iteration %-4d %12s\n", k + 1, a);
+            fprintf(fp, "  iteration %-4d %12s%s\n", k + 1, a, sim_iteration_steady(j, k) ? "" : "  (left out)");
         }
         if (n > 20)
             fprintf(fp, "  ... (%d more in report.json)\n", n - 20);
-        fprintf(fp, "\nper iteration, mean over ranks:\n");
-        line_time(fp, "compute", s->compute_s, s->iteration_s);
-        line_time(fp, "communication", s->comm_s, s->iteration_s);
-        line_time(fp, "  exposed (not overlapped)", s->exposed_comm_s, s->iteration_s);
-        line_time(fp, "host<->device copies", s->copy_s, s->iteration_s);
-        line_time(fp, "idle", s->idle_s, s->iteration_s);
+        sim_fmt_time(a, sizeof a, s->breakdown_iteration_s);
+        fprintf(fp, "\nper iteration: %s, the mean of the %s over the ranks, spent as\n", a,
+                n >= 2 && s->steady_iterations ? "steady iterations" : "iteration");
+        double of = s->breakdown_iteration_s;
+        line_time(fp, "compute", s->compute_s, of);
+        line_time(fp, "communication, exposed", s->exposed_comm_s, of);
+        line_time(fp, "copies, exposed", s->exposed_copy_s, of);
+        line_time(fp, "idle", s->idle_s, of);
+        sim_fmt_time(a, sizeof a, s->comm_s);
+        sim_fmt_time(b, sizeof b, s->copy_s);
+        fprintf(fp, "  (each where none above it runs: they add up; all communication %s, all host<->device\n"
+                "  copies %s, overlapped or not)\n", a, b);
+        sim_fmt_time(a, sizeof a, s->host_work_s);
+        fprintf(fp, "host       %s of host work per iteration (%.0f%%), measured on this machine's CPUs (%s clock)",
+                a, of > 0 ? 100 * s->host_work_s / of : 0, host_clock_name(j));
+        if (in->cluster && in->cluster->host_speed > 0 && in->cluster->host_speed != 1)
+            fprintf(fp, ", divided by the cluster's host_speed %g", in->cluster->host_speed);
+        if (s->host_bound)
+            fprintf(fp, ":\n           host-bound: the host, not the GPUs, sets the iteration time; a faster or "
+                    "slower host changes it\n");
+        else
+            fprintf(fp, "\n");
         if (s->mfu >= 0)
             fprintf(fp, "MFU        %.1f%% (FLOPs of GEMMs, convolutions and attention over the GPUs' dense peak)\n",
                     100 * s->mfu);
@@ -308,6 +415,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "options    %s\n", in->options);
         if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
+        if (f->replayed && j->cut_short && j->incomplete_ranks)
+            fprintf(fp, "cut short  %d rank trace%s ended early; the replay stops where they do: %" PRIu64
+                    " recorded ops after that point were not replayed\n", j->incomplete_ranks,
+                    j->incomplete_ranks == 1 ? "" : "s", j->ops_not_replayed);
+        else if (f->replayed && j->cut_short)
+            fprintf(fp, "cut short  the failed ranks stopped before the others' collectives: the replay stops "
+                    "there; %" PRIu64 " recorded ops after that point were not replayed\n", j->ops_not_replayed);
     }
     fprintf(fp, "\nfiles      report.html (open in a browser), report.json%s\n",
             f->replayed ? ", timeline.json (open in ui.perfetto.dev), timeline.svg" : "");
@@ -373,7 +487,16 @@ static void write_json(FILE *fp, const struct facts *f)
     json_str(&w, "cluster", in->cluster ? in->cluster->key : NULL);
     json_str(&w, "command", d ? d->command : NULL);
     json_str(&w, "launcher", d ? d->launcher : NULL);
-    json_bool(&w, "workload_ok", d ? f->failed == 0 : 1);
+    json_bool(&w, "workload_ok", d ? f->not_ok == 0 && strcmp(d->state, "running") : 1);
+    json_str(&w, "status", !d ? NULL : !strcmp(d->state, "running") ? "cut_short" : f->failed ? "failed" :
+                           f->not_ok ? "stopped" : j && j->incomplete_ranks ? "incomplete" : "ok");
+    json_str(&w, "cause", f->headline[0] ? f->headline : NULL);
+    json_arr(&w, "hung_ranks");
+    for (int i = 0; d && i < d->nprocs; i++)
+        if (!strncmp(d->procs[i].note, "hung:", 5))
+            json_int(&w, NULL, i);
+    json_end_arr(&w);
+    json_bool(&w, "cut_short", j && j->cut_short);
     json_bool(&w, "simulated", f->replayed);
     json_str(&w, "error", in->error);
     if (f->replayed) {
@@ -391,12 +514,21 @@ static void write_json(FILE *fp, const struct facts *f)
             json_obj(&w, NULL);
             json_int(&w, "index", k + 1);
             json_num(&w, "time_s", it[k]);
+            json_num(&w, "end_s", (double)j->iter_end[k] / 1e9);
+            int steady = sim_iteration_steady(j, k);
+            json_bool(&w, "steady", steady);
+            if (steady)
+                json_null(&w, "left_out");
+            else
+                json_str(&w, "left_out", k == 0 ? "warm-up" : "partial");
             json_end_obj(&w);
         }
     }
     json_end_arr(&w);
     json_str(&w, "iteration_marker", j && j->marker[0] ? j->marker : NULL);
     json_int(&w, "iterations_found", j ? j->iterations_found : 0);
+    json_int(&w, "steady_iterations", f->replayed ? s->steady_iterations : 0);
+    json_uint(&w, "warmup_ops", f->replayed ? s->warmup_ops : 0);
 #define TIME(key, v) do { if (f->replayed) json_num(&w, key, v); else json_null(&w, key); } while (0)
     TIME("makespan_s", s->makespan_s);
     TIME("compute_time_s", s->compute_s);
@@ -404,7 +536,24 @@ static void write_json(FILE *fp, const struct facts *f)
     TIME("exposed_communication_time_s", s->exposed_comm_s);
     TIME("copy_time_s", s->copy_s);
     TIME("idle_time_s", s->idle_s);
+    TIME("host_work_s", s->host_work_s);
 #undef TIME
+    if (f->replayed) {
+        json_bool(&w, "host_bound", s->host_bound);
+        json_obj(&w, "breakdown");
+        json_num(&w, "iteration_s", s->breakdown_iteration_s);
+        json_num(&w, "compute_s", s->compute_s);
+        json_num(&w, "exposed_communication_s", s->exposed_comm_s);
+        json_num(&w, "exposed_copy_s", s->exposed_copy_s);
+        json_num(&w, "idle_s", s->idle_s);
+        json_int(&w, "iterations", MAYA_MAX(s->steady_iterations, 1));
+        json_str(&w, "formed", "mean over the steady iterations and the ranks; compute, then communication "
+                 "where no compute runs, then copies where neither runs, then idle: they add up to iteration_s");
+        json_end_obj(&w);
+    } else {
+        json_null(&w, "host_bound");
+        json_null(&w, "breakdown");
+    }
     if (j)
         json_uint(&w, "peak_memory_bytes", s->peak_memory_bytes);
     else
@@ -501,6 +650,7 @@ int sim_report(const struct sim_job *j, const struct sim_report_info *in, const 
     struct facts f;
     if (gather(&f, j, in) < 0)
         return -1;
+    headline(&f, dir);
     int rc = write_file(dir, "report.txt", write_txt, &f);
     if (rc == 0)
         rc = write_file(dir, "report.json", json_fn, &f);
@@ -529,6 +679,7 @@ void sim_report_summary(const struct sim_job *j, const struct sim_report_info *i
     struct facts f;
     if (gather(&f, j, in) < 0)
         return;
+    headline(&f, dir);
     write_status(fp, &f, dir, dir != NULL);
     if (f.replayed) {
         char a[32], b[32];

@@ -255,6 +255,7 @@ struct sim_job {
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */
+    int host_active_ranks;        /* ranks on the active clock (MAYA_TRACE_F_HOST_ACTIVE) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
     int keep_xfers;               /* sim_rank.xinfo is kept */
@@ -287,7 +288,13 @@ struct sim_job {
     int niter;
     uint64_t iter_t0;             /* start of iteration 1 (ns) */
     uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
+    uint8_t *iter_partial;        /* 1: partial on some rank, left out of the steady state */
+    uint64_t warmup_ops;          /* ops before the first iteration (most on any rank) */
     uint64_t makespan;            /* last completion (ns) */
+    int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
+    int workload_failed;          /* sim_config's */
+    int cut_short;                /* replayed up to where they end (cut_short.c) */
+    uint64_t ops_not_replayed;
 };
 
 /* Grow array p (capacity cap, any unsigned type) to hold need elements:
@@ -323,7 +330,14 @@ const char *sim_name(const struct sim_job *j, uint32_t id);
 
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);
+/* cut_short.c: the replay ran out of events with ranks cut short: simulate
+ * what was recorded (0), instead of calling it a deadlock. */
+int sim_cut_short(struct sim_job *j);
 double sim_steady_iteration_s(const struct sim_job *j);
+/* Is iteration k (from 0) one of the steady state's: after the first (or
+ * the only one), not partial. How many are. */
+int sim_iteration_steady(const struct sim_job *j, int k);
+int sim_steady_count(const struct sim_job *j);
 
 /* The device work classes for the report. */
 static inline int sim_is_compute(const struct sim_op *o)
@@ -335,20 +349,28 @@ static inline int sim_is_comm(const struct sim_op *o)
     return o->kind == SK_COLL || o->kind == SK_P2P;
 }
 
-/* stats.c: per-rank busy time by class within [t0, t1). */
+/* stats.c: per-rank busy time by class within [t0, t1). exposed_copy:
+ * copies under neither compute nor communication, so that compute +
+ * exposed_comm + exposed_copy + idle (t1 - t0 - any) is the whole window. */
 struct sim_busy {
-    double compute, comm, exposed_comm, copy, any;
+    double compute, comm, exposed_comm, copy, exposed_copy, any;
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
 /* The window the pictures (timeline.svg, report.html) show: the first steady
- * iteration (the second found), else the only one or the whole run; which
- * iteration it is (1 or 2). w1 > w0. */
+ * iteration (usually the second found), else the first or the whole run;
+ * which iteration it is (from 1). w1 > w0. */
 int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1);
-/* The steady iterations' window [t0, t1) (ns) and how many iterations it holds. */
-void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters);
+/* The steady iterations' windows: runs of consecutive steady iterations
+ * (usually one: 2..N), as [t0, t1) ns each, at most max; how many runs
+ * (at least 1: without a steady iteration, the first or the whole run). */
+struct sim_window {
+    uint64_t t0, t1;
+};
+#define SIM_MAX_WINDOWS 64
+int sim_steady_windows(const struct sim_job *j, struct sim_window *w, int max);
 
 /* details.c: what report.json and report.html show beyond the summary, all
- * per steady iteration (the window above divided by its iterations). */
+ * per steady iteration (the steady windows above divided by their iterations). */
 struct sim_rank_split {       /* exclusive: the four add up to the iteration */
     double compute_s;         /* some compute running */
     double comm_s;            /* communication and no compute (exposed) */

@@ -98,6 +98,8 @@ int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, 
         memcpy(all + n[0], cls[1], n[1] * sizeof *all);
         memcpy(all + n[0] + n[1], cls[2], n[2] * sizeof *all);
         out->any = total(all, merge(all, n[0] + n[1] + n[2]));
+        /* under compute or communication: compute + exposed communication */
+        out->exposed_copy = MAYA_MAX(out->any - out->compute - out->exposed_comm, 0);
         free(all);
     }
     for (int c = 0; c < 3; c++)
@@ -123,28 +125,35 @@ static double peak_flops(const struct maya_gpu_spec *g, int prec)
     return tf * 1e12;
 }
 
-/* The window the per-iteration figures are taken over: the steady
- * iterations (after the first) when there are several, else the one. */
-void sim_steady_window(const struct sim_job *j, uint64_t *t0, uint64_t *t1, int *iters)
+int sim_steady_windows(const struct sim_job *j, struct sim_window *w, int max)
 {
-    if (j->niter >= 2) {
-        *t0 = j->iter_end[0];
-        *t1 = j->iter_end[j->niter - 1];
-        *iters = j->niter - 1;
-    } else {
-        *t0 = j->iter_t0;
-        *t1 = j->niter ? j->iter_end[0] : j->makespan;
-        *iters = 1;
+    int n = 0;
+    for (int k = 0; k < j->niter; k++) {
+        if (!sim_iteration_steady(j, k))
+            continue;
+        uint64_t from = k ? j->iter_end[k - 1] : j->iter_t0;
+        if (n && w[n - 1].t1 == from && k && sim_iteration_steady(j, k - 1))
+            w[n - 1].t1 = j->iter_end[k];
+        else if (n < max)
+            w[n++] = (struct sim_window){ from, j->iter_end[k] };
     }
+    if (!n) { /* no steady iteration: the first, or the whole run */
+        w[0] = (struct sim_window){ j->iter_t0, j->niter ? j->iter_end[0] : j->makespan };
+        n = 1;
+    }
+    return n;
 }
 
 int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1)
 {
+    int k = 0;
+    while (k < j->niter && !sim_iteration_steady(j, k))
+        k++;
     int which;
-    if (j->niter >= 2) {
-        *w0 = j->iter_end[0];
-        *w1 = j->iter_end[1];
-        which = 2;
+    if (k < j->niter) {
+        *w0 = k ? j->iter_end[k - 1] : j->iter_t0;
+        *w1 = j->iter_end[k];
+        which = k + 1;
     } else {
         *w0 = j->iter_t0;
         *w1 = j->niter ? j->iter_end[0] : j->makespan;
@@ -153,6 +162,25 @@ int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1)
     if (*w1 <= *w0)
         *w1 = *w0 + 1;
     return which;
+}
+
+/* The program's host work (gaps and call costs) in a rank's steady
+ * iterations, ns. */
+static double host_work(const struct sim_job *j, const struct sim_rank *r)
+{
+    double t = 0;
+    int any = 0;
+    for (int k = 0; k < j->niter && k < r->niter; k++) {
+        if (!sim_iteration_steady(j, k))
+            continue;
+        any = 1;
+        for (uint64_t i = r->iter_start[k]; i < r->iter_stop[k]; i++)
+            t += (double)r->ops[i].gap_ns + (double)r->ops[i].host_ns;
+    }
+    if (!any && r->niter)
+        for (uint64_t i = r->iter_start[0]; i < r->iter_stop[0]; i++)
+            t += (double)r->ops[i].gap_ns + (double)r->ops[i].host_ns;
+    return t;
 }
 
 void sim_summarize(const struct sim_job *j, struct sim_summary *out)
@@ -165,11 +193,16 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->makespan_s = (double)j->makespan / 1e9;
     out->mfu = -1;
     out->extrapolated_ops = j->extrapolated;
-    uint64_t t0, t1;
-    int iters;
-    sim_steady_window(j, &t0, &t1, &iters);
-    double flops_time = 0, window = t1 > t0 ? (double)(t1 - t0) : 0;
+    out->steady_iterations = sim_steady_count(j);
+    out->warmup_ops = j->warmup_ops;
+    struct sim_window w[SIM_MAX_WINDOWS];
+    int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
+    int iters = MAYA_MAX(out->steady_iterations, 1);
+    double flops_time = 0, window = 0;
+    for (int k = 0; k < nw; k++)
+        window += w[k].t1 > w[k].t0 ? (double)(w[k].t1 - w[k].t0) : 0;
     int known_flops = 0, counted = 0;
+    double host = 0;
     struct maya_map devices = { 0 };
     for (int i = 0; i < j->nranks; i++) {
         const struct sim_rank *r = &j->ranks[i];
@@ -183,30 +216,49 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
                 continue;
             maya_map_put(&devices, (uint64_t)i, (uint64_t)(uint16_t)o->device, NULL);
             const struct sim_time *t = &r->times[k];
-            if (!o->arg2 || !o->sub || t->dev_start < t0 || t->dev_start >= t1 || !j->gpu_spec)
+            if (!o->arg2 || !o->sub || !j->gpu_spec)
                 continue;
-            double peak = peak_flops(j->gpu_spec, o->sub);
+            int in = 0;
+            for (int q = 0; q < nw && !in; q++)
+                in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
+            double peak = in ? peak_flops(j->gpu_spec, o->sub) : 0;
             if (peak > 0) {
                 flops_time += (double)o->arg2 / peak * 1e9;
                 known_flops = 1;
             }
         }
-        struct sim_busy b;
-        if (!r->nops || sim_busy_in(j, r, t0, t1, &b) < 0)
+        if (!r->nops)
+            continue;
+        int ok = 1;
+        for (int q = 0; q < nw && ok; q++) {
+            struct sim_busy b;
+            if (sim_busy_in(j, r, w[q].t0, w[q].t1, &b) < 0) {
+                ok = 0;
+                break;
+            }
+            out->compute_s += b.compute;
+            out->comm_s += b.comm;
+            out->exposed_comm_s += b.exposed_comm;
+            out->copy_s += b.copy;
+            out->exposed_copy_s += b.exposed_copy;
+            out->idle_s += (w[q].t1 > w[q].t0 ? (double)(w[q].t1 - w[q].t0) : 0) - b.any;
+        }
+        if (!ok)
             continue;
         counted++;
-        out->compute_s += b.compute;
-        out->comm_s += b.comm;
-        out->exposed_comm_s += b.exposed_comm;
-        out->copy_s += b.copy;
-        out->idle_s += window - b.any;
+        host += host_work(j, r);
     }
     double per = counted ? 1e9 * counted * iters : 1;
     out->compute_s /= per;
     out->comm_s /= per;
     out->exposed_comm_s /= per;
     out->copy_s /= per;
+    out->exposed_copy_s /= per;
     out->idle_s /= per;
+    out->host_work_s = host / per;
+    out->breakdown_iteration_s = window / 1e9 / iters;
+    /* the host sets the pace when its own work fills most of the iteration */
+    out->host_bound = out->breakdown_iteration_s > 0 && out->host_work_s >= 0.8 * out->breakdown_iteration_s;
     if (known_flops && window > 0 && devices.count)
         out->mfu = flops_time / (window * (double)devices.count);
     maya_map_free(&devices);

@@ -9,7 +9,13 @@
  * each ended in slurm/task-<T>.conf of the run directory, which the
  * post-processing merges into run.conf. Its exit status is the first failing
  * rank's (a rank killed by a signal kills the launcher with it), so Slurm
- * reports the task as it would report the program.
+ * reports the task as it would report the program. The launcher of task 0
+ * also runs the watchdog (maya/run_watchdog.h) over every rank of the step,
+ * through their tail files in the shared traces/ folder: when the job hangs
+ * it names the ranks in its task file's cause and writes slurm/stop (the
+ * cause, then the hung ranks), which every task's launcher looks for four
+ * times a second and then stops its ranks, the hung ones included
+ * (MAYA_HANG_TIMEOUT seconds, default 15).
  *
  * Environment (set by the plugin; removed before the program starts):
  *   MAYA_LAUNCH_EXE    the program (the task's argv[0]); our argv[1..] are its arguments
@@ -24,6 +30,7 @@
 #include "pin.h"
 #include "maya/common.h"
 #include "maya/run_desc.h"
+#include "maya/run_watchdog.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,6 +55,7 @@ struct rank {
     int err_log;                /* logs/rank-N.err, -1 if none */
     int status;                 /* from waitpid */
     int done;
+    int hung;                   /* named by the watchdog */
     char note[128];
 };
 
@@ -133,7 +141,7 @@ static void run_rank(const struct rank *r, int gpus_per_node, const char *exe, c
 /* slurm/task-<T>.conf: a run description of the step as this task saw it
  * (its own ranks' states; the others unknown), merged after the job. */
 static int write_status(const char *dir, int task, const char *start, const char *end, double wall_s,
-                        const struct rank *ranks, int n, int gpus_per_node, int world)
+                        const struct rank *ranks, int n, int gpus_per_node, int world, const char *cause)
 {
     char path[PATH_MAX];
     const char *gpu = getenv("MAYA_GPU");
@@ -149,6 +157,7 @@ static int write_status(const char *dir, int task, const char *start, const char
         snprintf(d.end_time, sizeof d.end_time, "%s", end);
         d.wall_s = wall_s;
     }
+    snprintf(d.cause, sizeof d.cause, "%s", cause ? cause : "");
     int rc = maya_run_desc_set_nprocs(&d, world);
     for (int i = 0; rc == 0 && i < n; i++) {
         const struct rank *r = &ranks[i];
@@ -214,6 +223,11 @@ struct launch {
     struct rank *ranks;
     char start[32];
     uint64_t t0;
+    /* the watchdog (task 0 only): every rank of the step */
+    struct run_watchdog *wd;
+    pid_t *wd_pids;             /* by global rank: ours, 0 ended, -1 another task's */
+    int *wd_hung;
+    char cause[512];
 };
 
 static int read_env(struct launch *L)
@@ -242,24 +256,26 @@ static int read_env(struct launch *L)
 }
 
 /* The host clock of the ranks' traces (MAYA_HOST_CLOCK, docs/trace-format.md):
- * a user's wall or cpu (or a bad value, which the emulator names) stands;
- * otherwise cpu when ranks share CPUs: more ranks than the cores they are
- * pinned to, or, unpinned, than the CPUs of the task's binding (the node's
- * tasks together when the task is not bound on its own), else wall. */
+ * a user's wall, active or cpu (or a bad value, which the emulator names)
+ * stands; otherwise cpu when ranks share CPUs: more ranks than the cores
+ * they are pinned to, or, unpinned, than the CPUs of the task's binding (the
+ * node's tasks together when the task is not bound on its own), else active
+ * (wall where the kernel does not report run-queue delays). */
 static const char *pick_host_clock(const struct launch *L)
 {
     const char *s = getenv("MAYA_HOST_CLOCK");
     if (s && *s && strcmp(s, "auto"))
         return NULL;
+    const char *own = maya_schedstat_readable() ? "active" : "wall";
     if (L->pin)
-        return L->count > L->plan.nunits ? "cpu" : "wall";
+        return L->count > L->plan.nunits ? "cpu" : own;
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) != 0)
         return NULL;
     int cpus = CPU_COUNT(&set), sharing = L->count;
     if (cpus >= sysconf(_SC_NPROCESSORS_ONLN))
         sharing *= L->nlocal;
-    return sharing > cpus ? "cpu" : "wall";
+    return sharing > cpus ? "cpu" : own;
 }
 
 /* Start rank i: its stderr pipe and log, its cores, the process. */
@@ -320,6 +336,61 @@ static void rank_ended(struct launch *L, int i, int status, int *first_failed, u
     *kill_at = maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
 }
 
+/* slurm/stop: the watchdog of task 0 found the step hung. Its first line is
+ * the cause, its second the hung ranks ("1 5"). Written atomically. */
+static void write_stop(struct launch *L)
+{
+    char path[PATH_MAX], text[sizeof L->cause + 4096];
+    size_t used = (size_t)snprintf(text, sizeof text, "%s\n", L->cause);
+    for (int i = 0; i < L->world && used < sizeof text - 16; i++)
+        if (L->wd_hung[i])
+            used += (size_t)snprintf(text + used, sizeof text - used, "%d ", i);
+    snprintf(text + used, sizeof text - used, "\n");
+    if (maya_snprintf(path, sizeof path, "%s/slurm/stop", L->dir) < 0 ||
+        maya_write_file_atomic(path, text, strlen(text)) < 0)
+        maya_warn("cannot tell the other tasks to stop; stopping this task's ranks only");
+}
+
+/* Has the step been told to stop (slurm/stop)? Then the cause and which of
+ * this task's ranks hung are taken from it. */
+static int stop_requested(struct launch *L)
+{
+    char path[PATH_MAX], *text;
+    if (maya_snprintf(path, sizeof path, "%s/slurm/stop", L->dir) < 0 || access(path, F_OK) != 0 ||
+        maya_read_file(path, &text, NULL) < 0)
+        return 0;
+    char *nl = strchr(text, '\n');
+    if (nl)
+        *nl = 0;
+    snprintf(L->cause, sizeof L->cause, "%s", text);
+    for (int j = 0; j < L->count; j++)
+        L->ranks[j].hung = 0;
+    for (char *p = nl ? nl + 1 : NULL, *end; p && *p; p = end) {
+        long r = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        for (int j = 0; j < L->count; j++)
+            L->ranks[j].hung |= L->ranks[j].rank == r;
+    }
+    free(text);
+    return 1;
+}
+
+/* Stop this task's ranks because the step hung; when to kill what is left. */
+static uint64_t stop_ranks(struct launch *L)
+{
+    for (int j = 0; j < L->count; j++) {
+        struct rank *r = &L->ranks[j];
+        if (r->done)
+            continue;
+        snprintf(r->note, sizeof r->note, "%s", r->hung ? "hung: stopped by the watchdog"
+                 : "terminated: the job hung (see the run's cause)");
+        signal_rank(r, SIGTERM, L->own_group);
+        signal_rank(r, SIGCONT, L->own_group); /* a stopped rank acts on it only once continued */
+    }
+    return maya_mono_ns() + KILL_GRACE_S * 1000000000ull;
+}
+
 /* Copy the ranks' stderr, pass signals on, reap them. Returns the index of
  * the first rank that failed, -1 if none, or -2 when supervising failed. */
 static int supervise(struct launch *L)
@@ -339,7 +410,7 @@ static int supervise(struct launch *L)
         /* A process a rank left behind may hold its stderr: not for long. */
         if (alive == 0 && (np == 1 || maya_mono_ns() >= drain_until))
             return first_failed;
-        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : -1) < 0 && errno != EINTR) {
+        if (poll(pfd, (nfds_t)np, kill_at || alive == 0 ? 200 : L->world > 1 ? 250 : -1) < 0 && errno != EINTR) {
             maya_error("poll: %m");
             return -2;
         }
@@ -361,10 +432,19 @@ static int supervise(struct launch *L)
                 if (L->ranks[i].pid != pid || L->ranks[i].done)
                     continue;
                 rank_ended(L, i, status, &first_failed, &kill_at);
+                if (L->wd_pids)
+                    L->wd_pids[L->ranks[i].rank] = 0;
                 if (--alive == 0)
                     drain_until = maya_mono_ns() + 2000000000ull;
             }
         }
+        if (L->wd && !kill_at && first_failed < 0 && alive > 0 &&
+            run_watchdog_check(L->wd, L->wd_pids, L->wd_hung, L->cause, sizeof L->cause)) {
+            maya_warn("%s; stopping the step", L->cause);
+            write_stop(L);
+        }
+        if (L->world > 1 && !kill_at && alive > 0 && stop_requested(L))
+            kill_at = stop_ranks(L);
         if (kill_at && alive > 0 && maya_mono_ns() >= kill_at) {
             for (int j = 0; j < L->count; j++)
                 if (!L->ranks[j].done)
@@ -420,12 +500,35 @@ int main(int argc, char **argv)
             return 127;
         }
     }
-    write_status(L.dir, L.task, L.start, NULL, 0, L.ranks, L.count, L.gpn, L.world);
+    write_status(L.dir, L.task, L.start, NULL, 0, L.ranks, L.count, L.gpn, L.world, NULL);
+    if (L.task == 0 && L.world > 1) {
+        double hang_s = RUN_HANG_TIMEOUT_S;
+        const char *h = getenv("MAYA_HANG_TIMEOUT");
+        if (h && *h && (maya_parse_double(h, &hang_s) < 0 || !(hang_s > 0))) {
+            maya_warn("MAYA_HANG_TIMEOUT=\"%s\": expected seconds above 0; using %g", h, RUN_HANG_TIMEOUT_S);
+            hang_s = RUN_HANG_TIMEOUT_S;
+        }
+        char traces[PATH_MAX];
+        snprintf(traces, sizeof traces, "%s/traces", L.dir);
+        L.wd = run_watchdog_new(traces, L.world, hang_s);
+        L.wd_pids = calloc((size_t)L.world, sizeof *L.wd_pids);
+        L.wd_hung = calloc((size_t)L.world, sizeof *L.wd_hung);
+        if (!L.wd || !L.wd_pids || !L.wd_hung) {
+            run_watchdog_free(L.wd);
+            L.wd = NULL;
+        } else {
+            for (int i = 0; i < L.world; i++)
+                L.wd_pids[i] = -1;
+            for (int i = 0; i < L.count; i++)
+                L.wd_pids[L.ranks[i].rank] = L.ranks[i].pid;
+        }
+    }
     int first_failed = supervise(&L);
     char end[32];
     maya_utc_now(end, sizeof end);
     write_status(L.dir, L.task, L.start, end, (double)(maya_mono_ns() - L.t0) / 1e9, L.ranks, L.count, L.gpn,
-                 L.world);
+                 L.world, L.cause);
+    run_watchdog_free(L.wd);
     if (first_failed == -2) {
         for (int j = 0; j < L.count; j++)
             signal_rank(&L.ranks[j], SIGKILL, L.own_group);

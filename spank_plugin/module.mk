@@ -23,8 +23,9 @@ $(SPANK_SO): $(SPANK_OBJS) $(COMMON_LIB) spank_plugin/spank_maya.map
 	$(CC) -shared -o $@ $(SPANK_OBJS) $(COMMON_LIB) $(LDFLAGS) \
 		-Wl,--version-script,spank_plugin/spank_maya.map $(COMMON_LIBS)
 
-$(SPANK_LAUNCH): $(LAUNCH_OBJS) $(COMMON_LIB)
+# The collator's library for the watchdog's names of collectives.
+$(SPANK_LAUNCH): $(LAUNCH_OBJS) $(COLLATOR_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $(LAUNCH_OBJS) $(COMMON_LIB) $(LDFLAGS) -lhwloc $(COMMON_LIBS)
+	$(CC) -o $@ $(LAUNCH_OBJS) $(COMMON_LIB) $(COLLATOR_LIB) $(COMMON_LIB) $(LDFLAGS) -lhwloc $(COMMON_LIBS) -lz
 
 ALL_TARGETS += $(SPANK_SO) $(SPANK_LAUNCH)

@@ -72,7 +72,7 @@ static int report_job(const struct spank_conf *conf, const char *value, const sl
 {
     char user[256], job_dir[PATH_MAX], output[PATH_MAX], why[1024];
     struct spank_post post = { 0 };
-    struct spank_emulate em;
+    char report[PATH_MAX];
     spank_user_name(j->user_id, user, sizeof user);
     if (spank_job_dir(conf, user, j->job_id, job_dir, sizeof job_dir) < 0 ||
         output_path(j, output, sizeof output) < 0)
@@ -84,12 +84,13 @@ static int report_job(const struct spank_conf *conf, const char *value, const sl
     post.emulate = value;
     post.workdir = j->work_dir;
     post.batch_status = (int)j->exit_code;
-    /* Only report= matters here; a value that no longer parses (hwspecs
-     * changed since submission) still gets its report next to the output. */
-    spank_capture_begin();
-    int parsed = spank_emulate_load(conf, value, j->work_dir, &em) == 0;
-    spank_capture_end();
-    if (spank_report_paths(&post, parsed ? em.report : NULL, output) < 0)
+    /* Only report= matters here, and it is taken from the text: this runs
+     * as root, so the value is not parsed against files (its cluster=PATH
+     * is the job's to name and is read by maya report, as the user). A value
+     * too long to hold gets its report next to the output. */
+    if (spank_emulate_report(value, report, sizeof report) < 0)
+        report[0] = 0;
+    if (spank_report_paths(&post, report, output) < 0)
         return -1;
     if (spank_postprocess(conf, &post, why, sizeof why) < 0)
         return maya_error("job %u: %s", j->job_id, why);

@@ -32,8 +32,13 @@ static char *option_value;  /* as given to the callback */
 /* maya_error() and maya_warn() from the shared code go to Slurm's log: on the
  * user's terminal in srun/sbatch ("srun: error: ..."), in slurmd's log on
  * the nodes. */
-static void log_to_slurm(const char *kind, const char *msg)
+static void log_to_slurm(const char *kind, const char *raw)
 {
+    /* Messages quote what users gave (the option's value, file names):
+     * control characters are escaped so that none can forge or break a
+     * line of slurmd's log or a terminal. */
+    char msg[2048];
+    maya_escape_controls(raw, msg, sizeof msg);
     if (capturing) {
         size_t used = strlen(captured);
         if (!kind[0])

@@ -65,6 +65,11 @@ struct spank_emulate {
 int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const char *base_dir,
                         struct spank_emulate *e);
 
+/* Only the report=PATH of a value ("" when it has none), read from the
+ * text alone: no hwspecs, no cluster file. For the epilog, which runs as
+ * root and must open nothing the job names. 0, or -1 when too long. */
+int spank_emulate_report(const char *value, char *report, size_t size);
+
 /* Load the hwspecs named by conf and parse value (both with messages). */
 int spank_emulate_load(const struct spank_conf *conf, const char *value, const char *base_dir,
                        struct spank_emulate *e);

@@ -30,8 +30,10 @@ static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const ch
         spank_capture_begin();
         int rc = maya_hwspecs_load_file(path, &own);
         const char *why = spank_capture_end();
-        if (rc < 0)
+        if (rc < 0) {
+            maya_hwspecs_free(&own); /* what the file added before it failed */
             return maya_error("--maya-emulate: cluster=%s: %s", arg, why);
+        }
         if (own.nclusters != 1 || own.ngpus != 0) {
             maya_hwspecs_free(&own);
             return maya_error("--maya-emulate: cluster=%s: expected a file with one cluster \"NAME\" { ... } "
@@ -75,16 +77,17 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
 
     char *save = NULL;
     char *first = strtok_r(buf, ",", &save);
-    const struct maya_gpu_spec *gpu;
-    char why[2048] = "nothing before the first comma";
-    if (first) {
-        spank_capture_begin(); /* its message is repeated below, with the option's name */
-        int rc = maya_parse_gpu_count(hw, first, &gpu, &e->count);
-        const char *msg = spank_capture_end();
-        snprintf(why, sizeof why, "%s", rc == 0 ? "" : msg);
-    }
-    if (why[0])
-        return maya_error("--maya-emulate=%s: %s; the value is <gpu>x<count>[," KEYS "]", value, why);
+    const struct maya_gpu_spec *gpu = NULL;
+    if (!first)
+        return maya_error("--maya-emulate=%s: nothing before the first comma; the value is "
+                          "<gpu>x<count>[," KEYS "]", value);
+    spank_capture_begin(); /* its message is repeated below, with the option's name */
+    int rc = maya_parse_gpu_count(hw, first, &gpu, &e->count);
+    const char *msg = spank_capture_end();
+    /* the return code decides; the captured text only explains */
+    if (rc < 0 || !gpu)
+        return maya_error("--maya-emulate=%s: %s; the value is <gpu>x<count>[," KEYS "]", value,
+                          msg && msg[0] ? msg : "not a GPU and a count");
     snprintf(e->gpu, sizeof e->gpu, "%s", gpu->key);
 
     const char *cluster_arg = NULL;
@@ -140,4 +143,18 @@ int spank_emulate_load(const struct spank_conf *conf, const char *value, const c
     int rc = spank_emulate_parse(&hw, value, base_dir, e);
     maya_hwspecs_free(&hw);
     return rc;
+}
+
+int spank_emulate_report(const char *value, char *report, size_t size)
+{
+    char buf[4096];
+    report[0] = 0;
+    if (!value || maya_snprintf(buf, sizeof buf, "%s", value) < 0)
+        return -1;
+    char *save = NULL;
+    strtok_r(buf, ",", &save); /* <gpu>x<count>: not looked at */
+    for (char *kv = strtok_r(NULL, ",", &save); kv; kv = strtok_r(NULL, ",", &save))
+        if (!strncmp(kv, "report=", 7) && kv[7] && maya_snprintf(report, size, "%s", kv + 7) < 0)
+            return -1;
+    return 0;
 }

@@ -129,6 +129,8 @@ static void merge_task(struct maya_run_desc *d, const struct maya_run_desc *t)
         snprintf(d->end_time, sizeof d->end_time, "%s", t->end_time);
     if (t->wall_s > d->wall_s)
         d->wall_s = t->wall_s;
+    if (t->cause[0] && !d->cause[0]) /* the watchdog's (task 0) */
+        snprintf(d->cause, sizeof d->cause, "%s", t->cause);
 }
 
 /* run.conf = slurm/step.conf (written at launch) + every slurm/task-N.conf. */

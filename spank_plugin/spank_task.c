@@ -234,13 +234,16 @@ static int set_library_path(spank_t sp, const char *lib)
 
 /* Environment every process of the step shares. Triton (torch.compile)
  * finds libcuda through TRITON_LIBCUDA_PATH before ldconfig: point it at
- * maya's, unless the user chose one, as maya run does. */
+ * maya's, unless the user chose one, as maya run does; NVTX v3 loads the
+ * injection library NVTX_INJECTION64_PATH names (maya's records NVTX ranges
+ * in the trace), unless the user chose another. */
 static int set_common_env(spank_t sp, const struct spank_conf *conf)
 {
     char lib[PATH_MAX];
     if (maya_snprintf(lib, sizeof lib, "%s/lib/maya", conf->prefix) < 0)
         return -1;
     if (set_library_path(sp, lib) < 0 || set_env(sp, "TRITON_LIBCUDA_PATH", lib, 0) < 0 ||
+        set_envf(sp, "NVTX_INJECTION64_PATH", 0, "%s/libmaya-nvtx.so", lib) < 0 ||
         set_env(sp, "MAYA_GPU", em.gpu, 1) < 0 ||
         set_envf(sp, "MAYA_GPUS_PER_NODE", 1, "%d", em.gpus_per_node) < 0 ||
         set_env(sp, "MAYA_INTRA_NODE", maya_intra_link_name(em.intra), 1) < 0 ||

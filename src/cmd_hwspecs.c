@@ -1,4 +1,6 @@
-/* maya hwspecs list | show NAME | check FILE */
+/* maya hwspecs list | show NAME | check FILE|DIR */
+#include <dirent.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -10,7 +12,41 @@ static void usage(FILE *fp)
 {
     fprintf(fp, "usage: maya hwspecs list\n"
                 "       maya hwspecs show NAME     (a GPU key or alias, or a cluster)\n"
-                "       maya hwspecs check FILE    (parse one file, report problems)\n");
+                "       maya hwspecs check FILE    (parse one file, report problems)\n"
+                "       maya hwspecs check DIR     (every file of DIR/gpus and DIR/clusters, as\n"
+                "                                   MAYA_HWSPEC_DIR=DIR would read them; else\n"
+                "                                   every *.conf of DIR)\n");
+}
+
+/* A hwspecs folder (gpus/, clusters/) as MAYA_HWSPEC_DIR, or else a folder
+ * of description files. */
+static int check_dir(const char *dir, struct maya_hwspecs *hw)
+{
+    char sub[4200];
+    struct stat st;
+    snprintf(sub, sizeof sub, "%s/gpus", dir);
+    int layout = stat(sub, &st) == 0;
+    snprintf(sub, sizeof sub, "%s/clusters", dir);
+    layout |= stat(sub, &st) == 0;
+    if (layout)
+        return maya_hwspecs_load_dir(dir, hw);
+    DIR *d = opendir(dir);
+    if (!d)
+        return maya_error("cannot read %s: %m", dir);
+    int rc = 0, n = 0;
+    struct dirent *e;
+    while (rc == 0 && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (len <= 5 || strcmp(e->d_name + len - 5, ".conf"))
+            continue;
+        snprintf(sub, sizeof sub, "%s/%s", dir, e->d_name);
+        rc = maya_hwspecs_load_file(sub, hw);
+        n++;
+    }
+    closedir(d);
+    if (rc == 0 && n == 0)
+        rc = maya_error("%s holds no *.conf file, and no gpus/ or clusters/ folder of them", dir);
+    return rc;
 }
 
 int cmd_hwspecs(int argc, char **argv)
@@ -26,7 +62,9 @@ int cmd_hwspecs(int argc, char **argv)
             return 2;
         }
         struct maya_hwspecs hw = { 0 };
-        int rc = maya_hwspecs_load_file(argv[2], &hw);
+        struct stat st;
+        int dir = stat(argv[2], &st) == 0 && S_ISDIR(st.st_mode);
+        int rc = dir ? check_dir(argv[2], &hw) : maya_hwspecs_load_file(argv[2], &hw);
         if (rc == 0)
             printf("%s: %zu GPU(s), %zu cluster(s): ok\n", argv[2], hw.ngpus, hw.nclusters);
         maya_hwspecs_free(&hw);

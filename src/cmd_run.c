@@ -13,6 +13,7 @@
 #include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +28,7 @@
 #include "commands.h"
 #include "pipeline.h"
 #include "run_output.h"
+#include "run_control.h"
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
@@ -50,6 +52,9 @@ static void usage(FILE *fp)
         "  --cluster FILE|NAME      cluster description (default: 8 GPUs per node)\n"
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
+        "  --hang-timeout SECONDS   stop the job when, for this long, no rank has made a call\n"
+        "                           while some wait in a collective, naming the ranks that hang\n"
+        "                           (default 15)\n"
         "  -q, --quiet              no progress line and no summary (and --tee none unless\n"
         "                           --tee is given)\n"
         "  --tee RANKS              show these ranks' stdout and stderr on the terminal, line\n"
@@ -58,8 +63,9 @@ static void usage(FILE *fp)
         "                           keeps every rank's in full either way\n"
         "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
         "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
-        "Environment: MAYA_HOST_CLOCK=wall|cpu|auto, the clock the ranks' host gaps are measured\n"
-        "  on (default auto: cpu when the ranks outnumber this machine's CPUs, else wall).\n"
+        "Environment: MAYA_HOST_CLOCK=wall|active|cpu|auto, the clock the ranks' host gaps are\n"
+        "  measured on (default auto: cpu when the ranks outnumber this machine's CPUs, else\n"
+        "  active: wall time less the time the ranks waited for a CPU).\n"
         "Exit status: 0 the workload and the pipeline succeeded; 1 the workload failed (the\n"
         "report names the failing rank); 3 the pipeline failed (the report says why);\n"
         "2 bad usage.\n",
@@ -79,9 +85,11 @@ struct run {
     char **cmd;
     int port;
     double timeout_s;
+    double hang_s;              /* --hang-timeout */
     int quiet, progress;
     struct run_output tee;      /* --tee: which ranks' output the terminal shows */
     pid_t parent;               /* maya run itself */
+    double t0;                  /* when the ranks started (now_s) */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
     int cpus;                   /* CPUs maya run may use (its affinity) */
 };
@@ -113,24 +121,6 @@ static int free_port(void)
         maya_error("cannot find a free port: %m");
     close(fd);
     return port;
-}
-
-static int mkdir_p(const char *path)
-{
-    char buf[PATH_MAX];
-    if (maya_snprintf(buf, sizeof buf, "%s", path) < 0)
-        return -1;
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = 0;
-        if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-            return maya_error("cannot create directory %s: %m", buf);
-        *p = '/';
-    }
-    if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-        return maya_error("cannot create directory %s: %m", buf);
-    return 0;
 }
 
 /* The GPUs (-g) and the cluster (--cluster: a file, a known cluster's name,
@@ -243,6 +233,10 @@ static void exec_rank(const struct run *r, int rank)
         /* Triton (torch.compile) links its launcher against the libcuda it finds
          * here, before ldconfig's (a real driver's, where one is installed). */
         setenv("TRITON_LIBCUDA_PATH", r->libdir, 0);
+        /* NVTX v3 (header-only: PyTorch, llm.c) loads the library named here
+         * on a program's first NVTX call: its ranges go into the trace. */
+        snprintf(ld, sizeof ld, "%s/libmaya-nvtx.so", r->libdir);
+        setenv("NVTX_INJECTION64_PATH", ld, 0);
     }
     /* maya's handlers were inherited with the signals blocked (start_all):
      * restore the defaults first, so a stop sent now still ends the child. */
@@ -274,7 +268,33 @@ static void stop_all(struct run *r, int sig, const char *why)
         if (why && !p->note[0])
             snprintf(p->note, sizeof p->note, "%s", why);
         kill(-(pid_t)p->pid, sig);
+        if (sig != SIGKILL)
+            kill(-(pid_t)p->pid, SIGCONT); /* a stopped process acts on it only once continued */
     }
+}
+
+/* The first cause of the run's end, for run.conf and the report's headline. */
+static void set_cause(struct run *r, const char *fmt, ...) MAYA_PRINTF(2, 3);
+static void set_cause(struct run *r, const char *fmt, ...)
+{
+    if (r->desc.cause[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(r->desc.cause, sizeof r->desc.cause, fmt, ap);
+    va_end(ap);
+}
+
+/* run.conf as it stands now (at most every half second while ranks run). */
+static void save_desc(struct run *r, int now)
+{
+    static double last;
+    if (!now && now_s() - last < 0.5)
+        return;
+    last = now_s();
+    r->desc.wall_s = now_s() - r->t0;
+    if (run_desc_save(r->dir, &r->desc) < 0)
+        maya_warn("%s: run.conf not updated (maya report may not know how the ranks ended)", r->dir);
 }
 
 static void show_progress(const struct run *r, int done, int failed, double t0, int final)
@@ -287,12 +307,33 @@ static void show_progress(const struct run *r, int done, int failed, double t0, 
     fflush(stderr);
 }
 
+/* Rank i failed first: the run's cause; stop the others. */
+static void blame(struct run *r, int i)
+{
+    const struct maya_run_proc *p = &r->desc.procs[i];
+    char why[128];
+    if (p->end == MAYA_RUN_EXITED)
+        set_cause(r, "rank %d exited %d", i, p->code);
+    else
+        set_cause(r, "rank %d was killed by signal %d (%s)", i, p->code, strsignal(p->code));
+    snprintf(why, sizeof why, "terminated: rank %d failed", i);
+    stop_all(r, SIGTERM, why);
+}
+
 /* Wait for every process; stop the others when one fails or time runs out. */
 static void wait_all(struct run *r)
 {
-    int n = r->desc.nprocs, done = 0, failed = 0;
+    int n = r->desc.nprocs, done = 0, failed = 0, dirty = 0, culprit = -1;
     double t0 = now_s(), last_shown = 0, stop_at = 0;
     int stopping = 0, killed = 0;
+    char traces[PATH_MAX + 16];
+    snprintf(traces, sizeof traces, "%s/traces", r->dir);
+    /* one process for the node (-n 1) may start its own ranks: it is not watched */
+    struct run_watchdog *wd = n > 1 && !r->pt ? run_watchdog_new(traces, n, r->hang_s) : NULL;
+    pid_t *pids = calloc((size_t)n, sizeof *pids);
+    int *hung = calloc((size_t)n, sizeof *hung);
+    for (int i = 0; pids && i < n; i++)
+        pids[i] = (pid_t)r->desc.procs[i].pid;
     while (done < n) {
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
@@ -309,28 +350,55 @@ static void wait_all(struct run *r)
                 p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
             }
             done++;
+            dirty = 1;
+            if (pids)
+                pids[i] = 0;
             if (!maya_run_proc_ok(p) && !p->note[0]) {
                 failed++;
-                if (!stopping) {
-                    char why[128];
-                    snprintf(why, sizeof why, "terminated: rank %d failed", i);
-                    stop_all(r, SIGTERM, why);
-                    stopping = 1;
-                    stop_at = now_s() + KILL_GRACE_S;
-                }
+                /* Of the ranks that ended since the last look, the first
+                 * cause is one killed by a signal, else the lowest: a rank
+                 * whose peer died exits on its own (NCCL reports the dead
+                 * peer) within the same few milliseconds. */
+                if (!stopping && (culprit < 0 || (p->end == MAYA_RUN_SIGNALED &&
+                                                  r->desc.procs[culprit].end != MAYA_RUN_SIGNALED)))
+                    culprit = i;
             }
             continue;
         }
+        if (culprit >= 0) {
+            blame(r, culprit);
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+            culprit = -1;
+        }
+        if (dirty) {
+            save_desc(r, 0);
+            dirty = 0;
+        }
         if (pid < 0 && errno == ECHILD)
             break;
+        char why[sizeof r->desc.cause];
+        if (wd && pids && hung && !stopping && run_watchdog_check(wd, pids, hung, why, sizeof why)) {
+            set_cause(r, "%s", why);
+            for (int i = 0; i < n; i++)
+                if (hung[i])
+                    snprintf(r->desc.procs[i].note, sizeof r->desc.procs[i].note, "hung: stopped by maya run's "
+                             "watchdog after %g s (--hang-timeout)", r->hang_s);
+            stop_all(r, SIGTERM, "terminated: the job hung (see the run's cause)");
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+            save_desc(r, 1);
+            maya_warn("%s; stopping the job", why);
+        }
         if (interrupted && !stopping) {
+            set_cause(r, "maya run was interrupted (%s)", strsignal(interrupted));
             stop_all(r, SIGTERM, "terminated: maya run was interrupted");
             stopping = 1;
             stop_at = now_s() + KILL_GRACE_S;
         }
         if (r->timeout_s > 0 && !stopping && now_s() - t0 > r->timeout_s) {
-            char why[128];
             snprintf(why, sizeof why, "terminated: --timeout %g s reached", r->timeout_s);
+            set_cause(r, "--timeout %g s reached with %d of %d ranks still running", r->timeout_s, n - done, n);
             stop_all(r, SIGTERM, why);
             stopping = 1;
             stop_at = now_s() + KILL_GRACE_S;
@@ -348,6 +416,11 @@ static void wait_all(struct run *r)
         nanosleep(&ts, NULL);
     }
     run_output_finish(&r->tee);
+    if (culprit >= 0)
+        blame(r, culprit); /* the last ranks ended together */
+    run_watchdog_free(wd);
+    free(pids);
+    free(hung);
     show_progress(r, done, failed, t0, 1);
 }
 
@@ -362,6 +435,15 @@ static int start_all(struct run *r)
     sigprocmask(SIG_BLOCK, &stop, &old);
     int rc = 0;
     for (int i = 0; i < r->desc.nprocs && rc == 0; i++) {
+        /* a stop signal that came while forking is taken between two forks */
+        sigprocmask(SIG_SETMASK, &old, NULL);
+        sigprocmask(SIG_BLOCK, &stop, NULL);
+        if (interrupted) {
+            maya_error("interrupted while starting rank %d of %d", i, r->desc.nprocs);
+            stop_all(r, SIGKILL, "terminated: maya run was interrupted while starting the ranks");
+            rc = -1;
+            break;
+        }
         struct maya_run_proc *p = &r->desc.procs[i];
         p->node = i / r->per_node;
         p->local_rank = i % r->per_node;
@@ -382,9 +464,9 @@ static int start_all(struct run *r)
     return rc;
 }
 
-/* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall or
- * cpu stands; auto (or none) becomes cpu when the ranks, all on this
- * machine, outnumber the CPUs maya run may use, else wall. One process may
+/* The host clock (MAYA_HOST_CLOCK, docs/trace-format.md): the user's wall,
+ * active or cpu stands; auto (or none) becomes cpu when the ranks, all on
+ * this machine, outnumber the CPUs maya run may use, else active. One process may
  * start its own workers (torchrun inside): it keeps auto, so that each
  * worker compares its LOCAL_WORLD_SIZE with the CPUs. */
 static int pick_host_clock(struct run *r, int nprocs)
@@ -392,12 +474,12 @@ static int pick_host_clock(struct run *r, int nprocs)
     const char *s = getenv("MAYA_HOST_CLOCK");
     cpu_set_t set;
     r->cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
-    if (s && (!strcmp(s, "wall") || !strcmp(s, "cpu")))
+    if (s && (!strcmp(s, "wall") || !strcmp(s, "active") || !strcmp(s, "cpu")))
         return 0;
     if (s && *s && strcmp(s, "auto"))
-        return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, cpu or auto", s);
+        return maya_error("MAYA_HOST_CLOCK=\"%s\": expected wall, active, cpu or auto", s);
     if (nprocs > 1)
-        r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : "wall";
+        r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : maya_schedstat_readable() ? "active" : "wall";
     return 0;
 }
 
@@ -418,18 +500,7 @@ static int prepare_dir(struct run *r, const char *out)
         strftime(def, sizeof def, r->pt ? "maya-profile-%Y%m%d-%H%M%S" : "maya-run-%Y%m%d-%H%M%S", &tm);
         out = def;
     }
-    char path[PATH_MAX + 32];
-    snprintf(path, sizeof path, "%s/%s", out, MAYA_RUN_DESC_FILE);
-    if (access(path, F_OK) == 0)
-        return maya_error("-o %s: the directory already holds a run (%s); choose another directory, "
-                          "or run `maya report %s` to redo its report", out, MAYA_RUN_DESC_FILE, out);
-    if (mkdir_p(out) < 0 || !realpath(out, r->dir))
-        return maya_error("cannot use %s as the run directory: %m", out);
-    snprintf(path, sizeof path, "%s/traces", r->dir);
-    if (mkdir_p(path) < 0)
-        return -1;
-    snprintf(path, sizeof path, "%s/logs", r->dir);
-    return mkdir_p(path);
+    return run_claim_dir(out, r->dir, sizeof r->dir);
 }
 
 static int find_libdir(struct run *r)
@@ -532,6 +603,9 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         } else if (!strcmp(a, "--timeout")) {
             if (parse_double_opt(a, v, &r.timeout_s) < 0)
                 return 2;
+        } else if (!strcmp(a, "--hang-timeout")) {
+            if (parse_double_opt(a, v, &r.hang_s) < 0)
+                return 2;
         } else if (!pt) {
             int rc = pipeline_parse_option(&r.popts, a, v);
             if (rc < 0)
@@ -551,6 +625,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     }
     r.cmd = argv + i;
+    if (run_check_command(r.cmd) < 0)
+        return 2;
 
     /* maya.conf fills in what the command line left out (not for maya
      * profile, which runs on this machine's GPUs with no report options). */
@@ -572,6 +648,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
             r.popts.iterations = conf.iterations;
         if (r.timeout_s == 0)
             r.timeout_s = conf.timeout_s;
+        if (r.hang_s == 0)
+            r.hang_s = conf.hang_timeout_s;
         /* an explicit MAYA_COPY_THRESHOLD in the environment wins */
         if (conf.copy_threshold && !getenv("MAYA_COPY_THRESHOLD")) {
             char v[32];
@@ -607,6 +685,10 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     if (pipeline_check_options(&r.popts) < 0)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
+        return 2;
+    if (r.hang_s == 0)
+        r.hang_s = RUN_HANG_TIMEOUT_S;
+    if (run_check_size(nproc ? nproc : r.count, r.cpus) < 0)
         return 2;
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0 ||
         maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
@@ -647,6 +729,16 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     sigaction(SIGTERM, &sa, NULL);
     maya_utc_now(d->start_time, sizeof d->start_time);
     double t0 = now_s();
+    r.t0 = t0;
+    /* run.conf before any rank starts, kept current as they end: whatever
+     * ends maya run, the directory can be reported */
+    snprintf(d->state, sizeof d->state, "running");
+    d->launcher_pid = (long)getpid();
+    for (int k = 0; k < d->nprocs; k++) {
+        d->procs[k].node = k / r.per_node;
+        d->procs[k].local_rank = k % r.per_node;
+    }
+    save_desc(&r, 1);
     if (!r.quiet && pt)
         fprintf(stderr, "maya profile: %d rank%s on this machine's %d x %s -> %s\n", d->nprocs,
                 d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, r.dir);
@@ -655,9 +747,15 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
                 d->nprocs, d->nprocs == 1 ? "" : "s", r.count, r.gpu->key, d->nodes, d->nodes == 1 ? "" : "s",
                 d->gpus_per_node, r.host_clock ? r.host_clock : getenv("MAYA_HOST_CLOCK") ? getenv("MAYA_HOST_CLOCK") : "auto", r.cpus, r.cpus == 1 ? "" : "s", r.dir);
     int started = start_all(&r);
+    save_desc(&r, 1); /* with the pids */
     wait_all(&r);
     d->wall_s = now_s() - t0;
     maya_utc_now(d->end_time, sizeof d->end_time);
+    snprintf(d->state, sizeof d->state, "ended");
+    char werr[256];
+    int trace_errors = run_trace_errors(r.dir, d->nprocs, werr, sizeof werr);
+    if (trace_errors)
+        set_cause(&r, "%s", werr);
     char desc_path[PATH_MAX + 32];
     snprintf(desc_path, sizeof desc_path, "%s/%s", r.dir, MAYA_RUN_DESC_FILE);
     if (maya_run_desc_write(desc_path, d) < 0) {
@@ -682,5 +780,5 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     maya_run_desc_free(d);
     if (!workload_ok)
         return 1;
-    return prc < 0 ? 3 : 0;
+    return prc < 0 || trace_errors ? 3 : 0; /* a trace cut short by failed writes: not a full report */
 }

@@ -11,7 +11,8 @@ static void usage(FILE *fp)
 {
     fprintf(fp, "usage: maya trace dump [--partial] FILE...\n"
                 "  Print every record of each trace, one per line, with all decoded fields.\n"
-                "  --partial  accept a trace cut short (a rank that crashed)\n"
+                "  --partial  accept a trace cut short (a rank that crashed or was killed): it is read\n"
+                "             up to its last whole record, rank-N.mtrace.tmp with its rank-N.mtrace.tail\n"
                 "       maya trace build TEXT OUT [TEXT OUT]...\n"
                 "  Write the rank trace OUT from a text description (maya trace build --help);\n"
                 "  several pairs build several traces in one go.\n"

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include "pipeline.h"
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,7 +24,7 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
 {
     if (!strcmp(name, "--iteration-marker")) {
         if (!value || !*value)
-            return maya_error("--iteration-marker: expected the name of an op, kernel or API");
+            return maya_error("--iteration-marker: expected the name or glob of an NVTX range, kernel, op or API");
         o->iteration_marker = value;
     } else if (!strcmp(name, "--iterations")) {
         int64_t n;
@@ -78,6 +79,8 @@ int pipeline_check_options(const struct pipeline_opts *o)
 {
     if (o->oracle && access(o->oracle, R_OK) != 0)
         return maya_error("--oracle %s: cannot read it: %m", o->oracle);
+    if (o->oracle && est_oracle_check(o->oracle) < 0) /* now, not after the run */
+        return maya_error("--oracle %s: expected a durations file (docs/oracle-format.md)", o->oracle);
     char traces[4200];
     snprintf(traces, sizeof traces, "%s/traces", o->oracle_profile ? o->oracle_profile : "");
     if (o->oracle_profile && access(traces, R_OK | X_OK) != 0)
@@ -118,8 +121,10 @@ int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, 
         snprintf(path, sizeof path, "%s", cluster);
     if (stat(path, &st) == 0) {
         struct maya_hwspecs own = { 0 };
-        if (maya_hwspecs_load_file(path, &own) < 0)
+        if (maya_hwspecs_load_file(path, &own) < 0) {
+            maya_hwspecs_free(&own);
             return -1;
+        }
         if (own.nclusters != 1) {
             maya_hwspecs_free(&own);
             return maya_error("cluster file %s: expected one cluster \"NAME\" { ... }, found %zu", path,
@@ -252,6 +257,24 @@ static int options_changed(const struct pipeline_opts *o, const struct maya_run_
     return k;
 }
 
+/* Does dir hold a trace cut short (rank-N.mtrace.tmp without rank-N.mtrace)? */
+static int cut_short_traces(const char *dir)
+{
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    int found = 0;
+    while (d && !found && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        char whole[PATH_MAX + 300];
+        if (len > 11 && !strcmp(e->d_name + len - 11, ".mtrace.tmp") &&
+            snprintf(whole, sizeof whole, "%s/%.*s", dir, (int)(len - 4), e->d_name) > 0)
+            found = access(whole, F_OK) != 0;
+    }
+    if (d)
+        closedir(d);
+    return found;
+}
+
 static int estimate_op(void *ctx, const struct est_op *op, struct est_result *out)
 {
     return est_estimate(ctx, op, out);
@@ -306,11 +329,13 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                  : !strcmp(d.cluster, MAYA_RUN_CLUSTER_FILE) ? "as the run recorded it (" MAYA_RUN_CLUSTER_FILE ")"
                  : d.cluster[0] ? "by name, from the installed descriptions" : "(the GPU's default node)");
 
-    /* collate */
+    /* collate: traces cut short are taken as far as they go when the
+     * workload failed, or when a rank left one although it exited 0 (its
+     * trace writes failed: a full disk) */
     struct col_summary cs;
     snprintf(path, sizeof path, "%s/traces", dir);
     snprintf(job_path, sizeof job_path, "%s/job.mtrace", dir);
-    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok, &cs)) < 0)
+    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok || cut_short_traces(path), &cs)) < 0)
         note(error, sizeof error, "collation");
 
     /* estimate and simulate */
@@ -327,9 +352,10 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
     if (rc == 0) {
         struct sim_config sc = { .estimate = estimate_op, .estimate_ctx = est,
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
-                                 .flops = est_op_flops,
+                                 .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
                                  .keep_xfers = o->chakra_dir != NULL,
+                                 .workload_failed = !workload_ok,
                                  .cluster = &cluster };
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");

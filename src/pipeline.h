@@ -28,8 +28,9 @@ struct pipeline_opts {
 };
 
 #define PIPELINE_OPTIONS_HELP \
-    "  --iteration-marker NAME  an op, kernel, API or NVTX name that starts each iteration\n" \
-    "                           (default: found from the repeating sequence of ops)\n" \
+    "  --iteration-marker NAME  what starts each iteration: an NVTX range, kernel (or its\n" \
+    "                           short name), op or API, or a glob ('step*'); default:\n" \
+    "                           found from the repeating sequence of ops\n" \
     "  --iterations N           report on the first N iterations only (default: all)\n" \
     "  --estimator SPEC         estimator models: MODEL for all families, or\n" \
     "                           FAMILY=MODEL,... (models: analytical, learned, oracle)\n" \

@@ -19,7 +19,7 @@ WORKLOAD_LIBS_ptds_streams := --default-stream per-thread
 
 # NCCL workloads (tests/nccl/): linked against the toolkit's libnccl, run
 # against maya's.
-NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench nccl_graph nccl_perf minigpt event_standin
+NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench nccl_graph nccl_perf minigpt event_standin faults
 $(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
 $(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
 WORKLOAD_LIBS_minigpt += -lcublasLt
@@ -94,6 +94,8 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 # UNIT_OBJS_<name> := ... and the prerequisite line.
 UNIT_OBJS_cmaes_core := $(B)/obj/src/search_cmaes.o $(B)/obj/src/search_space.o
 $(B)/tests/unit/test_cmaes_core: $(UNIT_OBJS_cmaes_core)
+UNIT_OBJS_spank_security := $(B)/obj/spank_plugin/spank_option.o
+$(B)/tests/unit/test_spank_security: $(UNIT_OBJS_spank_security)
 
 ALL_TARGETS += $(UNIT_TESTS)
 

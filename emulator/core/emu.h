@@ -74,6 +74,7 @@ enum emu_err {
 enum emu_host_clock {
     EMU_HOST_CLOCK_WALL,         /* CLOCK_MONOTONIC */
     EMU_HOST_CLOCK_CPU,          /* the CPU time of the threads that call CUDA (host_clock.c) */
+    EMU_HOST_CLOCK_ACTIVE,       /* wall less the CUDA-calling threads' run-queue delay (host_clock.c) */
 };
 
 struct emu_config {
@@ -226,8 +227,9 @@ EMU_API void emu_device_touch(struct emu_device *d);
 
 /* Host time on the trace clock: ns since the trace began, not counting time
  * the emulator spent waiting (emu_wait_begin .. emu_wait_end). The clock is
- * wall time or the CPU time of the threads that call CUDA (MAYA_HOST_CLOCK,
- * host_clock.c); either is monotonic per process. A thread that runs the
+ * wall time, wall time less the CUDA-calling threads' time waiting for a CPU,
+ * or their CPU time (MAYA_HOST_CLOCK, host_clock.c); each is monotonic per
+ * process. A thread that runs the
  * program's code for it (host functions) calls emu_now after each piece, so
  * that the cpu clock counts that work. */
 EMU_API uint64_t emu_now(void);
@@ -281,6 +283,13 @@ EMU_API void emu_note_oom(void);
 
 /* Finish the trace now (END record, rename into place). Also run at exit. */
 EMU_API void emu_trace_finish(void);
+
+/* While the process waits for its peers in a collective (the emulated
+ * NCCL's exchanges): what it waits in, published in its tail file for a
+ * launcher's watchdog (trace_format.h, struct maya_trace_status).
+ * awaits_pid: the process it waits for, 0 if any. */
+EMU_API void emu_trace_waiting(uint32_t op, uint64_t comm, uint64_t seq, int awaits_pid);
+EMU_API void emu_trace_waiting_done(void);
 
 /* ---- memory ---- */
 

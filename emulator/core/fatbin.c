@@ -359,6 +359,54 @@ EMU_API void emu_image_index_free(struct emu_image_index *x)
     pthread_mutex_unlock(&index_lock);
 }
 
+/* Zstd into a buffer that grows with what the frame really produces (the
+ * entry's uncompressed size comes from the image and may lie: sizing the
+ * buffer by it let a damaged image allocate gigabytes up front). The bytes
+ * decoded, or 0 on any error or past want bytes; *out is malloc'd (want+1). */
+static size_t zstd_decode(const void *src, size_t n, uint64_t want, unsigned char **out)
+{
+    *out = NULL;
+    ZSTD_DStream *z = ZSTD_createDStream();
+    if (!z)
+        return 0;
+    size_t cap = (size_t)MAYA_MIN(want + 1, (uint64_t)1 << 20), got = 0;
+    unsigned char *buf = malloc(cap);
+    ZSTD_inBuffer in = { src, n, 0 };
+    size_t rc = buf ? ZSTD_initDStream(z) : 1;
+    while (buf && !ZSTD_isError(rc)) {
+        if (got == cap) {
+            if (cap > want) { /* more than the entry says: damaged */
+                got = 0;
+                break;
+            }
+            size_t ncap = (size_t)MAYA_MIN((uint64_t)cap * 2, want + 1);
+            unsigned char *nb = realloc(buf, ncap);
+            if (!nb) {
+                got = 0;
+                break;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ZSTD_outBuffer o = { buf, cap, got };
+        rc = ZSTD_decompressStream(z, &o, &in);
+        got = o.pos;
+        if (rc == 0)
+            break; /* the frame is whole */
+        if (!ZSTD_isError(rc) && in.pos == in.size && got < cap) {
+            got = 0; /* the input ran out mid-frame */
+            break;
+        }
+    }
+    ZSTD_freeDStream(z);
+    if (!buf || ZSTD_isError(rc) || got != want) {
+        free(buf);
+        return 0;
+    }
+    *out = buf;
+    return got;
+}
+
 /* Decode an entry's payload (once while it stays cached): decompress, and
  * check it is what it claims to be. */
 static int code_ready(struct code *c)
@@ -371,18 +419,17 @@ static int code_ready(struct code *c)
     if (c->flags & (ENTRY_FLAG_LZ4 | ENTRY_FLAG_ZSTD)) {
         if (!c->usize || c->usize > MAX_IMAGE_BYTES || !c->csize || c->csize > c->raw.n)
             return -1;
-        unsigned char *out = malloc((size_t)c->usize + 1);
-        if (!out)
-            return -1;
+        unsigned char *out = NULL;
         size_t got = 0;
         if (c->flags & ENTRY_FLAG_ZSTD) {
-            size_t r = ZSTD_decompress(out, (size_t)c->usize, c->raw.p, (size_t)c->csize);
-            got = ZSTD_isError(r) ? 0 : r;
-        } else if (c->csize <= INT32_MAX && c->usize <= INT32_MAX) {
-            int r = LZ4_decompress_safe((const char *)c->raw.p, (char *)out, (int)c->csize, (int)c->usize);
+            got = zstd_decode(c->raw.p, (size_t)c->csize, c->usize, &out);
+        } else if (c->csize <= INT32_MAX && c->usize <= INT32_MAX &&
+                   c->usize <= c->csize * 255 + 16) { /* LZ4 expands at most 255-fold */
+            out = malloc((size_t)c->usize + 1);
+            int r = out ? LZ4_decompress_safe((const char *)c->raw.p, (char *)out, (int)c->csize, (int)c->usize) : 0;
             got = r > 0 ? (size_t)r : 0;
         }
-        if (got != c->usize) {
+        if (!out || got != c->usize) {
             free(out);
             return -1;
         }

@@ -8,7 +8,19 @@
  * taken off the host clock. At exit the END record is written and the file
  * renamed into place, so a trace that exists under its final name is whole.
  *
- * Cost per record: two clock reads by the caller, one lock, one memcpy.
+ * The two chunk buffers are the slots of "<name>.tail", a file mapped
+ * shared (struct maya_trace_tail, trace_format.h): what was recorded lives
+ * in the page cache from the moment it is written, so a process that is
+ * killed (SIGKILL, the OOM killer, a SIGTERM it does not handle) leaves its
+ * trace readable up to its last whole record; the reader takes the tail
+ * after the file's last whole chunk. The tail is preallocated (a full disk
+ * must not make a page fault kill the program) and removed at a normal
+ * exit. Where it cannot be made, the buffers are plain memory and a killed
+ * process loses what its last chunk held.
+ *
+ * Cost per record: two clock reads by the caller, one lock, one memcpy and
+ * one store of the slot's fill level. The tail costs 2 x 4 MiB of page
+ * cache per process, written back by the kernel as it sees fit.
  */
 #define _GNU_SOURCE
 #include "emu.h"
@@ -18,6 +30,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,12 +43,14 @@
 /* host_clock.c */
 void emu_host_clock_start(const struct emu_config *cfg);
 uint64_t emu_host_clock_base(void);
+int emu_host_clock_active(void);
 
 /* ---- writer ---- */
 
 struct chunk {
     unsigned char *data;
     uint32_t used;
+    struct maya_trace_tail *slot; /* its slot of the tail file (data follows it), or NULL */
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
@@ -45,6 +60,12 @@ static int finished;
 static int fd = -1;
 static char final_path[PATH_MAX];
 static char tmp_path[PATH_MAX + 16];
+static char tail_path[PATH_MAX + 16];
+static void *tail_map;            /* the tail file's mapping, or NULL */
+static struct maya_trace_status *status; /* in it, after the slots */
+static size_t tail_bytes;
+static uint64_t next_chunk;       /* index of the next chunk to fill */
+static int tail_frozen;           /* a write failed: the slots keep what they hold */
 static struct chunk cur;          /* being filled (under lock) */
 static struct chunk pending;      /* handed to the compressor */
 static int have_pending;
@@ -81,19 +102,31 @@ static int write_all(const void *buf, size_t len)
     return 0;
 }
 
-/* Deflate and append one chunk (called without the lock held). */
+/* Deflate and append one chunk (called without the lock held, by one
+ * thread at a time: the compressor, or the caller when there is none). Its
+ * output buffer is kept from one chunk to the next: a fresh 4 MiB
+ * allocation per chunk is an mmap and munmap, which take the process's
+ * memory map lock, and a program thread faulting a page meanwhile blocks
+ * behind it (for milliseconds when the compressor is descheduled holding
+ * it on a busy machine), a wait that looks like the program's own. */
 static void write_chunk(const struct chunk *c)
 {
+    static unsigned char *z;
+    static size_t zcap;
     if (c->used == 0 || write_failed)
         return;
     uLongf zlen = compressBound(c->used);
-    unsigned char *z = malloc(sizeof(struct maya_trace_chunk) + zlen);
-    if (!z) {
-        write_failed = 1;
-        return;
+    size_t need = sizeof(struct maya_trace_chunk) + zlen;
+    if (need > zcap) {
+        free(z);
+        zcap = 0;
+        if (!(z = malloc(need))) {
+            write_failed = 1;
+            return;
+        }
+        zcap = need;
     }
     if (compress2(z + sizeof(struct maya_trace_chunk), &zlen, c->data, c->used, 1) != Z_OK) {
-        free(z);
         write_failed = 1;
         return;
     }
@@ -105,10 +138,15 @@ static void write_chunk(const struct chunk *c)
     };
     memcpy(z, &h, sizeof h);
     if (write_all(z, sizeof h + zlen) < 0) {
+        int err = errno;
         maya_warn("cannot write trace %s: %m", tmp_path);
         write_failed = 1;
+        /* the warning may be lost with the disk that filled: the launcher
+         * reads it from the status */
+        struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+        if (st)
+            __atomic_store_n(&st->write_errno, err, __ATOMIC_RELEASE);
     }
-    free(z);
 }
 
 static void *compressor_main(void *arg)
@@ -130,18 +168,45 @@ static void *compressor_main(void *arg)
     return NULL;
 }
 
+/* cur starts a new chunk (lock held): its slot says empty first, then
+ * which chunk it holds, so that a reader never takes stale records for it. */
+static void begin_chunk_locked(void)
+{
+    cur.used = 0;
+    if (cur.slot) {
+        __atomic_store_n(&cur.slot->used, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&cur.slot->chunk, next_chunk, __ATOMIC_RELEASE);
+    }
+    next_chunk++;
+}
+
+/* What cur holds is whole records: say so in its slot (lock held). */
+static void publish_locked(void)
+{
+    if (cur.slot)
+        __atomic_store_n(&cur.slot->used, cur.used, __ATOMIC_RELEASE);
+}
+
 /* Hand the current chunk to the compressor (lock held). */
 static void flush_locked(void)
 {
     if (cur.used == 0)
         return;
+    /* A write failed (a full disk): the file will miss chunks from there
+     * on, so the tail's two slots are kept as they are (the failed chunk
+     * and the one after it, what a reader can still add after the file's
+     * last whole chunk) and later records are dropped. */
+    if (write_failed && cur.slot) {
+        tail_frozen = 1;
+        return;
+    }
     if (!compressor_running) {
         /* Starting the thread is the emulator's cost, not the program's. */
         emu_wait_begin();
         compressor_running = pthread_create(&compressor, NULL, compressor_main, NULL) == 0;
         if (!compressor_running) {
             write_chunk(&cur); /* no thread: do it here */
-            cur.used = 0;
+            begin_chunk_locked();
         }
         emu_wait_end();
         if (!compressor_running)
@@ -159,9 +224,9 @@ static void flush_locked(void)
     cur = spare;
     if (!cur.data)
         cur.data = malloc(CHUNK_BYTES);
-    cur.used = 0;
     if (!cur.data)
         write_failed = 1;
+    begin_chunk_locked();
     pthread_cond_broadcast(&cond);
 }
 
@@ -170,11 +235,15 @@ static unsigned char *reserve_locked(uint32_t bytes)
 {
     if (cur.used + bytes > CHUNK_BYTES)
         flush_locked();
+    if (tail_frozen)
+        return NULL;
     if (!cur.data || bytes > CHUNK_BYTES)
         return NULL;
     unsigned char *p = cur.data + cur.used;
     cur.used += bytes;
     nrecords++;
+    if (status)
+        __atomic_store_n(&status->records, nrecords, __ATOMIC_RELAXED);
     return p;
 }
 
@@ -204,8 +273,10 @@ static void emit_locked(void *rec)
         h->flags |= thread_flags;
     }
     unsigned char *p = reserve_locked(h->bytes);
-    if (p)
+    if (p) {
         memcpy(p, rec, h->bytes);
+        publish_locked();
+    }
 }
 
 static emu_trace_divert_fn divert;
@@ -239,6 +310,25 @@ EMU_API void emu_trace_emit(void *rec)
         return;
     }
     emu_trace_commit(rec);
+}
+
+EMU_API void emu_trace_waiting(uint32_t op, uint64_t comm, uint64_t seq, int awaits_pid)
+{
+    struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+    if (!st || emu_started < 0)
+        return;
+    st->op = op;
+    st->comm = comm;
+    st->seq = seq;
+    st->awaits_pid = awaits_pid;
+    __atomic_store_n(&st->waiting, 1, __ATOMIC_RELEASE);
+}
+
+EMU_API void emu_trace_waiting_done(void)
+{
+    struct maya_trace_status *st = __atomic_load_n(&status, __ATOMIC_ACQUIRE);
+    if (st && emu_started >= 0)
+        __atomic_store_n(&st->waiting, 0, __ATOMIC_RELEASE);
 }
 
 EMU_API int emu_tracing(void)
@@ -313,6 +403,7 @@ EMU_API uint32_t emu_string(const char *s)
             memset(p, 0, bytes);
             memcpy(p, &r, sizeof r);
             memcpy(p + sizeof r, s, len);
+            publish_locked();
         }
     }
     pthread_mutex_unlock(&lock);
@@ -415,6 +506,58 @@ static int make_dirs(const char *path)
     }
 }
 
+/* The tail file and its two slots as cur and pending (see the top). 0, or
+ * -1 when it cannot be made (then the buffers are plain memory). */
+static int tail_open(void)
+{
+    if (maya_snprintf(tail_path, sizeof tail_path, "%s.tail", final_path) < 0)
+        return -1;
+    size_t slot = sizeof(struct maya_trace_tail) + CHUNK_BYTES;
+    size_t bytes = slot * MAYA_TRACE_TAIL_SLOTS + sizeof(struct maya_trace_status);
+    int tfd = open(tail_path, O_RDWR | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (tfd < 0)
+        return maya_error("cannot create %s: %m", tail_path);
+    int err = posix_fallocate(tfd, 0, (off_t)bytes);
+    void *map = err ? MAP_FAILED : mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, tfd, 0);
+    if (map == MAP_FAILED) {
+        if (err)
+            errno = err;
+        maya_error("cannot map %s: %m", tail_path);
+        close(tfd);
+        unlink(tail_path);
+        return -1;
+    }
+    close(tfd);
+    tail_map = map;
+    tail_bytes = bytes;
+    status = (void *)((unsigned char *)map + slot * MAYA_TRACE_TAIL_SLOTS);
+    memset(status, 0, sizeof *status);
+    status->pid = (uint32_t)getpid();
+    __atomic_store_n(&status->magic, MAYA_TRACE_STATUS_MAGIC, __ATOMIC_RELEASE);
+    struct chunk *c[MAYA_TRACE_TAIL_SLOTS] = { &cur, &pending };
+    for (int i = 0; i < MAYA_TRACE_TAIL_SLOTS; i++) {
+        struct maya_trace_tail *t = (void *)((unsigned char *)map + slot * (size_t)i);
+        memset(t, 0, sizeof *t);
+        t->magic = MAYA_TRACE_TAIL_MAGIC;
+        t->slot_bytes = CHUNK_BYTES;
+        t->chunk = MAYA_TRACE_TAIL_EMPTY;
+        c[i]->slot = t;
+        c[i]->data = (unsigned char *)(t + 1);
+        c[i]->used = 0;
+    }
+    return 0;
+}
+
+static void tail_close(int remove)
+{
+    status = NULL;
+    if (tail_map)
+        munmap(tail_map, tail_bytes);
+    tail_map = NULL;
+    if (remove && tail_path[0])
+        unlink(tail_path);
+}
+
 int emu_trace_start(const struct emu_config *cfg)
 {
     emu_host_clock_start(cfg);
@@ -427,7 +570,7 @@ int emu_trace_start(const struct emu_config *cfg)
     if (maya_snprintf(final_path, sizeof final_path, "%s/%s", cfg->trace_dir, name) < 0)
         return -1;
     snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
-    fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    fd = open(tmp_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     /* The trace being written stays locked. A process that finds it locked
      * is a helper the rank started with the rank's environment (PyTorch's
      * compile workers, which ask the driver about the GPU): its trace is
@@ -440,7 +583,7 @@ int emu_trace_start(const struct emu_config *cfg)
                           (int)getpid()) < 0)
             return -1;
         snprintf(tmp_path, sizeof tmp_path, "%s.tmp", final_path);
-        fd = open(tmp_path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        fd = open(tmp_path, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
     }
     if (fd < 0 || ftruncate(fd, 0) != 0)
         return maya_error("cannot create trace %s: %m (MAYA_TRACE_DIR=%s)", tmp_path, cfg->trace_dir);
@@ -452,7 +595,8 @@ int emu_trace_start(const struct emu_config *cfg)
     h.header_bytes = sizeof h;
     h.kind = MAYA_TRACE_RANK;
     h.flags = (cfg->passthrough ? MAYA_TRACE_F_PASSTHROUGH : 0) |
-              (cfg->host_clock == EMU_HOST_CLOCK_CPU ? MAYA_TRACE_F_HOST_CPU : 0);
+              (emu_host_clock_cpu() ? MAYA_TRACE_F_HOST_CPU : 0) |
+              (emu_host_clock_active() ? MAYA_TRACE_F_HOST_ACTIVE : 0);
     h.rank = cfg->rank;
     h.world_size = cfg->world_size;
     h.local_rank = cfg->local_rank;
@@ -469,12 +613,16 @@ int emu_trace_start(const struct emu_config *cfg)
         unlink(tmp_path);
         return maya_error("cannot write trace %s: %m", tmp_path);
     }
-    cur.data = malloc(CHUNK_BYTES);
-    if (!cur.data) {
-        close(fd);
-        unlink(tmp_path);
-        return maya_error("out of memory for the trace buffer");
+    if (tail_open() < 0) {
+        maya_warn("trace %s: the records of its last chunk will be lost if the process is killed", tmp_path);
+        cur.data = malloc(CHUNK_BYTES);
+        if (!cur.data) {
+            close(fd);
+            unlink(tmp_path);
+            return maya_error("out of memory for the trace buffer");
+        }
     }
+    begin_chunk_locked();
     tracing = 1;
 
     /* PROCESS record: who we are. */
@@ -542,7 +690,11 @@ EMU_API void emu_trace_finish(void)
     if (compressor_running)
         pthread_join(compressor, NULL);
     if (fsync(fd) != 0 || write_failed) {
+        /* the tail stays: the reader takes from it what the file lacks */
         maya_warn("trace %s is incomplete: %s", tmp_path, write_failed ? "a write failed" : strerror(errno));
+        if (tail_map)
+            msync(tail_map, tail_bytes, MS_SYNC);
+        tail_close(0);
         close(fd);
         return;
     }
@@ -550,6 +702,7 @@ EMU_API void emu_trace_finish(void)
      * takes the name over in between (see emu_trace_start). */
     if (rename(tmp_path, final_path) != 0)
         maya_warn("cannot rename %s to %s: %m", tmp_path, final_path);
+    tail_close(1);
     if (close(fd) != 0)
         maya_warn("trace %s may be incomplete: %m", final_path);
 }

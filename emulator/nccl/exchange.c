@@ -325,7 +325,9 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
     uint32_t kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op;
     nc_op_str(kind, t->count, t->dtype, t->redop, t->peer, op, sizeof op);
     for (int r = 0; r < n && code == ncclSuccess; r++) {
+        emu_trace_waiting(kind, c->id, t->seq, r == c->rank ? 0 : c->peers[r].pid);
         enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], 1, &in[r], why, sizeof why);
+        emu_trace_waiting_done();
         if (st != NC_WAIT_OK) {
             code = st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError;
             snprintf(text, sizeof text, "rank %d (pid %d on %s) did not take part in %s #%llu: %s%s", r,
@@ -402,8 +404,10 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
     ncclResult_t r = ncclSuccess;
     /* Rank 0 waits for each rank at most the timeout: wait longer for its
      * answer, which then says who did not come. */
+    emu_trace_waiting(kind, c->id, t->seq, 0);
     enum nc_wait_status st = nc_mb_wait(c->id, c->rank, 0, NC_CH_RESULT, &c->peers[0], c->rank ? 2 : 1, &m, why,
                                         sizeof why);
+    emu_trace_waiting_done();
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu: no answer from rank 0 (pid %d on %s): %s", op, (unsigned long long)t->seq,
@@ -446,8 +450,10 @@ ncclResult_t nc_p2p_finish(struct nc_task *t)
     char why[512], mine[128], theirs[128];
     nc_op_str(MAYA_COLL_RECV, t->count, t->dtype, 0, -1, mine, sizeof mine);
     ncclResult_t r = ncclSuccess;
+    emu_trace_waiting(MAYA_COLL_RECV, c->id, t->seq, c->peers[t->peer].pid);
     enum nc_wait_status st = nc_mb_wait(c->id, c->rank, t->peer, NC_CH_P2P, &c->peers[t->peer], 1, &m, why,
                                         sizeof why);
+    emu_trace_waiting_done();
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu from rank %d (pid %d on %s): nothing was sent: %s", mine,

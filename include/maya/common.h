@@ -47,8 +47,18 @@ int maya_parse_double(const char *s, double *out);
 /* Sizes with an optional binary suffix: "64K", "2MiB", "80G" (powers of 1024). */
 int maya_parse_size(const char *s, uint64_t *out);
 
-/* Write a whole file atomically: data goes to "<path>.tmp.<pid>", is fsynced,
- * then renamed over path. On failure the old file is left untouched. */
+/* Create a new file "<prefix>.<16 random hex digits>" (name in path) with
+ * O_CREAT|O_EXCL|O_NOFOLLOW: never an existing file or a planted symbolic
+ * link, and a name nobody can guess ahead. The fd, or -1 with a message. */
+int maya_open_unique(const char *prefix, char *path, size_t size, int flags, unsigned mode);
+
+/* Control characters (and backslash) of in as \xNN (\\): text a user gave,
+ * made safe for a log line. Truncated to size. */
+void maya_escape_controls(const char *in, char *out, size_t size);
+
+/* Write a whole file atomically: data goes to "<path>.tmp.<random>" (made
+ * by maya_open_unique), is fsynced, then renamed over path. On failure the
+ * old file is left untouched. */
 int maya_write_file_atomic(const char *path, const void *data, size_t len);
 
 /* Atomic writes through stdio: open a temp file next to path, write with
@@ -76,5 +86,12 @@ int maya_data_dir(const void *addr, char *buf, size_t size);
 
 /* Monotonic clock in nanoseconds. */
 uint64_t maya_mono_ns(void);
+
+/* common/schedstat.c: a thread's schedstat file (open it once, read it
+ * often): its time on a CPU and its time ready to run but waiting for one
+ * (run-queue delay), both in ns. 0, or -1 if it cannot be read as that. */
+int maya_schedstat_read(int fd, uint64_t *run_ns, uint64_t *delay_ns);
+/* 1 if this kernel reports the calling thread's run-queue delay. */
+int maya_schedstat_readable(void);
 
 #endif

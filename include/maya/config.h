@@ -20,6 +20,7 @@ struct maya_conf {
     char iteration_marker[256]; /* --iteration-marker, "" = none */
     int iterations;             /* --iterations, 0 = none */
     double timeout_s;           /* --timeout, 0 = none */
+    double hang_timeout_s;      /* --hang-timeout, 0 = none (the default) */
     uint64_t copy_threshold;    /* MAYA_COPY_THRESHOLD for the ranks, 0 = none */
     char files[2][4200];        /* the files that were read, "" if absent */
 };

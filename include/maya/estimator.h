@@ -125,6 +125,11 @@ typedef int (*est_profile_fn)(const struct est_profile_op *p, void *arg);
  * profile, a damaged trace). */
 int est_profile_walk(const char *dir, est_profile_fn fn, void *arg, char *gpu, size_t gpu_size);
 
+/* Read and check an oracle durations file (maya-oracle(5)) without making
+ * an estimator, so that a bad line is reported before a run, not after it.
+ * 0, or -1 with a message naming the file and line. */
+int est_oracle_check(const char *path);
+
 const char *est_family_name(enum est_family f);
 const char *est_model_name(enum est_model m);
 /* Parse "analytical", "learned", "oracle"; -1 if none. */

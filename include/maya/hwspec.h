@@ -195,6 +195,7 @@ struct maya_cluster_spec {
     double nic_gbps;                   /* per NIC per direction */
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
+    double host_speed;                 /* the hosts' CPU speed relative to the emulating machine (1) */
     /* The NIC each GPU of a node sends through (index 0..nics_per_node-1,
      * by GPU index on the node): GPU i uses NIC i on rail-optimised DGX
      * nodes, pairs of GPUs share one behind a PCIe switch on DGX-1V. From
@@ -217,7 +218,8 @@ struct maya_hwspecs {
  * with "file:line: ..." naming what was expected. */
 int maya_hwspecs_load_dir(const char *dir, struct maya_hwspecs *out);
 
-/* Load one file (GPU or cluster sections) and append to out. */
+/* Load one file (GPU or cluster sections) and append to out. On failure
+ * out may hold more than before (free it with maya_hwspecs_free). */
 int maya_hwspecs_load_file(const char *path, struct maya_hwspecs *out);
 
 /* Load from the installed data directory (share/maya/hwspecs, or

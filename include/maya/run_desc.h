@@ -14,6 +14,10 @@
 
 #define MAYA_RUN_DESC_FILE "run.conf"
 #define MAYA_RUN_DESC_VERSION 1
+/* Most processes a description holds (256 ranks per CPU of a 1024-CPU
+ * machine, maya run's sizing limit): each costs ~300 bytes, so a file
+ * cannot make a reader allocate more than ~75 MiB whatever it says. */
+#define MAYA_RUN_MAX_PROCS (1 << 18)
 
 /* How a process ended. */
 enum maya_run_end {
@@ -49,6 +53,11 @@ struct maya_run_desc {
     int iterations;             /* report on the first N iterations; 0 = all */
     char estimator[1024];       /* as `--estimator`; "" = default models */
     char oracle[4096];          /* as `--oracle`; "" = none */
+    char state[16];             /* "running" while the launcher waits for the ranks, "ended"
+                                   after; "" = not said (older files, scripts) */
+    long launcher_pid;          /* the launcher (maya run), 0 unknown */
+    char cause[512];            /* what ended the run first, as the launcher saw it ("rank 1
+                                   was killed by signal 9", "rank 2 hung: ..."); "" = nothing */
     struct maya_run_proc *procs;
 };
 

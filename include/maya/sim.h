@@ -29,6 +29,12 @@ struct sim_config {
     int keep_iterations;          /* report on the first N iterations found; 0: all */
     int keep_xfers;               /* keep each collective's and send/recv's size, kind and
                                      members (sim_export_chakra needs them) */
+    double host_speed;            /* the target hosts' CPU speed relative to this machine: the
+                                     program's host gaps and the calls' host costs are divided
+                                     by it (0: 1) */
+    int workload_failed;          /* some process did not exit 0: a replay that runs out of
+                                     events is the end of what was recorded (simulated up to
+                                     there), not a deadlock of the program */
     /* The nodes: which NIC each GPU sends through (nic_of_gpu). NULL: one
      * NIC per GPU (rail-optimised). */
     const struct maya_cluster_spec *cluster;
@@ -45,10 +51,18 @@ void sim_free(struct sim_job *job);
 struct sim_summary {
     int nranks;
     int iterations;             /* detected iterations (1 when none repeat) */
-    double iteration_s;         /* steady state: median of iterations after the first */
+    int steady_iterations;      /* of which in the steady state (after the first, not partial) */
+    uint64_t warmup_ops;        /* ops before the first iteration (set-up, warm-up), most on a rank */
+    double iteration_s;         /* steady state: median of the steady iterations */
     double first_iteration_s;
     double makespan_s;          /* first host start to last completion */
-    double compute_s, comm_s, exposed_comm_s, copy_s, idle_s; /* per iteration, mean over ranks */
+    /* per steady iteration, mean over them and the ranks: their mean length
+     * (breakdown_iteration_s) is compute_s + exposed_comm_s + exposed_copy_s
+     * + idle_s; comm_s and copy_s count overlapped time too */
+    double breakdown_iteration_s;
+    double compute_s, comm_s, exposed_comm_s, copy_s, exposed_copy_s, idle_s;
+    double host_work_s;         /* the program's host work (gaps, call costs) per steady iteration */
+    int host_bound;             /* host_work_s is 80% or more of breakdown_iteration_s */
     double mfu;                 /* -1 when no FLOPs are known */
     uint64_t peak_memory_bytes; /* max over ranks */
     int oom;

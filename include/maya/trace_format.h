@@ -37,6 +37,7 @@ enum maya_trace_kind {
 /* header.flags */
 #define MAYA_TRACE_F_PASSTHROUGH 0x1 /* recorded on a real GPU: measured_ns is set */
 #define MAYA_TRACE_F_HOST_CPU    0x2 /* host times are CPU time (MAYA_HOST_CLOCK=cpu), not wall time */
+#define MAYA_TRACE_F_HOST_ACTIVE 0x4 /* host times are wall time less run-queue delay (MAYA_HOST_CLOCK=active) */
 
 struct maya_trace_header {
     char magic[8];              /* "MAYATRCE" */
@@ -60,6 +61,48 @@ struct maya_trace_chunk {
     uint32_t raw_bytes;         /* inflated size, 8 .. MAYA_TRACE_MAX_CHUNK */
     uint32_t zbytes;            /* compressed bytes that follow */
     uint32_t crc32;             /* zlib crc32 of the inflated bytes */
+};
+
+/* The tail file, "<trace>.tail" beside "<trace>.tmp" while a process
+ * traces: the records not yet compressed into the trace, kept in a shared
+ * file mapping so that they survive however the process ends (SIGKILL and
+ * the OOM killer included; only the machine crashing loses them). Two
+ * slots: the chunk being filled and the one being compressed. Each slot is
+ * a struct maya_trace_tail followed by slot_bytes of raw records, of which
+ * the first `used` are whole (the writer publishes used after each record).
+ * A reader of a cut-short trace takes the slots whose chunk index is not
+ * yet in the file, in order, after the file's last whole chunk. A trace
+ * that ended normally has no tail file. */
+#define MAYA_TRACE_TAIL_MAGIC 0x4c494154u /* "TAIL" */
+#define MAYA_TRACE_TAIL_SLOTS 2
+#define MAYA_TRACE_TAIL_EMPTY UINT64_MAX  /* slot.chunk: holds nothing yet */
+
+struct maya_trace_tail {
+    uint32_t magic;             /* MAYA_TRACE_TAIL_MAGIC */
+    uint32_t slot_bytes;        /* room for records in each slot (<= MAYA_TRACE_MAX_CHUNK) */
+    uint64_t chunk;             /* which chunk of the trace (0 = the first after the header) */
+    uint32_t used;              /* bytes of whole records at the start of the slot */
+    uint32_t reserved[11];
+};
+
+/* After the slots, the tail file ends with the process's status, for a
+ * launcher's watchdog (maya run names a rank that stops making calls while
+ * the others wait for it in a collective). Updated in place, never read
+ * by the collator. */
+#define MAYA_TRACE_STATUS_MAGIC 0x54415453u /* "STAT" */
+
+struct maya_trace_status {
+    uint32_t magic;             /* MAYA_TRACE_STATUS_MAGIC */
+    uint32_t pid;
+    uint64_t records;           /* records traced so far: grows with every call */
+    uint32_t waiting;           /* 1 while the process waits in a collective for its peers */
+    uint32_t op;                /* then: enum maya_coll_op */
+    uint64_t comm;              /* its communicator */
+    uint64_t seq;               /* its sequence number there */
+    int32_t awaits_pid;         /* the process it waits for, 0 any or unknown */
+    int32_t write_errno;        /* writing the trace failed with this errno (ENOSPC: a full
+                                   disk); what was written before stays readable */
+    uint32_t reserved[20];
 };
 
 enum maya_rec_type {
@@ -434,7 +477,11 @@ struct maya_rec_graph {         /* MAYA_REC_GRAPH: bounds of one graph launch's 
     uint32_t nodes;
 };
 
-enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3 };
+/* push/pop: nested ranges of a thread (nvtxRangePush/Pop); start/end: ranges
+ * that may overlap or end on another thread (nvtxRangeStart/End). A pop or
+ * an end carries the name of the range it closes. */
+enum maya_marker_kind { MAYA_MARK_PUSH = 1, MAYA_MARK_POP = 2, MAYA_MARK_POINT = 3, MAYA_MARK_START = 4,
+                        MAYA_MARK_END = 5 };
 
 struct maya_rec_marker {        /* MAYA_REC_MARKER: a named point or range (NVTX, profiler) */
     struct maya_rec_hdr h;
@@ -461,6 +508,12 @@ struct maya_rec_end {           /* MAYA_REC_END: last record of a complete trace
 
 #define MAYA_REC_ALIGN(n) (((n) + 7u) & ~7u)
 
+/* The host clock a trace header's (or rank section's) flags name. */
+static inline const char *maya_host_clock_name(uint32_t flags)
+{
+    return flags & MAYA_TRACE_F_HOST_CPU ? "cpu" : flags & MAYA_TRACE_F_HOST_ACTIVE ? "active" : "wall";
+}
+
 /* Does a record of this type start with struct maya_call (after its header)? */
 static inline int maya_rec_is_call(uint16_t type)
 {
@@ -479,6 +532,8 @@ static inline int maya_coll_dtype_bytes(int32_t dtype)
 /* Layout checks: these sizes are the file format. */
 _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
+_Static_assert(sizeof(struct maya_trace_tail) == 64, "tail slot header size");
+_Static_assert(sizeof(struct maya_trace_status) == 128, "status size");
 _Static_assert(sizeof(struct maya_call) == 56, "call size");
 _Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
 _Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");

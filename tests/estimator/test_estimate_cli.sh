@@ -167,4 +167,7 @@ bad 'models directory .*/nomodels: ' gemm m=4 n=4 k=4 models="$TEST_TMP/nomodels
 mkdir -p "$TEST_TMP/badmodels"
 echo 'not json' > "$TEST_TMP/badmodels/gemm-H100-SXM.json"
 bad 'gemm-H100-SXM.json: not a model XGBoost can read' gemm m=4 n=4 k=4 models="$TEST_TMP/badmodels"
+# sizes no job has: refused, never a saturated time (it printed 18446744073709552 us with exit 0)
+bad 'the device estimate is [0-9.e+]+ s, more than an op can take' gemm m=1T n=1T k=1T
+bad 'more than an op can take' copy bytes=8000000T
 echo ok

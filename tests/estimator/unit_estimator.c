@@ -10,16 +10,7 @@
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
 
-static int failures;
-
-#define CHECK(cond, ...) do { \
-    if (!(cond)) { \
-        failures++; \
-        fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-        fprintf(stderr, __VA_ARGS__); \
-        fputc('\n', stderr); \
-    } \
-} while (0)
+#include "../unit_check.h"
 
 static char tmpdir[] = "/tmp/maya-est-unit.XXXXXX";
 
@@ -77,6 +68,18 @@ static struct maya_rec_gemm gemm_rec(uint64_t seq, int64_t m)
     return g;
 }
 
+/* An estimator with every family in oracle mode on the rules of path;
+ * NULL (the failure counted) if it cannot be made. */
+static struct estimator *oracle_estimator(const struct maya_gpu_spec *gpu, const char *path)
+{
+    struct est_config cfg = { .gpu = gpu, .oracle_path = path };
+    for (int f = 0; f < EST_NFAMILIES; f++)
+        cfg.model[f] = EST_ORACLE;
+    struct estimator *e = NULL;
+    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    return e;
+}
+
 static void test_oracle(const struct maya_gpu_spec *gpu)
 {
     const char *path = write_tmp("ref.txt",
@@ -90,8 +93,7 @@ static void test_oracle(const struct maya_gpu_spec *gpu)
     struct est_config cfg = { .gpu = gpu, .oracle_path = path };
     for (int f = 0; f < EST_NFAMILIES; f++)
         cfg.model[f] = EST_ORACLE;
-    struct estimator *e;
-    CHECK(est_create(&cfg, &e) == 0, "est_create: %s", maya_last_error());
+    struct estimator *e = oracle_estimator(gpu, path);
     if (!e)
         return;
     struct est_result r;
@@ -236,6 +238,45 @@ static void test_families(const struct maya_gpu_spec *gpu)
     est_destroy(e);
 }
 
+/* Name globs: `*` and `?`, and a rule that once backtracked exponentially
+ * (`*a*a*a*a*a*a*a*a*b` against a 60-character name took 112 s per op)
+ * answers at once: an alarm ends the test if the matching takes seconds
+ * (it takes microseconds; the old matcher took minutes). */
+static void test_oracle_glob(const struct maya_gpu_spec *gpu)
+{
+    alarm(20);
+    const char *path = write_tmp("glob.txt",
+        "name=*a*a*a*a*a*a*a*a*b host=1ms\n"
+        "name=void?k<*>(*) host=2ms\n"
+        "name=*gemm*_nn* host=3ms\n");
+    struct estimator *e = oracle_estimator(gpu, path);
+    if (!e)
+        return;
+    static const struct { const char *name; int64_t want_ns; } cases[] = {
+        { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0 },
+        { "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaab", 1000000 },
+        { "xaxaxaxaxaxaxaxaxb", 1000000 },
+        { "void k<float>(int)", 2000000 },
+        { "void  k<float>(int)", 0 },
+        { "sm90_xmma_gemm_f16_nn_kernel", 3000000 },
+        { "sm90_xmma_gemm_f16_tn_kernel", 0 },
+    };
+    struct maya_rec_call call;
+    memset(&call, 0, sizeof call);
+    call.h = (struct maya_rec_hdr){ MAYA_REC_CALL, 0, sizeof call };
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(cases); i++) {
+        struct est_op op = { .rec = &call.h, .api = cases[i].name };
+        struct est_result r;
+        int rc = est_estimate(e, &op, &r);
+        int matched = rc == 0 && r.model == EST_ORACLE;
+        CHECK(rc == 0 && matched == (cases[i].want_ns != 0) && (!matched || (int64_t)r.host_ns == cases[i].want_ns),
+              "glob against \"%s\": rc %d model %s host %llu ns", cases[i].name, rc,
+              est_model_name(r.model), (unsigned long long)r.host_ns);
+    }
+    est_destroy(e);
+    alarm(0);
+}
+
 int main(void)
 {
     maya_set_error_prefix("test");
@@ -256,6 +297,7 @@ int main(void)
     }
     test_parse();
     test_oracle(gpu);
+    test_oracle_glob(gpu);
     test_families(gpu);
     maya_hwspecs_free(&hw);
     char cmd[300];

@@ -47,6 +47,22 @@ printf 'gpu "X" {\n  props {\n' > "$TEST_TMP/trunc.conf"
 expect_grep "trunc.conf:[0-9]+: " "$TEST_TMP/trunc.out"
 "$MAYA" hwspecs check "$TEST_TMP/absent.conf" > "$TEST_TMP/absent.out" 2>&1 && fail "an absent file was accepted"
 expect_grep "cannot read .*absent.conf" "$TEST_TMP/absent.out"
+# A directory is checked as a hwspecs folder (it used to print only libconfuse's
+# "input in flex scanner failed"); a FIFO or a directory named .conf is refused
+# naming it (a FIFO used to block the reader).
+"$MAYA" hwspecs check "$MAYA_TOP/hwspecs" > "$TEST_TMP/dir.out" 2>&1 || fail "the hwspecs folder: $(cat "$TEST_TMP/dir.out")"
+expect_grep "hwspecs: [0-9]+ GPU\(s\), [0-9]+ cluster\(s\): ok" "$TEST_TMP/dir.out"
+"$MAYA" hwspecs check "$MAYA_TOP/hwspecs/clusters" > "$TEST_TMP/dir.out" 2>&1 || fail "a folder of .conf files: $(cat "$TEST_TMP/dir.out")"
+mkdir -p "$TEST_TMP/empty" "$TEST_TMP/bad/gpus/x.conf"
+"$MAYA" hwspecs check "$TEST_TMP/empty" > "$TEST_TMP/dir.out" 2>&1 && fail "an empty folder was accepted"
+expect_grep "holds no \*.conf file" "$TEST_TMP/dir.out"
+"$MAYA" hwspecs check "$TEST_TMP/bad" > "$TEST_TMP/dir.out" 2>&1 && fail "a directory named x.conf was accepted"
+expect_grep "x.conf is a directory: expected a hwspec file" "$TEST_TMP/dir.out"
+expect_no_grep "flex scanner" "$TEST_TMP/dir.out"
+mkfifo "$TEST_TMP/fifo.conf"
+timeout 10 "$MAYA" hwspecs check "$TEST_TMP/fifo.conf" > "$TEST_TMP/fifo.out" 2>&1
+expect_eq "$?" 1 "maya hwspecs check of a FIFO (124: it blocked)"
+expect_grep "fifo.conf is not a regular file: expected a hwspec file" "$TEST_TMP/fifo.out"
 
 # The NIC each GPU uses: one per GPU on rail-optimised nodes, shared in pairs
 # on a DGX-1V; a list of the wrong length or naming a NIC the node lacks fails.
@@ -57,6 +73,8 @@ expect_grep 'nic_of_gpu = \{0, 0, 1, 1, 2, 2, 3, 3\}' "$TEST_TMP/dgx1"
 src=$MAYA_TOP/hwspecs/clusters/dgx-h100.conf
 bad nicshort  's/nic_of_gpu = .*/nic_of_gpu = {0, 1}/' "[a-z0-9-]+.conf:[0-9]+: .*nic_of_gpu lists 2 NICs; expected one per GPU \(8\)"
 bad nicrange  's/nic_of_gpu = .*/nic_of_gpu = {0, 1, 2, 3, 4, 5, 6, 8}/' "nic_of_gpu\[7\] is 8; expected a NIC index 0..7"
+# NICs size the simulator's tables: a count beyond any node is refused
+bad nicmany   's/nics_per_node = .*/nics_per_node = 2147483647/' "[a-z0-9-]+.conf:[0-9]+: .*nics_per_node is 2147483647; expected 0..1024"
 
 # Unknown names get the list of known ones.
 "$MAYA" hwspecs show h900 > "$TEST_TMP/h900" 2>&1 && fail "unknown GPU accepted"

@@ -60,7 +60,10 @@ near("communication_time_s", 0.036) # 4-40
 near("exposed_communication_time_s", 0.015)
 near("idle_time_s", 0.001)          # 0-1
 assert r["gpu"] == "H100-SXM" and r["world_size"] == 1 and r["nodes"] == 1, r
-assert r["iterations"] == [{"index": 1, "time_s": 0.04}], r["iterations"]
+assert r["iterations"] == [{"index": 1, "time_s": 0.04, "end_s": 0.04, "steady": True, "left_out": None}], r["iterations"]
+b = r["breakdown"]  # the whole run as its one iteration, its classes adding up to it
+assert abs(b["iteration_s"] - 0.040) < 1e-9 and b["iterations"] == 1, b
+assert abs(b["compute_s"] + b["exposed_communication_s"] + b["exposed_copy_s"] + b["idle_s"] - b["iteration_s"]) < 1e-9, b
 assert r["oom"] is False and r["simulated"] is True and r["workload_ok"] is True
 assert r["ranks"][0]["rank"] == 0 and r["ranks"][0]["exit_status"] == 0, r["ranks"]
 assert r["unsupported_calls"] == {}

@@ -39,12 +39,24 @@ expect_grep "rank 1 failed: exit 9" "$TEST_TMP/out"
 expect_grep "\| no luck" "$TEST_TMP/out"
 expect_grep "report in $TEST_TMP/fail2/report.txt" "$TEST_TMP/out"
 
-# A command that does not exist: the rank exits 127 with the reason in its log.
+# A command that does not exist, or is not executable, is refused before
+# anything starts (it used to run ranks that exited 127, reported as "did
+# the workload use CUDA?"); a rank that cannot exec still says why in its log.
 d=$TEST_TMP/noexec
 "$MAYA" run -q -o "$d" -- /nonexistent/program > "$TEST_TMP/out" 2>&1
-expect_eq "$?" 1 "exit status when the command cannot start"
+expect_eq "$?" 2 "exit status when the command cannot start"
+expect_grep "cannot execute /nonexistent/program: No such file or directory" "$TEST_TMP/out"
+[ ! -e "$d" ] || fail "a refused command left a run directory"
+"$MAYA" run -q -o "$d" -- no-such-program-anywhere > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 2 "exit status for a program not on PATH"
+expect_grep "cannot execute no-such-program-anywhere: no such program on PATH" "$TEST_TMP/out"
+"$MAYA" run -q -o "$d" -- "$TEST_TMP" > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 2 "exit status for a directory as the command"
+expect_grep "cannot execute $TEST_TMP: Is a directory" "$TEST_TMP/out"
+"$MAYA" run -q -o "$d" -- sh -c 'exec /nonexistent/inner' > "$TEST_TMP/out" 2>&1
+expect_eq "$?" 1 "exit status when a rank cannot exec its program"
 expect_grep "^rank\.0\.exit=127$" "$d/run.conf"
-expect_grep "cannot execute /nonexistent/program" "$d/logs/rank-0.err"
+expect_grep "first: rank 0 exited 127: .*/nonexistent/inner" "$d/report.txt"
 
 # Bad usage: exit 2 and a message saying what is allowed.
 bad() {
@@ -68,6 +80,10 @@ bad 'no command to run' -g h100x1
 bad 'expected a value after it' -g
 bad 'expected a number of seconds' --timeout -1 -- true
 bad 'cannot read it' --oracle /nonexistent -- true
+# an oracle file is checked before the run (a bad line used to surface only in its report)
+printf 'name=foo device=abc\n' > "$TEST_TMP/bad-oracle.txt"
+bad 'bad-oracle.txt:1: device duration is "abc"' -o "$TEST_TMP/oracle-run" --oracle "$TEST_TMP/bad-oracle.txt" -- true
+[ -e "$TEST_TMP/oracle-run" ] && fail "a run directory was made before the oracle file was refused"
 
 # An existing run is not overwritten.
 mkdir -p "$TEST_TMP/old" && echo "nprocs=0" > "$TEST_TMP/old/run.conf"

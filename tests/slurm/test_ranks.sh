@@ -4,7 +4,9 @@
 # rank has its identity (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MAYA_*),
 # the emulator on LD_LIBRARY_PATH, and its own core inside the task's binding;
 # a multi-rank CUDA workload runs across tasks and nodes and writes one trace
-# per rank saying which emulated node and GPU it stood for. Programs that are not ranks (the batch shell) are
+# per rank saying which emulated node and GPU it stood for; NVTX v3 finds the
+# emulator's injection library, so a program's NVTX ranges reach its trace.
+# Programs that are not ranks (the batch shell) are
 # untouched. A failing rank stops the task's other ranks, and how each ended is
 # recorded for the report.
 . "$MAYA_TOP/tests/lib.sh"
@@ -12,7 +14,7 @@
 cluster_start 2
 cd "$JOBS_DIR"
 
-show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} clock=${MAYA_HOST_CLOCK-unset} launch=${MAYA_LAUNCH_EXE-none}"'
+show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} clock=${MAYA_HOST_CLOCK-unset} nvtx=${NVTX_INJECTION64_PATH-unset} launch=${MAYA_LAUNCH_EXE-none}"'
 
 # The run directory of the last step of the newest job of root.
 last_run() {
@@ -49,14 +51,15 @@ for r in 0 1 2 3; do
     expect_eq "$(field triton "$line")" "$MAYA_BUILD/lib/maya" "TRITON_LIBCUDA_PATH of rank $r"
     expect_eq "$(field launch "$line")" none "launcher variables left in rank $r"
     expect_eq "$(field clock "$line")" cpu "MAYA_HOST_CLOCK of rank $r (four ranks share two cores)"
+    expect_eq "$(field nvtx "$line")" "$MAYA_BUILD/lib/maya/libmaya-nvtx.so" "NVTX_INJECTION64_PATH of rank $r"
 done
 # Four ranks on the task's two cores: one core each, ranks 0 and 1 apart.
 c0=$(field cpus "$(grep '^rank=0 ' one.out)")
 c1=$(field cpus "$(grep '^rank=1 ' one.out)")
 [[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ && $c0 != "$c1" ]] || fail "ranks 0 and 1 pinned to '$c0' and '$c1'"
-# Two ranks on two cores have one each: the wall clock; the job's own choice stands.
+# Two ranks on two cores have one each: the active clock; the job's own choice stands.
 srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 || fail "srun -c2 h100x2 failed: $(cat clock.out)"
-expect_count 2 ' clock=wall ' clock.out
+expect_count 2 ' clock=active ' clock.out
 MAYA_HOST_CLOCK=cpu srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 ||
     fail "srun with MAYA_HOST_CLOCK=cpu failed: $(cat clock.out)"
 expect_count 2 ' clock=cpu ' clock.out
@@ -106,6 +109,12 @@ for layout in "-N2 -n2" "-n1"; do
         expect_grep "^rank.$r.exit=0$" "$run/run.conf"
     done
 done
+
+# NVTX ranges under srun: llm.c's "Train step N" ranges are in the trace.
+srun -n1 --maya-emulate=h100x1 "$WORKLOADS/llmc_steps" 3 > nvtx.out 2>&1 || fail "llmc_steps failed: $(cat nvtx.out)"
+dump "$(last_run)/traces/rank-0.mtrace" > "$TEST_TMP/dump"
+expect_count 3 'marker=push name="Train step [0-9]+"$' "$TEST_TMP/dump"
+expect_count 3 'marker=pop name="Train step [0-9]+"$' "$TEST_TMP/dump"
 
 # A batch job: the shell is no rank and loads nothing of the emulator; the
 # srun inside it inherits --maya-emulate and its tasks are the ranks.
@@ -157,6 +166,17 @@ rc=0
 srun -n1 --maya-emulate=h100x2 ./no-such-program > missing.out 2>&1 || rc=$?
 [ $rc = 127 ] || fail "a missing program gave exit $rc, expected 127"
 expect_count 2 '^maya-launch: cannot run ./no-such-program: No such file or directory' missing.out
+
+# A rank that hangs on the other node (SIGSTOP) while rank 0 waits for it in
+# an all-reduce: task 0's watchdog names it within MAYA_HANG_TIMEOUT and stops
+# the step.
+rc=0
+start=$(date +%s)
+MAYA_HANG_TIMEOUT=3 srun -N2 -n2 --maya-emulate=h100x2,cluster=dgx-h100 "$WORKLOADS/faults" stop 30 > hang.out 2>&1 || rc=$?
+[ $rc != 0 ] || fail "a hung step succeeded: $(cat hang.out)"
+[ $(( $(date +%s) - start )) -lt 40 ] || fail "the hung step was not stopped within 40 s"
+expect_grep 'rank 1 hung: no call for 3 s while rank 0 waits in allreduce #29 on communicator 0x[0-9a-f]+ \(for rank 1\)' hang.out
+expect_grep '^cause=rank 1 hung' "$(last_run)/slurm/task-0.conf"
 
 
 

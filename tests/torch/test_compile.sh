@@ -4,13 +4,15 @@
 # static launcher: cuModuleLoad of the cubin file; Triton's own launcher:
 # cuModuleLoadData), launched through the driver API and traced with name,
 # grid and static features, PTX instruction counts among them; nothing is
-# unsupported.
+# unsupported. Its iterations are found without a marker: the first step's
+# compilation and autotuning (thousands of kernel launches) is warm-up
+# before them, not the loop.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
 # maya run sets TRITON_LIBCUDA_PATH: Triton links its launcher against the emulated driver.
 unset TRITON_LIBCUDA_PATH
-steps=3
+steps=4
 d=$TEST_TMP/compiled
 torch_run "$d" h100x1 train_compiled.py $steps
 check_rank_traces "$d" 1
@@ -26,4 +28,7 @@ n=$(grep -cE '^launch .*api=cuLaunchKernel(Ex)? result=0 kernel="triton_[a-z]+_f
 expect_grep '^kernel .*name="triton_per_fused_native_layer_norm[^"]*" .* regs=[1-9][0-9]* .* ptx\.insts=[1-9][0-9]* ptx\.mma=0 ptx\.ld_global=[1-9]' "$dump" \
     "the layer-norm kernel traced with registers and PTX instruction counts"
 expect_grep '^kernel .*name="triton_poi_fused_gelu[^"]*" .* ptx\.fma=[1-9]' "$dump" "the GELU kernel's FMAs"
+# the steps after the first (which compiles) are the iterations
+expect_eq "$(report_field "$d" "len(r['iterations'])")" $((steps - 1)) "iterations found without a marker"
+expect_eq "$(report_field "$d" "r['warmup_ops'] > 1000")" true "compilation and autotuning before the first iteration"
 echo "torch.compile: ok"
