@@ -46,7 +46,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity astra-check
+.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -84,7 +84,12 @@ all: $(ALL_TARGETS)
 venv:
 	scripts/venv.sh
 
-test: all venv fuzz
+# nvdisasm for the tests of SASS-only kernels (scripts/nvdisasm.sh: into
+# .tools/, idempotent, skipped without network).
+tools:
+	scripts/nvdisasm.sh
+
+test: all venv tools fuzz
 	tests/run
 
 bench: all

@@ -9,6 +9,7 @@
 #include "maya/common.h"
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
+#include "maya/trace_format.h"
 
 static double now_ns(void)
 {
@@ -67,6 +68,71 @@ static double run(struct estimator *e, int n, int distinct, const char *api)
     return (now_ns() - t0) / n;
 }
 
+/* A kernel with a work summary, as the emulator writes one for a
+ * grid-stride loop y[i] = a * x[i] + y[i] (i < n): per launch the estimator
+ * evaluates its expressions (est_analytical_kernel_code_ns_per_op). */
+struct code_kernel {
+    struct maya_rec_kernel k;
+    struct maya_kwork w;
+    struct maya_kexpr x[14];
+    struct maya_kterm t[4];
+};
+
+static void code_kernel(struct code_kernel *c)
+{
+    memset(c, 0, sizeof *c);
+    c->k.h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, sizeof *c };
+    c->k.id = 1;
+    c->k.param_bytes = 28;
+    c->k.work_bytes = sizeof *c - sizeof c->k;
+    c->w = (struct maya_kwork){ .source = MAYA_KW_PTX, .sm = 90, .nexprs = 14, .nterms = 4, .regs = 16 };
+    struct maya_kexpr *x = c->x;
+    x[0] = (struct maya_kexpr){ MAYA_KX_CONST, 0, 0, 0, 0, 1 };
+    x[1] = (struct maya_kexpr){ MAYA_KX_PARAM, 1, 24, 4, 0, 0 };               /* n */
+    x[2] = (struct maya_kexpr){ MAYA_KX_SREG, MAYA_SR_TID_X, 0, 0, 0, 0 };
+    x[3] = (struct maya_kexpr){ MAYA_KX_SREG, MAYA_SR_NTID_X, 0, 0, 0, 0 };
+    x[4] = (struct maya_kexpr){ MAYA_KX_SREG, MAYA_SR_CTAID_X, 0, 0, 0, 0 };
+    x[5] = (struct maya_kexpr){ MAYA_KX_SREG, MAYA_SR_NCTAID_X, 0, 0, 0, 0 };
+    x[6] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 4, 3, 0, 0 };                  /* ctaid * ntid */
+    x[7] = (struct maya_kexpr){ MAYA_KX_ADD, 0, 6, 2, 0, 0 };                  /* i */
+    x[8] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 3, 5, 0, 0 };                  /* stride */
+    x[9] = (struct maya_kexpr){ MAYA_KX_CMP, MAYA_CMP_LT, 7, 1, 0, 0 };        /* i < n */
+    x[10] = (struct maya_kexpr){ MAYA_KX_TRIP, MAYA_CMP_LT, 7, 1, 8, 0 };
+    x[11] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 9, 10, 0, 0 };
+    x[12] = (struct maya_kexpr){ MAYA_KX_CONST, 0, 0, 0, 0, 2 };
+    x[13] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 11, 12, 0, 0 };
+    c->t[0] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_LD_GLOBAL, .param = 8, .amount = 4 };
+    c->t[1] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_LD_GLOBAL, .param = 16, .amount = 4 };
+    c->t[2] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_ST_GLOBAL, .param = 16, .amount = 4 };
+    c->t[3] = (struct maya_kterm){ .mult = 13, .cls = MAYA_KW_FLOP_FP32, .param = MAYA_KW_NO_PARAM, .amount = 1 };
+}
+
+static double run_code(struct estimator *e, int n)
+{
+    struct code_kernel c;
+    code_kernel(&c);
+    struct {
+        struct maya_rec_launch l;
+        unsigned char params[32];
+    } launch;
+    memset(&launch, 0, sizeof launch);
+    launch.l.h = (struct maya_rec_hdr){ MAYA_REC_LAUNCH, 0, sizeof launch };
+    launch.l.kernel = 1;
+    launch.l.grid[0] = 528, launch.l.grid[1] = launch.l.grid[2] = 1;
+    launch.l.block[0] = 256, launch.l.block[1] = launch.l.block[2] = 1;
+    launch.l.param_bytes = 28;
+    struct est_result r;
+    double t0 = now_ns();
+    for (int i = 0; i < n; i++) {
+        int32_t elems = (1 << 20) + i; /* a different launch each time */
+        memcpy(launch.params + 24, &elems, 4);
+        struct est_op op = { .rec = &launch.l.h, .api = "cudaLaunchKernel", .kernel_name = "saxpy", .kernel = &c.k };
+        if (est_estimate(e, &op, &r) < 0 || r.no_code)
+            exit(1);
+    }
+    return (now_ns() - t0) / n;
+}
+
 int main(void)
 {
     struct maya_hwspecs hw = { 0 };
@@ -82,6 +148,7 @@ int main(void)
     if (!gpu || est_create(&cfg, &e) < 0)
         return 1;
     printf("est_analytical_gemm_ns_per_op=%.0f\n", run(e, 200000, 1000, "cublasGemmEx"));
+    printf("est_analytical_kernel_code_ns_per_op=%.0f\n", run_code(e, 200000));
     printf("est_analytical_allreduce_ns_per_op=%.0f\n", run_coll(e, 200000));
     est_destroy(e);
 

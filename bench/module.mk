@@ -12,6 +12,12 @@ $(B)/bench/emu_bench: bench/emu_bench $(EMU_BENCH_CU)
 	cp bench/emu_bench $@
 ALL_TARGETS += $(EMU_BENCH_CU) $(B)/bench/emu_bench
 
+# What reading kernels' work from PTX and SASS costs a rank (first launches).
+$(B)/bench/kernel_work: bench/kernel_work.sh
+	@mkdir -p $(@D)
+	cp $< $@
+ALL_TARGETS += $(B)/bench/kernel_work
+
 # The cost of emulating a PyTorch DDP training step (needs .venv; prints
 # "skipped" without it).
 $(B)/bench/torch_ddp_step: bench/torch_ddp_step.sh

@@ -6,6 +6,7 @@
 #include "maya/trace_dump.h"
 #include "maya/common.h"
 #include "maya/job_trace.h"
+#include "maya/kwork.h"
 #include "maya/trace_reader.h"
 
 #include <inttypes.h>
@@ -225,6 +226,25 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_kfeature *f = maya_kernel_features(k);
         for (uint32_t i = 0; i < k->nfeatures; i++)
             fprintf(o, " %s=%u", maya_trace_string(r, f[i].name), f[i].value);
+        const char *why = NULL;
+        const struct maya_kwork *w = maya_kernel_work(k, &why);
+        if (w) {
+            fprintf(o, " work=%s sm=%u exprs=%u terms=%u%s%s%s", w->source == MAYA_KW_SASS ? "sass" : "ptx",
+                    w->sm, w->nexprs, w->nterms, w->flags & MAYA_KW_F_LOOP_UNRESOLVED ? " loop_unresolved" : "",
+                    w->flags & MAYA_KW_F_TRUNCATED ? " truncated" : "",
+                    w->flags & MAYA_KW_F_BYTES_UNKNOWN ? " bytes_unknown" : "");
+            const struct maya_kterm *t = maya_kwork_terms(w);
+            for (uint32_t i = 0; i < w->nterms; i++) {
+                char e[512];
+                maya_kwork_expr_text(w, t[i].mult, e, sizeof e);
+                fprintf(o, "\n    %s %g", maya_kw_class_name(t[i].cls), (double)t[i].amount);
+                if (t[i].param != MAYA_KW_NO_PARAM)
+                    fprintf(o, " via param@%u", t[i].param);
+                fprintf(o, " x %s", e);
+            }
+        } else if (why) {
+            fprintf(o, " work=damaged (%s)", why);
+        }
         break;
     }
     case MAYA_REC_COMM: {
@@ -260,6 +280,10 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
             for (uint32_t i = 0; i < l->param_bytes && i < 256; i++)
                 fprintf(o, "%02x", pv[i]);
         }
+        uint32_t next;
+        const struct maya_kextent *ext = maya_launch_extents(l, &next);
+        for (uint32_t i = 0; ext && i < next; i++)
+            fprintf(o, "%sparam@%u:%" PRIu64, i ? "," : " extents=", ext[i].param, ext[i].bytes);
         break;
     }
     case MAYA_REC_MEMCPY: {

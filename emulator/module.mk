@@ -15,7 +15,7 @@ $(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
 
 # The device clock (core/device_clock.c) times events with the estimator's
 # analytical model: only those objects, no learned models (XGBoost).
-CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o host.o)
+CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o host.o kernel_cost.o)
 $(B)/obj/emulator/core/device_clock.o: EXTRA_CFLAGS += -Iestimator
 
 $(CORE_LIB): $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/core/core.map
@@ -140,10 +140,20 @@ $(EMU_LIBDIR)/libcuda.so.1: $(B)/obj/gen/driver_procaddr.o
 # the source since the core hides its internals.
 PTX_UNIT := $(B)/tests/unit/test_ptx_ops
 $(B)/obj/tests/torch/unit_ptx_ops.o: EXTRA_CFLAGS := -Iemulator/core
-$(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.o
+$(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.o $(B)/obj/emulator/core/ptx_parse.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS)
 ALL_TARGETS += $(PTX_UNIT)
+
+# Unit test of reading kernels' work from PTX (core/ptx_parse.c,
+# kernel_work.c) and of evaluating it per launch (estimator/kernel_cost.c).
+KWORK_UNIT := $(B)/tests/unit/test_kernel_work
+$(B)/obj/tests/emulator/unit_kernel_work.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iestimator
+$(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core/ptx_parse.o \
+		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/libmaya-estimator.a $(B)/obj/libmaya-common.a
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
+ALL_TARGETS += $(KWORK_UNIT)
 
 # Unit test of the fat binary reader (core/fatbin.c) on the nvcc-built
 # modules and programs of tests/module.mk, with truncation and corruption.

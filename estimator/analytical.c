@@ -207,8 +207,8 @@ double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluste
         return gemm_ns(g, d);
     case EST_ATTENTION:
         return attention_ns(g, d);
-    case EST_KERNEL: /* bytes from the parameters, else from the launch's threads */
-        return mem_ns(g, d->bytes);
+    case EST_KERNEL: /* the work its code does; without code, bytes guessed from its arguments */
+        return d->code ? est_kwork_ns(g, &d->work) : mem_ns(g, d->bytes);
     case EST_MEMSET:
         return mem_ns(g, d->bytes);
     case EST_COPY:

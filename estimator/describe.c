@@ -4,6 +4,8 @@
 #include <strings.h>
 
 #include "est_internal.h"
+#include "maya/common.h"
+#include "maya/kwork.h"
 
 /* cudaDataType_t, cublasComputeType_t and cudnnDataType_t values (CUDA 13
  * library_types.h, cublas_api.h, cudnn_graph.h); the headers are not needed
@@ -275,7 +277,29 @@ static uint64_t read_uint(const unsigned char *p, unsigned bytes)
     return v;
 }
 
-/* A kernel of unknown purpose: assume it streams its data once. The element
+/* A kernel whose code the trace summarises: its work for this launch. */
+static int describe_from_code(const struct est_op *op, const struct maya_rec_launch *l, struct est_desc *d)
+{
+    const struct maya_kwork *w = op->kernel ? maya_kernel_work(op->kernel, NULL) : NULL;
+    if (!w || l->h.bytes < sizeof *l + l->param_bytes)
+        return 0;
+    struct est_kwork_ctx ctx = { NULL, 0 };
+    ctx.extents = maya_launch_extents(l, &ctx.nextents);
+    if (est_kwork_eval(w, l, &ctx, &d->work) < 0)
+        return 0;
+    d->work.regs = w->regs;
+    d->work.smem_bytes = (int)MAYA_MIN((uint64_t)w->static_smem + l->smem_bytes, INT32_MAX);
+    d->code = 1;
+    d->bytes = d->work.dram_bytes;
+    d->bytes_known = 1;
+    const double *a = d->work.amount;
+    d->flops = a[MAYA_KW_FLOP_FP64] + a[MAYA_KW_FLOP_FP32] + a[MAYA_KW_FLOP_FP16] + a[MAYA_KW_MMA_FP64] +
+               a[MAYA_KW_MMA_TF32] + a[MAYA_KW_MMA_FP16] + a[MAYA_KW_MMA_FP8] + a[MAYA_KW_MMA_INT8];
+    return 1;
+}
+
+/* A kernel with no code to read (the fallback, counted in the report): a
+ * kernel of unknown purpose is assumed to stream its data once. The element
  * count is the largest integer parameter (an `n`), else one element per
  * thread; every pointer parameter is an array of that many elements (at
  * least two: in and out, when pointers hide inside structs). */
@@ -287,6 +311,9 @@ static void describe_kernel(const struct est_op *op, struct est_desc *d)
     d->threads = (double)l->grid[0] * l->grid[1] * l->grid[2] *
                  (double)l->block[0] * l->block[1] * l->block[2];
     d->elem_bytes = kernel_elem_bytes(op->kernel_name);
+    if (describe_from_code(op, l, d))
+        return;
+    d->fallback = 1;
     double n = 0;
     int nptr = 0;
     const struct maya_rec_kernel *k = op->kernel;

@@ -27,6 +27,32 @@ enum est_kclass {
     EST_KC_REDUCE,
 };
 
+/* A launch's work read from its kernel's code (kernel_cost.c): totals
+ * over all its threads, by class (enum maya_kw_class). */
+struct est_kwork {
+    double amount[MAYA_KW_NCLASSES];
+    double dram_bytes;       /* global bytes that reach DRAM (per pointer: at most its extent) */
+    double threads, blocks, threads_per_block;
+    int regs, smem_bytes;    /* per thread / per block (static + dynamic); 0 unknown */
+    int source, flags;       /* enum maya_kw_source, MAYA_KW_F_* */
+    int unresolved;          /* terms whose multiplier did not evaluate (counted once) */
+};
+
+/* What a launch tells about its pointers (from its LAUNCH record). */
+struct est_kwork_ctx {
+    const struct maya_kextent *extents;
+    uint32_t nextents;
+};
+
+/* The time of each unit for a launch's work, and the one that bounds it. */
+struct est_kwork_times {
+    double dram_ns, l2_ns, fp_ns, mma_ns, sfu_ns, smem_ns, issue_ns;
+    double fill, mem_fill;   /* share of the compute units kept busy; of DRAM bandwidth reached */
+    double blocks_per_sm, waves;
+    double total_ns;         /* with the kernel floor */
+    const char *bound;       /* "dram", "l2", "fp", "tensor", "sfu", "shared", "issue" */
+};
+
 struct est_desc {
     enum est_family family;
     /* compute: GEMM (m n k batch), convolution as its implicit GEMM, attention */
@@ -38,6 +64,9 @@ struct est_desc {
     int bytes_known;         /* KERNEL: 0 when the parameters did not tell */
     double threads;          /* KERNEL: grid x block */
     enum est_kclass kclass;  /* KERNEL */
+    int code;                /* KERNEL: work read from the kernel's code (work below) */
+    int fallback;            /* KERNEL: no code: priced by the rule over its arguments */
+    struct est_kwork work;
     /* attention */
     double heads, seq_q, seq_kv, head_dim;
     int causal, backward;
@@ -101,6 +130,12 @@ void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec
 double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d);
 double est_analytical_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                          const struct est_desc *d);
+
+/* kernel_cost.c: a launch's work from its kernel's summary, and its time. */
+int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,
+                   struct est_kwork *out);
+void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, struct est_kwork_times *t);
+double est_kwork_ns(const struct maya_gpu_spec *g, const struct est_kwork *k);
 
 /* collectives.c: NCCL's choice of algorithm and protocol, and its time. */
 struct est_coll_plan {

@@ -167,6 +167,7 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     struct est_desc d;
     est_describe(op, &d);
     out->family = d.family;
+    out->no_code = d.family == EST_KERNEL && d.fallback;
     enum est_model want = e->model[d.family];
     double dev, fixed_us = 0;
     if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV) {

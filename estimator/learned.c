@@ -285,11 +285,16 @@ int est_learned_predict(struct est_learned *l, const struct maya_gpu_spec *g,
     if (!l || !l->m[d->family].booster)
         return 0;
     const struct model *m = &l->m[d->family];
+    /* Models learn the ratio of measured time to the analytical model of
+     * their training data, which describes kernels by their bytes (no
+     * code): the same here, with bytes read from the code where it was. */
+    struct est_desc plain = *d;
+    plain.code = 0;
     /* the op as on the model's source GPU; its correction scales the target's time */
-    double an_src = est_analytical_ns(&m->src, c, d);
-    double an = m->same ? an_src : est_analytical_ns(g, c, d);
+    double an_src = est_analytical_ns(&m->src, c, &plain);
+    double an = m->same ? an_src : est_analytical_ns(g, c, &plain);
     float x[EST_NFEAT];
-    est_features(&m->src, c, d, an_src, x);
+    est_features(&m->src, c, &plain, an_src, x);
     if (!est_in_domain(d->family, x, m->min, m->max))
         return 0;
     if (!l->cache && !(l->cache = calloc(CACHE_SIZE, sizeof *l->cache)))

@@ -72,6 +72,8 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    uint64_t *nocode;              /* kernel launches priced without code, by name id - 1 */
+    uint64_t capnocode;
     uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
     int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
@@ -419,6 +421,18 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         o->flags |= SF_EXTRAPOLATED;
         j->extrapolated++;
     }
+    if (h->type == MAYA_REC_LAUNCH && er.family == EST_KERNEL) {
+        /* kernels priced from their code, and those without (the fallback rule) */
+        j->kernel_launches++;
+        if (er.no_code) {
+            uint64_t old = L->capnocode;
+            if (SIM_GROW(L->nocode, L->capnocode, o->name) < 0)
+                return maya_error("out of memory loading the job");
+            memset(L->nocode + old, 0, (L->capnocode - old) * sizeof *L->nocode);
+            L->nocode[o->name - 1]++;
+            j->no_code_launches++;
+        }
+    }
     o->sig = signature(h, o, lane);
     r->nops++;
     return 0;
@@ -657,13 +671,18 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         rc = maya_error("%s: no job record: not a collated job trace", path);
     if (rc == 0) {
         j->unsupported_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unsupported_by_name);
-        if (!j->unsupported_by_name)
+        j->no_code_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->no_code_by_name);
+        if (!j->unsupported_by_name || !j->no_code_by_name) {
             rc = maya_error("out of memory");
-        else
+        } else {
             for (uint64_t i = 0; i < L.capunsup && i < j->nnames; i++)
                 j->unsupported_by_name[i] = L.unsup[i];
+            for (uint64_t i = 0; i < L.capnocode && i < j->nnames; i++)
+                j->no_code_by_name[i] = L.nocode[i];
+        }
     }
     free(L.unsup);
+    free(L.nocode);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
@@ -721,6 +740,7 @@ void sim_free(struct sim_job *j)
         free(j->names[i]);
     free(j->names);
     free(j->unsupported_by_name);
+    free(j->no_code_by_name);
     maya_map_free(&j->name_ids);
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);

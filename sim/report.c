@@ -266,6 +266,40 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
     }
 }
 
+/* The kernels priced by the fallback rule, most launched first: the first
+ * NO_CODE_SHOWN of them, each name cut to NO_CODE_NAME characters (a
+ * PyTorch kernel's demangled name runs to thousands); report.json has them
+ * all, whole. Costs NO_CODE_SHOWN passes over the names. */
+enum { NO_CODE_SHOWN = 10, NO_CODE_NAME = 100 };
+
+static void write_no_code_kernels(FILE *fp, const struct sim_job *j)
+{
+    uint32_t shown[NO_CODE_SHOWN];
+    int nshown = 0, kinds = 0;
+    for (uint32_t i = 0; i < j->nnames; i++)
+        kinds += j->no_code_by_name[i] != 0;
+    while (nshown < NO_CODE_SHOWN && nshown < kinds) {
+        uint32_t best = UINT32_MAX;
+        for (uint32_t i = 0; i < j->nnames; i++) {
+            if (!j->no_code_by_name[i])
+                continue;
+            int taken = 0;
+            for (int k = 0; k < nshown && !taken; k++)
+                taken = shown[k] == i;
+            if (!taken && (best == UINT32_MAX || j->no_code_by_name[i] > j->no_code_by_name[best]))
+                best = i;
+        }
+        shown[nshown++] = best;
+    }
+    for (int k = 0; k < nshown; k++) {
+        const char *name = j->names[shown[k]];
+        fprintf(fp, "%s%.*s%s x %" PRIu64, k ? ", " : " ", NO_CODE_NAME, name,
+                strlen(name) > NO_CODE_NAME ? "..." : "", j->no_code_by_name[shown[k]]);
+    }
+    if (kinds > nshown)
+        fprintf(fp, ", and %d more kernels (report.json: kernels.without_code_by_name)", kinds - nshown);
+}
+
 static void write_txt(FILE *fp, const struct facts *f, const char *dir)
 {
     const struct sim_job *j = f->j;
@@ -405,6 +439,13 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                 fprintf(fp, "%s%s x %" PRIu64, any++ ? ", " : "", j->names[i], j->unsupported_by_name[i]);
             }
         fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
+        fprintf(fp, "kernels    %" PRIu64 " launches priced from their code", s->kernel_launches - s->no_code_launches);
+        if (s->no_code_launches) {
+            fprintf(fp, "; %" PRIu64 " without code, priced by the fallback rule (docs/kernel-cost.md):",
+                    s->no_code_launches);
+            write_no_code_kernels(fp, j);
+        }
+        fprintf(fp, "\n");
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
         if (s->extrapolated_ops)
             fprintf(fp, "; %" PRIu64 " ops outside the learned models' data (analytical fallback)", s->extrapolated_ops);
@@ -615,6 +656,16 @@ static void write_json(FILE *fp, const struct facts *f)
     else
         json_null(&w, "mfu");
     json_uint(&w, "extrapolated_ops", j ? s->extrapolated_ops : 0);
+    json_obj(&w, "kernels");
+    json_uint(&w, "launches", j ? s->kernel_launches : 0);
+    json_uint(&w, "priced_from_code", j ? s->kernel_launches - s->no_code_launches : 0);
+    json_uint(&w, "without_code", j ? s->no_code_launches : 0);
+    json_obj(&w, "without_code_by_name");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->no_code_by_name[i])
+            json_uint(&w, j->names[i], j->no_code_by_name[i]);
+    json_end_obj(&w);
+    json_end_obj(&w);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
     json_str(&w, "learned_models", in->models);
     json_str(&w, "options", in->options);

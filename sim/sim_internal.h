@@ -252,6 +252,9 @@ struct sim_job {
     struct maya_map name_ids;     /* (hash, len) -> first id + 1; collisions chain by probing */
     /* unsupported calls by name */
     uint64_t *unsupported_by_name; /* by global id - 1 */
+    /* kernel launches, and those priced without their code (by name) */
+    uint64_t kernel_launches, no_code_launches;
+    uint64_t *no_code_by_name;    /* by global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;
     int host_cpu_ranks;           /* ranks whose host times are CPU time (MAYA_TRACE_F_HOST_CPU) */

@@ -193,6 +193,8 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->makespan_s = (double)j->makespan / 1e9;
     out->mfu = -1;
     out->extrapolated_ops = j->extrapolated;
+    out->kernel_launches = j->kernel_launches;
+    out->no_code_launches = j->no_code_launches;
     out->steady_iterations = sim_steady_count(j);
     out->warmup_ops = j->warmup_ops;
     struct sim_window w[SIM_MAX_WINDOWS];

@@ -37,6 +37,8 @@ static void usage(FILE *fp)
         "                 allreduce, broadcast: the buffer; allgather: what each rank sends;\n"
         "                 reducescatter: what each rank receives; alltoall: what each rank\n"
         "                 sends to each peer; sendrecv: the message, ranks=2)\n"
+        "  launch TRACE KERNEL [nth=N]   one kernel launch of a trace: the work read from\n"
+        "                 its code and the time of each GPU unit (maya estimate launch --help)\n"
         "\n"
         "keys every op takes:\n"
         "  gpu=NAME        GPU key or alias (maya hwspecs list); default h100\n"
@@ -410,6 +412,8 @@ int cmd_estimate(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
+    if (!strcmp(argv[1], "launch"))
+        return cmd_estimate_launch(argc - 1, argv + 1);
     struct args a = { .op = argv[1] };
     const struct opdef *od = NULL;
     for (size_t i = 0; i < MAYA_ARRAY_LEN(ops); i++)
@@ -417,7 +421,7 @@ int cmd_estimate(int argc, char **argv)
             od = &ops[i];
     if (!od) {
         maya_error("estimate: unknown op \"%s\"; expected gemm, batched_gemm, conv, attention, kernel, "
-                   "copy, memset, allreduce, allgather, reducescatter, broadcast, alltoall or sendrecv "
+                   "copy, memset, allreduce, allgather, reducescatter, broadcast, alltoall, sendrecv or "
                    "(maya estimate --help)", a.op);
         return 2;
     }

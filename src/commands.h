@@ -33,5 +33,7 @@ int trace_export(int argc, char **argv);
 /* Shared by commands: load hwspecs from the install (or MAYA_HWSPEC_DIR). */
 struct maya_hwspecs;
 int cli_load_hwspecs(struct maya_hwspecs *hw);
+/* maya estimate launch (estimate_launch.c): argv[0] is "launch". */
+int cmd_estimate_launch(int argc, char **argv);
 
 #endif

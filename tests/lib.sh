@@ -5,6 +5,14 @@ set -u
 : "${MAYA_TOP:?run tests through tests/run}"
 : "${MAYA_BUILD:=$MAYA_TOP/build}"
 MAYA=$MAYA_BUILD/bin/maya
+# nvdisasm for SASS-only kernels (scripts/nvdisasm.sh installs it; a value
+# the caller set wins). Their work summaries are cached under the build, for
+# every test to share (make clean empties it).
+NVDISASM_TOOL=$MAYA_TOP/.tools/nvdisasm/nvidia/cu13/bin/nvdisasm
+if [ -z "${MAYA_NVDISASM+set}" ] && [ -x "$NVDISASM_TOOL" ]; then
+    export MAYA_NVDISASM=$NVDISASM_TOOL
+fi
+export MAYA_CACHE_DIR=${MAYA_CACHE_DIR:-$MAYA_BUILD/cache}
 MAYA_LIBS=$MAYA_BUILD/lib/maya
 WORKLOADS=$MAYA_BUILD/tests/workloads
 

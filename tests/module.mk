@@ -42,6 +42,13 @@ $(WORKLOAD_DIR)/%_lz4: tests/workloads/%.cu | $(DEPS_STAMP)
 	$(NVCC) $(NVCC_FLAGS) -Xfatbin -compress-all -Xfatbin -compress-mode=speed -o $@ $< $(WORKLOAD_LIBS_$*)
 ALL_TARGETS += $(foreach w,$(COMPRESSED_WORKLOADS),$(WORKLOAD_DIR)/$(w)_zstd $(WORKLOAD_DIR)/$(w)_lz4)
 
+# kernel_work again with SASS only (no PTX), as PyTorch's kernels come: its
+# kernels' work is read through nvdisasm.
+$(WORKLOAD_DIR)/kernel_work_sass: tests/workloads/kernel_work.cu tests/workloads/rt_check.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) -cudart shared -gencode arch=compute_90,code=sm_90 -O2 -o $@ $<
+ALL_TARGETS += $(WORKLOAD_DIR)/kernel_work_sass
+
 # Device code that driver-API workloads load at run time
 # (tests/workloads/modules/*.cu): a cubin, a debug cubin (-G: it carries its
 # PTX, as Triton's do), PTX, and fat binaries with nvcc's default

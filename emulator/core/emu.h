@@ -89,6 +89,7 @@ struct emu_config {
     uint64_t fault_launch;       /* MAYA_INJECT_FAULT, 0 = none */
     int passthrough;             /* emu_init_passthrough: real GPUs, the core only traces */
     enum emu_host_clock host_clock; /* MAYA_HOST_CLOCK, auto resolved */
+    int no_kernel_work;          /* MAYA_KERNEL_WORK=0: kernels' code is not read for their work */
 };
 
 /* Start the emulator if it has not started (idempotent, thread-safe, cheap
@@ -108,6 +109,11 @@ static inline enum emu_err emu_enter(void)
 EMU_API enum emu_err emu_configure(void);
 
 EMU_API const struct emu_config *emu_config(void);
+/* Is reading kernels' work from their code switched off (MAYA_KERNEL_WORK=0)? */
+static inline int emu_kwork_disabled(void)
+{
+    return emu_config()->no_kernel_work;
+}
 
 /* Passthrough (maya profile, emulator/profile): the program runs on real
  * GPUs through the real CUDA libraries, and a private copy of the core only
@@ -322,6 +328,8 @@ EMU_API enum emu_err emu_va_reserve(uint64_t bytes, uint64_t align, uint64_t hin
 EMU_API enum emu_err emu_va_release(uint64_t ptr, uint64_t bytes);
 /* Add an entry to the allocation table (VMM mappings made by the driver). */
 EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a);
+/* Drop the table's entry that starts at ptr, if any (nothing is released). */
+EMU_API void emu_mem_table_forget(uint64_t ptr);
 EMU_API void emu_mem_info(int device, uint64_t *free_bytes, uint64_t *total_bytes);
 /* Fill an ALLOC/FREE record's device usage fields. */
 EMU_API void emu_mem_usage(int device, uint64_t *used, uint64_t *peak);
@@ -550,6 +558,9 @@ struct emu_image_index;
 
 #define EMU_KERNEL_MAGIC 0x6b726e6cu
 
+/* Pointer parameters whose allocation's extent a launch records, at most. */
+#define EMU_MAX_EXTENTS 16
+
 struct emu_kernel {
     uint32_t magic;              /* EMU_KERNEL_MAGIC: handles given out are checked */
     uint32_t trace_id;           /* 0 until its KERNEL record is written */
@@ -576,6 +587,12 @@ struct emu_kernel {
     int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
+    /* the work summary read from its code (kernel_work.c), NULL if none,
+     * and the pointer parameters whose extents each launch records */
+    void *work;
+    uint32_t work_bytes;
+    uint32_t nextent_params;
+    uint16_t extent_params[EMU_MAX_EXTENTS];
     struct emu_kernel *next;     /* in its module */
 };
 
@@ -667,6 +684,23 @@ enum emu_image_kind { EMU_IMAGE_UNKNOWN = 0, EMU_IMAGE_FATBIN, EMU_IMAGE_CUBIN, 
  * does not know (nvcc's registered fatbins, cuModuleLoadData): then the
  * fatbin or ELF header, or the PTX text's NUL, says. */
 EMU_API int emu_image_probe(const void *image, size_t bytes, size_t *size_out);
+
+/* SASS-only kernels (sass_work.c): the work summary of kernel `mangled`
+ * (symbol index sym in its cubin) from nvdisasm's text, cached on disk by
+ * cubin_hash. cubin NULL: only the cache is asked (waiting while another
+ * rank reads the same kernel), and 1 means "not cached, and ours to read:
+ * call again with the cubin's bytes" (or emu_sass_unlock). 0 with *out
+ * (malloc'd), or -1 (no nvdisasm, nothing read). */
+EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          int sm, unsigned param_base, unsigned param_bytes, const struct maya_kparam *params,
+                          unsigned nparams, void **out, size_t *out_bytes);
+/* After emu_sass_work answered 1 and the caller will not call it again
+ * with the cubin: let other ranks read the kernel. */
+EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);
+/* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
+EMU_API const char *emu_nvdisasm(void);
+/* FNV-1a over bytes, continuing from h (0: start). */
+uint64_t emu_hash_bytes(const void *p, size_t n, uint64_t h);
 
 /* Find the parameter layout of a kernel in an image (by k->mangled); returns
  * 0 and fills k's params, param_bytes, features and function attributes

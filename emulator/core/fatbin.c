@@ -26,6 +26,8 @@
 #include "emu.h"
 #include "maya/common.h"
 #include "ptx_ops.h"
+#include "kernel_work.h"
+#include "ptx_parse.h"
 
 #include <ctype.h>
 #include <lz4.h>
@@ -44,6 +46,7 @@
 #define RESERVED_SMEM 1024             /* shared memory the driver keeps per block (sm_90+) */
 
 #define EIATTR_MAX_THREADS 0x05
+#define EIATTR_PARAM_CBANK 0x0a
 #define EIATTR_FRAME_SIZE 0x11
 #define EIATTR_KPARAM_INFO 0x17
 #define EIATTR_CBANK_PARAM_SIZE 0x19
@@ -176,6 +179,7 @@ struct code {
     int state;                   /* 0 not decoded yet, 1 ready, -1 unusable */
     struct blob data;            /* decoded payload */
     unsigned char *owned;        /* decompressed copy, freed with the index */
+    uint64_t hash;               /* of the decoded payload, 0 until needed (SASS work cache) */
 };
 
 struct emu_image_index {
@@ -606,6 +610,7 @@ struct kinfo {
     uint32_t max_threads;
     uint32_t sym;                /* kernel's symbol index, for .nv.info */
     int regs, frame;
+    int cbank_off, cbank_size;   /* where the parameters sit in constant bank 0, -1 unknown */
 };
 
 static void kernel_attr(int attr, const unsigned char *v, unsigned len, void *arg)
@@ -623,6 +628,9 @@ static void kernel_attr(int attr, const unsigned char *v, unsigned len, void *ar
         ki->n++;
     } else if (attr == EIATTR_CBANK_PARAM_SIZE && len >= 2) {
         ki->param_bytes = get16(v);
+    } else if (attr == EIATTR_PARAM_CBANK && len >= 8) {
+        ki->cbank_off = get16(v + 4);
+        ki->cbank_size = get16(v + 6);
     } else if (attr == EIATTR_MAX_THREADS && len >= 12) {
         uint64_t t = (uint64_t)get32(v) * get32(v + 4) * get32(v + 8);
         ki->max_threads = t > 0 && t <= 1024 ? (uint32_t)t : 0;
@@ -668,6 +676,9 @@ struct layout {
     int from_cubin;
     int regs, static_smem, local_bytes, max_threads, const_bytes;
     int sm;                      /* of the cubin or PTX it came from */
+    int code;                    /* index of the cubin in the image's index, -1 if from PTX */
+    uint32_t sym;                /* the kernel's symbol index in that cubin */
+    int cbank_off, cbank_size;   /* its parameters in constant bank 0, -1 unknown */
 };
 
 static int cubin_layout(const struct blob *b, const char *mangled, struct layout *out)
@@ -681,6 +692,7 @@ static int cubin_layout(const struct blob *b, const char *mangled, struct layout
         return -1;
     ki->param_bytes = -1;
     ki->regs = ki->frame = -1;
+    ki->cbank_off = ki->cbank_size = -1;
     nv_info_each(&e, &info, kernel_attr, ki);
     uint32_t total = ki->param_bytes < 0 ? UINT32_MAX : (uint32_t)ki->param_bytes;
     int rc = -1;
@@ -705,6 +717,9 @@ static int cubin_layout(const struct blob *b, const char *mangled, struct layout
         }
         out->regs = ki->regs;
         out->local_bytes = ki->frame;
+        out->sym = ki->sym;
+        out->cbank_off = ki->cbank_off;
+        out->cbank_size = ki->cbank_size;
         out->static_smem = elf_find(&e, ".nv.shared.", mangled, &s) >= 0 && s.size < (1u << 24) ? (int)s.size : 0;
         /* Cubins for sm_90 and later place a kernel's shared variables after
          * the 1 KiB the driver reserves per block (they name its offset,
@@ -727,19 +742,7 @@ struct ptx_cursor {
 
 static void ptx_skip(struct ptx_cursor *c)
 {
-    for (;;) {
-        while (c->p < c->end && (isspace((unsigned char)*c->p) || *c->p == 0))
-            c->p++;
-        if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '/') {
-            while (c->p < c->end && *c->p != '\n')
-                c->p++;
-        } else if (c->end - c->p >= 2 && c->p[0] == '/' && c->p[1] == '*') {
-            const char *q = memmem(c->p + 2, (size_t)(c->end - c->p - 2), "*/", 2);
-            c->p = q ? q + 2 : c->end;
-        } else {
-            return;
-        }
-    }
+    c->p = emu_ptx_skip(c->p, c->end);
 }
 
 static int ptx_ident_char(char ch)
@@ -1121,6 +1124,7 @@ static int find_layout(struct emu_image_index *x, const char *mangled, struct la
     for (int i = 0; i < n; i++)
         if (code_ready(&x->codes[order[i]]) == 1 && cubin_layout(&x->codes[order[i]].data, mangled, l) == 0) {
             l->sm = x->codes[order[i]].sm;
+            l->code = order[i];
             return 0;
         }
     for (int i = 0; i < x->ncodes; i++)
@@ -1188,6 +1192,26 @@ static void ptx_kinds(struct emu_image_index *x, const char *mangled, struct lay
     each_ptx_text(x, kinds_visit, &a);
 }
 
+struct work_arg {
+    const char *mangled;
+    int sm;
+    void *work;
+    size_t bytes;
+};
+
+static int work_visit(const struct blob *ptx, void *arg)
+{
+    struct work_arg *a = arg;
+    return emu_kwork_ptx_text((const char *)ptx->p, ptx->n, a->mangled, ptx_sm(ptx), &a->work, &a->bytes) == 0;
+}
+
+/* The work summary of a kernel from the image's PTX: 1 if found. */
+static int ptx_work(struct emu_image_index *x, const char *mangled, struct work_arg *a)
+{
+    a->mangled = mangled;
+    return each_ptx_text(x, work_visit, a);
+}
+
 struct ops_arg {
     const char *mangled;
     struct emu_ptx_ops *ops;
@@ -1219,7 +1243,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     int temp;
     pthread_mutex_lock(&index_lock);
     struct emu_image_index *x = module_index(k->module, image, image_bytes, &temp);
-    struct layout l = { .regs = -1, .local_bytes = -1 };
+    struct layout l = { .regs = -1, .local_bytes = -1, .code = -1, .cbank_off = -1, .cbank_size = -1 };
     int rc = x ? find_layout(x, k->mangled, &l) : -1;
     if (rc == 0 && cxx_kinds(k->name ? k->name : "", l.params, l.n) != 0 && l.from_cubin)
         ptx_kinds(x, k->mangled, &l);
@@ -1229,11 +1253,53 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     int have_ops = rc == 0 && k->module &&
                    (k->module->source == MAYA_KSRC_MODULE || k->module->source == MAYA_KSRC_LIBRARY) &&
                    ptx_ops(x, k->mangled, &ops);
-    if (temp)
-        index_free_locked(x);
+    /* The work its code does, for the estimator (once per kernel): from
+     * PTX, else from the cubin's SASS (sass_work.c, cached on disk). */
+    struct work_arg wa = { NULL, 0, NULL, 0 };
+    int sass = 0;
+    uint64_t hash = 0;
+    if (rc == 0 && !emu_kwork_disabled() && !ptx_work(x, k->mangled, &wa) && l.code >= 0 && l.cbank_off >= 0 &&
+        !temp) {
+        struct code *c = &x->codes[l.code];
+        if (!c->hash && code_ready(c) == 1)
+            c->hash = emu_hash_bytes(c->data.p, c->data.n, 0) | 1;
+        hash = c->hash;
+        sass = hash != 0;
+    }
     pthread_mutex_unlock(&index_lock);
+    if (sass && emu_sass_work(NULL, 0, hash, k->mangled, l.sym, l.sm, (unsigned)l.cbank_off, (unsigned)l.cbank_size,
+                              l.params, l.n, &wa.work, &wa.bytes) == 1) {
+        /* not cached: nvdisasm reads a copy of the cubin, without the lock */
+        pthread_mutex_lock(&index_lock);
+        struct code *c = &x->codes[l.code];
+        void *copy = code_ready(c) == 1 ? malloc(c->data.n ? c->data.n : 1) : NULL;
+        size_t n = copy ? c->data.n : 0;
+        if (copy)
+            memcpy(copy, c->data.p, n);
+        pthread_mutex_unlock(&index_lock);
+        if (copy)
+            emu_sass_work(copy, n, hash, k->mangled, l.sym, l.sm, (unsigned)l.cbank_off, (unsigned)l.cbank_size,
+                          l.params, l.n, &wa.work, &wa.bytes);
+        else
+            emu_sass_unlock(hash, k->mangled, l.sym);
+        free(copy);
+    }
+    if (temp) {
+        pthread_mutex_lock(&index_lock);
+        index_free_locked(x);
+        pthread_mutex_unlock(&index_lock);
+    }
     if (rc != 0)
         return -1;
+    if (wa.work) {
+        struct maya_kwork *w = wa.work;
+        w->regs = (uint16_t)(l.regs > 0 ? l.regs : 0);
+        w->static_smem = (uint32_t)MAYA_MAX(l.static_smem, 0);
+        free(k->work);
+        k->work = wa.work;
+        k->work_bytes = (uint32_t)wa.bytes;
+        k->nextent_params = emu_kwork_pointer_params(w, k->extent_params, EMU_MAX_EXTENTS);
+    }
 
 #define PTX_OP_COUNT(name) +1
     struct maya_kfeature *f = calloc(4 EMU_PTX_OP_FIELDS(PTX_OP_COUNT), sizeof *f);

@@ -156,6 +156,11 @@ static int configure(void)
     if (fault && *fault && maya_parse_u64(fault, &config.fault_launch) < 0)
         return maya_error("MAYA_INJECT_FAULT=\"%s\": expected the number of the launch that faults "
                           "(1 = the first), or 0 for none", fault);
+    const char *kw = getenv("MAYA_KERNEL_WORK");
+    if (kw && *kw && strcmp(kw, "0") != 0 && strcmp(kw, "1") != 0)
+        return maya_error("MAYA_KERNEL_WORK=\"%s\": expected 1 (read kernels' work from their code, the "
+                          "default) or 0 (do not)", kw);
+    config.no_kernel_work = kw && strcmp(kw, "0") == 0;
     const char *q = getenv("MAYA_QUIET");
     config.quiet = q && *q && strcmp(q, "0") != 0;
     const char *intra = getenv("MAYA_INTRA_NODE");

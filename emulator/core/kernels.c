@@ -208,7 +208,7 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
     pthread_mutex_unlock(&lock);
 
     size_t bytes = sizeof(struct maya_rec_kernel) + k->nparams * sizeof(struct maya_kparam) +
-                   k->nfeatures * sizeof(struct maya_kfeature);
+                   k->nfeatures * sizeof(struct maya_kfeature) + k->work_bytes;
     unsigned char *buf = calloc(1, MAYA_REC_ALIGN(bytes));
     if (buf) {
         struct maya_rec_kernel *r = (void *)buf;
@@ -225,6 +225,12 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
             memcpy(buf + sizeof *r, k->params, k->nparams * sizeof *k->params);
         struct maya_kfeature *f = (void *)(buf + sizeof *r + r->nparams * sizeof(struct maya_kparam));
         memcpy(f, k->features, k->nfeatures * sizeof *f);
+        if (k->work && k->layout_known) {
+            r->work_bytes = k->work_bytes;
+            memcpy(f + k->nfeatures, k->work, k->work_bytes);
+        } else {
+            r->h.bytes = (uint32_t)MAYA_REC_ALIGN(bytes - k->work_bytes);
+        }
         emu_trace_emit(r);
         free(buf);
     }
@@ -279,7 +285,8 @@ EMU_API uint32_t emu_kernel_pack_args(struct emu_kernel *k, void **args, void *b
 /* Each thread builds its launch records in its own buffer, made on its
  * first launch with room for the largest one. */
 static __thread unsigned char *launch_buf;
-#define LAUNCH_BUF_BYTES (sizeof(struct maya_rec_launch) + MAYA_REC_ALIGN(MAX_PARAM_BYTES))
+#define LAUNCH_BUF_BYTES (sizeof(struct maya_rec_launch) + MAYA_REC_ALIGN(MAX_PARAM_BYTES) + \
+                          EMU_MAX_EXTENTS * sizeof(struct maya_kextent))
 
 static unsigned char *thread_launch_buf(void)
 {
@@ -335,7 +342,7 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
     r->smem_bytes = l->smem_bytes;
     r->flags = l->flags;
     r->param_bytes = pbytes;
-    r->reserved = 0;
+    r->nextents = 0;
     if (extra_buf) {
         memcpy(params, extra_buf, pbytes);
         memset(params + pbytes, 0, padded - pbytes);
@@ -345,6 +352,20 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
             if (args[i] && (uint32_t)k->params[i].offset + k->params[i].bytes <= pbytes)
                 memcpy(params + k->params[i].offset, args[i], k->params[i].bytes);
     }
+    /* How far the pointers the kernel's work goes through can reach: one
+     * allocation lookup each (a binary search), for kernels with a summary. */
+    struct maya_kextent *ext = (void *)(params + padded);
+    for (uint32_t i = 0; i < k->nextent_params && i < EMU_MAX_EXTENTS; i++) {
+        uint16_t at = k->extent_params[i];
+        if ((uint32_t)at + 8 > pbytes)
+            continue;
+        uint64_t ptr;
+        memcpy(&ptr, params + at, sizeof ptr);
+        struct emu_alloc a;
+        uint64_t reach = emu_mem_lookup(ptr, &a) && a.bytes > ptr - a.base ? a.base + a.bytes - ptr : 0;
+        ext[r->nextents++] = (struct maya_kextent){ .param = at, .bytes = reach };
+    }
+    r->h.bytes += r->nextents * (uint32_t)sizeof *ext;
     emu_trace_emit(r);
 }
 

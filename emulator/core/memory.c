@@ -525,6 +525,15 @@ EMU_API enum emu_err emu_mem_table_add(const struct emu_alloc *a)
     return rc < 0 ? EMU_ERR_OUT_OF_MEMORY : EMU_OK;
 }
 
+EMU_API void emu_mem_table_forget(uint64_t ptr)
+{
+    pthread_mutex_lock(&mem_lock);
+    struct emu_alloc *a = table_lookup(ptr);
+    if (a && a->base == ptr)
+        table_remove(a);
+    pthread_mutex_unlock(&mem_lock);
+}
+
 EMU_API uint64_t emu_mem_reset_device(int device)
 {
     /* Free every device allocation of the device (cudaDeviceReset): one

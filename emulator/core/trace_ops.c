@@ -14,6 +14,18 @@ EMU_API void emu_trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int resul
 {
     if (!emu_tracing())
         return;
+    /* Passthrough: the real libraries allocate; the table learns of their
+     * device allocations here, so that launches record how far each pointer
+     * reaches as an emulated run does. */
+    if (emu_config()->passthrough && result == 0 && ptr && device >= 0 &&
+        (kind == MAYA_ALLOC_DEVICE || kind == MAYA_ALLOC_ASYNC || kind == MAYA_ALLOC_MANAGED)) {
+        if (type == MAYA_REC_ALLOC) {
+            struct emu_alloc a = { .base = ptr, .bytes = bytes, .charged = bytes, .device = device, .kind = kind };
+            emu_mem_table_add(&a);
+        } else {
+            emu_mem_table_forget(ptr);
+        }
+    }
     struct maya_rec_alloc r;
     memset(&r, 0, sizeof r);
     r.h.type = type;

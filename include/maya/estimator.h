@@ -8,6 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "maya/hwspec.h"
 #include "maya/trace_format.h"
@@ -52,6 +53,7 @@ struct est_result {
     enum est_family family;
     enum est_model model; /* which model answered */
     int extrapolated;     /* outside the learned model's data: analytical fallback */
+    int no_code;          /* a kernel launch priced without its code (the documented fallback) */
     /* collectives and send/recv: what NCCL would run (analytical model's
      * choice), and the size nccl-tests would report for the op (bytes) */
     const char *coll_algo, *coll_proto;
@@ -93,6 +95,12 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
  * the estimator counts them, 0 for other ops: for reports (model FLOP
  * utilisation) that should agree with what the durations assume. */
 double est_op_flops(const struct est_op *op);
+
+/* maya estimate launch: print, for one kernel launch, the work read from
+ * its code (or that it had none), the time of each unit of the GPU, and
+ * the duration the estimator gives (key=value lines). 0, or -1 with a
+ * message. */
+int est_kernel_explain(struct estimator *e, const struct est_op *op, FILE *fp);
 
 /* maya profile: the measured ops of a profile directory as training
  * tables in out_dir (gemm.csv, kernel.csv, allreduce.csv, sendrecv.csv, in

@@ -69,6 +69,8 @@ struct sim_summary {
     uint64_t ops, events;       /* simulated ops, processed events */
     uint64_t unsupported_calls;
     uint64_t extrapolated_ops;
+    uint64_t kernel_launches;   /* launches of kernels (not library calls) */
+    uint64_t no_code_launches;  /* of those, priced without the kernel's code (fallback rule) */
 };
 void sim_summarize(const struct sim_job *job, struct sim_summary *out);
 

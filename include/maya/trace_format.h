@@ -225,8 +225,103 @@ struct maya_rec_kernel {        /* MAYA_REC_KERNEL: before a kernel's first laun
     uint32_t nparams;           /* 0 with param_bytes > 0: layout unknown */
     uint32_t param_bytes;       /* size of the parameter buffer */
     uint32_t nfeatures;
-    uint32_t reserved;
-    /* followed by struct maya_kparam[nparams], struct maya_kfeature[nfeatures] */
+    uint32_t work_bytes;        /* bytes of the work summary after the features, 0 if none */
+    /* followed by struct maya_kparam[nparams], struct maya_kfeature[nfeatures],
+     * then (work_bytes > 0) the work summary read from the kernel's code:
+     * struct maya_kwork, struct maya_kexpr[nexprs], struct maya_kterm[nterms] */
+};
+
+/* The work a kernel does, read from its code (PTX or SASS) by the emulator
+ * when the kernel is first launched: per-thread amounts (bytes loaded and
+ * stored, FLOPs by precision, ...) each multiplied by how many times a
+ * thread executes them. Those multipliers are expressions over the launch
+ * (parameter values, block and grid sizes, thread indices), so that loop
+ * trip counts and guards are resolved per launch by the estimator: the
+ * summary is enough to price any launch of the kernel without the binary.
+ * docs/trace-format.md describes how expressions are evaluated. */
+enum maya_kw_source { MAYA_KW_PTX = 1, MAYA_KW_SASS = 2 };
+
+/* maya_kwork.flags */
+#define MAYA_KW_F_LOOP_UNRESOLVED 0x01 /* a loop whose trip count the code does not show: counted once */
+#define MAYA_KW_F_TRUNCATED       0x02 /* code or summary too large: the rest is not counted */
+#define MAYA_KW_F_BYTES_UNKNOWN   0x04 /* copies whose size the code does not show (TMA, bulk) */
+
+struct maya_kwork {
+    uint8_t source;             /* enum maya_kw_source */
+    uint8_t flags;              /* MAYA_KW_F_* */
+    uint16_t sm;                /* architecture of the code read (90 for sm_90 / compute_90) */
+    uint16_t nexprs;
+    uint16_t nterms;
+    uint16_t regs;              /* registers per thread (from the cubin), 0 unknown */
+    uint16_t reserved;
+    uint32_t static_smem;       /* static shared memory per block, bytes */
+};
+
+enum maya_kx_op {
+    MAYA_KX_UNKNOWN = 0,        /* a value the code computes from memory: not known */
+    MAYA_KX_CONST = 1,          /* imm */
+    MAYA_KX_PARAM = 2,          /* integer parameter at byte offset a, b bytes; arg 1 = signed */
+    MAYA_KX_SREG = 3,           /* special register arg (enum maya_kx_sreg) */
+    MAYA_KX_ADD, MAYA_KX_SUB, MAYA_KX_MUL, MAYA_KX_DIV, MAYA_KX_REM, MAYA_KX_SHL, MAYA_KX_SHR,
+    MAYA_KX_AND, MAYA_KX_OR, MAYA_KX_XOR, MAYA_KX_MIN, MAYA_KX_MAX,
+    MAYA_KX_CMP = 16,           /* share of threads for which (a arg b) holds; arg enum maya_kx_cmp */
+    MAYA_KX_NOT = 17,           /* 1 - a (a share) */
+    MAYA_KX_POR = 18,           /* a + b - a*b (either of two shares) */
+    MAYA_KX_SEL = 19,           /* c ? a : b, c a share: the mean of both, weighted */
+    MAYA_KX_PHI = 20,           /* a loop-carried value: a is its value on entry, b the loop */
+    MAYA_KX_TRIP = 21,          /* iterations of a loop from a towards b in steps of c, tested
+                                   with arg (enum maya_kx_cmp), for the threads that enter it */
+    MAYA_KX_NOPS
+};
+
+enum maya_kx_sreg {
+    MAYA_SR_TID_X, MAYA_SR_TID_Y, MAYA_SR_TID_Z, MAYA_SR_NTID_X, MAYA_SR_NTID_Y, MAYA_SR_NTID_Z,
+    MAYA_SR_CTAID_X, MAYA_SR_CTAID_Y, MAYA_SR_CTAID_Z, MAYA_SR_NCTAID_X, MAYA_SR_NCTAID_Y,
+    MAYA_SR_NCTAID_Z, MAYA_SR_LANEID, MAYA_SR_WARPID, MAYA_SR_NSREGS
+};
+
+enum maya_kx_cmp {
+    MAYA_CMP_LT, MAYA_CMP_LE, MAYA_CMP_GT, MAYA_CMP_GE, MAYA_CMP_EQ, MAYA_CMP_NE, MAYA_CMP_NCMPS
+};
+
+struct maya_kexpr {             /* operands a, b, c are indexes of earlier expressions */
+    uint8_t op;                 /* enum maya_kx_op */
+    uint8_t arg;
+    uint16_t a, b, c;
+    double imm;
+};
+
+/* What a term counts, per execution by one thread. */
+enum maya_kw_class {
+    MAYA_KW_LD_GLOBAL = 0,      /* bytes read from global memory (loads, cp.async, atomics) */
+    MAYA_KW_ST_GLOBAL = 1,      /* bytes written to global memory */
+    MAYA_KW_LD_SHARED = 2,      /* bytes read from shared memory (ld.shared, ldmatrix) */
+    MAYA_KW_ST_SHARED = 3,
+    MAYA_KW_FLOP_FP64 = 4,      /* CUDA-core arithmetic: an FMA is 2 */
+    MAYA_KW_FLOP_FP32 = 5,
+    MAYA_KW_FLOP_FP16 = 6,      /* half and bfloat16, packed pairs count 2 */
+    MAYA_KW_MMA_FP64 = 7,       /* tensor-core FLOPs (2 m n k per warp-level op, shared by its threads) */
+    MAYA_KW_MMA_TF32 = 8,
+    MAYA_KW_MMA_FP16 = 9,       /* fp16 and bf16 inputs */
+    MAYA_KW_MMA_FP8 = 10,
+    MAYA_KW_MMA_INT8 = 11,
+    MAYA_KW_SFU = 12,           /* special-function ops: exp2, log2, rsqrt, sin, ... */
+    MAYA_KW_INSTS = 13,         /* instructions issued, all of them */
+    MAYA_KW_ATOMIC = 14,        /* atomic and reduction operations on global memory */
+    MAYA_KW_NCLASSES
+};
+
+#define MAYA_KW_NO_PARAM 0xffffu
+
+struct maya_kterm {
+    uint16_t mult;              /* expression: executions per thread */
+    uint8_t cls;                /* enum maya_kw_class */
+    uint8_t reserved;
+    uint16_t param;             /* global memory: byte offset of the pointer parameter the
+                                   address derives from, MAYA_KW_NO_PARAM if none is known */
+    uint16_t reserved2;
+    float amount;               /* per execution */
+    uint32_t reserved3;
 };
 
 struct maya_rec_comm {          /* MAYA_REC_COMM: a communicator this process joined */
@@ -278,7 +373,17 @@ struct maya_rec_launch {        /* MAYA_REC_LAUNCH: param_bytes of parameters fo
     uint32_t smem_bytes;        /* dynamic shared memory */
     uint32_t flags;             /* MAYA_LAUNCH_* */
     uint32_t param_bytes;
-    uint32_t reserved;
+    uint32_t nextents;          /* struct maya_kextent after the parameters (padded to 8) */
+};
+
+/* How far a pointer parameter can reach: the bytes from the pointer to the
+ * end of the allocation it points into, as the emulator knew it at the
+ * launch (0: not in any allocation). Recorded for the pointers a kernel's
+ * work summary attributes global memory traffic to. */
+struct maya_kextent {
+    uint16_t param;             /* byte offset of the pointer parameter */
+    uint16_t reserved[3];
+    uint64_t bytes;
 };
 
 enum maya_copy_kind {
@@ -541,6 +646,10 @@ _Static_assert(sizeof(struct maya_rec_memcpy) == 128, "memcpy size");
 _Static_assert(sizeof(struct maya_rec_gemm) == 248, "gemm size");
 _Static_assert(sizeof(struct maya_rec_coll) == 152, "coll size");
 _Static_assert(sizeof(struct maya_rec_kernel) == 40, "kernel size");
+_Static_assert(sizeof(struct maya_kwork) == 16, "kwork size");
+_Static_assert(sizeof(struct maya_kexpr) == 16, "kexpr size");
+_Static_assert(sizeof(struct maya_kterm) == 16, "kterm size");
+_Static_assert(sizeof(struct maya_kextent) == 16, "kextent size");
 _Static_assert(sizeof(struct maya_tensor) == 136, "tensor size");
 _Static_assert(sizeof(struct maya_rec_dnn) == 760, "dnn size");
 _Static_assert(sizeof(struct maya_rec_alloc) == 104, "alloc size");

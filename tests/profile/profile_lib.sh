@@ -18,14 +18,17 @@ profile_run() {
 
 # device_ops DUMP: the device ops of a `maya trace dump`, one per line, without
 # what differs from run to run (times, ids, addresses, measurements, and the
-# emulator's notes that small copies and collectives moved their bytes).
+# emulator's notes that small copies and collectives moved their bytes and
+# how far a launch's pointers reach: a profile knows only the allocations
+# it traced, not the driver API's).
 # Addresses passed as 64-bit integers (a PTX kernel's pointer parameters are
 # .u64) are numbers of 12 digits and more.
 device_ops() {
     grep -E '^(launch|memcpy|memset|gemm|dnn|coll) ' "$1" | sed -E \
         -e 's/ seq=[0-9]+ t=[0-9]+\.\.[0-9]+ tid=[0-9]+ dev=-?[0-9]+ stream=[0-9]+//' \
         -e 's/ measured_ns=[0-9]+//' -e 's/ (performed|data_moved)//' -e 's/ (comm|group)=[0-9a-fx]+//g' \
-        -e 's/0x[0-9a-f]+(\[alloc#[0-9]+\+[0-9]+\])?/P/g' -e 's/u64:[0-9]{12,}/u64:P/g' -e 's/ +$//'
+        -e 's/0x[0-9a-f]+(\[alloc#[0-9]+\+[0-9]+\])?/P/g' -e 's/u64:[0-9]{12,}/u64:P/g' -e 's/ extents=[^ ]+//' \
+        -e 's/ +$//'
 }
 
 # same_ops EMULATED_TRACE PROFILE_TRACE WHAT: the profile holds the device

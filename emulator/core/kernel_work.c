@@ -1,0 +1,1599 @@
+/* Reading a kernel's work from its PTX: what one thread loads, stores and
+ * computes, each multiplied by how often the thread gets there.
+ *
+ * One pass over the instructions interprets the integer arithmetic
+ * symbolically: every register holds an expression (struct maya_kexpr) over
+ * the parameters, the special registers (%tid, %ntid, %ctaid, %nctaid) and
+ * constants, or "unknown" once it depends on memory. Branches give the
+ * share of threads that take them (a comparison of known expressions,
+ * resolved per launch; an unknown one counts half); a label joins what
+ * reaches it (values that differ become their weighted mix). A backward
+ * branch closes a loop: the register the test compares, written in the
+ * body as "itself plus a step that does not change in the loop", gives the
+ * trip count from its value on entry, the bound and the step (MAYA_KX_TRIP).
+ * Values a loop changes are loop-carried (MAYA_KX_PHI) inside it and, after
+ * it, their entry value plus trip count times step.
+ *
+ * Each instruction's amounts (bytes by memory space, FLOPs by precision and
+ * unit, special-function ops, issued instructions) go into terms keyed by
+ * (how often, innermost loop, class, pointer parameter); each term's
+ * multiplier is then its block's frequency times the trip counts of its
+ * loops. What the multipliers come to for a launch is the estimator's job
+ * (estimator/kernel_work.c).
+ *
+ * Costs: one pass, O(instructions x registers joined at labels); the
+ * expressions are hash-consed (equal expressions are one node), so that
+ * joins of equal values stay equal. Everything is bounded (expressions,
+ * terms, pending joins); past a bound the summary is flagged truncated.
+ */
+#define _GNU_SOURCE
+#include "kernel_work.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ptx_parse.h"
+
+#define NO_LOOP 0xffffffffu
+#define MAX_NODES 65000u      /* while building; the summary keeps what its terms reach */
+#define MAX_LOOPS 4096u
+#define MAX_WALK 48           /* depth of expression walks */
+
+/* Expressions 0, 1 and 2 are always unknown, 0 and 1. */
+enum { X_UNKNOWN = 0, X_ZERO = 1, X_ONE = 2, X_HALF = 3 };
+
+struct loop {
+    uint32_t head, end;       /* first and last instruction (the back branch) */
+    uint32_t parent;          /* enclosing loop or NO_LOOP */
+    uint32_t trip;            /* expression; X_ONE until resolved */
+    uint32_t *regs;           /* registers the body writes */
+    uint32_t nregs;
+    int resolved;
+};
+
+struct pending {              /* what reaches a label by branches so far */
+    int32_t *env;             /* NULL: nothing yet */
+    uint32_t freq;
+};
+
+struct term_key {
+    uint32_t freq, loop;
+    uint16_t param;
+    uint8_t cls;
+};
+
+struct term {
+    struct term_key key;
+    double amount;
+};
+
+struct kw {
+    const struct emu_ptx_kernel *k;
+    /* expressions, hash-consed */
+    struct maya_kexpr *x;
+    uint32_t nx, capx;
+    uint32_t *xhash;          /* open addressing, 2^xbits slots, 0 = empty (index + 1) */
+    uint32_t xbits;
+    /* registers by name */
+    struct emu_slice *rname;
+    uint32_t nregs, capregs;
+    uint32_t *rhash;
+    uint32_t rbits;
+    int32_t *env;             /* per register: expression */
+    /* control flow */
+    int32_t *label_inst;      /* per label: instruction index */
+    uint32_t *lab_first;      /* per instruction: first label index at it, or UINT32_MAX */
+    struct pending *pend;     /* per label */
+    struct loop *loops;
+    uint32_t nloops;
+    uint32_t *inner;          /* per instruction: innermost loop */
+    uint32_t *loop_at_head;   /* per instruction: loop starting there, or NO_LOOP */
+    /* terms */
+    struct term *terms;
+    uint32_t nterms, capterms;
+    uint8_t flags;
+    int oom;
+};
+
+/* ---- expressions ---- */
+
+static uint32_t xhash_of(const struct maya_kexpr *e)
+{
+    uint64_t bits;
+    memcpy(&bits, &e->imm, sizeof bits);
+    uint64_t h = ((uint64_t)e->op << 56) ^ ((uint64_t)e->arg << 48) ^ ((uint64_t)e->a << 32) ^
+                 ((uint64_t)e->b << 16) ^ e->c ^ (bits * 0x9e3779b97f4a7c15ull);
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return (uint32_t)h;
+}
+
+static int xsame(const struct maya_kexpr *p, const struct maya_kexpr *q)
+{
+    return p->op == q->op && p->arg == q->arg && p->a == q->a && p->b == q->b && p->c == q->c &&
+           memcmp(&p->imm, &q->imm, sizeof p->imm) == 0;
+}
+
+static int xgrow(struct kw *w)
+{
+    uint32_t ncap = w->capx ? w->capx * 2 : 1024;
+    struct maya_kexpr *nx = realloc(w->x, ncap * sizeof *nx);
+    if (!nx)
+        return -1;
+    w->x = nx;
+    w->capx = ncap;
+    uint32_t bits = w->xbits;
+    while ((1u << bits) < ncap * 2)
+        bits++;
+    uint32_t *nh = calloc((size_t)1 << bits, sizeof *nh);
+    if (!nh)
+        return -1;
+    free(w->xhash);
+    w->xhash = nh;
+    w->xbits = bits;
+    for (uint32_t i = 0; i < w->nx; i++) {
+        uint32_t s = xhash_of(&w->x[i]) & ((1u << bits) - 1);
+        while (nh[s])
+            s = (s + 1) & ((1u << bits) - 1);
+        nh[s] = i + 1;
+    }
+    return 0;
+}
+
+static uint32_t node(struct kw *w, uint8_t op, uint8_t arg, uint32_t a, uint32_t b, uint32_t c, double imm)
+{
+    struct maya_kexpr e = { op, arg, (uint16_t)a, (uint16_t)b, (uint16_t)c, imm };
+    if (w->nx == w->capx && (w->nx >= MAX_NODES || xgrow(w) < 0)) {
+        w->flags |= MAYA_KW_F_TRUNCATED;
+        return X_UNKNOWN;
+    }
+    uint32_t mask = (1u << w->xbits) - 1, s = xhash_of(&e) & mask;
+    for (; w->xhash[s]; s = (s + 1) & mask)
+        if (xsame(&w->x[w->xhash[s] - 1], &e))
+            return w->xhash[s] - 1;
+    w->x[w->nx] = e;
+    w->xhash[s] = w->nx + 1;
+    return w->nx++;
+}
+
+static uint32_t xconst(struct kw *w, double v)
+{
+    if (!isfinite(v))
+        return X_UNKNOWN;
+    return node(w, MAYA_KX_CONST, 0, 0, 0, 0, v);
+}
+
+static int is_const(const struct kw *w, uint32_t a, double *v)
+{
+    if (w->x[a].op != MAYA_KX_CONST)
+        return 0;
+    *v = w->x[a].imm;
+    return 1;
+}
+
+/* An exact integer operation on two constants, where it is well defined. */
+static int fold(uint8_t op, double a, double b, double *out)
+{
+    if (fabs(a) > 9e15 || fabs(b) > 9e15)
+        return 0;
+    int64_t x = (int64_t)a, y = (int64_t)b;
+    int ints = (double)x == a && (double)y == b;
+    switch (op) {
+    case MAYA_KX_ADD: *out = a + b; return 1;
+    case MAYA_KX_SUB: *out = a - b; return 1;
+    case MAYA_KX_MUL: *out = a * b; return 1;
+    case MAYA_KX_MIN: *out = a < b ? a : b; return 1;
+    case MAYA_KX_MAX: *out = a > b ? a : b; return 1;
+    case MAYA_KX_DIV: if (!ints || y == 0) return 0; *out = (double)(x / y); return 1;
+    case MAYA_KX_REM: if (!ints || y == 0) return 0; *out = (double)(x % y); return 1;
+    case MAYA_KX_SHL: if (!ints || y < 0 || y > 62) return 0; *out = a * (double)(1ull << y); return 1;
+    case MAYA_KX_SHR: if (!ints || y < 0 || y > 62) return 0; *out = (double)(x >> y); return 1;
+    case MAYA_KX_AND: if (!ints) return 0; *out = (double)(x & y); return 1;
+    case MAYA_KX_OR: if (!ints) return 0; *out = (double)(x | y); return 1;
+    case MAYA_KX_XOR: if (!ints) return 0; *out = (double)(x ^ y); return 1;
+    default: return 0;
+    }
+}
+
+static uint32_t bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
+{
+    if (a == X_UNKNOWN || b == X_UNKNOWN)
+        return X_UNKNOWN;
+    double u = 0, v = 0, r;
+    int ca = is_const(w, a, &u), cb = is_const(w, b, &v);
+    if (ca && cb && fold(op, u, v, &r))
+        return xconst(w, r);
+    switch (op) {
+    case MAYA_KX_ADD:
+        if (ca && u == 0) return b;
+        if (cb && v == 0) return a;
+        break;
+    case MAYA_KX_SUB: case MAYA_KX_SHL: case MAYA_KX_SHR:
+        if (cb && v == 0) return a;
+        break;
+    case MAYA_KX_MUL:
+        if ((ca && u == 0) || (cb && v == 0)) return X_ZERO;
+        if (ca && u == 1) return b;
+        if (cb && v == 1) return a;
+        break;
+    case MAYA_KX_DIV:
+        if (cb && v == 1) return a;
+        break;
+    default:
+        break;
+    }
+    return node(w, op, 0, a, b, 0, 0);
+}
+
+static uint32_t cmp(struct kw *w, int c, uint32_t a, uint32_t b)
+{
+    if (a == X_UNKNOWN || b == X_UNKNOWN)
+        return X_HALF;
+    double u, v;
+    if (is_const(w, a, &u) && is_const(w, b, &v)) {
+        int r = c == MAYA_CMP_LT ? u < v : c == MAYA_CMP_LE ? u <= v : c == MAYA_CMP_GT ? u > v
+              : c == MAYA_CMP_GE ? u >= v : c == MAYA_CMP_EQ ? u == v : u != v;
+        return r ? X_ONE : X_ZERO;
+    }
+    return node(w, MAYA_KX_CMP, (uint8_t)c, a, b, 0, 0);
+}
+
+static uint32_t xnot(struct kw *w, uint32_t p)
+{
+    if (p == X_ONE) return X_ZERO;
+    if (p == X_ZERO) return X_ONE;
+    if (p == X_HALF) return X_HALF;
+    if (w->x[p].op == MAYA_KX_NOT)
+        return w->x[p].a;
+    if (w->x[p].op == MAYA_KX_CMP) {
+        static const uint8_t inv[MAYA_CMP_NCMPS] = { MAYA_CMP_GE, MAYA_CMP_GT, MAYA_CMP_LE, MAYA_CMP_LT,
+                                                     MAYA_CMP_NE, MAYA_CMP_EQ };
+        return node(w, MAYA_KX_CMP, inv[w->x[p].arg], w->x[p].a, w->x[p].b, 0, 0);
+    }
+    return node(w, MAYA_KX_NOT, 0, p, 0, 0, 0);
+}
+
+/* Products and sums of shares and frequencies. */
+static uint32_t xmul(struct kw *w, uint32_t a, uint32_t b)
+{
+    if (a == X_ZERO || b == X_ZERO) return X_ZERO;
+    if (a == X_ONE) return b;
+    if (b == X_ONE) return a;
+    return bin(w, MAYA_KX_MUL, a, b);
+}
+
+
+/* Are shares p and q complements (q = not p)? */
+static int complements(struct kw *w, uint32_t p, uint32_t q)
+{
+    const struct maya_kexpr *x = &w->x[p];
+    if (x->op != MAYA_KX_CMP && x->op != MAYA_KX_NOT && w->x[q].op != MAYA_KX_NOT)
+        return 0;
+    return xnot(w, p) == q;
+}
+
+static uint32_t xadd(struct kw *w, uint32_t a, uint32_t b)
+{
+    if (a == X_ZERO) return b;
+    if (b == X_ZERO) return a;
+    /* the two sides of a branch join again: f*p + f*(not p) = f */
+    if (complements(w, a, b))
+        return X_ONE;
+    const struct maya_kexpr *x = &w->x[a], *y = &w->x[b];
+    if (a == b && x->op == MAYA_KX_MUL && (x->a == X_HALF || x->b == X_HALF))
+        return x->a == X_HALF ? x->b : x->a; /* both sides of a branch on data */
+    if (x->op == MAYA_KX_MUL && y->op == MAYA_KX_MUL) {
+        if (x->a == y->a && complements(w, x->b, y->b))
+            return x->a;
+        if (x->b == y->b && complements(w, x->a, y->a))
+            return x->b;
+    }
+    return bin(w, MAYA_KX_ADD, a, b);
+}
+
+static uint32_t por(struct kw *w, uint32_t a, uint32_t b)
+{
+    if (a == X_ONE || b == X_ONE) return X_ONE;
+    if (a == X_ZERO) return b;
+    if (b == X_ZERO) return a;
+    return node(w, MAYA_KX_POR, 0, a, b, 0, 0);
+}
+
+static uint32_t sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)
+{
+    if (a == b) return a;
+    if (c == X_ONE) return a;
+    if (c == X_ZERO) return b;
+    if (a == X_UNKNOWN || b == X_UNKNOWN)
+        return X_UNKNOWN;
+    return node(w, MAYA_KX_SEL, 0, a, b, c, 0);
+}
+
+/* Does expression e depend on loop l's carried values? */
+static int depends(const struct kw *w, uint32_t e, uint32_t l, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (x->op == MAYA_KX_PHI)
+        return x->b == l;
+    if (depth > MAX_WALK || x->op <= MAYA_KX_SREG)
+        return 0;
+    if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
+        return depends(w, x->a, l, depth + 1) || depends(w, x->b, l, depth + 1) ||
+               depends(w, x->c, l, depth + 1);
+    if (x->op == MAYA_KX_NOT)
+        return depends(w, x->a, l, depth + 1);
+    return depends(w, x->a, l, depth + 1) || depends(w, x->b, l, depth + 1);
+}
+
+/* ---- registers ---- */
+
+static uint32_t shash(struct emu_slice s)
+{
+    uint32_t h = 2166136261u;
+    for (uint32_t i = 0; i < s.n; i++)
+        h = (h ^ (unsigned char)s.p[i]) * 16777619u;
+    return h;
+}
+
+static int reg_grow(struct kw *w)
+{
+    uint32_t ncap = w->capregs ? w->capregs * 2 : 512;
+    struct emu_slice *nn = realloc(w->rname, ncap * sizeof *nn);
+    if (!nn)
+        return -1;
+    w->rname = nn;
+    int32_t *ne = realloc(w->env, ncap * sizeof *ne);
+    if (!ne)
+        return -1;
+    w->env = ne;
+    uint32_t bits = 1;
+    while ((1u << bits) < ncap * 2)
+        bits++;
+    uint32_t *nh = calloc((size_t)1 << bits, sizeof *nh);
+    if (!nh)
+        return -1;
+    for (uint32_t i = 0; i < w->nregs; i++) {
+        uint32_t s = shash(w->rname[i]) & ((1u << bits) - 1);
+        while (nh[s])
+            s = (s + 1) & ((1u << bits) - 1);
+        nh[s] = i + 1;
+    }
+    free(w->rhash);
+    w->rhash = nh;
+    w->rbits = bits;
+    w->capregs = ncap;
+    /* joins pending at labels hold an env of the old size */
+    for (uint32_t i = 0; w->pend && i < w->k->nlabels; i++)
+        if (w->pend[i].env) {
+            int32_t *pe = realloc(w->pend[i].env, ncap * sizeof *pe);
+            if (!pe)
+                return -1;
+            for (uint32_t j = w->nregs; j < ncap; j++)
+                pe[j] = X_UNKNOWN;
+            w->pend[i].env = pe;
+        }
+    return 0;
+}
+
+/* The id of register s, made on first sight; -1 if out of memory. */
+static int32_t reg_id(struct kw *w, struct emu_slice s)
+{
+    if (w->nregs == w->capregs && reg_grow(w) < 0) {
+        w->oom = 1;
+        return -1;
+    }
+    uint32_t mask = (1u << w->rbits) - 1, h = shash(s) & mask;
+    for (; w->rhash[h]; h = (h + 1) & mask) {
+        struct emu_slice *n = &w->rname[w->rhash[h] - 1];
+        if (n->n == s.n && memcmp(n->p, s.p, s.n) == 0)
+            return (int32_t)(w->rhash[h] - 1);
+    }
+    w->rname[w->nregs] = s;
+    w->env[w->nregs] = X_UNKNOWN;
+    w->rhash[h] = w->nregs + 1;
+    return (int32_t)w->nregs++;
+}
+
+static int sreg_of(struct emu_slice s)
+{
+    static const char *const names[MAYA_SR_NSREGS] = {
+        "%tid.x", "%tid.y", "%tid.z", "%ntid.x", "%ntid.y", "%ntid.z", "%ctaid.x", "%ctaid.y", "%ctaid.z",
+        "%nctaid.x", "%nctaid.y", "%nctaid.z", "%laneid", "%warpid",
+    };
+    for (int i = 0; i < MAYA_SR_NSREGS; i++)
+        if (emu_slice_is(s, names[i]))
+            return i;
+    return -1;
+}
+
+/* A SASS register: R12, UR4, P0, UP1 (RZ, URZ, PT, UPT are constants). */
+static int sass_reg(struct emu_slice s)
+{
+    uint32_t i = s.n && s.p[0] == 'U' ? 1 : 0;
+    if (i >= s.n || (s.p[i] != 'R' && s.p[i] != 'P') || i + 1 >= s.n)
+        return 0;
+    for (uint32_t j = i + 1; j < s.n; j++)
+        if (!isdigit((unsigned char)s.p[j]))
+            return 0;
+    return 1;
+}
+
+static int is_reg(struct emu_slice s)
+{
+    if (sass_reg(s))
+        return 1;
+    if (s.n < 2 || s.p[0] != '%')
+        return 0;
+    for (uint32_t i = 1; i < s.n; i++)
+        if (!isalnum((unsigned char)s.p[i]) && s.p[i] != '_' && s.p[i] != '$')
+            return 0;
+    return 1;
+}
+
+/* A numeric literal: decimal, 0x hex, 0f / 0d IEEE hex; 1 if s is one. */
+static int literal(struct emu_slice s, double *v)
+{
+    char buf[64];
+    if (s.n == 0 || s.n >= sizeof buf)
+        return 0;
+    memcpy(buf, s.p, s.n);
+    buf[s.n] = 0;
+    char *p = buf;
+    int neg = 0;
+    if (*p == '-') {
+        neg = 1;
+        p++;
+    }
+    if ((p[0] == '0') && (p[1] == 'f' || p[1] == 'F') && strlen(p) == 10) {
+        uint32_t bits = (uint32_t)strtoul(p + 2, NULL, 16);
+        float f;
+        memcpy(&f, &bits, sizeof f);
+        *v = neg ? -(double)f : (double)f;
+        return isfinite(*v);
+    }
+    if ((p[0] == '0') && (p[1] == 'd' || p[1] == 'D') && strlen(p) == 18) {
+        uint64_t bits = strtoull(p + 2, NULL, 16);
+        double d;
+        memcpy(&d, &bits, sizeof d);
+        *v = neg ? -d : d;
+        return isfinite(*v);
+    }
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    char *end;
+    unsigned long long u = strtoull(p, &end, 0);
+    if (*end == 'U' || *end == 'u')
+        end++;
+    if (*end)
+        return 0;
+    *v = neg ? -(double)u : (double)u;
+    return 1;
+}
+
+static uint32_t operand(struct kw *w, struct emu_slice s);
+
+/* A constant-bank operand of SASS, c[0x0][0x210]: the block and grid sizes
+ * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide. */
+static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes)
+{
+    char buf[48];
+    if (s.n >= sizeof buf || s.n < 9 || memcmp(s.p, "c[0x0][", 7) != 0 || s.p[s.n - 1] != ']')
+        return X_UNKNOWN;
+    memcpy(buf, s.p + 7, s.n - 8);
+    buf[s.n - 8] = 0;
+    unsigned long off;
+    if (!strcmp(buf, "RZ"))
+        off = 0;
+    else {
+        char *end;
+        off = strtoul(buf, &end, 16);
+        if (*end || strncmp(buf, "0x", 2) != 0)
+            return X_UNKNOWN; /* an indexed read: c[0x0][R2+0x10] */
+    }
+    const struct emu_ptx_kernel *k = w->k;
+    if (off < 0x18 && bytes == 4 && off % 4 == 0) /* %ntid.x y z, then %nctaid.x y z */
+        return node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
+                    0, 0, 0, 0);
+    if (off >= k->param_base && off + bytes <= (uint64_t)k->param_base + k->param_bytes)
+        return node(w, MAYA_KX_PARAM, 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
+    return X_UNKNOWN;
+}
+
+
+/* SASS spellings: constants, negations, special registers, the constant bank. */
+static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
+{
+    static const struct { const char *name; int sreg; } srs[] = {
+        { "SR_TID.X", MAYA_SR_TID_X }, { "SR_TID.Y", MAYA_SR_TID_Y }, { "SR_TID.Z", MAYA_SR_TID_Z },
+        { "SR_CTAID.X", MAYA_SR_CTAID_X }, { "SR_CTAID.Y", MAYA_SR_CTAID_Y }, { "SR_CTAID.Z", MAYA_SR_CTAID_Z },
+        { "SR_LANEID", MAYA_SR_LANEID },
+    };
+    *done = 1;
+    if (emu_slice_is(s, "RZ") || emu_slice_is(s, "URZ") || emu_slice_is(s, "!PT") || emu_slice_is(s, "!UPT"))
+        return X_ZERO;
+    if (emu_slice_is(s, "PT") || emu_slice_is(s, "UPT"))
+        return X_ONE;
+    for (size_t i = 0; i < sizeof srs / sizeof *srs; i++)
+        if (emu_slice_is(s, srs[i].name))
+            return node(w, MAYA_KX_SREG, (uint8_t)srs[i].sreg, 0, 0, 0, 0);
+    if (s.n > 1 && s.p[0] == '!' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
+        return xnot(w, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+    if (s.n > 1 && s.p[0] == '-' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
+        return bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+    if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
+        return cbank(w, s, 4);
+    *done = 0;
+    return X_UNKNOWN;
+}
+
+/* The expression an operand reads. */
+static uint32_t operand(struct kw *w, struct emu_slice s)
+{
+    double v;
+    if (w->k->sass) {
+        int done;
+        uint32_t e = sass_operand(w, s, &done);
+        if (done)
+            return e;
+    }
+    int sr = sreg_of(s);
+    if (sr >= 0)
+        return node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
+    if (literal(s, &v))
+        return xconst(w, v);
+    if (is_reg(s)) {
+        int32_t r = reg_id(w, s);
+        return r < 0 ? X_UNKNOWN : (uint32_t)w->env[r];
+    }
+    return X_UNKNOWN;
+}
+
+static void set_reg(struct kw *w, struct emu_slice s, uint32_t e)
+{
+    /* "%r1|%p2" (shfl, setp with two results) and "{%r1, %r2}" */
+    if (s.n && s.p[0] == '{') {
+        const char *p = s.p + 1, *end = s.p + s.n;
+        while (p < end) {
+            while (p < end && (*p == ' ' || *p == '\t' || *p == ',' || *p == '}'))
+                p++;
+            const char *q = p;
+            while (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != '\t')
+                q++;
+            if (q > p) {
+                int32_t r = reg_id(w, (struct emu_slice){ p, (uint32_t)(q - p) });
+                if (r >= 0)
+                    w->env[r] = X_UNKNOWN;
+            }
+            p = q;
+        }
+        return;
+    }
+    for (uint32_t i = 0; i < s.n; i++)
+        if (s.p[i] == '|') {
+            set_reg(w, (struct emu_slice){ s.p, i }, e);
+            set_reg(w, (struct emu_slice){ s.p + i + 1, s.n - i - 1 }, X_UNKNOWN);
+            return;
+        }
+    if (!is_reg(s))
+        return;
+    int32_t r = reg_id(w, s);
+    if (r >= 0)
+        w->env[r] = (int32_t)e;
+}
+
+/* ---- mnemonics ---- */
+
+static int op_is(struct emu_slice op, const char *word)
+{
+    return emu_slice_is(emu_ptx_opcode(op), word);
+}
+
+/* Size of the last scalar type named in the mnemonic (".f32", ".b128", ...). */
+static unsigned type_of(struct emu_slice op, char *kind)
+{
+    static const struct { const char *name; unsigned bytes; char kind; } types[] = {
+        { "f16x2", 4, 'h' }, { "bf16x2", 4, 'h' }, { "f32x2", 8, 'F' }, { "f16", 2, 'h' }, { "bf16", 2, 'h' },
+        { "f32", 4, 'f' }, { "f64", 8, 'd' }, { "b128", 16, 'b' }, { "u64", 8, 'u' }, { "s64", 8, 's' },
+        { "b64", 8, 'b' }, { "u32", 4, 'u' }, { "s32", 4, 's' }, { "b32", 4, 'b' }, { "u16", 2, 'u' },
+        { "s16", 2, 's' }, { "b16", 2, 'b' }, { "u8", 1, 'u' }, { "s8", 1, 's' }, { "b8", 1, 'b' },
+        { "pred", 1, 'p' }, { "tf32", 4, 't' }, { "e4m3", 1, '8' }, { "e5m2", 1, '8' },
+    };
+    unsigned best = 0;
+    uint32_t at = 0;
+    char k = 0;
+    for (size_t i = 0; i < sizeof types / sizeof *types; i++) {
+        size_t w = strlen(types[i].name);
+        for (uint32_t j = 0; j + 1 + w <= op.n; j++)
+            if (op.p[j] == '.' && memcmp(op.p + j + 1, types[i].name, w) == 0 &&
+                (j + 1 + w == op.n || op.p[j + 1 + w] == '.') && (!best || j >= at)) {
+                best = types[i].bytes;
+                at = j;
+                k = types[i].kind;
+            }
+    }
+    if (kind)
+        *kind = k;
+    return best;
+}
+
+static unsigned vec_of(struct emu_slice op)
+{
+    return emu_ptx_has_part(op, "v8") ? 8 : emu_ptx_has_part(op, "v4") ? 4 : emu_ptx_has_part(op, "v2") ? 2 : 1;
+}
+
+/* "m16n8k16" in a mnemonic: m, n, k. */
+static int shape_of(struct emu_slice op, unsigned *m, unsigned *n, unsigned *k)
+{
+    for (uint32_t i = 0; i + 1 < op.n; i++) {
+        if (op.p[i] != '.' || op.p[i + 1] != 'm')
+            continue;
+        unsigned v[3] = { 0, 0, 0 };
+        const char *p = op.p + i + 1, *end = op.p + op.n;
+        const char want[3] = { 'm', 'n', 'k' };
+        int ok = 1;
+        for (int d = 0; d < 3 && ok; d++) {
+            if (p >= end || *p != want[d]) {
+                ok = 0;
+                break;
+            }
+            p++;
+            while (p < end && isdigit((unsigned char)*p) && v[d] < 100000)
+                v[d] = v[d] * 10 + (unsigned)(*p++ - '0');
+            ok = v[d] > 0;
+        }
+        if (ok) {
+            *m = v[0], *n = v[1], *k = v[2];
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* Tensor-core class from the input types named in a mnemonic. */
+static uint8_t mma_class(struct emu_slice op)
+{
+    if (emu_ptx_has_part(op, "tf32"))
+        return MAYA_KW_MMA_TF32;
+    if (emu_ptx_has_part(op, "e4m3") || emu_ptx_has_part(op, "e5m2") || emu_ptx_has_part(op, "e2m1") ||
+        emu_ptx_has_part(op, "e3m2") || emu_ptx_has_part(op, "e2m3"))
+        return MAYA_KW_MMA_FP8;
+    if (emu_ptx_has_part(op, "s8") || emu_ptx_has_part(op, "u8") || emu_ptx_has_part(op, "s4") ||
+        emu_ptx_has_part(op, "u4") || emu_ptx_has_part(op, "b1"))
+        return MAYA_KW_MMA_INT8;
+    if (emu_ptx_has_part(op, "f64"))
+        return MAYA_KW_MMA_FP64;
+    return MAYA_KW_MMA_FP16;
+}
+
+/* Byte offset of the pointer parameter an address expression starts from. */
+static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (depth > MAX_WALK)
+        return MAYA_KW_NO_PARAM;
+    switch (x->op) {
+    case MAYA_KX_PARAM:
+        /* a pointer: 8 bytes, or in SASS the low half of one */
+        return x->b == 8 || (w->k->sass && x->b == 4 && x->a % 8 == 0) ? x->a : MAYA_KW_NO_PARAM;
+    case MAYA_KX_ADD: {
+        uint16_t p = base_param(w, x->a, depth + 1);
+        return p != MAYA_KW_NO_PARAM ? p : base_param(w, x->b, depth + 1);
+    }
+    case MAYA_KX_SUB: case MAYA_KX_PHI:
+        return base_param(w, x->a, depth + 1);
+    case MAYA_KX_SEL: {
+        uint16_t p = base_param(w, x->a, depth + 1);
+        return p != MAYA_KW_NO_PARAM ? p : base_param(w, x->b, depth + 1);
+    }
+    default:
+        return MAYA_KW_NO_PARAM;
+    }
+}
+
+/* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
+static uint32_t address(struct kw *w, struct emu_slice s)
+{
+    /* SASS: desc[UR4][R8.64+0x10], [R2.64], [R3+UR4+0x100]: the last bracket's
+     * first register (a 64-bit pair is named by its low half) */
+    const char *lb = NULL;
+    for (uint32_t i = 0; i < s.n; i++)
+        if (s.p[i] == '[')
+            lb = s.p + i;
+    if (!lb)
+        return X_UNKNOWN;
+    const char *p = lb + 1, *end = s.p + s.n;
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    const char *q = p;
+    while (q < end && *q != '+' && *q != '-' && *q != ']' && *q != ' ' && *q != '\t' && (*q != '.' || !w->k->sass))
+        q++;
+    return operand(w, (struct emu_slice){ p, (uint32_t)(q - p) });
+}
+
+/* ---- terms ---- */
+
+static void add_term(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, uint16_t param, double amount)
+{
+    if (freq == X_ZERO || !(amount > 0))
+        return;
+    for (uint32_t i = w->nterms; i-- > 0 && i + 64 >= w->nterms;) {
+        struct term *t = &w->terms[i];
+        if (t->key.freq == freq && t->key.loop == loop && t->key.cls == cls && t->key.param == param) {
+            t->amount += amount;
+            return;
+        }
+    }
+    if (w->nterms == w->capterms) {
+        uint32_t ncap = w->capterms ? w->capterms * 2 : 256;
+        struct term *nt = realloc(w->terms, ncap * sizeof *nt);
+        if (!nt) {
+            w->oom = 1;
+            return;
+        }
+        w->terms = nt;
+        w->capterms = ncap;
+    }
+    w->terms[w->nterms++] = (struct term){ { freq, loop, param, cls }, amount };
+}
+
+/* The amounts one execution of an instruction adds. */
+static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, uint32_t loop)
+{
+    struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
+    add_term(w, freq, loop, MAYA_KW_INSTS, MAYA_KW_NO_PARAM, 1);
+    char kind = 0;
+    unsigned tb = type_of(op, &kind);
+    int global = !emu_ptx_has_part(op, "shared") && !emu_ptx_has_part(op, "param") &&
+                 !emu_ptx_has_part(op, "local") && !emu_ptx_has_part(op, "const");
+    unsigned m, n, k;
+    if (emu_slice_is(opc, "ld") || emu_slice_is(opc, "ldu") || emu_slice_is(opc, "st")) {
+        int load = opc.p[0] == 'l';
+        uint32_t bytes = tb * vec_of(op);
+        if (emu_ptx_has_part(op, "shared"))
+            add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
+        else if (global && in->nops >= 2) {
+            uint32_t a = address(w, in->ops[load ? 1 : 0]);
+            add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes);
+        }
+    } else if (emu_slice_is(opc, "atom") || emu_slice_is(opc, "red")) {
+        uint32_t bytes = tb * vec_of(op);
+        if (emu_ptx_has_part(op, "shared")) {
+            add_term(w, freq, loop, MAYA_KW_LD_SHARED, MAYA_KW_NO_PARAM, bytes);
+            add_term(w, freq, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
+        } else if (in->nops >= 2) {
+            uint32_t a = address(w, in->ops[opc.p[0] == 'a' ? 1 : 0]);
+            uint16_t p = base_param(w, a, 0);
+            add_term(w, freq, loop, MAYA_KW_ATOMIC, MAYA_KW_NO_PARAM, 1);
+            add_term(w, freq, loop, MAYA_KW_LD_GLOBAL, p, bytes);
+            add_term(w, freq, loop, MAYA_KW_ST_GLOBAL, p, bytes);
+        }
+    } else if (emu_slice_is(opc, "cp")) {
+        if (emu_ptx_has_part(op, "tensor")) {
+            w->flags |= MAYA_KW_F_BYTES_UNKNOWN;
+        } else if (emu_ptx_has_part(op, "async") && in->nops >= 3) {
+            /* cp.async[.bulk].shared.global [dst], [src], size: the size is
+             * a literal (4, 8, 16) or, for bulk copies, a register */
+            uint32_t size = operand(w, in->ops[2]);
+            uint32_t f = xmul(w, freq, size);
+            /* the destination's space is named first */
+            const char *g = memmem(op.p, op.n, ".global", 7), *sh = memmem(op.p, op.n, ".shared", 7);
+            if (size == X_UNKNOWN) {
+                w->flags |= MAYA_KW_F_BYTES_UNKNOWN;
+            } else if (g && sh && g < sh) {
+                add_term(w, f, loop, MAYA_KW_LD_SHARED, MAYA_KW_NO_PARAM, 1);
+                add_term(w, f, loop, MAYA_KW_ST_GLOBAL, base_param(w, address(w, in->ops[0]), 0), 1);
+            } else {
+                add_term(w, f, loop, MAYA_KW_LD_GLOBAL, base_param(w, address(w, in->ops[1]), 0), 1);
+                add_term(w, f, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, 1);
+            }
+        }
+    } else if (emu_slice_is(opc, "ldmatrix") || emu_slice_is(opc, "stmatrix")) {
+        unsigned x = emu_ptx_has_part(op, "x4") ? 4 : emu_ptx_has_part(op, "x2") ? 2 : 1;
+        add_term(w, freq, loop, opc.p[0] == 'l' ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, 4.0 * x);
+    } else if (emu_slice_is(opc, "wmma") && shape_of(op, &m, &n, &k)) {
+        /* warp-level: each of the 32 threads carries 1/32 of the fragment */
+        unsigned elem = tb ? tb : 2;
+        if (emu_ptx_has_part(op, "mma")) {
+            add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);
+        } else if (in->nops >= 2) {
+            int load = emu_ptx_has_part(op, "load");
+            double cells = emu_ptx_has_part(op, "a") ? m * k : emu_ptx_has_part(op, "b") ? k * n : m * n;
+            double bytes = cells * elem / 32;
+            uint32_t a = address(w, in->ops[load ? 1 : 0]);
+            if (emu_ptx_has_part(op, "shared"))
+                add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
+            else
+                add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes);
+        }
+    } else if (emu_slice_is(opc, "mma") && shape_of(op, &m, &n, &k)) {
+        add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);
+    } else if (emu_slice_is(opc, "wgmma") && emu_ptx_has_part(op, "mma_async") && shape_of(op, &m, &n, &k)) {
+        add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 128); /* a warpgroup */
+    } else if (emu_slice_is(opc, "tcgen05") && emu_ptx_has_part(op, "mma")) {
+        w->flags |= MAYA_KW_F_BYTES_UNKNOWN; /* shape in a run-time descriptor */
+    } else if (kind == 'f' || kind == 'd' || kind == 'h' || kind == 'F') {
+        uint8_t cls = kind == 'd' ? MAYA_KW_FLOP_FP64 : kind == 'h' ? MAYA_KW_FLOP_FP16 : MAYA_KW_FLOP_FP32;
+        double lanes = (tb == 4 && kind == 'h') || kind == 'F' ? 2 : 1;
+        int approx = emu_ptx_has_part(op, "approx");
+        if (emu_slice_is(opc, "fma") || emu_slice_is(opc, "mad"))
+            add_term(w, freq, loop, cls, MAYA_KW_NO_PARAM, 2 * lanes);
+        else if (emu_slice_is(opc, "add") || emu_slice_is(opc, "sub") || emu_slice_is(opc, "mul") ||
+                 emu_slice_is(opc, "min") || emu_slice_is(opc, "max") || emu_slice_is(opc, "neg") ||
+                 emu_slice_is(opc, "abs"))
+            add_term(w, freq, loop, cls, MAYA_KW_NO_PARAM, lanes);
+        else if (emu_slice_is(opc, "ex2") || emu_slice_is(opc, "lg2") || emu_slice_is(opc, "sin") ||
+                 emu_slice_is(opc, "cos") || emu_slice_is(opc, "tanh") || emu_slice_is(opc, "rsqrt") ||
+                 ((emu_slice_is(opc, "rcp") || emu_slice_is(opc, "sqrt") || emu_slice_is(opc, "div")) && approx))
+            add_term(w, freq, loop, kind == 'd' ? MAYA_KW_FLOP_FP64 : MAYA_KW_SFU, MAYA_KW_NO_PARAM,
+                     kind == 'd' ? 2 : lanes);
+        else if (emu_slice_is(opc, "rcp") || emu_slice_is(opc, "sqrt") || emu_slice_is(opc, "div")) {
+            /* IEEE-rounded: an approximation refined by Newton steps */
+            if (kind == 'd') {
+                add_term(w, freq, loop, MAYA_KW_FLOP_FP64, MAYA_KW_NO_PARAM, 20);
+            } else {
+                add_term(w, freq, loop, MAYA_KW_SFU, MAYA_KW_NO_PARAM, 1);
+                add_term(w, freq, loop, cls, MAYA_KW_NO_PARAM, 8);
+            }
+        }
+    }
+}
+
+/* ---- control flow ---- */
+
+static int is_branch(const struct emu_ptx_inst *in)
+{
+    return op_is(in->op, "bra") && in->nops >= 1;
+}
+
+/* sass_parse.c's split of a 64-bit constant-bank load of two 4-byte
+ * parameters: "mov.pair.b32 R4, c[0x0][off], R5, c[0x0][off + 4]". */
+static int is_pair(const struct emu_ptx_inst *in)
+{
+    return emu_slice_is(in->op, "mov.pair.b32") && in->nops == 4;
+}
+
+static int is_exit(const struct emu_ptx_inst *in)
+{
+    return op_is(in->op, "ret") || op_is(in->op, "exit") || op_is(in->op, "trap");
+}
+
+/* Does the instruction's first operand name a register it writes? */
+static int writes_reg(const struct emu_ptx_inst *in)
+{
+    struct emu_slice opc = emu_ptx_opcode(in->op);
+    static const char *const nodest[] = { "st", "red", "bar", "barrier", "bra", "ret", "exit", "prefetch",
+                                          "prefetchu", "membar", "fence", "trap", "brkpt", "call", "cp",
+                                          "stmatrix", "nanosleep", "griddepcontrol", "elect", "setmaxnreg" };
+    for (size_t i = 0; i < sizeof nodest / sizeof *nodest; i++)
+        if (emu_slice_is(opc, nodest[i]))
+            return 0;
+    if (emu_slice_is(opc, "wmma") && emu_ptx_has_part(in->op, "store"))
+        return 0;
+    return in->nops >= 1 && (in->ops[0].p[0] == '%' || in->ops[0].p[0] == '{' || sass_reg(in->ops[0]));
+}
+
+static int cmp_of(struct emu_slice op)
+{
+    static const struct { const char *w; int c; } c[] = {
+        { "lt", MAYA_CMP_LT }, { "lo", MAYA_CMP_LT }, { "ltu", MAYA_CMP_LT }, { "le", MAYA_CMP_LE },
+        { "ls", MAYA_CMP_LE }, { "leu", MAYA_CMP_LE }, { "gt", MAYA_CMP_GT }, { "hi", MAYA_CMP_GT },
+        { "gtu", MAYA_CMP_GT }, { "ge", MAYA_CMP_GE }, { "hs", MAYA_CMP_GE }, { "geu", MAYA_CMP_GE },
+        { "eq", MAYA_CMP_EQ }, { "equ", MAYA_CMP_EQ }, { "ne", MAYA_CMP_NE }, { "neu", MAYA_CMP_NE },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        if (emu_ptx_has_part(op, c[i].w))
+            return c[i].c;
+    return -1;
+}
+
+/* The value an instruction gives its destination register. */
+static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
+{
+    struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
+    uint32_t a = in->nops > 1 ? operand(w, in->ops[1]) : X_UNKNOWN;
+    uint32_t b = in->nops > 2 ? operand(w, in->ops[2]) : X_UNKNOWN;
+    uint32_t c = in->nops > 3 ? operand(w, in->ops[3]) : X_UNKNOWN;
+    char kind = 0;
+    type_of(op, &kind);
+    int pred = kind == 'p';
+    /* floating-point arithmetic is on data: its bits are not an integer
+     * the analysis can follow (SASS's registers are untyped, and its
+     * division and reciprocal range checks test a float's exponent bits) */
+    if ((kind == 'f' || kind == 'd' || kind == 'h') && !emu_slice_is(opc, "ld") && !emu_slice_is(opc, "mov") &&
+        !emu_slice_is(opc, "setp") && !emu_slice_is(opc, "cvt"))
+        return X_UNKNOWN;
+    if (emu_slice_is(opc, "ld")) {
+        if (!emu_ptx_has_part(op, "param") || in->nops < 2 || in->ops[1].p[0] != '[' || vec_of(op) > 1)
+            return X_UNKNOWN;
+        /* [name] or [name+off] */
+        const char *p = in->ops[1].p + 1, *end = in->ops[1].p + in->ops[1].n;
+        const char *q = p;
+        while (q < end && *q != '+' && *q != ']')
+            q++;
+        double off = 0;
+        if (q < end && *q == '+') {
+            const char *r = q + 1;
+            while (r < end && *r != ']')
+                r++;
+            if (!literal((struct emu_slice){ q + 1, (uint32_t)(r - q - 1) }, &off))
+                return X_UNKNOWN;
+        }
+        struct emu_slice name = { p, (uint32_t)(q - p) };
+        for (uint32_t i = 0; i < w->k->nparams; i++)
+            if (w->k->params[i].name.n == name.n && memcmp(w->k->params[i].name.p, name.p, name.n) == 0) {
+                unsigned bytes = type_of(op, NULL);
+                double at = w->k->params[i].offset + off;
+                if (!bytes || at + bytes > w->k->params[i].offset + w->k->params[i].bytes)
+                    return X_UNKNOWN;
+                uint8_t arg = kind == 's' ? 1 : kind == 'f' ? 2 : kind == 'd' ? 3 : 0;
+                return node(w, MAYA_KX_PARAM, arg, (uint32_t)at, bytes, 0, 0);
+            }
+        return X_UNKNOWN;
+    }
+    if (w->k->sass && emu_slice_is(op, "mov.b64") && in->nops == 2)
+        return cbank(w, in->ops[1], 8); /* LDC.64: a 64-bit parameter (a pointer) */
+    if (w->k->sass && is_pair(in))
+        return cbank(w, in->ops[1], 4); /* the pair's low register (the high: interpret) */
+    if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
+        return in->nops == 2 ? a : X_UNKNOWN;
+    if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_ADD, a, b), c);
+    if (emu_slice_is(opc, "lea")) /* SASS LEA d, a, b, s: (a << s) + b */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHL, a, c), b);
+    if (emu_slice_is(opc, "leahi")) /* SASS LEA.HI d, a, b, RZ, s: (a >> (32 - s)) + b */
+        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHR, a, bin(w, MAYA_KX_SUB, xconst(w, 32), c)), b);
+    if (emu_slice_is(opc, "add"))
+        return pred ? X_UNKNOWN : bin(w, MAYA_KX_ADD, a, b);
+    if (emu_slice_is(opc, "sub"))
+        return bin(w, MAYA_KX_SUB, a, b);
+    if (emu_slice_is(opc, "mul") || emu_slice_is(opc, "mul24"))
+        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : bin(w, MAYA_KX_MUL, a, b);
+    if (emu_slice_is(opc, "mad") || emu_slice_is(opc, "mad24"))
+        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_MUL, a, b), c);
+    if (emu_slice_is(opc, "div"))
+        return bin(w, MAYA_KX_DIV, a, b);
+    if (emu_slice_is(opc, "rem"))
+        return bin(w, MAYA_KX_REM, a, b);
+    if (emu_slice_is(opc, "shl"))
+        return bin(w, MAYA_KX_SHL, a, b);
+    if (emu_slice_is(opc, "shr"))
+        return bin(w, MAYA_KX_SHR, a, b);
+    if (emu_slice_is(opc, "min"))
+        return bin(w, MAYA_KX_MIN, a, b);
+    if (emu_slice_is(opc, "max"))
+        return bin(w, MAYA_KX_MAX, a, b);
+    if (emu_slice_is(opc, "neg"))
+        return bin(w, MAYA_KX_SUB, X_ZERO, a);
+    if (emu_slice_is(opc, "and"))
+        return pred ? xmul(w, a, b) : bin(w, MAYA_KX_AND, a, b);
+    if (emu_slice_is(opc, "or"))
+        return pred ? por(w, a, b) : bin(w, MAYA_KX_OR, a, b);
+    if (emu_slice_is(opc, "xor"))
+        return pred ? X_HALF : bin(w, MAYA_KX_XOR, a, b);
+    if (emu_slice_is(opc, "not"))
+        return pred ? xnot(w, a) : bin(w, MAYA_KX_SUB, xconst(w, -1), a);
+    if (emu_slice_is(opc, "selp"))
+        return sel(w, c, a, b);
+    if (emu_slice_is(opc, "setp")) {
+        int cc = cmp_of(op);
+        if (cc < 0)
+            return X_HALF;
+        if (kind == 'f' || kind == 'd' || kind == 'h')
+            return X_HALF; /* on data */
+        uint32_t p = cmp(w, cc, a, b);
+        if (in->nops > 3) { /* setp.CMP.and / .or with a third predicate */
+            if (emu_ptx_has_part(op, "and"))
+                p = xmul(w, p, c);
+            else if (emu_ptx_has_part(op, "or"))
+                p = por(w, p, c);
+        }
+        return p;
+    }
+    return X_UNKNOWN;
+}
+
+/* ---- pass 0: loops ---- */
+
+static int find_loops(struct kw *w)
+{
+    const struct emu_ptx_kernel *k = w->k;
+    uint32_t n = k->ninsts;
+    w->inner = malloc((size_t)(n ? n : 1) * sizeof *w->inner);
+    w->loop_at_head = malloc((size_t)(n ? n : 1) * sizeof *w->loop_at_head);
+    w->lab_first = malloc((size_t)(n + 1) * sizeof *w->lab_first);
+    w->label_inst = malloc((size_t)(k->nlabels ? k->nlabels : 1) * sizeof *w->label_inst);
+    w->pend = calloc(k->nlabels ? k->nlabels : 1, sizeof *w->pend);
+    w->loops = calloc(MAX_LOOPS, sizeof *w->loops);
+    if (!w->inner || !w->loop_at_head || !w->lab_first || !w->label_inst || !w->pend || !w->loops)
+        return -1;
+    for (uint32_t i = 0; i <= n; i++)
+        w->lab_first[i] = UINT32_MAX;
+    for (uint32_t i = 0; i < n; i++)
+        w->inner[i] = w->loop_at_head[i] = NO_LOOP;
+    for (uint32_t i = k->nlabels; i-- > 0;) {
+        w->label_inst[i] = (int32_t)k->labels[i].inst;
+        if (k->labels[i].inst <= n)
+            w->lab_first[k->labels[i].inst] = i;
+    }
+    /* back branches: one loop per header, to its last back branch */
+    for (uint32_t j = 0; j < n; j++) {
+        const struct emu_ptx_inst *in = &k->insts[j];
+        if (!is_branch(in))
+            continue;
+        int l = emu_ptx_label_find(k, in->ops[0]);
+        if (l < 0 || k->labels[l].inst > j)
+            continue;
+        uint32_t h = k->labels[l].inst;
+        if (w->loop_at_head[h] != NO_LOOP) {
+            w->loops[w->loop_at_head[h]].end = j;
+            continue;
+        }
+        if (w->nloops == MAX_LOOPS) {
+            w->flags |= MAYA_KW_F_TRUNCATED;
+            continue;
+        }
+        w->loops[w->nloops] = (struct loop){ h, j, NO_LOOP, X_ONE, NULL, 0, 0 };
+        w->loop_at_head[h] = w->nloops++;
+    }
+    /* nesting: loops by header; a loop that overlaps another without
+     * nesting in it is dropped (counted once, flagged) */
+    uint32_t stack[MAX_WALK * 4], depth = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        while (depth && w->loops[stack[depth - 1]].end < i)
+            depth--;
+        uint32_t l = w->loop_at_head[i];
+        if (l != NO_LOOP) {
+            if (depth && w->loops[l].end > w->loops[stack[depth - 1]].end) {
+                w->loop_at_head[i] = NO_LOOP;
+                w->flags |= MAYA_KW_F_LOOP_UNRESOLVED;
+            } else if (depth == sizeof stack / sizeof *stack) {
+                w->loop_at_head[i] = NO_LOOP;
+                w->flags |= MAYA_KW_F_TRUNCATED;
+            } else {
+                w->loops[l].parent = depth ? stack[depth - 1] : NO_LOOP;
+                stack[depth++] = l;
+            }
+        }
+        w->inner[i] = depth ? stack[depth - 1] : NO_LOOP;
+    }
+    return 0;
+}
+
+/* Visit each register an instruction writes ("%r1", "{%r1, %r2}", "%r1|%p2"). */
+static int each_dest(struct kw *w, const struct emu_ptx_inst *in, int (*fn)(struct kw *, int32_t, void *), void *arg)
+{
+    if (!writes_reg(in))
+        return 0;
+    struct emu_slice d = in->ops[0];
+    const char *p = d.p, *end = d.p + d.n;
+    while (p < end) {
+        while (p < end && (*p == '{' || *p == '}' || *p == ',' || *p == ' ' || *p == '\t' || *p == '|'))
+            p++;
+        const char *q = p;
+        while (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != '\t' && *q != '|')
+            q++;
+        struct emu_slice s = { p, (uint32_t)(q - p) };
+        p = q;
+        if (!is_reg(s))
+            continue;
+        int32_t r = reg_id(w, s);
+        if (r < 0 || fn(w, r, arg) < 0)
+            return -1;
+    }
+    if (is_pair(in) && is_reg(in->ops[2])) {
+        int32_t r = reg_id(w, in->ops[2]);
+        if (r < 0 || fn(w, r, arg) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int no_op(struct kw *w, int32_t r, void *arg)
+{
+    return 0;
+}
+
+struct body_regs {
+    struct loop *L;
+    uint32_t *stamp, id, cap;
+};
+
+static int body_reg(struct kw *w, int32_t r, void *arg)
+{
+    struct body_regs *b = arg;
+    if (b->stamp[r] == b->id)
+        return 0;
+    b->stamp[r] = b->id;
+    if (b->L->nregs == b->cap) {
+        b->cap = b->cap ? b->cap * 2 : 32;
+        uint32_t *nr = realloc(b->L->regs, b->cap * sizeof *nr);
+        if (!nr)
+            return -1;
+        b->L->regs = nr;
+    }
+    b->L->regs[b->L->nregs++] = (uint32_t)r;
+    return 0;
+}
+
+/* Registers each loop's body writes: every written register gets its id
+ * first, so that the stamps cover them all. */
+static int loop_regs(struct kw *w)
+{
+    const struct emu_ptx_kernel *k = w->k;
+    for (uint32_t i = 0; i < k->ninsts; i++)
+        if (each_dest(w, &k->insts[i], no_op, NULL) < 0)
+            return -1;
+    struct body_regs b = { NULL, calloc(w->nregs + 1, sizeof *b.stamp), 0, 0 };
+    if (!b.stamp)
+        return -1;
+    for (uint32_t l = 0; l < w->nloops; l++) {
+        struct loop *L = &w->loops[l];
+        if (w->loop_at_head[L->head] != l)
+            continue;
+        b.L = L;
+        b.id = l + 1;
+        b.cap = 0;
+        for (uint32_t i = L->head; i <= L->end && i < k->ninsts; i++)
+            if (each_dest(w, &k->insts[i], body_reg, &b) < 0) {
+                free(b.stamp);
+                return -1;
+            }
+    }
+    free(b.stamp);
+    return 0;
+}
+
+/* ---- pass 1 ---- */
+
+/* Add what reaches a label by a branch taken with frequency f. */
+static int pend_add(struct kw *w, uint32_t label, uint32_t f)
+{
+    struct pending *pd = &w->pend[label];
+    if (f == X_ZERO && pd->env)
+        return 0;
+    if (!pd->env) {
+        pd->env = malloc((size_t)(w->capregs ? w->capregs : 1) * sizeof *pd->env);
+        if (!pd->env)
+            return -1;
+        memcpy(pd->env, w->env, w->nregs * sizeof *pd->env);
+        for (uint32_t r = w->nregs; r < w->capregs; r++)
+            pd->env[r] = X_UNKNOWN;
+        pd->freq = f;
+        return 0;
+    }
+    uint32_t tot = xadd(w, pd->freq, f);
+    for (uint32_t r = 0; r < w->nregs; r++)
+        if (pd->env[r] != w->env[r])
+            pd->env[r] = (int32_t)sel(w, bin(w, MAYA_KX_DIV, pd->freq, tot), (uint32_t)pd->env[r],
+                                      (uint32_t)w->env[r]);
+    pd->freq = tot;
+    return 0;
+}
+
+/* At a label: join the fall-through (if live) with what branches brought. */
+static void join(struct kw *w, uint32_t label, int *live, uint32_t *freq)
+{
+    struct pending *pd = &w->pend[label];
+    if (!pd->env)
+        return;
+    if (!*live || *freq == X_ZERO) {
+        memcpy(w->env, pd->env, w->nregs * sizeof *w->env);
+        *freq = pd->freq;
+    } else {
+        uint32_t tot = xadd(w, *freq, pd->freq);
+        for (uint32_t r = 0; r < w->nregs; r++)
+            if (pd->env[r] != w->env[r])
+                w->env[r] = (int32_t)sel(w, bin(w, MAYA_KX_DIV, *freq, tot), (uint32_t)w->env[r],
+                                         (uint32_t)pd->env[r]);
+        *freq = tot;
+    }
+    *live = 1;
+    free(pd->env);
+    pd->env = NULL;
+}
+
+/* Write e as phi + off, phi a value loop l carries and off an expression
+ * the loop does not change (sums and differences of invariants on top of
+ * the carried value: an unrolled body adds its step several times). */
+static int split_phi(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32_t *off, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (x->op == MAYA_KX_PHI && x->b == l) {
+        *phi = e;
+        *off = X_ZERO;
+        return 1;
+    }
+    if (depth > MAX_WALK || (x->op != MAYA_KX_ADD && x->op != MAYA_KX_SUB))
+        return 0;
+    uint32_t a = x->a, b = x->b;
+    int da = depends(w, a, l, 0), db = depends(w, b, l, 0);
+    if (da == db)
+        return 0;
+    if (da && split_phi(w, a, l, phi, off, depth + 1)) {
+        *off = bin(w, x->op, *off, b);
+        return 1;
+    }
+    if (db && x->op == MAYA_KX_ADD && split_phi(w, b, l, phi, off, depth + 1)) {
+        *off = bin(w, MAYA_KX_ADD, *off, a);
+        return 1;
+    }
+    return 0;
+}
+
+/* A back branch continues loop l while predicate p holds: its trip count.
+ * A conjunction (i < chunk and i < n) continues no longer than either
+ * part: the first part that gives a trip count bounds it. */
+static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
+{
+    struct loop *L = &w->loops[l];
+    const struct maya_kexpr *x = &w->x[p];
+    if (x->op == MAYA_KX_MUL && depth < 8) {
+        uint32_t a = x->a, b = x->b;
+        resolve_trip(w, l, a, depth + 1);
+        if (!L->resolved)
+            resolve_trip(w, l, b, depth + 1);
+        return;
+    }
+    if (x->op != MAYA_KX_CMP)
+        return;
+    uint32_t lhs = x->a, rhs = x->b;
+    int c = x->arg;
+    static const uint8_t mirror[MAYA_CMP_NCMPS] = { MAYA_CMP_GT, MAYA_CMP_GE, MAYA_CMP_LT, MAYA_CMP_LE,
+                                                    MAYA_CMP_EQ, MAYA_CMP_NE };
+    if (!depends(w, lhs, l, 0)) {
+        uint32_t t = lhs;
+        lhs = rhs;
+        rhs = t;
+        c = mirror[c];
+    }
+    if (!depends(w, lhs, l, 0) || depends(w, rhs, l, 0))
+        return;
+    /* lhs = phi + step (tested after the step), or phi itself (tested
+     * before it: the step is what the body adds to its register) */
+    uint32_t phi, step;
+    int before = 0;
+    if (!split_phi(w, lhs, l, &phi, &step, 0))
+        return;
+    if (step == X_ZERO) {
+        uint32_t reg = w->x[phi].c, p2, s2;
+        if (reg >= w->nregs || !split_phi(w, (uint32_t)w->env[reg], l, &p2, &s2, 0) || p2 != phi)
+            return;
+        step = s2;
+        before = 1;
+    } else {
+        /* a test that looks ahead of the register's step (an unrolled
+         * body: i + 3 * stride < n after i += 4 * stride) compares the
+         * stepped register with the bound less the look-ahead */
+        uint32_t reg = w->x[phi].c, p2, s2;
+        if (reg < w->nregs && split_phi(w, (uint32_t)w->env[reg], l, &p2, &s2, 0) && p2 == phi && s2 != step &&
+            s2 != X_ZERO && s2 != X_UNKNOWN) {
+            rhs = bin(w, MAYA_KX_SUB, rhs, bin(w, MAYA_KX_SUB, step, s2));
+            step = s2;
+        }
+    }
+    if (step == X_UNKNOWN || step == X_ZERO || w->x[phi].a == X_UNKNOWN)
+        return;
+    L->trip = node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), w->x[phi].a, rhs, step, 0);
+    L->resolved = L->trip != X_UNKNOWN;
+}
+
+/* Leaving loop l: what its carried values are after it (entry value plus
+ * trip count times step, for those that step). */
+static void leave_loop(struct kw *w, uint32_t l)
+{
+    struct loop *L = &w->loops[l];
+    for (uint32_t i = 0; i < L->nregs; i++) {
+        uint32_t r = L->regs[i], phi, step, out = X_UNKNOWN;
+        uint32_t v = (uint32_t)w->env[r];
+        if (!depends(w, v, l, 0))
+            out = v;
+        else if (L->resolved && split_phi(w, v, l, &phi, &step, 0))
+            out = bin(w, MAYA_KX_ADD, w->x[phi].a, bin(w, MAYA_KX_MUL, L->trip, step));
+        w->env[r] = (int32_t)out;
+    }
+}
+
+static int interpret(struct kw *w)
+{
+    const struct emu_ptx_kernel *k = w->k;
+    uint32_t freq = X_ONE;
+    int live = 1;
+    for (uint32_t i = 0; i < k->ninsts && !w->oom; i++) {
+        /* labels at i */
+        for (uint32_t lb = w->lab_first[i]; lb != UINT32_MAX && lb < k->nlabels && k->labels[lb].inst == i; lb++)
+            join(w, lb, &live, &freq);
+        if (!live)
+            freq = X_ZERO;
+        uint32_t l = w->loop_at_head[i];
+        if (l != NO_LOOP)
+            for (uint32_t j = 0; j < w->loops[l].nregs; j++) {
+                uint32_t r = w->loops[l].regs[j];
+                w->env[r] = (int32_t)node(w, MAYA_KX_PHI, 0, (uint32_t)w->env[r], l, r, 0);
+            }
+        const struct emu_ptx_inst *in = &k->insts[i];
+        uint32_t g = X_ONE;
+        if (in->guard.n) {
+            g = operand(w, in->guard);
+            if (g == X_UNKNOWN)
+                g = X_HALF;
+            if (in->guard_neg)
+                g = xnot(w, g);
+        }
+        int guarded = in->guard.n != 0;
+        if (w->k->sass && is_branch(in) && in->nops >= 2 && !emu_slice_is(in->ops[1], "PT")) {
+            /* SASS's BRA P1, label: taken when the guard and P1 both hold */
+            uint32_t also = operand(w, in->ops[1]);
+            g = xmul(w, g, also == X_UNKNOWN ? X_HALF : also);
+            guarded = 1;
+        }
+        if (is_branch(in)) {
+            add_term(w, freq, w->inner[i], MAYA_KW_INSTS, MAYA_KW_NO_PARAM, 1);
+            int lb = emu_ptx_label_find(k, in->ops[0]);
+            if (lb < 0) {
+                live = in->guard.n != 0;
+                continue;
+            }
+            uint32_t t = k->labels[lb].inst;
+            if (t > i) {
+                if (pend_add(w, (uint32_t)lb, xmul(w, freq, g)) < 0)
+                    return -1;
+                freq = xmul(w, freq, xnot(w, g));
+                live = guarded;
+            } else {
+                uint32_t ll = w->loop_at_head[t];
+                if (ll != NO_LOOP && w->loops[ll].end == i) {
+                    if (guarded)
+                        resolve_trip(w, ll, g, 0);
+                    else
+                        live = 0; /* left by a forward branch: trip unknown */
+                    leave_loop(w, ll);
+                }
+            }
+            continue;
+        }
+        uint32_t fmult = in->guard.n ? xmul(w, freq, g) : freq;
+        count(w, in, fmult, w->inner[i]);
+        if (is_exit(in)) {
+            if (!in->guard.n)
+                live = 0;
+            else
+                freq = xmul(w, freq, xnot(w, g));
+            continue;
+        }
+        if (writes_reg(in)) {
+            uint32_t v = value(w, in);
+            if (in->guard.n && g != X_ONE) {
+                /* a guarded write keeps the old value for the other threads */
+                int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
+                v = r >= 0 ? sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
+            }
+            set_reg(w, in->ops[0], v);
+            if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
+                int32_t r = reg_id(w, in->ops[2]);
+                uint32_t hi = cbank(w, in->ops[3], 4);
+                if (r >= 0)
+                    w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? sel(w, g, hi, (uint32_t)w->env[r]) : hi);
+            }
+            /* setp's second result is the negation */
+            if (op_is(in->op, "setp") && in->ops[0].n) {
+                for (uint32_t c = 0; c < in->ops[0].n; c++)
+                    if (in->ops[0].p[c] == '|') {
+                        int32_t r = reg_id(w, (struct emu_slice){ in->ops[0].p + c + 1, in->ops[0].n - c - 1 });
+                        if (r >= 0)
+                            w->env[r] = (int32_t)xnot(w, v);
+                    }
+            }
+        }
+    }
+    return w->oom ? -1 : 0;
+}
+
+/* ---- output ---- */
+
+/* Executions per thread of a term: its frequency times its loops' trips. */
+static uint32_t term_mult(struct kw *w, const struct term *t)
+{
+    uint32_t m = t->key.freq;
+    for (uint32_t l = t->key.loop; l != NO_LOOP; l = w->loops[l].parent) {
+        if (!w->loops[l].resolved)
+            w->flags |= MAYA_KW_F_LOOP_UNRESOLVED;
+        m = xmul(w, m, w->loops[l].trip);
+    }
+    return m;
+}
+
+/* Mark what the marked expressions reach: operands come before the
+ * expressions that use them, so one sweep down the indexes does it (no
+ * recursion, however deep the chains). */
+static void mark_reached(const struct kw *w, uint32_t *keep)
+{
+    for (uint32_t i = w->nx; i-- > 0;) {
+        const struct maya_kexpr *x = &w->x[i];
+        if (!keep[i] || x->op <= MAYA_KX_SREG)
+            continue;
+        keep[x->a] = 1;
+        if (x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI)
+            keep[x->b] = 1;
+        if (x->op == MAYA_KX_SEL || x->op == MAYA_KX_TRIP)
+            keep[x->c] = 1;
+    }
+}
+
+static int emit(struct kw *w, int sm, void **out, size_t *bytes)
+{
+    uint32_t nt = w->nterms;
+    uint32_t *mult = malloc((size_t)(nt ? nt : 1) * sizeof *mult);
+    if (!mult)
+        return -1;
+    for (uint32_t i = 0; i < nt; i++)
+        mult[i] = term_mult(w, &w->terms[i]);
+    /* terms with the same multiplier, class and pointer merge */
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < nt; i++) {
+        uint32_t j = 0;
+        for (; j < kept; j++)
+            if (mult[j] == mult[i] && w->terms[j].key.cls == w->terms[i].key.cls &&
+                w->terms[j].key.param == w->terms[i].key.param)
+                break;
+        if (j < kept) {
+            w->terms[j].amount += w->terms[i].amount;
+            continue;
+        }
+        if (kept == EMU_KW_MAX_TERMS) {
+            w->flags |= MAYA_KW_F_TRUNCATED;
+            continue;
+        }
+        w->terms[kept] = w->terms[i];
+        mult[kept++] = mult[i];
+    }
+    /* reachable expressions, renumbered in order */
+    uint32_t *keep = calloc(w->nx, sizeof *keep);
+    if (!keep) {
+        free(mult);
+        return -1;
+    }
+    for (uint32_t i = 0; i < kept; i++)
+        keep[mult[i]] = 1;
+    mark_reached(w, keep);
+    uint32_t nx = 0;
+    for (uint32_t i = 0; i < w->nx; i++)
+        keep[i] = keep[i] ? ++nx : 0; /* new index + 1 */
+    uint32_t nterms = kept;
+    if (nx > EMU_KW_MAX_EXPRS) {
+        /* too large to carry: keep the terms whose multipliers fit */
+        w->flags |= MAYA_KW_F_TRUNCATED;
+        nterms = 0;
+        for (uint32_t i = 0; i < kept; i++)
+            if (keep[mult[i]] && keep[mult[i]] <= EMU_KW_MAX_EXPRS) {
+                /* whole subtree fits when the root does: operands come first */
+                w->terms[nterms] = w->terms[i];
+                mult[nterms++] = mult[i];
+            }
+        nx = EMU_KW_MAX_EXPRS;
+    }
+    size_t size = sizeof(struct maya_kwork) + (size_t)nx * sizeof(struct maya_kexpr) +
+                  (size_t)nterms * sizeof(struct maya_kterm);
+    unsigned char *buf = calloc(1, size);
+    if (!buf) {
+        free(keep);
+        free(mult);
+        return -1;
+    }
+    struct maya_kwork *h = (void *)buf;
+    struct maya_kexpr *xo = (void *)(h + 1);
+    struct maya_kterm *to = (void *)(xo + nx);
+    h->source = w->k->sass ? MAYA_KW_SASS : MAYA_KW_PTX;
+    h->flags = w->flags | (w->k->truncated ? MAYA_KW_F_TRUNCATED : 0);
+    h->sm = (uint16_t)(sm > 0 && sm < 65536 ? sm : 0);
+    h->nexprs = (uint16_t)nx;
+    h->nterms = (uint16_t)nterms;
+    for (uint32_t i = 0; i < w->nx; i++) {
+        if (!keep[i] || keep[i] > nx)
+            continue;
+        struct maya_kexpr e = w->x[i];
+        if (e.op > MAYA_KX_SREG) {
+            e.a = (uint16_t)(keep[e.a] - 1);
+            e.b = e.op == MAYA_KX_NOT || e.op == MAYA_KX_PHI ? 0 : (uint16_t)(keep[e.b] - 1);
+            e.c = e.op == MAYA_KX_SEL || e.op == MAYA_KX_TRIP ? (uint16_t)(keep[e.c] - 1) : 0;
+        }
+        xo[keep[i] - 1] = e;
+    }
+    for (uint32_t i = 0; i < nterms; i++) {
+        float amount = (float)w->terms[i].amount;
+        to[i] = (struct maya_kterm){ .mult = (uint16_t)(keep[mult[i]] - 1), .cls = w->terms[i].key.cls,
+                                     .param = w->terms[i].key.param, .amount = amount };
+    }
+    free(keep);
+    free(mult);
+    *out = buf;
+    *bytes = size;
+    return 0;
+}
+
+static void kw_free(struct kw *w)
+{
+    free(w->x);
+    free(w->xhash);
+    free(w->rname);
+    free(w->rhash);
+    free(w->env);
+    free(w->label_inst);
+    free(w->lab_first);
+    for (uint32_t i = 0; w->pend && i < w->k->nlabels; i++)
+        free(w->pend[i].env);
+    free(w->pend);
+    for (uint32_t i = 0; w->loops && i < w->nloops; i++)
+        free(w->loops[i].regs);
+    free(w->loops);
+    free(w->inner);
+    free(w->loop_at_head);
+    free(w->terms);
+}
+
+int emu_kwork_from_ptx(const struct emu_ptx_kernel *k, int sm, void **out, size_t *bytes)
+{
+    *out = NULL;
+    *bytes = 0;
+    if (!k)
+        return -1;
+    struct kw w;
+    memset(&w, 0, sizeof w);
+    w.k = k;
+    int rc = -1;
+    if (xgrow(&w) < 0 || reg_grow(&w) < 0)
+        goto done;
+    node(&w, MAYA_KX_UNKNOWN, 0, 0, 0, 0, 0);
+    xconst(&w, 0);
+    xconst(&w, 1);
+    xconst(&w, 0.5);
+    if (find_loops(&w) < 0)
+        goto done;
+    /* every register's id, so that loops know what their bodies write */
+    if (loop_regs(&w) < 0)
+        goto done;
+    for (uint32_t i = 0; i < w.nregs; i++)
+        w.env[i] = X_UNKNOWN;
+    if (interpret(&w) < 0)
+        goto done;
+    rc = emit(&w, sm, out, bytes);
+done:
+    kw_free(&w);
+    return rc;
+}
+
+int emu_kwork_ptx_text(const char *text, size_t bytes, const char *entry, int sm, void **out, size_t *out_bytes)
+{
+    struct emu_ptx_kernel k;
+    *out = NULL;
+    *out_bytes = 0;
+    if (emu_ptx_parse(text, bytes, entry, &k) < 0)
+        return -1;
+    int rc = emu_kwork_from_ptx(&k, sm, out, out_bytes);
+    emu_ptx_kernel_free(&k);
+    return rc;
+}
+
+unsigned emu_kwork_pointer_params(const struct maya_kwork *w, uint16_t *offsets, unsigned max)
+{
+    const struct maya_kexpr *x = (const void *)(w + 1);
+    const struct maya_kterm *t = (const void *)(x + w->nexprs);
+    unsigned n = 0;
+    for (uint32_t i = 0; i < w->nterms; i++) {
+        if (t[i].param == MAYA_KW_NO_PARAM || (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL))
+            continue;
+        unsigned j = 0;
+        while (j < n && offsets[j] < t[i].param)
+            j++;
+        if (j < n && offsets[j] == t[i].param)
+            continue;
+        if (n == max)
+            break;
+        memmove(offsets + j + 1, offsets + j, (n - j) * sizeof *offsets);
+        offsets[j] = t[i].param;
+        n++;
+    }
+    return n;
+}

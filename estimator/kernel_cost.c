@@ -1,0 +1,473 @@
+/* A kernel's cost from the work its code does (the summary the emulator
+ * read from its PTX or SASS, include/maya/trace_format.h):
+ *
+ * 1. est_kwork_eval: the summary's expressions for one launch. Every
+ *    expression is evaluated as a range over the launch's threads, [lo, hi],
+ *    with the mean over threads: parameters are the launch's values, %ntid
+ *    and %nctaid its block and grid, %tid and %ctaid range over them (the
+ *    mean assumes threads spread evenly). A comparison gives the share of
+ *    threads for which it holds (a value spread evenly over its range); a
+ *    loop's trip count is averaged over the threads that enter it (32
+ *    sample starts over the start's range). Each term's amount times its
+ *    multiplier's mean times the launch's threads is the launch's total of
+ *    its class. Global bytes that go through one pointer parameter reach
+ *    DRAM at most once per byte of the allocation it points into (loads and
+ *    stores apart): re-reads of a buffer are served by the caches.
+ *
+ * 2. est_kwork_ns: a roofline over the GPU's units, each at its peak from
+ *    the hwspec: DRAM bytes against HBM bandwidth (scaled down when too few
+ *    threads are resident to keep enough bytes in flight), all global bytes
+ *    against L2 bandwidth, CUDA-core FLOPs by precision, tensor-core FLOPs
+ *    by precision (at the share of peak cuBLAS reaches), special-function
+ *    ops (16 per SM per clock), shared-memory bytes (128 per SM per clock)
+ *    and issued instructions (4 warps per SM per clock). The slowest unit
+ *    sets the time; compute units are scaled by how full the SMs are (the
+ *    last wave's empty slots, from blocks per SM that registers, shared
+ *    memory and threads allow, and too few warps per SM to hide latency).
+ *    The kernel floor (launch and drain) comes on top.
+ *
+ * Cost: one pass over the summary's expressions (at most 4096) and terms
+ * per launch, about 1-5 us for a large summary.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "est_internal.h"
+#include "maya/kwork.h"
+
+/* Bytes a thread keeps in flight to DRAM (a few vector loads issued before
+ * their first use) and the DRAM latency: with fewer resident threads than
+ * bandwidth x latency / bytes in flight, memory runs latency-bound. */
+#define BYTES_IN_FLIGHT 64.0
+#define DRAM_LATENCY_NS 700.0
+/* Units per SM per clock (Volta and later): special-function results,
+ * shared-memory bytes, warp instructions issued. */
+#define SFU_PER_SM_CLK 16.0
+#define SMEM_BYTES_PER_SM_CLK 128.0
+#define ISSUE_PER_SM_CLK (4.0 * 32)
+/* Warps per SM that keep the arithmetic pipes busy (two per scheduler). */
+#define WARPS_TO_FILL 8.0
+
+struct val {
+    double lo, avg, hi;
+    int known;
+};
+
+static struct val exact(double v)
+{
+    return (struct val){ v, v, v, 1 };
+}
+
+static const struct val unknown = { 0, 0, 0, 0 };
+
+static double clamp01(double x)
+{
+    return x < 0 ? 0 : x > 1 ? 1 : x;
+}
+
+static double read_param(const unsigned char *params, uint32_t param_bytes, const struct maya_kexpr *x, int *ok)
+{
+    *ok = 0;
+    if ((uint32_t)x->a + x->b > param_bytes)
+        return 0;
+    uint64_t u = 0;
+    memcpy(&u, params + x->a, x->b); /* little-endian, as the trace is */
+    *ok = 1;
+    if (x->arg == 2 && x->b == 4) {
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return isfinite(f) ? f : (*ok = 0);
+    }
+    if (x->arg == 3 && x->b == 8) {
+        double d;
+        memcpy(&d, &u, sizeof d);
+        return isfinite(d) ? d : (*ok = 0);
+    }
+    if (x->arg == 1 && x->b < 8 && (u >> (x->b * 8 - 1)) & 1)
+        u |= ~0ull << (x->b * 8); /* sign-extend */
+    return x->arg == 1 ? (double)(int64_t)u : (double)u;
+}
+
+/* The range and mean of a special register over the launch's threads. */
+static struct val sreg(const struct maya_rec_launch *l, int which)
+{
+    double b[3] = { l->block[0], l->block[1], l->block[2] }, g[3] = { l->grid[0], l->grid[1], l->grid[2] };
+    double tpb = b[0] * b[1] * b[2];
+    switch (which) {
+    case MAYA_SR_TID_X: case MAYA_SR_TID_Y: case MAYA_SR_TID_Z: {
+        double n = b[which - MAYA_SR_TID_X];
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+    }
+    case MAYA_SR_NTID_X: case MAYA_SR_NTID_Y: case MAYA_SR_NTID_Z:
+        return exact(b[which - MAYA_SR_NTID_X]);
+    case MAYA_SR_CTAID_X: case MAYA_SR_CTAID_Y: case MAYA_SR_CTAID_Z: {
+        double n = g[which - MAYA_SR_CTAID_X];
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+    }
+    case MAYA_SR_NCTAID_X: case MAYA_SR_NCTAID_Y: case MAYA_SR_NCTAID_Z:
+        return exact(g[which - MAYA_SR_NCTAID_X]);
+    case MAYA_SR_LANEID: {
+        double n = fmin(32, tpb);
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+    }
+    case MAYA_SR_WARPID: {
+        double n = ceil(tpb / 32);
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+    }
+    default:
+        return unknown;
+    }
+}
+
+static int is_exact(struct val v)
+{
+    return v.known && v.lo == v.hi;
+}
+
+static struct val range(double lo, double avg, double hi)
+{
+    if (!isfinite(lo) || !isfinite(hi) || !isfinite(avg))
+        return unknown;
+    if (lo > hi) {
+        double t = lo;
+        lo = hi;
+        hi = t;
+    }
+    return (struct val){ lo, fmin(fmax(avg, lo), hi), hi, 1 };
+}
+
+static double min4(double a, double b, double c, double d)
+{
+    return fmin(fmin(a, b), fmin(c, d));
+}
+
+static double max4(double a, double b, double c, double d)
+{
+    return fmax(fmax(a, b), fmax(c, d));
+}
+
+/* Share of an evenly spread integer d in [lo, hi] for which (d cmp 0). */
+static double share(int c, struct val d)
+{
+    double n = d.hi - d.lo + 1;
+    double lt = clamp01((fmin(d.hi, -1) - d.lo + 1) / n), le = clamp01((fmin(d.hi, 0) - d.lo + 1) / n);
+    double eq = d.lo <= 0 && d.hi >= 0 ? 1 / n : 0;
+    switch (c) {
+    case MAYA_CMP_LT: return lt;
+    case MAYA_CMP_LE: return le;
+    case MAYA_CMP_GT: return 1 - le;
+    case MAYA_CMP_GE: return 1 - lt;
+    case MAYA_CMP_EQ: return eq;
+    default: return 1 - eq;
+    }
+}
+
+/* Iterations of a loop entered at s, while (x cmp bound) with x stepping
+ * by step (tested after each step; +1 when tested before). 0 when a thread
+ * starting at s would not run it at all, -1 when it would not end. */
+static double trip_from(double s, double bound, double step, int c, int before)
+{
+    double d = bound - s, n;
+    if (step == 0)
+        return -1;
+    switch (c) {
+    case MAYA_CMP_LT: n = d > 0 ? ceil(d / step) : 0; break;
+    case MAYA_CMP_LE: n = d >= 0 ? floor(d / step) + 1 : 0; break;
+    case MAYA_CMP_GT: n = d < 0 ? ceil(d / step) : 0; break;
+    case MAYA_CMP_GE: n = d <= 0 ? floor(d / step) + 1 : 0; break;
+    case MAYA_CMP_NE: n = d / step >= 0 ? d / step : -1; break; /* steps onto the bound */
+    default: n = 1; break; /* continue while equal: once */
+    }
+    if (n < 0 || !isfinite(n))
+        return -1;
+    return n + (before ? 1 : 0);
+}
+
+/* The mean trip count over the threads that enter the loop (at least one
+ * iteration each: the code reaches the loop only for them). With a start
+ * spread evenly over [lo, hi], the threads that enter start below the bound
+ * (for an upward loop); each runs ceil((bound - start) / step) times, about
+ * (bound - start) / step + 1/2 on average over starts: the mean over them
+ * is that at their mean start. */
+static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, struct val st)
+{
+    if (!s.known || !b.known || !st.known)
+        return unknown;
+    int c = x->arg & 0x7f, before = (x->arg & 0x80) != 0;
+    double step = st.avg, bound = b.avg;
+    if (is_exact(s)) {
+        double t = trip_from(s.lo, bound, step, c, before);
+        return t < 0 ? unknown : exact(t >= 1 ? t : 1);
+    }
+    int up = step > 0;
+    /* the starts of the threads that enter */
+    double lo = s.lo, hi = s.hi;
+    if (c == MAYA_CMP_LT || c == MAYA_CMP_LE || (c == MAYA_CMP_NE && up))
+        hi = fmin(hi, bound);
+    else
+        lo = fmax(lo, bound);
+    if (hi < lo)
+        return exact(1);
+    double t_lo = trip_from(lo, bound, step, c, before), t_hi = trip_from(hi, bound, step, c, before);
+    if (t_lo < 0 || t_hi < 0)
+        return unknown;
+    double mean = fabs(bound - (lo + hi) / 2) / fabs(step) + (c == MAYA_CMP_NE ? 0 : 0.5) + (before ? 1 : 0);
+    if (c == MAYA_CMP_LE || c == MAYA_CMP_GE)
+        mean += 0.5; /* floor + 1 */
+    return range(fmax(1, fmin(t_lo, t_hi)), fmax(1, mean), fmax(1, fmax(t_lo, t_hi)));
+}
+
+static struct val eval1(const struct maya_kexpr *x, const struct val *v, const struct maya_rec_launch *l,
+                        const unsigned char *params)
+{
+    struct val a = x->op > MAYA_KX_SREG ? v[x->a] : unknown;
+    struct val b = x->op > MAYA_KX_SREG && x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI ? v[x->b] : unknown;
+    int ok;
+    switch (x->op) {
+    case MAYA_KX_CONST: return exact(x->imm);
+    case MAYA_KX_PARAM: {
+        double p = read_param(params, l->param_bytes, x, &ok);
+        return ok ? exact(p) : unknown;
+    }
+    case MAYA_KX_SREG: return sreg(l, x->arg);
+    case MAYA_KX_PHI: return a;
+    case MAYA_KX_NOT: return a.known ? exact(1 - a.avg) : exact(0.5);
+    case MAYA_KX_POR:
+        if (!a.known || !b.known)
+            return exact(0.5);
+        return exact(a.avg + b.avg - a.avg * b.avg);
+    case MAYA_KX_SEL: {
+        struct val c = v[x->c];
+        if (!a.known || !b.known || !c.known)
+            return unknown;
+        double p = clamp01(c.avg);
+        /* a choice every thread makes the same way is that value, spread
+         * as it is (a limit that is n for every row in range, or 0) */
+        if (p >= 1)
+            return a;
+        if (p <= 0)
+            return b;
+        return range(fmin(a.lo, b.lo), p * a.avg + (1 - p) * b.avg, fmax(a.hi, b.hi));
+    }
+    case MAYA_KX_CMP: {
+        if (!a.known || !b.known)
+            return exact(0.5);
+        struct val d = { a.lo - b.hi, a.avg - b.avg, a.hi - b.lo, 1 };
+        if (is_exact(a) && is_exact(b))
+            d.lo = d.hi = d.avg = a.lo - b.lo;
+        return exact(share(x->arg, d));
+    }
+    case MAYA_KX_TRIP: return trip(x, a, b, v[x->c]);
+    default: break;
+    }
+    if (!a.known || !b.known)
+        return unknown;
+    if (is_exact(a) && is_exact(b)) {
+        double p = a.lo, q = b.lo;
+        int64_t i = (int64_t)p, j = (int64_t)q;
+        int ints = fabs(p) < 9e15 && fabs(q) < 9e15 && (double)i == p && (double)j == q;
+        switch (x->op) {
+        case MAYA_KX_ADD: return exact(p + q);
+        case MAYA_KX_SUB: return exact(p - q);
+        case MAYA_KX_MUL: return exact(p * q);
+        case MAYA_KX_DIV: return q != 0 ? exact(ints ? (double)(i / j) : p / q) : unknown;
+        case MAYA_KX_REM: return ints && j != 0 ? exact((double)(i % j)) : unknown;
+        case MAYA_KX_SHL: return q >= 0 && q < 63 ? exact(p * ldexp(1, (int)q)) : unknown;
+        case MAYA_KX_SHR: return ints && j >= 0 && j < 63 ? exact((double)(i >> j)) : unknown;
+        case MAYA_KX_AND: return ints ? exact((double)(i & j)) : unknown;
+        case MAYA_KX_OR: return ints ? exact((double)(i | j)) : unknown;
+        case MAYA_KX_XOR: return ints ? exact((double)(i ^ j)) : unknown;
+        case MAYA_KX_MIN: return exact(fmin(p, q));
+        case MAYA_KX_MAX: return exact(fmax(p, q));
+        default: return unknown;
+        }
+    }
+    switch (x->op) {
+    case MAYA_KX_ADD: return range(a.lo + b.lo, a.avg + b.avg, a.hi + b.hi);
+    case MAYA_KX_SUB: return range(a.lo - b.hi, a.avg - b.avg, a.hi - b.lo);
+    case MAYA_KX_MUL:
+        return range(min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi), a.avg * b.avg,
+                     max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi));
+    case MAYA_KX_DIV:
+        if (b.lo <= 0 && b.hi >= 0)
+            return unknown;
+        return range(min4(a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi), a.avg / b.avg,
+                     max4(a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi));
+    case MAYA_KX_REM:
+        if (b.lo <= 0)
+            return unknown;
+        if (a.lo >= 0 && a.hi < b.lo)
+            return a;
+        return range(0, fmin(a.avg, (b.hi - 1) / 2), b.hi - 1);
+    case MAYA_KX_SHL:
+        if (!is_exact(b) || b.lo < 0 || b.lo > 62)
+            return unknown;
+        return range(a.lo * ldexp(1, (int)b.lo), a.avg * ldexp(1, (int)b.lo), a.hi * ldexp(1, (int)b.lo));
+    case MAYA_KX_SHR:
+        if (!is_exact(b) || b.lo < 0 || b.lo > 62)
+            return unknown;
+        return range(floor(a.lo / ldexp(1, (int)b.lo)), a.avg / ldexp(1, (int)b.lo),
+                     floor(a.hi / ldexp(1, (int)b.lo)));
+    case MAYA_KX_AND: {
+        /* with a mask: at most the mask; a low-bit mask (2^k - 1) is a
+         * remainder, spread over its range */
+        struct val m = is_exact(b) ? b : is_exact(a) ? a : unknown, o = is_exact(b) ? a : b;
+        if (!m.known || m.lo < 0 || o.lo < 0)
+            return unknown;
+        double hi = fmin(o.hi, m.lo);
+        return range(0, o.hi <= m.lo ? o.avg : hi / 2, hi);
+    }
+    case MAYA_KX_MIN: return range(fmin(a.lo, b.lo), fmin(a.avg, b.avg), fmin(a.hi, b.hi));
+    case MAYA_KX_MAX: return range(fmax(a.lo, b.lo), fmax(a.avg, b.avg), fmax(a.hi, b.hi));
+    default: return unknown;
+    }
+}
+
+int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,
+                   struct est_kwork *out)
+{
+    memset(out, 0, sizeof *out);
+    out->source = w->source;
+    out->flags = w->flags;
+    out->threads_per_block = (double)l->block[0] * l->block[1] * l->block[2];
+    out->blocks = (double)l->grid[0] * l->grid[1] * l->grid[2];
+    out->threads = out->threads_per_block * out->blocks;
+    const struct maya_kexpr *x = maya_kwork_exprs(w);
+    const struct maya_kterm *t = maya_kwork_terms(w);
+    struct val small[256], *v = w->nexprs <= 256 ? small : malloc(w->nexprs * sizeof *v);
+    if (!v)
+        return -1;
+    const unsigned char *params = (const unsigned char *)(l + 1);
+    for (uint32_t i = 0; i < w->nexprs; i++)
+        v[i] = eval1(&x[i], v, l, params);
+    /* global bytes per pointer parameter, loads and stores apart */
+    struct { uint16_t param; double ld, st; } per[32];
+    int nper = 0;
+    for (uint32_t i = 0; i < w->nterms; i++) {
+        struct val m = v[t[i].mult];
+        double mult = m.known ? m.avg : 1;
+        if (!m.known)
+            out->unresolved++;
+        if (!(mult >= 0) || !isfinite(mult))
+            mult = 0;
+        double amount = (double)t[i].amount * fmin(mult, 1e15) * out->threads;
+        out->amount[t[i].cls] += amount;
+        if (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL)
+            continue;
+        int j = 0;
+        while (j < nper && per[j].param != t[i].param)
+            j++;
+        if (j == nper) {
+            if (nper == (int)(sizeof per / sizeof *per) || t[i].param == MAYA_KW_NO_PARAM) {
+                out->dram_bytes += amount; /* no extent to bound it */
+                continue;
+            }
+            per[nper++] = (typeof(per[0])){ t[i].param, 0, 0 };
+        }
+        if (t[i].cls == MAYA_KW_LD_GLOBAL)
+            per[j].ld += amount;
+        else
+            per[j].st += amount;
+    }
+    for (int j = 0; j < nper; j++) {
+        double extent = INFINITY;
+        for (uint32_t e = 0; ctx && e < ctx->nextents; e++)
+            if (ctx->extents[e].param == per[j].param && ctx->extents[e].bytes > 0)
+                extent = (double)ctx->extents[e].bytes;
+        out->dram_bytes += fmin(per[j].ld, extent) + fmin(per[j].st, extent);
+    }
+    if (v != small)
+        free(v);
+    return 0;
+}
+
+/* Blocks of this kernel one SM holds at once. */
+static double blocks_per_sm(const struct maya_gpu_spec *g, const struct est_kwork *k)
+{
+    const struct cudaDeviceProp *p = &g->prop;
+    double tpb = k->threads_per_block > 0 ? k->threads_per_block : 1;
+    double n = p->maxBlocksPerMultiProcessor > 0 ? p->maxBlocksPerMultiProcessor : 16;
+    if (p->maxThreadsPerMultiProcessor > 0)
+        n = fmin(n, floor(p->maxThreadsPerMultiProcessor / tpb));
+    if (k->regs > 0 && p->regsPerMultiprocessor > 0) {
+        /* registers are given out per warp, in units of 256 */
+        double per_warp = ceil(k->regs * 32.0 / 256) * 256;
+        n = fmin(n, floor(p->regsPerMultiprocessor / (per_warp * ceil(tpb / 32))));
+    }
+    if (k->smem_bytes > 0 && p->sharedMemPerMultiprocessor > 0)
+        n = fmin(n, floor((double)p->sharedMemPerMultiprocessor /
+                          (k->smem_bytes + (double)p->reservedSharedMemPerBlock)));
+    return n >= 1 ? n : 1;
+}
+
+void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, struct est_kwork_times *t)
+{
+    memset(t, 0, sizeof *t);
+    const struct maya_gpu_perf *f = &g->perf;
+    double sms = g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1;
+    double clk = (f->sm_clock_mhz > 0 ? f->sm_clock_mhz : 1500) * 1e6;
+    double hbm = (f->hbm_measured_gbps > 0 ? f->hbm_measured_gbps : f->hbm_gbps > 0 ? f->hbm_gbps : 100) * 1e9;
+    double l2 = (f->l2_gbps > 0 ? f->l2_gbps : hbm / 1e9 * 3) * 1e9;
+    double fp32 = est_peak_flops(g, EST_P_FP32);
+    double fp64 = f->fp64_tflops > 0 ? f->fp64_tflops * 1e12 : fp32 / 32;
+    const double *a = k->amount;
+
+    /* occupancy and waves */
+    double bpsm = blocks_per_sm(g, k), slots = sms * bpsm;
+    double blocks = k->blocks > 0 ? k->blocks : 1;
+    double waves = ceil(blocks / slots);
+    double resident_blocks = fmin(blocks, slots);
+    t->blocks_per_sm = bpsm;
+    t->waves = waves;
+    /* one partial wave: the SMs that get a block, with the warps they get;
+     * more waves: the share of slots the last one leaves empty */
+    double wpb = ceil(k->threads_per_block / 32);
+    if (blocks < slots)
+        t->fill = fmin(blocks, sms) / sms * fmin(1, ceil(blocks / sms) * wpb / WARPS_TO_FILL);
+    else
+        t->fill = blocks / (waves * slots) * fmin(1, bpsm * wpb / WARPS_TO_FILL);
+    if (t->fill <= 0)
+        t->fill = 1 / slots;
+    double resident_threads = resident_blocks * k->threads_per_block;
+    t->mem_fill = fmin(1, resident_threads * BYTES_IN_FLIGHT / (hbm * DRAM_LATENCY_NS * 1e-9));
+    if (t->mem_fill <= 0)
+        t->mem_fill = 1e-3;
+
+    t->dram_ns = k->dram_bytes / (hbm * t->mem_fill) * 1e9;
+    t->l2_ns = (a[MAYA_KW_LD_GLOBAL] + a[MAYA_KW_ST_GLOBAL]) / l2 * 1e9;
+    double fp16 = fp32 * 2; /* packed half arithmetic on CUDA cores */
+    t->fp_ns = fmax(fmax(a[MAYA_KW_FLOP_FP32] / fp32, a[MAYA_KW_FLOP_FP64] / fp64), a[MAYA_KW_FLOP_FP16] / fp16) *
+               1e9 / t->fill;
+    /* tensor cores: at the share of peak a tuned GEMM reaches */
+    double eff = est_calib.gemm_eff_max > 0 ? est_calib.gemm_eff_max : 0.8;
+    t->mma_ns = (a[MAYA_KW_MMA_FP16] / est_peak_flops(g, EST_P_FP16) + a[MAYA_KW_MMA_TF32] / est_peak_flops(g, EST_P_TF32) +
+                 a[MAYA_KW_MMA_FP8] / est_peak_flops(g, EST_P_FP8) + a[MAYA_KW_MMA_INT8] / est_peak_flops(g, EST_P_INT8) +
+                 a[MAYA_KW_MMA_FP64] / est_peak_flops(g, EST_P_FP64)) * 1e9 / (eff * t->fill);
+    t->sfu_ns = a[MAYA_KW_SFU] / (sms * SFU_PER_SM_CLK * clk) * 1e9 / t->fill;
+    t->smem_ns = (a[MAYA_KW_LD_SHARED] + a[MAYA_KW_ST_SHARED]) / (sms * SMEM_BYTES_PER_SM_CLK * clk) * 1e9 / t->fill;
+    t->issue_ns = a[MAYA_KW_INSTS] / (sms * ISSUE_PER_SM_CLK * clk) * 1e9 / t->fill;
+    double body = fmax(fmax(fmax(t->dram_ns, t->l2_ns), fmax(t->fp_ns, t->mma_ns)),
+                       fmax(fmax(t->sfu_ns, t->smem_ns), t->issue_ns));
+    const char *bound = "dram";
+    double best = t->dram_ns;
+    const struct { const char *name; double ns; } units[] = {
+        { "l2", t->l2_ns }, { "fp", t->fp_ns }, { "tensor", t->mma_ns }, { "sfu", t->sfu_ns },
+        { "shared", t->smem_ns }, { "issue", t->issue_ns },
+    };
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (units[i].ns > best) {
+            best = units[i].ns;
+            bound = units[i].name;
+        }
+    t->bound = bound;
+    double floor_ns = f->kernel_floor_ns > 0 ? f->kernel_floor_ns : 2000;
+    t->total_ns = floor_ns + (isfinite(body) ? body : 0);
+}
+
+double est_kwork_ns(const struct maya_gpu_spec *g, const struct est_kwork *k)
+{
+    struct est_kwork_times t;
+    est_kwork_times(g, k, &t);
+    return t.total_ns;
+}

@@ -1,0 +1,756 @@
+/* Unit test of reading a kernel's work from PTX (emulator/core/ptx_parse.c,
+ * kernel_work.c) and of evaluating it for a launch (estimator/
+ * kernel_cost.c), on small hand-written kernels whose work is known:
+ * a grid-stride loop, a row loop (one block per row), a guarded element
+ * per thread, a tensor-core k-loop, Triton-style masked vector loads, a
+ * loop whose trip count the code does not show. Then damaged input: every
+ * truncation and random byte changes of the texts must parse or fail
+ * cleanly, and a damaged summary must be refused by the trace's reader. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "est_internal.h"
+#include "kernel_work.h"
+#include "maya/kwork.h"
+#include "ptx_parse.h"
+
+#include "../unit_check.h"
+
+#define EXPECT(cond) CHECK(cond, "expected %s", #cond)
+
+#define NEAR(got, want, rel) \
+    do { \
+        double g_ = (got), w_ = (want); \
+        CHECK(fabs(g_ - w_) <= (rel) * fabs(w_), "%s = %.6g, expected %.6g (within %g%%)", #got, g_, w_, \
+              100.0 * (rel)); \
+    } while (0)
+
+/* y[i] = a * x[i] + y[i] for i = global thread index; i < n; i += all threads */
+static const char grid_stride[] =
+    ".version 8.7\n.target sm_90\n.address_size 64\n"
+    ".visible .entry saxpy(\n"
+    "\t.param .f32 saxpy_param_0,\n\t.param .u64 saxpy_param_1,\n\t.param .u64 saxpy_param_2,\n"
+    "\t.param .u32 saxpy_param_3\n)\n{\n"
+    "\t.reg .pred %p<3>;\n\t.reg .b32 %r<12>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<10>;\n"
+    "\tld.param.f32 %f1, [saxpy_param_0];\n"
+    "\tld.param.u64 %rd3, [saxpy_param_1];\n"
+    "\tld.param.u64 %rd4, [saxpy_param_2];\n"
+    "\tld.param.u32 %r6, [saxpy_param_3];\n"
+    "\tcvta.to.global.u64 %rd1, %rd3;\n\tcvta.to.global.u64 %rd2, %rd4;\n"
+    "\tmov.u32 %r7, %ctaid.x;\n\tmov.u32 %r1, %ntid.x;\n\tmov.u32 %r8, %tid.x;\n"
+    "\tmad.lo.s32 %r11, %r7, %r1, %r8;\n"
+    "\tsetp.ge.s32 %p1, %r11, %r6;\n"
+    "\t@%p1 bra $L__BB0_3;\n"
+    "\tmov.u32 %r9, %nctaid.x;\n\tmul.lo.s32 %r3, %r1, %r9;\n"
+    "$L__BB0_2:\n"
+    "\tmul.wide.s32 %rd5, %r11, 4;\n"
+    "\tadd.s64 %rd6, %rd1, %rd5;\n\tld.global.f32 %f2, [%rd6];\n"
+    "\tadd.s64 %rd7, %rd2, %rd5;\n\tld.global.f32 %f3, [%rd7];\n"
+    "\tfma.rn.f32 %f4, %f2, %f1, %f3;\n"
+    "\tst.global.f32 [%rd7], %f4;\n"
+    "\tadd.s32 %r11, %r11, %r3;\n"
+    "\tsetp.lt.s32 %p2, %r11, %r6;\n"
+    "\t@%p2 bra $L__BB0_2;\n"
+    "$L__BB0_3:\n\tret;\n}\n";
+
+/* out[row][c] = in[row][c] * 2 for c = tid; c < cols; c += ntid; row = ctaid.x */
+static const char row_loop[] =
+    ".visible .entry rows(\n"
+    "\t.param .u64 .ptr .global .align 4 rows_param_0,\n\t.param .u64 rows_param_1,\n\t.param .u32 rows_param_2\n)\n"
+    "{\n"
+    "\tld.param.u64 %rd1, [rows_param_0];\n\tld.param.u64 %rd2, [rows_param_1];\n"
+    "\tld.param.u32 %r1, [rows_param_2];\n"
+    "\tmov.u32 %r2, %ctaid.x;\n\tmul.wide.u32 %rd3, %r2, %r1;\n"
+    "\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %ntid.x;\n"
+    "\tsetp.ge.u32 %p1, %r3, %r1;\n\t@%p1 bra $L__BB1_2;\n"
+    "$L__BB1_1:\n"
+    "\tcvt.u64.u32 %rd4, %r3;\n\tadd.s64 %rd5, %rd3, %rd4;\n\tshl.b64 %rd6, %rd5, 2;\n"
+    "\tadd.s64 %rd7, %rd1, %rd6;\n\tld.global.nc.f32 %f1, [%rd7];\n"
+    "\tadd.f32 %f2, %f1, %f1;\n\tex2.approx.f32 %f3, %f2;\n"
+    "\tadd.s64 %rd8, %rd2, %rd6;\n\tst.global.f32 [%rd8], %f3;\n"
+    "\tadd.s32 %r3, %r3, %r4;\n\tsetp.lt.u32 %p2, %r3, %r1;\n\t@%p2 bra $L__BB1_1;\n"
+    "$L__BB1_2:\n\tret;\n}\n";
+
+/* A tensor-core k-loop: kk from 0 to K by 16, one mma.m16n8k16 (bf16) and
+ * a 16-byte load per thread each step; extern "C" style, '\0' lines as in a
+ * cubin's .nv_debug_ptx_txt. Built at run time from text with '\n'. */
+static const char mma_loop[] =
+    ".visible .entry mmak(\n\t.param .u64 mmak_param_0,\n\t.param .u32 mmak_param_1\n)\n{\n"
+    "\tld.param.u64 %rd1, [mmak_param_0];\n\tld.param.u32 %r1, [mmak_param_1];\n"
+    "\tmov.u32 %r2, 0;\n"
+    "$L__BB2_1:\n"
+    "\tmul.wide.u32 %rd2, %r2, 16;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+    "\tld.global.v4.u32 {%r10, %r11, %r12, %r13}, [%rd3+0];\n"
+    "\tmma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%f1, %f2, %f3, %f4}, {%r10, %r11, %r12, %r13}, "
+    "{%r14, %r15}, {%f1, %f2, %f3, %f4};\n"
+    "\tadd.s32 %r2, %r2, 16;\n\tsetp.lt.s32 %p1, %r2, %r1;\n\t@%p1 bra $L__BB2_1;\n"
+    "\tret;\n}\n";
+
+/* Triton style: offsets = pid * 1024 + tid * 4 (4 elements a thread),
+ * loads and stores masked by offsets < n, no branches. */
+static const char masked[] =
+    ".visible .entry triton_poi(\n\t.param .u64 .ptr .global .align 1 triton_poi_param_0,\n"
+    "\t.param .u64 .ptr .global .align 1 triton_poi_param_1,\n\t.param .u32 triton_poi_param_2\n)\n"
+    ".reqntid 256, 1, 1\n{\n"
+    "\t.reg .pred %p<2>;\n"
+    "\tld.param.u64 %rd3, [triton_poi_param_0];\n\tld.param.u64 %rd4, [triton_poi_param_1];\n"
+    "\tld.param.u32 %r9, [triton_poi_param_2];\n"
+    "\tmov.u32 %r1, %ctaid.x;\n\tshl.b32 %r5, %r1, 10;\n\tmov.u32 %r6, %tid.x;\n\tshl.b32 %r7, %r6, 2;\n"
+    "\tor.b32 %r8, %r5, %r7;\n\tadd.s32 %r10, %r5, %r7;\n\tsetp.lt.s32 %p1, %r10, %r9;\n"
+    "\tmul.wide.s32 %rd5, %r10, 4;\n\tadd.s64 %rd1, %rd3, %rd5;\n"
+    "\t// begin inline asm\n"
+    "\tmov.u32 %r2, 0x0;\n\t@%p1 ld.global.v4.b32 { %r2, %r3, %r4, %r11 }, [ %rd1 + 0 ];\n"
+    "\t// end inline asm\n"
+    "\tadd.s64 %rd2, %rd4, %rd5;\n"
+    "\t@%p1 st.global.v4.b32 [ %rd2 + 0 ], { %r2, %r3, %r4, %r11 };\n"
+    "\t{ .reg .b16 %tmp; mov.b16 %tmp, 0; }\n"
+    "\tret;\n}\n";
+
+/* A loop over data: the trip count is not in the code. */
+static const char data_loop[] =
+    ".visible .entry chase(\n\t.param .u64 chase_param_0\n)\n{\n"
+    "\tld.param.u64 %rd1, [chase_param_0];\n"
+    "$L__BB4_1:\n\tld.global.u64 %rd1, [%rd1];\n\tsetp.ne.s64 %p1, %rd1, 0;\n\t@%p1 bra $L__BB4_1;\n"
+    "\tret;\n}\n";
+
+/* SASS as nvdisasm 13.5 prints it (sm_90) for
+ *   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x)
+ *       y[i] = 2.0f * x[i];
+ * parameters x, y, n at c[0x0][0x210], 0x218, 0x220; a dead self-loop after EXIT. */
+static const char sass_gs[] =
+    "//--------------------- .text._Z4gs32PKfPfi --------------------------\n"
+    "\t.section\t.text._Z4gs32PKfPfi,\"ax\",@progbits\n"
+    ".text._Z4gs32PKfPfi:\n"
+    "        /*0000*/                   LDC R1, c[0x0][0x28] ;\n"
+    "        /*0010*/                   S2R R0, SR_CTAID.X ;\n"
+    "        /*0020*/                   ULDC UR4, c[0x0][0x0] ;\n"
+    "        /*0030*/                   ULDC UR8, c[0x0][0x220] ;\n"
+    "        /*0040*/                   S2R R3, SR_TID.X ;\n"
+    "        /*0050*/                   IMAD R0, R0, UR4, R3 ;\n"
+    "        /*0060*/                   ISETP.GE.AND P0, PT, R0, UR8, PT ;\n"
+    ".L_x_2:\n"
+    "        /*0070*/               @P0 EXIT ;\n"
+    "        /*0080*/                   LDC.64 R6, c[0x0][0x210] ;\n"
+    "        /*0090*/                   ULDC UR5, c[0x0][0xc] ;\n"
+    "        /*00a0*/                   ULDC.64 UR6, c[0x0][0x208] ;\n"
+    "        /*00b0*/                   UIMAD UR4, UR4, UR5, URZ ;\n"
+    "        /*00c0*/                   LDC.64 R8, c[0x0][0x218] ;\n"
+    ".L_x_0:\n"
+    "        /*00d0*/                   IMAD.WIDE R2, R0, 0x4, R6 ;\n"
+    "        /*00e0*/                   LDG.E R2, desc[UR6][R2.64] ;\n"
+    "        /*00f0*/                   IMAD.WIDE R4, R0.reuse, 0x4, R8 ;\n"
+    "        /*0100*/                   IADD3 R0, R0, UR4, RZ ;\n"
+    "        /*0110*/                   ISETP.GE.AND P0, PT, R0, UR8, PT ;\n"
+    "        /*0120*/                   FADD R11, R2, R2 ;\n"
+    "        /*0130*/                   STG.E desc[UR6][R4.64], R11 ;\n"
+    "        /*0140*/              @!P0 BRA `(.L_x_0) ;\n"
+    ".L_x_3:\n"
+    "        /*0150*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0160*/                   BRA `(.L_x_1);\n"
+    "        /*0170*/                   NOP;\n"
+    ".L_x_4:\n"
+    "//--------------------- SYMBOLS --------------------------\n";
+
+/* A launch record with its parameters after it. */
+struct launch {
+    struct maya_rec_launch l;
+    unsigned char params[64];
+};
+
+static void launch(struct launch *b, unsigned gx, unsigned gy, unsigned bx, unsigned by)
+{
+    memset(b, 0, sizeof *b);
+    b->l.h = (struct maya_rec_hdr){ MAYA_REC_LAUNCH, 0, sizeof *b };
+    b->l.grid[0] = gx, b->l.grid[1] = gy, b->l.grid[2] = 1;
+    b->l.block[0] = bx, b->l.block[1] = by, b->l.block[2] = 1;
+    b->l.param_bytes = sizeof b->params;
+}
+
+static void set(struct launch *b, unsigned off, const void *v, unsigned bytes)
+{
+    memcpy(b->params + off, v, bytes);
+}
+
+/* Summary *keep (bytes long) as a KERNEL record carries it, through the
+ * reader's checks: the record in *keep (freed by the caller), its summary. */
+static const struct maya_kwork *as_record(void **keep, size_t bytes)
+{
+    EXPECT(bytes % 8 == 0);
+    struct maya_rec_kernel *k = calloc(1, sizeof *k + bytes);
+    if (!k) {
+        free(*keep);
+        *keep = NULL;
+        return NULL;
+    }
+    k->h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, (uint32_t)(sizeof *k + bytes) };
+    k->work_bytes = (uint32_t)bytes;
+    memcpy(k + 1, *keep, bytes);
+    const char *why = NULL;
+    const struct maya_kwork *w = maya_kernel_work(k, &why);
+    EXPECT(w != NULL);
+    if (why)
+        fprintf(stderr, "  reader says: %s\n", why);
+    free(*keep);
+    *keep = k;
+    return w;
+}
+
+static const struct maya_kwork *analyse(const char *text, size_t n, const char *entry, void **keep)
+{
+    size_t bytes;
+    *keep = NULL;
+    if (emu_kwork_ptx_text(text, n, entry, 90, keep, &bytes) < 0)
+        return NULL;
+    return as_record(keep, bytes);
+}
+
+/* The same for SASS text, parameters at c[0x0][0x210] (param_bytes of them,
+ * laid out as layout says, or NULL). */
+static const struct maya_kwork *analyse_sass(const char *text, size_t n, const char *entry, unsigned param_bytes,
+                                             const struct maya_kparam *layout, unsigned nlayout, void **keep)
+{
+    struct emu_ptx_kernel k;
+    size_t bytes = 0;
+    *keep = NULL;
+    EXPECT(emu_sass_parse(text, n, entry, 0x210, param_bytes, layout, nlayout, &k) == 0);
+    int rc = emu_kwork_from_ptx(&k, 90, keep, &bytes);
+    emu_ptx_kernel_free(&k);
+    EXPECT(rc == 0);
+    if (rc < 0 || !*keep)
+        return NULL;
+    return as_record(keep, bytes);
+}
+
+static void test_grid_stride(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(grid_stride, sizeof grid_stride - 1, "saxpy", &keep);
+    if (!w)
+        return;
+    EXPECT(!(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    int n = 1 << 24;
+    struct launch b;
+    launch(&b, 528, 1, 256, 1);
+    set(&b, 24, &n, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 8.0 * n, 0.001);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+    NEAR(k.amount[MAYA_KW_FLOP_FP32], 2.0 * n, 0.001);
+    /* y is read and written: DRAM sees both, but each at most its extent */
+    struct maya_kextent ext[2] = { { .param = 8, .bytes = 4ull * n }, { .param = 16, .bytes = 4ull * n } };
+    struct est_kwork_ctx ctx = { ext, 2 };
+    EXPECT(est_kwork_eval(w, &b.l, &ctx, &k) == 0);
+    NEAR(k.dram_bytes, 12.0 * n, 0.001);
+    /* fewer elements than threads: only n threads do one iteration */
+    n = 1000;
+    set(&b, 24, &n, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 8.0 * n, 0.05);
+    /* n = 0: no work at all */
+    n = 0;
+    set(&b, 24, &n, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    EXPECT(k.amount[MAYA_KW_LD_GLOBAL] == 0);
+    free(keep);
+}
+
+static void test_row_loop(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(row_loop, sizeof row_loop - 1, "rows", &keep);
+    if (!w)
+        return;
+    unsigned rows = 4096, cols = 5000; /* not a multiple of the block */
+    struct launch b;
+    launch(&b, rows, 1, 256, 1);
+    set(&b, 16, &cols, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * rows * cols, 0.01);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * rows * cols, 0.01);
+    NEAR(k.amount[MAYA_KW_SFU], 1.0 * rows * cols, 0.01);
+    NEAR(k.amount[MAYA_KW_FLOP_FP32], 1.0 * rows * cols, 0.01);
+    /* a row shorter than the block */
+    cols = 100;
+    set(&b, 16, &cols, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * rows * cols, 0.05);
+    free(keep);
+}
+
+static void test_mma(void)
+{
+    /* as a cubin's debug section holds it: lines end with '\0' */
+    char text[sizeof mma_loop];
+    memcpy(text, mma_loop, sizeof mma_loop);
+    for (size_t i = 0; i < sizeof text - 1; i++)
+        if (text[i] == '\n')
+            text[i] = '\0';
+    void *keep;
+    const struct maya_kwork *w = analyse(text, sizeof text - 1, "mmak", &keep);
+    if (!w)
+        return;
+    unsigned kdim = 4096;
+    struct launch b;
+    launch(&b, 1000, 1, 128, 1);
+    set(&b, 8, &kdim, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    double warps = 1000.0 * 128 / 32, steps = kdim / 16;
+    NEAR(k.amount[MAYA_KW_MMA_FP16], warps * steps * 2.0 * 16 * 8 * 16, 0.001);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 1000.0 * 128 * steps * 16, 0.001);
+    EXPECT(k.amount[MAYA_KW_FLOP_FP32] == 0);
+    /* on an H100 the tensor cores bound it; never faster than their peak */
+    struct maya_gpu_spec g;
+    memset(&g, 0, sizeof g);
+    g.prop.multiProcessorCount = 132;
+    g.prop.maxThreadsPerMultiProcessor = 2048;
+    g.prop.maxBlocksPerMultiProcessor = 32;
+    g.perf.bf16_tflops = g.perf.fp16_tflops = 989.4;
+    g.perf.fp32_tflops = 67;
+    g.perf.hbm_measured_gbps = 2900;
+    g.perf.l2_gbps = 10000;
+    g.perf.sm_clock_mhz = 1980;
+    g.perf.kernel_floor_ns = 1500;
+    struct est_kwork_times t;
+    est_kwork_times(&g, &k, &t);
+    EXPECT(t.total_ns * 1e-9 > k.amount[MAYA_KW_MMA_FP16] / 989.4e12);
+    free(keep);
+}
+
+static void test_masked(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(masked, sizeof masked - 1, "triton_poi", &keep);
+    if (!w)
+        return;
+    unsigned n = 1000000; /* 977 blocks of 1024 elements, the last one partly masked */
+    struct launch b;
+    launch(&b, (n + 1023) / 1024, 1, 256, 1);
+    set(&b, 16, &n, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.01);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.01);
+    free(keep);
+}
+
+static void test_unresolved(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(data_loop, sizeof data_loop - 1, "chase", &keep);
+    if (!w)
+        return;
+    EXPECT(w->flags & MAYA_KW_F_LOOP_UNRESOLVED);
+    struct launch b;
+    launch(&b, 1, 1, 32, 1);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 32.0 * 8, 0.001); /* counted once */
+    free(keep);
+}
+
+static void test_sass(void)
+{
+    struct emu_ptx_kernel k;
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0);
+    EXPECT(k.sass && k.ninsts == 24 && k.nlabels == 5);
+    int bra = 0, ld = 0;
+    for (uint32_t i = 0; i < k.ninsts; i++) {
+        bra += emu_slice_is(k.insts[i].op, "bra") && emu_slice_is(k.insts[i].ops[0], ".L_x_0") && k.insts[i].guard_neg;
+        ld += emu_slice_is(k.insts[i].op, "ld.global.b32") && emu_slice_is(k.insts[i].ops[1], "desc[UR6][R2.64]");
+    }
+    EXPECT(bra == 1 && ld == 1);
+    emu_ptx_kernel_free(&k);
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_gs, sizeof sass_gs - 1, "_Z4gs32PKfPfi", 0x14, NULL, 0, &rk);
+    EXPECT(w && w->source == MAYA_KW_SASS && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        int n = 1 << 22;
+        struct launch b;
+        launch(&b, 528, 1, 256, 1);
+        set(&b, 16, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_FLOP_FP32], 1.0 * n, 0.001);
+        /* addresses go through x and y: their extents are asked for */
+        uint16_t off[4];
+        EXPECT(emu_kwork_pointer_params(w, off, 4) == 2 && off[0] == 0 && off[1] == 8);
+    }
+    EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z5otherv", 0x210, 0x14, NULL, 0, &k) < 0);
+    free(rk);
+}
+
+/* SASS of a row loop over n / 4 float4s whose bound is a signed division
+ * (nvcc's USHF.R.S32.HI / ULEA.HI with URZ), and reciprocals' range checks
+ * on a float's exponent bits before it and inside it (FADD, then integer
+ * tests of its bits: on data; the slow path a call), after which the paths
+ * join; the float parameter eps feeds the first:
+ *   float r = 1 / eps;
+ *   for (int i = threadIdx.x; i < n / 4; i += blockDim.x) y4[i] = f(x4[i], r); */
+static const char sass_rows[] =
+    "//--------------------- .text._Z4rowsPKfPfif --------------------------\n"
+    ".text._Z4rowsPKfPfif:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0007*/                   ULDC UR12, c[0x0][0x224] ;\n"
+    "        /*0008*/                   FADD R21, RZ, UR12 ;\n"
+    "        /*0009*/                   IADD3 R22, R21, 0x1800000, RZ ;\n"
+    "        /*000a*/                   LOP3.LUT R22, R22, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*000b*/                   ISETP.GT.U32.AND P3, PT, R22, 0x1ffffff, PT ;\n"
+    "        /*000c*/               @P3 BRA `(.L_x_5) ;\n"
+    "        /*000d*/                   MOV R8, 0x0e ;\n"
+    "        /*000e*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath) ;\n"
+    "        /*000f*/                   BRA `(.L_x_6) ;\n"
+    ".L_x_5:\n"
+    "        /*000f*/                   MUFU.RCP R8, R21 ;\n"
+    ".L_x_6:\n"
+    "        /*0010*/                   ULDC UR7, c[0x0][0x220] ;\n"
+    "        /*0020*/                   ULDC UR9, c[0x0][0x0] ;\n"
+    "        /*0030*/                   USHF.R.S32.HI UR6, URZ, 0x1f, UR7 ;\n"
+    "        /*0040*/                   ULEA.HI UR6, UR6, UR7, URZ, 0x2 ;\n"
+    "        /*0050*/                   USHF.R.S32.HI UR6, URZ, 0x2, UR6 ;\n"
+    "        /*0060*/                   ISETP.GE.AND P2, PT, R0, UR6, PT ;\n"
+    "        /*0070*/               @P2 EXIT ;\n"
+    "        /*0080*/                   LDC.64 R6, c[0x0][0x210] ;\n"
+    "        /*0090*/                   LDC.64 R14, c[0x0][0x218] ;\n"
+    "        /*00a0*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*00b0*/                   MOV R20, RZ ;\n"
+    ".L_x_0:\n"
+    "        /*00c0*/                   IMAD.WIDE R8, R0, 0x10, R6 ;\n"
+    "        /*00d0*/                   LDG.E.128 R8, desc[UR10][R8.64] ;\n"
+    "        /*00e0*/                   FADD R20, R20, 1 ;\n"
+    "        /*00f0*/                   IADD3 R11, R20, 0x1800000, RZ ;\n"
+    "        /*0100*/                   LOP3.LUT R11, R11, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*0110*/                   ISETP.GT.U32.AND P0, PT, R11, 0x1ffffff, PT ;\n"
+    "        /*0120*/               @P0 BRA `(.L_x_1) ;\n"
+    "        /*0130*/                   MOV R8, 0x150 ;\n"
+    "        /*0140*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_rcp_rn_f32_slowpath) ;\n"
+    "        /*0150*/                   BRA `(.L_x_2) ;\n"
+    ".L_x_1:\n"
+    "        /*0160*/                   MUFU.RCP R8, R20 ;\n"
+    ".L_x_2:\n"
+    "        /*0160*/                   IMAD.WIDE R12, R0, 0x10, R14 ;\n"
+    "        /*0170*/                   STG.E.128 desc[UR10][R12.64], R8 ;\n"
+    "        /*0180*/                   IADD3 R0, R0, UR9, RZ ;\n"
+    "        /*0190*/                   ISETP.GE.AND P1, PT, R0, UR6, PT ;\n"
+    "        /*01a0*/              @!P1 BRA `(.L_x_0) ;\n"
+    "        /*01b0*/                   EXIT ;\n"
+    ".L_x_3:\n"
+    "        /*01c0*/                   BRA `(.L_x_3);\n"
+    ".L_x_4:\n";
+
+static void test_sass_rows(void)
+{
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_rows, sizeof sass_rows - 1, "_Z4rowsPKfPfif", 0x18, NULL, 0, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        int n = 1 << 22;
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        float eps = 1e-5f;
+        set(&b, 16, &n, 4);
+        set(&b, 20, &eps, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        /* every float of the row read and written once, whichever way
+         * the range checks went */
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.001);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+    }
+    free(rk);
+}
+
+/* A branch on a float's bits (a reciprocal's range check: FADD, then
+ * integer tests of its exponent) is on data: half the threads take it,
+ * whatever the float's value; the float is not read as an integer. */
+static const char sass_fbits[] =
+    "//--------------------- .text._Z3fbiPf --------------------------\n"
+    ".text._Z3fbiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   FADD R5, RZ, 1 ;\n"
+    "        /*0040*/                   IADD3 R6, R5, 0x1800000, RZ ;\n"
+    "        /*0050*/                   LOP3.LUT R6, R6, 0x7f800000, RZ, 0xc0, !PT ;\n"
+    "        /*0060*/                   ISETP.GT.U32.AND P0, PT, R6, 0x1ffffff, PT ;\n"
+    "        /*0070*/               @P0 EXIT ;\n"
+    "        /*0080*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0090*/                   STG.E desc[UR4][R2.64], R5 ;\n"
+    "        /*00a0*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static void test_sass_float_bits(void)
+{
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_fbits, sizeof sass_fbits - 1, "_Z3fbiPf", 0x8, NULL, 0, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 0.5 * 4 * 256, 0.001);
+    }
+    free(rk);
+}
+
+/* PyTorch's warp softmax: each thread loads elements tid + 32 k of its row
+ * while below a limit chosen per row, the row length for rows in range,
+ * else 0: the choice holds for every row, so every load counts. */
+static const char sel_limit[] =
+    ".visible .entry rowsel(\n\t.param .u64 .ptr .global .align 1 rowsel_param_0,\n"
+    "\t.param .u32 rowsel_param_1,\n\t.param .u32 rowsel_param_2\n)\n{\n"
+    "\tld.param.u64 %rd1, [rowsel_param_0];\n\tld.param.u32 %r1, [rowsel_param_1];\n"
+    "\tld.param.u32 %r2, [rowsel_param_2];\n"
+    "\tmov.u32 %r3, %ctaid.x;\n\tmov.u32 %r4, %tid.x;\n"
+    "\tsub.s32 %r5, %r2, %r3;\n\tsetp.gt.s32 %p1, %r5, 0;\n\tselp.b32 %r6, %r1, 0, %p1;\n"
+    "\tadd.s32 %r7, %r4, 1024;\n\tsetp.ge.s32 %p2, %r7, %r6;\n"
+    "\tmul.wide.s32 %rd2, %r7, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+    "\t@!%p2 ld.global.f32 %f1, [%rd3];\n"
+    "\tret;\n}\n";
+
+static void test_sel_limit(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(sel_limit, sizeof sel_limit - 1, "rowsel", &keep);
+    if (!w)
+        return;
+    unsigned cols = 2048, rows = 4096;
+    struct launch b;
+    launch(&b, rows, 1, 32, 1);
+    set(&b, 8, &cols, 4);
+    set(&b, 12, &rows, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * 32 * rows, 0.001);
+    free(keep);
+}
+
+/* Two int parameters loaded at once (ULDC.64 UR4, c[0x0][0x210]: n in UR4,
+ * m in UR5): with the parameters' layout, each register holds its own. */
+static const char sass_pair[] =
+    "//--------------------- .text._Z4pairiiPf --------------------------\n"
+    ".text._Z4pairiiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   ULDC.64 UR4, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ISETP.GE.AND P0, PT, R0, UR5, PT ;\n"
+    "        /*0030*/               @P0 EXIT ;\n"
+    "        /*0040*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0050*/                   ULDC.64 UR6, c[0x0][0x208] ;\n"
+    "        /*0060*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0070*/                   STG.E desc[UR6][R2.64], RZ ;\n"
+    "        /*0080*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static void sass_pair_with(const struct maya_kparam *layout, unsigned n_layout)
+{
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_pair, sizeof sass_pair - 1, "_Z4pairiiPf", 0x10, layout, n_layout, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        int n = 1 << 20, m = 64;
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        set(&b, 0, &n, 4);
+        set(&b, 4, &m, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * m, 0.001); /* threads below m */
+    }
+    free(rk);
+}
+
+/* The same with n, m and y as three parameters, and as the fields of one
+ * struct parameter (PyTorch's configurations). */
+static void test_sass_pair(void)
+{
+    static const struct maya_kparam three[] = { { 0, 4, 0, { 0 } }, { 4, 4, 0, { 0 } }, { 8, 8, 0, { 0 } } };
+    static const struct maya_kparam one[] = { { 0, 16, 0, { 0 } } };
+    sass_pair_with(three, 3);
+    sass_pair_with(one, 1);
+}
+
+/* An unrolled strided loop whose test looks ahead of its step (PyTorch's
+ * reductions): four loads at i, i + s, i + 2 s, i + 3 s, then i += 4 s,
+ * continued while i + 3 s < n. */
+static const char lookahead[] =
+    ".visible .entry ahead(\n\t.param .u64 .ptr .global .align 1 ahead_param_0,\n"
+    "\t.param .u32 ahead_param_1\n)\n{\n"
+    "\tld.param.u64 %rd1, [ahead_param_0];\n\tld.param.u32 %r2, [ahead_param_1];\n"
+    "\tmov.u32 %r1, %tid.x;\n\tmov.u32 %r3, %ntid.x;\n\tshl.b32 %r4, %r3, 2;\n\tmul.lo.s32 %r5, %r3, 3;\n"
+    "$L__BB9_1:\n"
+    "\tmul.wide.s32 %rd2, %r1, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tld.global.f32 %f1, [%rd3];\n"
+    "\tadd.s32 %r6, %r1, %r3;\n\tmul.wide.s32 %rd4, %r6, 4;\n\tadd.s64 %rd5, %rd1, %rd4;\n\tld.global.f32 %f2, [%rd5];\n"
+    "\tadd.s32 %r7, %r6, %r3;\n\tmul.wide.s32 %rd6, %r7, 4;\n\tadd.s64 %rd7, %rd1, %rd6;\n\tld.global.f32 %f3, [%rd7];\n"
+    "\tadd.s32 %r8, %r7, %r3;\n\tmul.wide.s32 %rd8, %r8, 4;\n\tadd.s64 %rd9, %rd1, %rd8;\n\tld.global.f32 %f4, [%rd9];\n"
+    "\tadd.s32 %r1, %r1, %r4;\n\tadd.s32 %r9, %r1, %r5;\n\tsetp.lt.s32 %p1, %r9, %r2;\n\t@%p1 bra $L__BB9_1;\n"
+    "\tret;\n}\n";
+
+static void test_lookahead(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(lookahead, sizeof lookahead - 1, "ahead", &keep);
+    if (!w)
+        return;
+    EXPECT(!(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    unsigned n = 1u << 20;
+    struct launch b;
+    launch(&b, 1, 1, 256, 1);
+    set(&b, 8, &n, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.01); /* every element once */
+    free(keep);
+}
+
+static void test_parser(void)
+{
+    struct emu_ptx_kernel k;
+    EXPECT(emu_ptx_parse(grid_stride, sizeof grid_stride - 1, "saxpy", &k) == 0);
+    EXPECT(k.nparams == 4);
+    EXPECT(k.nparams == 4 && k.params[3].offset == 24 && k.params[3].bytes == 4 && k.params[1].is_ptr);
+    EXPECT(k.nlabels == 2);
+    EXPECT(k.ninsts > 20);
+    int found = 0;
+    for (uint32_t i = 0; i < k.ninsts; i++)
+        if (emu_slice_is(k.insts[i].op, "bra") && k.insts[i].guard.n) {
+            found = 1;
+            EXPECT(k.insts[i].nops == 1 && emu_slice_is(k.insts[i].ops[0], "$L__BB0_3"));
+            EXPECT(emu_slice_is(k.insts[i].guard, "%p1"));
+            break;
+        }
+    EXPECT(found);
+    emu_ptx_kernel_free(&k);
+    EXPECT(emu_ptx_parse(grid_stride, sizeof grid_stride - 1, "sax", &k) < 0);      /* a prefix is not a name */
+    EXPECT(emu_ptx_parse(grid_stride, sizeof grid_stride - 1, "missing", &k) < 0);
+    EXPECT(emu_ptx_parse(masked, sizeof masked - 1, "triton_poi", &k) == 0);
+    int vec = 0;
+    for (uint32_t i = 0; i < k.ninsts; i++)
+        if (emu_slice_is(k.insts[i].op, "ld.global.v4.b32"))
+            vec = k.insts[i].nops == 2 && k.insts[i].ops[0].p[0] == '{' && emu_slice_is(k.insts[i].guard, "%p1");
+    EXPECT(vec);
+    emu_ptx_kernel_free(&k);
+}
+
+/* Damaged text never crashes: every prefix, and random bytes changed. */
+static void test_damage(void)
+{
+    const struct { const char *text; size_t n; const char *entry; } in[] = {
+        { grid_stride, sizeof grid_stride - 1, "saxpy" }, { row_loop, sizeof row_loop - 1, "rows" },
+        { mma_loop, sizeof mma_loop - 1, "mmak" }, { masked, sizeof masked - 1, "triton_poi" },
+    };
+    srand(7);
+    for (size_t t = 0; t < sizeof in / sizeof *in; t++) {
+        char *copy = malloc(in[t].n);
+        if (!copy)
+            return;
+        for (size_t len = 0; len <= in[t].n; len++) {
+            memcpy(copy, in[t].text, len);
+            void *w = NULL;
+            size_t bytes;
+            if (emu_kwork_ptx_text(copy, len, in[t].entry, 90, &w, &bytes) == 0)
+                EXPECT(bytes >= sizeof(struct maya_kwork));
+            free(w);
+        }
+        for (int round = 0; round < 2000; round++) {
+            memcpy(copy, in[t].text, in[t].n);
+            for (int j = 0; j < 1 + rand() % 8; j++)
+                copy[rand() % in[t].n] = (char)(rand() % 256);
+            void *w = NULL;
+            size_t bytes;
+            emu_kwork_ptx_text(copy, in[t].n, in[t].entry, 90, &w, &bytes);
+            free(w);
+        }
+        free(copy);
+    }
+    /* nvdisasm's text cut anywhere, or with bytes changed */
+    size_t n = sizeof sass_gs - 1;
+    char *copy = malloc(n);
+    if (!copy)
+        return;
+    for (size_t len = 0; len <= n; len++) {
+        struct emu_ptx_kernel k;
+        memcpy(copy, sass_gs, len);
+        if (emu_sass_parse(copy, len, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0) {
+            void *w = NULL;
+            size_t bytes;
+            emu_kwork_from_ptx(&k, 90, &w, &bytes);
+            free(w);
+            emu_ptx_kernel_free(&k);
+        }
+    }
+    for (int round = 0; round < 3000; round++) {
+        struct emu_ptx_kernel k;
+        memcpy(copy, sass_gs, n);
+        for (int j = 0; j < 1 + rand() % 8; j++)
+            copy[rand() % n] = (char)(rand() % 256);
+        if (emu_sass_parse(copy, n, "_Z4gs32PKfPfi", 0x210, 0x14, NULL, 0, &k) == 0) {
+            void *w = NULL;
+            size_t bytes;
+            emu_kwork_from_ptx(&k, 90, &w, &bytes);
+            free(w);
+            emu_ptx_kernel_free(&k);
+        }
+    }
+    free(copy);
+}
+
+/* The reader refuses a summary whose indexes point outside it. */
+static void test_bad_summary(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(grid_stride, sizeof grid_stride - 1, "saxpy", &keep);
+    if (!w)
+        return;
+    struct maya_rec_kernel *k = keep;
+    struct maya_kexpr *x = (struct maya_kexpr *)maya_kwork_exprs(w);
+    struct maya_kterm *t = (struct maya_kterm *)maya_kwork_terms(w);
+    uint16_t save = t[0].mult;
+    t[0].mult = w->nexprs;
+    EXPECT(maya_kernel_work(k, NULL) == NULL);
+    t[0].mult = save;
+    EXPECT(maya_kernel_work(k, NULL) != NULL);
+    for (uint32_t i = 0; i < w->nexprs; i++)
+        if (x[i].op == MAYA_KX_ADD) {
+            uint16_t a = x[i].a;
+            x[i].a = (uint16_t)i; /* an operand must come before */
+            EXPECT(maya_kernel_work(k, NULL) == NULL);
+            x[i].a = a;
+            break;
+        }
+    k->work_bytes += 8; /* past the record */
+    const char *why = NULL;
+    EXPECT(maya_kernel_work(k, &why) == NULL && why != NULL);
+    free(keep);
+}
+
+int main(void)
+{
+    test_parser();
+    test_grid_stride();
+    test_row_loop();
+    test_mma();
+    test_masked();
+    test_sel_limit();
+    test_lookahead();
+    test_unresolved();
+    test_sass();
+    test_sass_rows();
+    test_sass_float_bits();
+    test_sass_pair();
+    test_damage();
+    test_bad_summary();
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("kernel work: ok\n");
+    return 0;
+}
