@@ -46,7 +46,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check
+.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check search-demo
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -70,6 +70,7 @@ include collator/module.mk
 include estimator/module.mk
 include sim/module.mk
 include profile/module.mk
+include search/module.mk
 include src/module.mk
 include spank_plugin/module.mk
 include man/module.mk
@@ -107,6 +108,21 @@ fidelity: all
 # fetched beforehand into .deps/astra-sim or ASTRA_SIM_SRC; skips without them).
 astra-check: all
 	scripts/astra_check.sh
+
+# maya search on the reference knobs (scripts/search-reference): grid, pruned
+# grid, random and CMA-ES on SEARCH_DEMO_GPUS (default 8 emulated H100s).
+# SEARCH_DEMO_SPACE=demo (default, 64 combinations: minutes on 2 cores) or
+# reference (384, the method's knobs: most of an hour there); trials kept in
+# SEARCH_DEMO_OUT, so a second run is quick. SEARCH_DEMO_JOBS: grid trials at
+# once. SEARCH_RUN_OPTS: options for every trial's maya run (e.g.
+# duplicate-rank elimination).
+SEARCH_DEMO_GPUS ?= h100x8
+SEARCH_DEMO_SPACE ?= demo
+SEARCH_DEMO_JOBS ?= 2
+SEARCH_DEMO_OUT ?= $(B)/search-demo
+search-demo: all
+	scripts/search-reference --gpus $(SEARCH_DEMO_GPUS) --space $(SEARCH_DEMO_SPACE) \
+		--jobs $(SEARCH_DEMO_JOBS) --out $(SEARCH_DEMO_OUT) $(foreach o,$(SEARCH_RUN_OPTS),--run-option=$(o))
 
 install: all
 	scripts/install "$(DESTDIR)$(PREFIX)" "$(B)"

@@ -63,6 +63,7 @@ static cfg_opt_t cluster_opts[] = {
     CFG_FLOAT("nic_gbps", 0, CFGF_NODEFAULT),
     CFG_FLOAT("nic_latency_us", 0, CFGF_NODEFAULT),
     CFG_BOOL("nvls", cfg_false, CFGF_NONE),
+    CFG_FLOAT("price_per_gpu_hour", 0, CFGF_NONE),
     CFG_FLOAT("host_speed", 1, CFGF_NONE),
     CFG_INT_LIST("nic_of_gpu", NULL, CFGF_NODEFAULT),
     CFG_END()
@@ -209,8 +210,9 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
     }
     if (cfg_getint(c, "nodes") < 0 || cfg_getint(c, "nics_per_node") < 0 ||
         cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
-        cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0) {
-        cfg_error(c, "cluster \"%s\": counts, bandwidths and latencies must not be negative", title);
+        cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0 ||
+        cfg_getfloat(c, "price_per_gpu_hour") < 0) {
+        cfg_error(c, "cluster \"%s\": counts, bandwidths, latencies and prices must not be negative", title);
         return -1;
     }
     double hs = cfg_getfloat(c, "host_speed");
@@ -316,6 +318,7 @@ static void fill_cluster(cfg_t *c, const char *path, struct maya_cluster_spec *s
     s->nic_gbps = cfg_getfloat(c, "nic_gbps");
     s->nic_latency_us = cfg_getfloat(c, "nic_latency_us");
     s->nvls = cfg_getbool(c, "nvls") ? 1 : 0;
+    s->price_per_gpu_hour = cfg_getfloat(c, "price_per_gpu_hour");
     s->host_speed = cfg_getfloat(c, "host_speed");
     unsigned nmap = cfg_size(c, "nic_of_gpu");
     for (int i = 0; i < s->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
@@ -673,6 +676,8 @@ void maya_cluster_spec_print(FILE *fp, const struct maya_cluster_spec *c)
     fprintf(fp, "    nics_per_node = %d\n    nic_gbps = %g\n    nic_latency_us = %g\n",
             c->nics_per_node, c->nic_gbps, c->nic_latency_us);
     fprintf(fp, "    nvls = %s\n", c->nvls ? "true" : "false");
+    if (c->price_per_gpu_hour > 0)
+        fprintf(fp, "    price_per_gpu_hour = %g\n", c->price_per_gpu_hour);
     fprintf(fp, "    nic_of_gpu = {");
     for (int i = 0; i < c->gpus_per_node && i < MAYA_NODE_GPUS_MAX; i++)
         fprintf(fp, "%s%d", i ? ", " : "", maya_cluster_nic_of(c, i));

@@ -6,7 +6,7 @@ CLI_OBJS  := $(CLI_SRCS:%.c=$(B)/obj/%.o)
 CLI_LIBS  += $(COLLATOR_LIB) $(COMMON_LIB)
 CLI_LDLIBS += $(COMMON_LIBS) -lz -lm
 
-$(CLI_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include -Isrc -Iprofile
+$(CLI_OBJS): EXTRA_CFLAGS := -I$(CUDA_HOME)/include -Isrc -Iprofile -Isearch
 
 $(MAYA_BIN): $(CLI_OBJS) $(CLI_LIBS)
 	@mkdir -p $(@D)

@@ -99,7 +99,7 @@ $(B)/tests/unit/test_%: test_%.c $(UNIT_LIBS) | $(DEPS_STAMP)
 
 # A unit test of the maya command's own files links their objects:
 # UNIT_OBJS_<name> := ... and the prerequisite line.
-UNIT_OBJS_cmaes_core := $(B)/obj/src/search_cmaes.o $(B)/obj/src/search_space.o
+UNIT_OBJS_cmaes_core := $(B)/obj/search/cmaes.o $(B)/obj/search/space.o
 $(B)/tests/unit/test_cmaes_core: $(UNIT_OBJS_cmaes_core)
 UNIT_OBJS_spank_security := $(B)/obj/spank_plugin/spank_option.o
 $(B)/tests/unit/test_spank_security: $(UNIT_OBJS_spank_security)

@@ -195,6 +195,7 @@ struct maya_cluster_spec {
     double nic_gbps;                   /* per NIC per direction */
     double nic_latency_us;             /* one hop between nodes */
     int nvls;                          /* NVLink SHARP all-reduce available (1/0) */
+    double price_per_gpu_hour;         /* what one GPU-hour costs the site; 0 = not stated */
     double host_speed;                 /* the hosts' CPU speed relative to the emulating machine (1) */
     /* The NIC each GPU of a node sends through (index 0..nics_per_node-1,
      * by GPU index on the node): GPU i uses NIC i on rail-optimised DGX

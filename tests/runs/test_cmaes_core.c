@@ -1,4 +1,4 @@
-/* maya search's CMA-ES (src/search_cmaes.c) on synthetic functions over value
+/* maya search's CMA-ES (search/cmaes.c) on synthetic functions over value
  * grids, driven as maya search drives it: a generation's samples are scored
  * (a point seen before costs nothing), then told; the number of distinct
  * points evaluated is what a search pays. It must reach the minimum of
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../../src/search.h"
+#include "../../search/search.h"
 
 static int failures;
 

@@ -150,4 +150,17 @@ bad '--param tp is declared twice' --param tp=1 --param tp=2 -- echo {tp}
 bad 'no --param' -- echo x
 bad '--strategy "best": expected grid, random or cmaes' --strategy best --param tp=1 -- echo {tp}
 bad 'only --strategy random or cmaes runs a number of trials' --trials 2 --param tp=1 -- echo {tp}
+# test_search_prune's options: pruning rules, flags, expressions, the what-if
+bad '--prune "tq=memory-up": expected NAME=RULE\[,RULE\] with NAME a --param or --flag declared before it' \
+    --param tp=1 --prune tq=memory-up -- echo {tp}
+bad '--prune tp: unknown rule "faster"; expected memory-up, memory-down or prefer-earlier' \
+    --param tp=1 --prune tp=faster -- echo {tp}
+bad '--prune tp: memory-up and memory-down contradict each other' --param tp=1 --prune tp=memory-up,memory-down -- echo {tp}
+bad '\{sp\} in "x\{sp\}": a --flag stands for whole arguments' --flag sp=--sequence-parallel -- echo x{sp}
+bad '"\{=tp \* \}": expected a number or a declared parameter' --param tp=1 -- echo '{=tp * }'
+bad '"\{=pp\}": expected a number or a declared parameter at "pp\}"' --param tp=1 -- echo {tp} '{=pp}'
+bad '--price "0": expected the cost of one GPU-hour' --price 0 --param tp=1 -- echo {tp}
+bad '--param gpus and -g both give the trials' -g h100x1 --param gpus=h100x2 -- echo x
+bad '--sbatch --time=5: sbatch options apply with --slurm only' --sbatch --time=5 --param tp=1 -- echo {tp}
+bad 'unknown GPU' -g h100x2,nonex2 --param tp=1 -- echo {tp}
 exit 0

@@ -139,31 +139,62 @@ static int remove_one(const char *path, const struct stat *st, int flag, struct 
     return remove(path) < 0 && errno != ENOENT ? maya_error("cannot remove %s: %m", path) : 0;
 }
 
-int search_trial_start(const struct search_runner *r, struct search_trial *t)
+int search_trial_prepare(struct search_trial *t)
 {
     /* what an interrupted earlier search left: maya run wants a fresh directory */
     if (access(t->dir, F_OK) == 0 && nftw(t->dir, remove_one, 16, FTW_DEPTH | FTW_PHYS) != 0)
         return -1;
     if (mkdir(t->dir, 0755) < 0)
         return maya_error("cannot create %s: %m", t->dir);
+    return 0;
+}
+
+/* A copy of src/name in t's directory, if src has it. */
+static int copy_in(const struct search_trial *t, const char *src, const char *name)
+{
+    char from[PATH_MAX + 64], to[PATH_MAX + 64], *text;
+    size_t len;
+    snprintf(from, sizeof from, "%s/%s", src, name);
+    snprintf(to, sizeof to, "%s/%s", t->dir, name);
+    if (access(from, F_OK) != 0)
+        return 0;
+    if (maya_read_file(from, &text, &len) < 0)
+        return -1;
+    FILE *fp = fopen(to, "w");
+    int ok = fp && fwrite(text, 1, len, fp) == len;
+    free(text);
+    if (!fp || fclose(fp) != 0 || !ok)
+        return maya_error("cannot write %s: %m", to);
+    return 0;
+}
+
+int search_trial_prepare_reuse(struct search_trial *t, const char *src)
+{
+    static const char *const linked[] = { "traces", "logs" };
+    static const char *const copied[] = { MAYA_RUN_DESC_FILE, "gpu.conf", "cluster.conf" };
+    if (search_trial_prepare(t) < 0)
+        return -1;
+    /* the ranks' traces stay where they were written: maya report only reads them */
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(linked); i++) {
+        char from[PATH_MAX + 16], to[PATH_MAX + 16];
+        snprintf(from, sizeof from, "%s/%s", src, linked[i]);
+        snprintf(to, sizeof to, "%s/%s", t->dir, linked[i]);
+        if (access(from, F_OK) == 0 && symlink(from, to) < 0)
+            return maya_error("cannot link %s to %s: %m", to, from);
+    }
+    for (size_t i = 0; i < MAYA_ARRAY_LEN(copied); i++)
+        if (copy_in(t, src, copied[i]) < 0)
+            return -1;
+    return 0;
+}
+
+int search_trial_spawn(struct search_trial *t, char *const *argv)
+{
     char log[PATH_MAX + 32];
     snprintf(log, sizeof log, "%s/search-trial.log", t->dir);
     int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return maya_error("cannot create %s: %m", log);
-    int n = 0;
-    while (t->argv[n])
-        n++;
-    char **argv = calloc(r->nrun_argv + n + 4, sizeof *argv);
-    if (!argv) {
-        close(fd);
-        return maya_error("out of memory");
-    }
-    memcpy(argv, r->run_argv, r->nrun_argv * sizeof *argv);
-    argv[r->nrun_argv] = "-o";
-    argv[r->nrun_argv + 1] = t->dir;
-    argv[r->nrun_argv + 2] = "--";
-    memcpy(argv + r->nrun_argv + 3, t->argv, n * sizeof *argv);
     pid_t parent = getpid();
     fflush(NULL);
     pid_t pid = fork();
@@ -179,12 +210,37 @@ int search_trial_start(const struct search_runner *r, struct search_trial *t)
         fprintf(stderr, "maya search: cannot execute %s: %s\n", argv[0], strerror(errno));
         _exit(127);
     }
-    free(argv);
     close(fd);
     if (pid < 0)
         return maya_error("cannot start a trial: %m");
     t->pid = pid;
     return 0;
+}
+
+void search_trial_save_time(const struct search_trial *t, double secs)
+{
+    char path[PATH_MAX + 16];
+    snprintf(path, sizeof path, "%s/search-time", t->dir);
+    FILE *fp = fopen(path, "w");
+    if (fp) {
+        fprintf(fp, "%.3f\n", secs);
+        fclose(fp);
+    }
+}
+
+double search_trial_load_time(const struct search_trial *t)
+{
+    char path[PATH_MAX + 16], *text;
+    size_t len;
+    double secs = -1;
+    snprintf(path, sizeof path, "%s/search-time", t->dir);
+    if (access(path, R_OK) == 0 && maya_read_file(path, &text, &len) == 0) {
+        text[strcspn(text, "\r\n")] = 0;
+        if (maya_parse_double(text, &secs) < 0 || secs < 0)
+            secs = -1;
+        free(text);
+    }
+    return secs;
 }
 
 /* The last non-empty line of a file into buf ("" if none). */
@@ -254,7 +310,7 @@ void search_trial_read(struct search_trial *t, int ws)
         snprintf(path, sizeof path, "%s/search-trial.log", t->dir);
         last_line(path, line, sizeof line);
         int code = ws >= 0 && WIFEXITED(ws) ? WEXITSTATUS(ws) : -1;
-        snprintf(t->reason, sizeof t->reason, "maya run %s %d, no report%s%s",
+        snprintf(t->reason, sizeof t->reason, "maya %s %s %d, no report%s%s", t->reused[0] ? "report" : "run",
                  code >= 0 ? "exit" : "signal", code >= 0 ? code : ws >= 0 ? WTERMSIG(ws) : 0,
                  line[0] ? ": " : "", line);
         return;

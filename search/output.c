@@ -8,7 +8,12 @@
 #include "maya/common.h"
 #include "maya/json.h"
 
-static const char *status_name[] = { "pending", "ok", "oom", "failed" };
+static const char *status_name[] = { "pending", "ok", "oom", "failed", "pruned" };
+
+const char *search_status_name(int status)
+{
+    return status >= 0 && status < (int)MAYA_ARRAY_LEN(status_name) ? status_name[status] : "?";
+}
 
 /* Valid fastest first, then oom, then failed; the strategy's order within. */
 static int by_result(const void *a, const void *b)
@@ -47,6 +52,29 @@ static void fmt_mem(char *buf, size_t size, const struct search_trial *t)
         snprintf(buf, size, "-");
 }
 
+double search_gpu_hours_per_1k(const struct search_trial *t)
+{
+    return t->status == SEARCH_OK && t->ngpus > 0 ? t->iteration_s * 1000.0 * t->ngpus / 3600.0 : -1;
+}
+
+static void fmt_hours(char *buf, size_t size, const struct search_trial *t)
+{
+    double h = search_gpu_hours_per_1k(t);
+    if (h >= 0)
+        snprintf(buf, size, "%.3f", h);
+    else
+        snprintf(buf, size, "-");
+}
+
+static void fmt_cost(char *buf, size_t size, const struct search_trial *t)
+{
+    double h = search_gpu_hours_per_1k(t);
+    if (h >= 0 && t->price_per_gpu_hour > 0)
+        snprintf(buf, size, "%.2f", h * t->price_per_gpu_hour);
+    else
+        snprintf(buf, size, "-");
+}
+
 static int max_int(int a, int b)
 {
     return a > b ? a : b;
@@ -55,7 +83,7 @@ static int max_int(int a, int b)
 void search_print_table(FILE *fp, const struct search_result *res)
 {
     const struct search_space *s = res->space;
-    int *w = calloc(s->nparams, sizeof *w), wt = 9, wm = 11;
+    int *w = calloc(s->nparams, sizeof *w), wt = 9, wm = 11, wh = 13, wc = 12;
     char buf[64];
     if (!w)
         return;
@@ -70,10 +98,16 @@ void search_print_table(FILE *fp, const struct search_result *res)
         fmt_mem(buf, sizeof buf, res->trials[r]);
         wm = max_int(wm, (int)strlen(buf));
     }
+    char whatif_h[] = "GPU-h/1k it", whatif_c[] = "cost/1k it";
+    wh = (int)strlen(whatif_h);
+    wc = (int)strlen(whatif_c);
     fprintf(fp, "%4s", "#");
     for (int i = 0; i < s->nparams; i++)
         fprintf(fp, "  %-*s", w[i], s->params[i].name);
-    fprintf(fp, "  %*s  %*s  %-12s  %s\n", wt, "iteration", wm, "peak memory", "trial", "status");
+    fprintf(fp, "  %*s  %*s", wt, "iteration", wm, "peak memory");
+    if (res->whatif)
+        fprintf(fp, "  %*s  %*s", wh, whatif_h, wc, whatif_c);
+    fprintf(fp, "  %-12s  %s\n", "trial", "status");
     for (int r = 0; r < res->ntrials; r++) {
         const struct search_trial *t = res->trials[r];
         fprintf(fp, "%4d", r + 1);
@@ -82,8 +116,15 @@ void search_print_table(FILE *fp, const struct search_result *res)
         fmt_time(buf, sizeof buf, t);
         fprintf(fp, "  %*s", wt, buf);
         fmt_mem(buf, sizeof buf, t);
-        fprintf(fp, "  %*s  %-12s  %s%s%s\n", wm, buf, t->id, status_name[t->status], t->reason[0] ? ": " : "",
-                t->reason);
+        fprintf(fp, "  %*s", wm, buf);
+        if (res->whatif) {
+            fmt_hours(buf, sizeof buf, t);
+            fprintf(fp, "  %*s", wh, buf);
+            fmt_cost(buf, sizeof buf, t);
+            fprintf(fp, "  %*s", wc, buf);
+        }
+        fprintf(fp, "  %-12s  %s%s%s%s%s\n", t->id, status_name[t->status], t->reason[0] ? ": " : "", t->reason,
+                t->reused[0] ? t->reason[0] ? " " : ": " : "", t->reused[0] ? "(re-reported from its trace)" : "");
     }
     free(w);
     const struct search_trial *b = best(res);
@@ -97,7 +138,20 @@ void search_print_table(FILE *fp, const struct search_result *res)
     fmt_time(buf, sizeof buf, b);
     fprintf(fp, " (%s per iteration", buf);
     fmt_mem(buf, sizeof buf, b);
-    fprintf(fp, ", %s peak; trials/%s)\n", buf, b->id);
+    fprintf(fp, ", %s peak", buf);
+    if (res->whatif && search_gpu_hours_per_1k(b) >= 0) {
+        fmt_hours(buf, sizeof buf, b);
+        fprintf(fp, ", %s GPU-hours", buf);
+        if (b->price_per_gpu_hour > 0) {
+            fmt_cost(buf, sizeof buf, b);
+            fprintf(fp, " costing %s", buf);
+        }
+        fprintf(fp, " per 1,000 iterations");
+    }
+    fprintf(fp, "; trials/%s)\n", b->id);
+    if (res->pruned)
+        fprintf(fp, "pruned: %d trial%s not run (the rules named in their rows)\n", res->pruned,
+                res->pruned == 1 ? "" : "s");
 }
 
 static void write_trial(struct json *j, const char *key, const struct search_space *s, const struct search_trial *t)
@@ -119,6 +173,19 @@ static void write_trial(struct json *j, const char *key, const struct search_spa
     snprintf(dir, sizeof dir, "trials/%s", t->id);
     json_str(j, "dir", dir);
     json_bool(j, "cached", t->cached);
+    json_num(j, "trial_wall_s", t->wall_s >= 0 ? t->wall_s : NAN);
+    json_str(j, "pruned_by", t->pruned_by[0] ? t->pruned_by : NULL);
+    json_str(j, "reused_trace_of", t->reused[0] ? t->reused : NULL);
+    json_str(j, "gpus", t->gpus);
+    json_str(j, "cluster", t->cluster);
+    if (t->ngpus > 0)
+        json_int(j, "gpu_count", t->ngpus);
+    else
+        json_null(j, "gpu_count");
+    json_num(j, "gpu_hours_per_1k_iterations", search_gpu_hours_per_1k(t) >= 0 ? search_gpu_hours_per_1k(t) : NAN);
+    json_num(j, "price_per_gpu_hour", t->price_per_gpu_hour > 0 ? t->price_per_gpu_hour : NAN);
+    json_num(j, "cost_per_1k_iterations", search_gpu_hours_per_1k(t) >= 0 && t->price_per_gpu_hour > 0
+                                              ? search_gpu_hours_per_1k(t) * t->price_per_gpu_hour : NAN);
     json_arr(j, "command");
     for (int i = 0; t->argv[i]; i++)
         json_str(j, NULL, t->argv[i]);
@@ -158,6 +225,22 @@ static void write_json(FILE *fp, const struct search_result *res)
     json_int(&j, "duplicates", res->duplicates);
     json_int(&j, "trials_run", res->run);
     json_int(&j, "trials_cached", res->cached);
+    json_int(&j, "trials_pruned", res->pruned);
+    json_int(&j, "trials_reused", res->reused);
+    json_num(&j, "wall_time_s", res->wall_s);
+    double sum = 0;
+    for (int r = 0; r < res->ntrials; r++)
+        sum += res->trials[r]->wall_s > 0 ? res->trials[r]->wall_s : 0;
+    json_num(&j, "trials_wall_s", sum);
+    if (res->slurm) {
+        json_obj(&j, "slurm");
+        json_int(&j, "arrays", res->slurm->waves);
+        json_int(&j, "array_tasks", res->slurm->tasks);
+        json_int(&j, "resubmitted", res->resubmitted);
+        json_num(&j, "submit_s", res->slurm->submit_s);
+        json_num(&j, "array_s", res->slurm->array_s);
+        json_end_obj(&j);
+    }
     json_bool(&j, "stopped_early", res->stopped_early);
     json_str(&j, "stop_reason", res->stop_reason);
     if (best(res))

@@ -1,0 +1,374 @@
+/* maya search: running a search's trials, locally (-j at once) or as Slurm
+ * job arrays: each is answered without running when it can be (invalid, a
+ * pruning rule, the cache, an earlier trial's trace to re-report), else
+ * started; and the CMA-ES's generations over them. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "search.h"
+#include "maya/common.h"
+
+static void show_done(const struct search *s, const struct search_trial *t, int done)
+{
+    if (s->quiet)
+        return;
+    fprintf(stderr, "maya search: [%d/%d]", done, s->planned);
+    for (int i = 0; i < s->space.nparams; i++)
+        fprintf(stderr, " %s=%s", s->space.params[i].name, s->space.params[i].values[t->choice[i]]);
+    if (t->status == SEARCH_OK)
+        fprintf(stderr, ": %.3f ms", t->iteration_s * 1e3);
+    else
+        fprintf(stderr, ": %s", search_status_name(t->status));
+    fprintf(stderr, "%s%s%s\n", t->cached ? " (cached)" : "", t->pruned_by[0] ? " (pruned)" : "",
+            t->reused[0] ? " (re-reported)" : "");
+}
+
+
+static void finish(struct search *s, struct search_progress *p, struct search_trial *t)
+{
+    if (t->start_s > 0 && !t->cached)
+        search_trial_save_time(t, search_now_s() - t->start_s);
+    /* only a directory this trial's own command wrote says how long it took */
+    t->wall_s = t->cached || t->start_s > 0 || t->attempts > 0 ? search_trial_load_time(t) : -1;
+    t->phase = 2;
+    p->done[p->ndone++] = t;
+    s->pruned += t->pruned_by[0] != 0;
+    s->reused += t->reused[0] != 0;
+    show_done(s, t, p->ndone);
+    if (t->status == SEARCH_OK && (p->best_s < 0 || t->iteration_s < p->best_s)) {
+        p->best_s = t->iteration_s;
+        p->since_best = 0;
+    } else {
+        p->since_best++;
+    }
+    if (s->patience && p->since_best >= s->patience)
+        p->stop = 1;
+}
+
+/* What to do with a trial that has not started. */
+enum { READY_DONE, READY_WAIT, READY_RUN, READY_REPORT };
+
+/* Answer t without running it when the cache, a pruning rule or an earlier
+ * trial's trace can (READY_DONE, t finished); READY_WAIT while a trial of
+ * the same trace runs (its trace will serve); READY_REPORT with *origin a
+ * trial whose trace t re-reports; else READY_RUN. */
+static int ready(struct search *s, struct search_progress *p, struct search_trial *t, const struct search_trial **origin)
+{
+    if (t->invalid) {
+        t->status = SEARCH_FAILED;
+        t->iteration_s = t->peak_bytes = -1;
+        return READY_DONE;
+    }
+    /* pruning first: what a search answers does not depend on what its
+     * cache happens to hold */
+    if (search_prune(&s->space, t, p->done, p->ndone))
+        return READY_DONE;
+    if (search_trial_done(t)) {
+        t->cached = 1;
+        search_trial_read(t, -1);
+        return READY_DONE;
+    }
+    if (!s->reuse)
+        return READY_RUN;
+    for (int d = 0; d < p->ndone; d++) {
+        const struct search_trial *o = p->done[d];
+        if (o->trace_k1 != t->trace_k1 || o->trace_k2 != t->trace_k2 || o->reused[0] || o->pruned_by[0] ||
+            (o->status != SEARCH_OK && o->status != SEARCH_OOM))
+            continue;
+        const double gib = 1024.0 * 1024.0 * 1024.0;
+        if (o->status == SEARCH_OOM && t->gpu_memory_bytes > o->gpu_memory_bytes)
+            continue; /* more memory than the one that ran out: emulate it */
+        if (o->status == SEARCH_OOM || o->peak_bytes > t->gpu_memory_bytes) {
+            /* the ranks allocate the same on either GPU */
+            t->status = SEARCH_OOM;
+            t->iteration_s = -1;
+            t->peak_bytes = o->peak_bytes;
+            snprintf(t->reused, sizeof t->reused, "%s", o->id);
+            if (o->status == SEARCH_OOM)
+                snprintf(t->reason, sizeof t->reason, "out of GPU memory: trials/%s, the same ranks, ran out on "
+                         "%.2f GiB, this GPU has %.2f GiB", o->id, o->gpu_memory_bytes / gib,
+                         t->gpu_memory_bytes / gib);
+            else
+                snprintf(t->reason, sizeof t->reason, "out of GPU memory: the same ranks (trials/%s) need %.2f GiB, "
+                         "this GPU has %.2f GiB", o->id, o->peak_bytes / gib, t->gpu_memory_bytes / gib);
+            return READY_DONE;
+        }
+        *origin = o;
+        return READY_REPORT;
+    }
+    for (int i = 0; i < s->ntrials; i++)
+        if (s->trials[i].phase == 1 && s->trials[i].trace_k1 == t->trace_k1 &&
+            s->trials[i].trace_k2 == t->trace_k2 && !s->trials[i].reused[0])
+            return READY_WAIT;
+    return READY_RUN;
+}
+
+/* t's directory made ready and the command that produces its report
+ * (malloc'd, search_free_argv): maya run, or maya report of origin's
+ * trace for t's GPU and cluster. NULL with a message on error. */
+static char **trial_command(struct search *s, struct search_trial *t, const struct search_trial *origin)
+{
+    struct search_argv l = { 0 };
+    const struct search_target *tg = &s->targets[t->target];
+    int rc = search_argv_push(&l, s->exe);
+    if (origin) {
+        /* the trial's cluster as resolved for its GPU, in its directory */
+        char path[PATH_MAX + 32];
+        snprintf(path, sizeof path, "%s/search-cluster.conf", t->dir);
+        snprintf(t->reused, sizeof t->reused, "%s", origin->id);
+        rc = rc < 0 || search_trial_prepare_reuse(t, origin->dir) < 0 ? -1 : 0;
+        FILE *fp = rc == 0 ? fopen(path, "w") : NULL;
+        if (fp) {
+            maya_cluster_spec_print(fp, &tg->spec);
+            rc = fclose(fp) != 0 ? maya_error("cannot write %s: %m", path) : 0;
+        } else if (rc == 0) {
+            rc = maya_error("cannot create %s: %m", path);
+        }
+        if (rc == 0)
+            rc = search_argv_push(&l, "report") < 0 || search_argv_push(&l, "-q") < 0 || search_argv_push_all(&l, s->report_opts.argv) < 0 ||
+                 search_argv_push(&l, "-g") < 0 || search_argv_push(&l, tg->gpu_key) < 0 || search_argv_push(&l, "--cluster") < 0 ||
+                 search_argv_push(&l, path) < 0 || search_argv_push(&l, t->dir) < 0 ? -1 : 0;
+    } else {
+        rc = rc < 0 || search_trial_prepare(t) < 0 || search_argv_push(&l, "run") < 0 || search_argv_push_all(&l, s->run_opts.argv) < 0
+                 ? -1 : 0;
+        if (rc == 0 && t->gpus)
+            rc = search_argv_push(&l, "-g") < 0 || search_argv_push(&l, t->gpus) < 0 ? -1 : 0;
+        if (rc == 0 && t->cluster)
+            rc = search_argv_push(&l, "--cluster") < 0 || search_argv_push(&l, t->cluster) < 0 ? -1 : 0;
+        if (rc == 0)
+            rc = search_argv_push(&l, "-o") < 0 || search_argv_push(&l, t->dir) < 0 || search_argv_push(&l, "--") < 0 ||
+                 search_argv_push_all(&l, t->argv) < 0 ? -1 : 0;
+    }
+    if (rc < 0) {
+        search_free_argv(l.argv);
+        return NULL;
+    }
+    return l.argv;
+}
+
+/* A trial that could not start is failed, with the reason. */
+static void not_started(struct search *s, struct search_progress *p, struct search_trial *t)
+{
+    t->status = SEARCH_FAILED;
+    snprintf(t->reason, sizeof t->reason, "%s", maya_last_error());
+    finish(s, p, t);
+}
+
+/* Local: start trials first.. in order, up to s->jobs running; answered
+ * ones finish at once. */
+static void start_more(struct search *s, struct search_progress *p, int first, int *running)
+{
+    for (int i = first; i < s->ntrials && !p->stop && !*s->stop && *running < s->jobs; i++) {
+        struct search_trial *t = &s->trials[i];
+        const struct search_trial *origin = NULL;
+        if (t->phase != 0)
+            continue;
+        int what = ready(s, p, t, &origin);
+        if (what == READY_DONE) {
+            finish(s, p, t);
+            continue;
+        }
+        if (what == READY_WAIT)
+            continue;
+        char **argv = trial_command(s, t, origin);
+        if (argv && search_trial_spawn(t, argv) == 0) {
+            t->start_s = search_now_s();
+            t->phase = 1;
+            (*running)++;
+            p->run += !origin;
+        } else {
+            not_started(s, p, t);
+        }
+        search_free_argv(argv);
+    }
+}
+
+/* Local: run trials first.. of s->trials, at most s->jobs at once, until
+ * all ran, --patience trials in a row were no faster, or a signal came.
+ * Finished ones are added to p->done. */
+static void run_local(struct search *s, struct search_progress *p, int first)
+{
+    int running = 0, killed = 0;
+    for (;;) {
+        start_more(s, p, first, &running);
+        if (running == 0)
+            break;
+        if (*s->stop && !killed) {
+            for (int i = 0; i < s->ntrials; i++)
+                if (s->trials[i].pid > 0)
+                    kill(s->trials[i].pid, SIGTERM);
+            killed = 1;
+        }
+        int ws;
+        pid_t pid = waitpid(-1, &ws, WNOHANG);
+        if (pid < 0 && errno == ECHILD)
+            break;
+        if (pid <= 0) {
+            struct timespec ts = { 0, 20 * 1000 * 1000 };
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        for (int i = 0; i < s->ntrials; i++) {
+            struct search_trial *t = &s->trials[i];
+            if (t->pid != pid)
+                continue;
+            t->pid = 0;
+            running--;
+            if (!*s->stop) { /* a trial stopped by the signal is no result */
+                search_trial_read(t, ws);
+                finish(s, p, t);
+            } else {
+                t->phase = 0;
+            }
+            break;
+        }
+    }
+}
+
+/* --slurm: waves of trials first.. as job arrays, each every trial that is
+ * ready (at most s->jobs), until none is left, --patience, or a signal. A
+ * trial whose task never finished goes into the next wave, at most
+ * --retries times more. 0 or -1. */
+static int run_slurm(struct search *s, struct search_progress *p, int first)
+{
+    int cap = s->ntrials - first, rc = 0;
+    struct search_trial **wave = calloc(cap + 1, sizeof *wave);
+    char ***argvs = calloc(cap + 1, sizeof *argvs);
+    if (!wave || !argvs)
+        rc = maya_error("out of memory");
+    while (rc == 0 && !p->stop && !*s->stop) {
+        int n = 0;
+        for (int i = first; i < s->ntrials && n < s->jobs && !p->stop; i++) {
+            struct search_trial *t = &s->trials[i];
+            const struct search_trial *origin = NULL;
+            if (t->phase != 0)
+                continue;
+            int what = ready(s, p, t, &origin);
+            if (what == READY_DONE)
+                finish(s, p, t);
+            if (what == READY_DONE || what == READY_WAIT)
+                continue;
+            if (!(argvs[n] = trial_command(s, t, origin))) {
+                not_started(s, p, t);
+                continue;
+            }
+            t->phase = 1;
+            t->attempts++;
+            s->resubmitted += t->attempts > 1;
+            p->run += !origin && t->attempts == 1;
+            wave[n++] = t;
+        }
+        if (n == 0)
+            break;
+        if (!s->quiet)
+            fprintf(stderr, "maya search: submitting %d trial%s as a job array\n", n, n == 1 ? "" : "s");
+        rc = search_slurm_run(&s->slurm, wave, argvs, n, s->stop);
+        for (int k = 0; k < n; k++) {
+            struct search_trial *t = wave[k];
+            int code = rc == 0 ? search_trial_exit_status(t) : -1;
+            search_free_argv(argvs[k]);
+            argvs[k] = NULL;
+            if (code >= 0) {
+                search_trial_read(t, code << 8);
+                finish(s, p, t);
+            } else if (rc == 0 && !*s->stop && t->attempts > s->slurm.retries) {
+                t->status = SEARCH_FAILED;
+                snprintf(t->reason, sizeof t->reason, "its Slurm array task never finished, %d submission%s (last: "
+                         "job %s task %d, slurm/wave-%d/task-%d.out)", t->attempts, t->attempts == 1 ? "" : "s",
+                         s->slurm.last_job, k, s->slurm.waves, k);
+                finish(s, p, t);
+            } else {
+                t->phase = 0; /* preempted or lost: submitted again (or left for a resumed search) */
+                t->reused[0] = 0;
+            }
+        }
+    }
+    free(argvs);
+    free(wave);
+    return rc;
+}
+
+int search_run_trials(struct search *s, struct search_progress *p, int first)
+{
+    if (s->use_slurm)
+        return run_slurm(s, p, first);
+    run_local(s, p, first);
+    return 0;
+}
+
+/* A CMA-ES stops when this many generations in a row drew no new trial. */
+#define CMAES_STALL 20
+
+/* --strategy cmaes: draw a generation of points (value indexes of the
+ * parameters that have more than one value), run the new ones, score every
+ * point (a point or command line seen before gets its trial's result
+ * without counting against the budget; oom and failed rank last), update,
+ * until s->planned distinct trials, --patience, or CMAES_STALL generations
+ * without a new point. 0 or -1. */
+int search_cmaes_trials(struct search *s, struct search_progress *p, const char *setup, size_t setup_len)
+{
+    const struct search_space *sp = &s->space;
+    int n = 0, *dims = calloc(sp->nparams, sizeof *dims), *nvalues = calloc(sp->nparams, sizeof *nvalues);
+    int *choice = calloc(sp->nparams, sizeof *choice);
+    for (int i = 0; dims && nvalues && i < sp->nparams; i++)
+        if (sp->params[i].nvalues > 1) {
+            dims[n] = i;
+            nvalues[n++] = sp->params[i].nvalues;
+        }
+    struct search_cmaes *c = dims && nvalues && choice ? search_cmaes_new(n, nvalues, 0, s->seed) : NULL;
+    int lambda = c ? search_cmaes_lambda(c) : 0;
+    int *index = calloc(lambda * n + 1, sizeof *index), *which = calloc(lambda + 1, sizeof *which);
+    double *score = calloc(lambda + 1, sizeof *score);
+    struct maya_map seen = { 0 };
+    int rc = c && index && which && score ? 0 : maya_error("out of memory");
+    s->population = lambda;
+    for (int stall = 0; rc == 0 && !p->stop && !*s->stop && s->ntrials < s->planned;) {
+        if (stall >= CMAES_STALL) {
+            snprintf(s->stop_reason, sizeof s->stop_reason, "%d generations drew no new configuration",
+                     CMAES_STALL);
+            break;
+        }
+        int first = s->ntrials, missing = 0;
+        search_cmaes_ask(c, index);
+        s->generations++;
+        for (int k = 0; k < lambda && rc == 0; k++) {
+            for (int j = 0; j < n; j++)
+                choice[dims[j]] = index[k * n + j];
+            int before = s->ntrials;
+            which[k] = search_add_trial(s, &seen, choice, setup, setup_len);
+            rc = which[k] == -1 ? -1 : 0;
+            s->duplicates += which[k] >= 0 && s->ntrials == before;
+        }
+        if (rc < 0)
+            break;
+        if ((rc = search_run_trials(s, p, first)) < 0)
+            break;
+        for (int k = 0; k < lambda; k++) {
+            const struct search_trial *t = which[k] >= 0 ? &s->trials[which[k]] : NULL;
+            missing += !t || t->status == SEARCH_PENDING;
+            /* a dominated trial is slower than the valid one that pruned it */
+            score[k] = t && t->status == SEARCH_OK ? t->iteration_s
+                     : t && t->status == SEARCH_PRUNED ? t->bound_s * (1 + 1e-9) : INFINITY;
+        }
+        if (missing) /* stopped, or out of trials */
+            break;
+        search_cmaes_tell(c, score);
+        stall = s->ntrials > first ? 0 : stall + 1;
+    }
+    maya_map_free(&seen);
+    search_cmaes_free(c);
+    free(score);
+    free(which);
+    free(index);
+    free(choice);
+    free(nvalues);
+    free(dims);
+    return rc;
+}
