@@ -7,6 +7,8 @@
 // Prints name=value lines:
 //   <prefix>launch_ns_median      kernel<<<grid, block, 0, stream>>>(3 args)
 //   <prefix>launch_ns_p90
+//   <prefix>launch_real_ns_median    the same after a small copy made bytes at its
+//                                    pointer real (docs/values.md: the lookup it costs)
 //   <prefix>launch_legacy_ns_median  the same on the legacy default stream
 //   <prefix>memcpy_async_ns_median  cudaMemcpyAsync of 256 bytes host to device
 //   <prefix>event_record_ns_median  cudaEventRecord
@@ -69,6 +71,12 @@ int main(int argc, char **argv)
     CHECK(cudaGetLastError());
     print(prefix, "launch_ns_median", l[l.size() / 2]);
     print(prefix, "launch_ns_p90", l[l.size() * 9 / 10]);
+    // the same with real bytes where the kernel's pointer points (a small
+    // copy made them real): each launch looks its pointer up among them
+    static char real_src[256];
+    CHECK(cudaMemcpy(x, real_src, sizeof real_src, cudaMemcpyHostToDevice));
+    auto lr = rounds(nrounds, batch, [&](int i) { step<<<n / 256, 256, 0, s>>>(x, 1.0f + i, n); });
+    print(prefix, "launch_real_ns_median", lr[lr.size() / 2]);
     auto ll = rounds(nrounds / 4, batch, [&](int i) { step<<<n / 256, 256>>>(x, 1.0f + i, n); });
     print(prefix, "launch_legacy_ns_median", ll[ll.size() / 2]);
 

@@ -247,6 +247,23 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         }
         break;
     }
+    case MAYA_REC_VALUE_READ: {
+        const struct maya_rec_value_read *v = (const void *)h;
+        static const char *kinds[] = { "real", "none", "kernel", "library", "copy", "memset", "coll" };
+        const char *who = "";
+        if (v->writer_kind == MAYA_WRITER_KERNEL) {
+            const struct maya_rec_kernel *k = maya_trace_kernel(r, v->writer);
+            who = k ? maya_trace_string(r, k->name) : "?";
+        } else if (v->writer_kind != MAYA_WRITER_NONE) {
+            who = maya_trace_string(r, v->writer);
+        }
+        fprintf(o, "value_read   src=0x%" PRIx64 " bytes=%" PRIu64 " not_real=%" PRIu64 " writer=%s%s%s", v->src,
+                v->bytes, v->unreal_bytes, v->writer_kind < 7 ? kinds[v->writer_kind] : "?", who[0] ? ":" : "",
+                who ? who : "?");
+        if (v->declared)
+            fprintf(o, " declared=\"%s\"", maya_trace_string(r, v->declared));
+        break;
+    }
     case MAYA_REC_COMM: {
         const struct maya_rec_comm *c = (const void *)h;
         fprintf(o, "comm         id=0x%016" PRIx64 " rank=%d/%d dev=%d gpu=%d parent=0x%" PRIx64

@@ -318,6 +318,7 @@ uint32_t maya_rec_min_bytes(uint16_t type)
     case MAYA_REC_COLL: return sizeof(struct maya_rec_coll);
     case MAYA_REC_GRAPH: return sizeof(struct maya_rec_graph);
     case MAYA_REC_MARKER: return sizeof(struct maya_rec_marker);
+    case MAYA_REC_VALUE_READ: return sizeof(struct maya_rec_value_read);
     case MAYA_REC_END: return sizeof(struct maya_rec_end);
     case MAYA_REC_JOB: return sizeof(struct maya_rec_job);
     case MAYA_REC_JOB_COMM: return sizeof(struct maya_rec_job_comm);
@@ -524,6 +525,7 @@ const char *maya_rec_type_name(uint16_t type)
     case MAYA_REC_COLL: return "coll";
     case MAYA_REC_GRAPH: return "graph";
     case MAYA_REC_MARKER: return "marker";
+    case MAYA_REC_VALUE_READ: return "value_read";
     case MAYA_REC_END: return "end";
     case MAYA_REC_JOB: return "job";
     case MAYA_REC_JOB_COMM: return "job_comm";

@@ -145,6 +145,15 @@ $(PTX_UNIT): $(B)/obj/tests/torch/unit_ptx_ops.o $(B)/obj/emulator/core/ptx_ops.
 	$(CC) -o $@ $^ $(LDFLAGS)
 ALL_TARGETS += $(PTX_UNIT)
 
+# Unit test of the PTX executor (core/ptx_exec.c) on hand-written kernels
+# and damaged PTX, built from its objects (the core hides its internals).
+PTX_EXEC_UNIT := $(B)/tests/unit/test_ptx_exec
+$(B)/obj/tests/emulator/unit_ptx_exec.o: EXTRA_CFLAGS := -Iemulator/core
+$(PTX_EXEC_UNIT): $(B)/obj/tests/emulator/unit_ptx_exec.o $(B)/obj/emulator/core/ptx_exec.o \
+		$(B)/obj/emulator/core/ptx_parse.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) -lm
+ALL_TARGETS += $(PTX_EXEC_UNIT)
 # Unit test of reading kernels' work from PTX (core/ptx_parse.c,
 # kernel_work.c) and of evaluating it per launch (estimator/kernel_cost.c).
 KWORK_UNIT := $(B)/tests/unit/test_kernel_work

@@ -72,6 +72,10 @@ struct loader {
     uint64_t capsl;
     uint64_t *unsup;               /* by name id - 1 */
     uint64_t capunsup;
+    uint64_t *unreal;              /* reads of values not computed, by writer name id - 1 */
+    uint64_t capunreal;
+    uint64_t *declared;            /* reads answered by a declaration, by its text's name id - 1 */
+    uint64_t capdeclared;
     uint64_t *nocode;              /* kernel launches priced without code, by name id - 1 */
     uint64_t capnocode;
     uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
@@ -79,6 +83,58 @@ struct loader {
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
     uint32_t stamp;
 };
+
+/* Add one to counts[id - 1], growing the array (new entries zero). */
+static int count_by_name(uint64_t **counts, uint64_t *cap, uint32_t id)
+{
+    uint64_t old = *cap;
+    if (SIM_GROW(*counts, *cap, id) < 0)
+        return -1;
+    memset(*counts + old, 0, (*cap - old) * sizeof **counts);
+    (*counts)[id - 1]++;
+    return 0;
+}
+
+/* A loader's counts by name id, as the job keeps them: one per name. */
+static uint64_t *by_name(const struct sim_job *j, const uint64_t *counts, uint64_t n)
+{
+    uint64_t *out = calloc(MAYA_MAX(j->nnames, 1), sizeof *out);
+    for (uint64_t i = 0; out && i < n && i < j->nnames; i++)
+        out[i] = counts[i];
+    return out;
+}
+
+/* A host read of device bytes the run did not compute (VALUE_READ): counted
+ * by what would have had to write them, a kernel by its name. */
+static int value_read(struct loader *L, const struct maya_rec_hdr *h)
+{
+    const struct maya_rec_value_read *v = (const void *)h;
+    if (h->bytes < sizeof *v)
+        return maya_error("rank %d: a VALUE_READ record of %u bytes; expected at least %zu", L->cur->rank,
+                          h->bytes, sizeof *v);
+    const char *name = NULL;
+    if (v->writer_kind == MAYA_WRITER_KERNEL) {
+        const struct maya_rec_kernel *k = maya_trace_kernel(L->r, v->writer);
+        name = k ? maya_trace_string(L->r, k->name) : NULL;
+    } else if (v->writer_kind == MAYA_WRITER_NONE) {
+        name = "(never written)";
+    } else {
+        name = maya_trace_string(L->r, v->writer);
+    }
+    if (v->declared) {
+        /* the program was given the declared value (MAYA_VALUES) */
+        uint32_t id = sim_intern(L->j, maya_trace_string(L->r, v->declared));
+        if (!id || count_by_name(&L->declared, &L->capdeclared, id) < 0)
+            return maya_error("out of memory loading the job");
+        L->cur->values_declared++;
+        return 0;
+    }
+    uint32_t id = sim_intern(L->j, name ? name : "(unknown writer)");
+    if (!id || count_by_name(&L->unreal, &L->capunreal, id) < 0)
+        return maya_error("out of memory loading the job");
+    L->cur->values_not_computed++;
+    return 0;
+}
 
 static int new_stream(struct loader *L, uint64_t id, int device, uint32_t flags)
 {
@@ -257,11 +313,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         return maya_error("out of memory loading the job");
     if (h->flags & MAYA_F_UNSUPPORTED) {
         r->unsupported++;
-        uint64_t old = L->capunsup;
-        if (SIM_GROW(L->unsup, L->capunsup, o->name) < 0)
+        if (count_by_name(&L->unsup, &L->capunsup, o->name) < 0)
             return maya_error("out of memory loading the job");
-        memset(L->unsup + old, 0, (L->capunsup - old) * sizeof *L->unsup);
-        L->unsup[o->name - 1]++;
     }
     int active = c->result == 0 && !(h->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING));
     int on_stream = 0;
@@ -661,6 +714,8 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
             rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
         } else if (maya_rec_is_call(h->type)) {
             rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
+        } else if (h->type == MAYA_REC_VALUE_READ) {
+            rc = L.cur ? value_read(&L, h) : maya_error("%s: a value read outside any rank section", path);
         }
     }
     maya_trace_close(L.r);
@@ -669,20 +724,15 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     free(L.nic_seen);
     if (rc == 0 && !j->ranks)
         rc = maya_error("%s: no job record: not a collated job trace", path);
-    if (rc == 0) {
-        j->unsupported_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->unsupported_by_name);
-        j->no_code_by_name = calloc(MAYA_MAX(j->nnames, 1), sizeof *j->no_code_by_name);
-        if (!j->unsupported_by_name || !j->no_code_by_name) {
-            rc = maya_error("out of memory");
-        } else {
-            for (uint64_t i = 0; i < L.capunsup && i < j->nnames; i++)
-                j->unsupported_by_name[i] = L.unsup[i];
-            for (uint64_t i = 0; i < L.capnocode && i < j->nnames; i++)
-                j->no_code_by_name[i] = L.nocode[i];
-        }
-    }
+    if (rc == 0 && (!(j->unsupported_by_name = by_name(j, L.unsup, L.capunsup)) ||
+                    !(j->no_code_by_name = by_name(j, L.nocode, L.capnocode)) ||
+                    !(j->unreal_by_name = by_name(j, L.unreal, L.capunreal)) ||
+                    !(j->declared_by_name = by_name(j, L.declared, L.capdeclared))))
+        rc = maya_error("out of memory");
     free(L.unsup);
     free(L.nocode);
+    free(L.unreal);
+    free(L.declared);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
@@ -740,6 +790,8 @@ void sim_free(struct sim_job *j)
         free(j->names[i]);
     free(j->names);
     free(j->unsupported_by_name);
+    free(j->unreal_by_name);
+    free(j->declared_by_name);
     free(j->no_code_by_name);
     maya_map_free(&j->name_ids);
     maya_map_free(&j->comm_ids);

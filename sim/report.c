@@ -266,6 +266,63 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
     }
 }
 
+/* Small host reads (device-to-host copies, .item()) of device bytes that
+ * were never made real: what the program saw there is not what a GPU would
+ * have computed, so a check on it can fail here and not on the GPU. Named
+ * by what would have had to run (kernels by name), most reads first. */
+static void print_values_not_computed(FILE *fp, const struct sim_job *j, const struct sim_summary *s)
+{
+    fprintf(fp, "values not computed: ");
+    if (!s->values_not_computed) {
+        fprintf(fp, "none (every small read by the host saw real values)\n");
+        return;
+    }
+    fprintf(fp, "%" PRIu64 " small read%s by the host saw device bytes that were never computed; "
+                "a check on them can fail here and not on a GPU.\n  what would have had to run: ",
+            s->values_not_computed, s->values_not_computed == 1 ? "" : "s");
+    /* most reads first (ties by name id), at most 10 names: O(10 names) */
+    uint64_t last = UINT64_MAX;
+    uint32_t last_id = 0;
+    int shown = 0, more = 0;
+    for (;;) {
+        uint32_t best = 0;
+        for (uint32_t i = 0; i < j->nnames; i++) {
+            uint64_t c = j->unreal_by_name[i];
+            if (!c || c > last || (c == last && i + 1 <= last_id))
+                continue;
+            if (!best || c > j->unreal_by_name[best - 1])
+                best = i + 1;
+        }
+        if (!best)
+            break;
+        if (shown == 10) {
+            for (uint32_t i = 0; i < j->nnames; i++) {
+                uint64_t c = j->unreal_by_name[i];
+                more += c && (c < last || (c == last && i + 1 > last_id));
+            }
+            break;
+        }
+        fprintf(fp, "%s%s x %" PRIu64, shown++ ? ", " : "", j->names[best - 1], j->unreal_by_name[best - 1]);
+        last = j->unreal_by_name[best - 1];
+        last_id = best;
+    }
+    if (more)
+        fprintf(fp, " and %d more (report.json lists all)", more);
+    fprintf(fp, "\n");
+}
+
+/* The MAYA_VALUES declarations that answered reads, with how many. */
+static void print_declared(FILE *fp, const struct sim_job *j)
+{
+    int any = 0;
+    for (uint32_t i = 0; i < j->nnames; i++)
+        if (j->declared_by_name[i])
+            fprintf(fp, "%s%s (%" PRIu64 " read%s)", any++ ? ", " : "declared   values (MAYA_VALUES): ",
+                    j->names[i], j->declared_by_name[i], j->declared_by_name[i] == 1 ? "" : "s");
+    if (any)
+        fprintf(fp, "; the host was given these instead of values not computed\n");
+}
+
 /* The kernels priced by the fallback rule, most launched first: the first
  * NO_CODE_SHOWN of them, each name cut to NO_CODE_NAME characters (a
  * PyTorch kernel's demangled name runs to thousands); report.json has them
@@ -439,6 +496,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                 fprintf(fp, "%s%s x %" PRIu64, any++ ? ", " : "", j->names[i], j->unsupported_by_name[i]);
             }
         fprintf(fp, "%s\n", any ? " (they returned not-supported errors)" : "none");
+        print_values_not_computed(fp, j, s);
+        print_declared(fp, j);
         fprintf(fp, "kernels    %" PRIu64 " launches priced from their code", s->kernel_launches - s->no_code_launches);
         if (s->no_code_launches) {
             fprintf(fp, "; %" PRIu64 " without code, priced by the fallback rule (docs/kernel-cost.md):",
@@ -650,6 +709,19 @@ static void write_json(FILE *fp, const struct facts *f)
     for (uint32_t i = 0; j && i < j->nnames; i++)
         if (j->unsupported_by_name[i])
             json_uint(&w, j->names[i], j->unsupported_by_name[i]);
+    json_end_obj(&w);
+    json_obj(&w, "values_not_computed");
+    json_uint(&w, "reads", j ? s->values_not_computed : 0);
+    json_obj(&w, "by_writer");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->unreal_by_name[i])
+            json_uint(&w, j->names[i], j->unreal_by_name[i]);
+    json_end_obj(&w);
+    json_end_obj(&w);
+    json_obj(&w, "declared_values");
+    for (uint32_t i = 0; j && i < j->nnames; i++)
+        if (j->declared_by_name[i])
+            json_uint(&w, j->names[i], j->declared_by_name[i]);
     json_end_obj(&w);
     if (f->replayed && s->mfu >= 0)
         json_num(&w, "mfu", s->mfu);

@@ -136,6 +136,8 @@ struct sim_rank {
     uint64_t nwaits, capwaits;
     uint64_t peak_bytes;          /* device memory, highest over its devices */
     uint64_t unsupported;
+    uint64_t values_not_computed; /* host reads of device bytes not real (VALUE_READ records) */
+    uint64_t values_declared;     /* of those, answered by a MAYA_VALUES declaration (not counted above) */
     int oom;
     /* replay */
     uint64_t next;                /* next op to issue */
@@ -252,6 +254,9 @@ struct sim_job {
     struct maya_map name_ids;     /* (hash, len) -> first id + 1; collisions chain by probing */
     /* unsupported calls by name */
     uint64_t *unsupported_by_name; /* by global id - 1 */
+    /* host reads of values not computed, by what would have written them */
+    uint64_t *unreal_by_name;     /* by global id - 1 */
+    uint64_t *declared_by_name;   /* reads a declaration answered, by its text's global id - 1 */
     /* kernel launches, and those priced without their code (by name) */
     uint64_t kernel_launches, no_code_launches;
     uint64_t *no_code_by_name;    /* by global id - 1 */

@@ -211,6 +211,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
         out->peak_memory_bytes = MAYA_MAX(out->peak_memory_bytes, r->peak_bytes);
         out->oom |= r->oom;
         out->unsupported_calls += r->unsupported;
+        out->values_not_computed += r->values_not_computed;
         out->ops += r->nops;
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];

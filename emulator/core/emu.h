@@ -402,6 +402,64 @@ EMU_API int emu_set_bytes(void *dst, int value, uint64_t bytes);
 /* Fill count elements of elem_bytes (1, 2 or 4) with *pattern, likewise. */
 EMU_API int emu_fill_bytes(void *dst, const void *pattern, unsigned elem_bytes, uint64_t count);
 
+/* The address range holding all device memory (lowest, highest + 1), read
+ * without a lock: words outside it are not device pointers. */
+void emu_mem_device_va(uint64_t *lo, uint64_t *hi);
+
+struct emu_kernel;
+struct emu_launch;
+
+/* A copy of the PTX text holding kernel k's .entry (the caller frees it):
+ * 0, or -1 when its module carries no PTX for it (fatbin.c). */
+EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
+
+/* ---- small kernels computed (kernel_exec.c) ---- */
+
+/* Run launch l of kernel k (packed parameters) on the CPU if it is small
+ * and its code is covered (docs/kernel-exec.md): 1 if it ran, its outputs
+ * then real bytes; 0 if it was not run (nothing changed, or what it wrote
+ * is spoilt again). */
+int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes);
+
+/* ---- declared values (declared_values.c) ---- */
+
+/* Read MAYA_VALUES: 0, or -1 with the message printed (init.c). */
+int emu_values_configure(void);
+/* A small read by the host of bytes not real, last written by writer (a
+ * kernel's or an API's name): if a declaration matches it, its value is
+ * written over the bytes bytes at dst and the declaration's string id is
+ * returned; otherwise 0 and nothing changes. */
+EMU_API uint32_t emu_values_declare(const char *writer, void *dst, uint64_t bytes);
+/* The demangled name of the kernel traced with id, or NULL (kernels.c). */
+EMU_API const char *emu_kernel_name_by_id(uint32_t id);
+
+/* ---- real bytes (real_bytes.c) ---- */
+
+/* Is value tracking on? (not in passthrough, not with MAYA_REAL_BYTES=0) */
+int emu_real_enabled(void);
+/* [p, p+bytes) now holds real values (a performed copy, memset, collective). */
+EMU_API void emu_real_mark(uint64_t p, uint64_t bytes);
+/* [p, p+bytes) was written by something not computed: kind is an enum
+ * maya_writer_kind, writer its kernel id (KERNEL) or API string id. */
+EMU_API void emu_real_spoil(uint64_t p, uint64_t bytes, uint32_t kind, uint32_t writer);
+/* The memory was freed: nothing is known of it any more. */
+EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
+/* A launch of kernel_id (not computed) with these packed parameters: every
+ * device pointer among its 8-byte words may have been written, except the
+ * words readonly (bit i: word i) says are pointers to const. */
+void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
+/* The parameter words of k that its demangled signature declares pointers
+ * to const ("float const*"): bit i for word i (layout known, first 64). */
+uint64_t emu_real_readonly_words(const struct emu_kernel *k);
+/* An op not computed (a library call: kind LIBRARY, writer its API string
+ * id) wrote at p: as one pointer of a launch. */
+EMU_API void emu_real_written(uint64_t p, uint32_t kind, uint32_t writer);
+/* How many bytes of [p, p+bytes) are not real; kind and writer say what
+ * last wrote the first of them (MAYA_WRITER_NONE: nothing did). */
+EMU_API uint64_t emu_real_check(uint64_t p, uint64_t bytes, uint32_t *kind, uint32_t *writer);
+/* A performed device-to-device copy: dst is real where src was. */
+EMU_API void emu_real_copy(uint64_t dst, uint64_t src, uint64_t bytes);
+
 /* ---- streams and events ---- */
 
 #define EMU_STREAM_MAGIC 0x7374726du
@@ -587,6 +645,10 @@ struct emu_kernel {
     int cluster_dims[3];         /* required cluster dimensions, 0 0 0 if none */
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
+    void *exec;                  /* struct emu_ptx_prog decoded for the executor, once */
+    int exec_state;              /* 0 not tried, 1 runnable, -1 not (kernel_exec.c) */
+    uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
+                                  * const, which a launch only reads (real_bytes.c) */
     /* the work summary read from its code (kernel_work.c), NULL if none,
      * and the pointer parameters whose extents each launch records */
     void *work;

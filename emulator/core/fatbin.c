@@ -1230,6 +1230,47 @@ static int ptx_ops(struct emu_image_index *x, const char *mangled, struct emu_pt
     return each_ptx_text(x, ops_visit, &a);
 }
 
+struct ptx_copy_arg {
+    const char *mangled;
+    char *text;
+    size_t bytes;
+};
+
+static int ptx_copy_visit(const struct blob *ptx, void *arg)
+{
+    struct ptx_copy_arg *a = arg;
+    struct emu_ptx_ops ops;
+    if (emu_ptx_op_counts((const char *)ptx->p, ptx->n, a->mangled, &ops) != 0)
+        return 0; /* no such entry in this text */
+    a->text = malloc(ptx->n ? ptx->n : 1);
+    if (!a->text)
+        return -1;
+    memcpy(a->text, ptx->p, ptx->n);
+    a->bytes = ptx->n;
+    return 1;
+}
+
+EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes)
+{
+    *text = NULL;
+    *bytes = 0;
+    if (!k || !k->mangled || !k->module || !k->module->image)
+        return -1;
+    int temp;
+    pthread_mutex_lock(&index_lock);
+    struct emu_image_index *x = module_index(k->module, k->module->image, k->module->image_bytes, &temp);
+    struct ptx_copy_arg a = { k->mangled, NULL, 0 };
+    int rc = x ? each_ptx_text(x, ptx_copy_visit, &a) : 0;
+    if (temp)
+        index_free_locked(x);
+    pthread_mutex_unlock(&index_lock);
+    if (rc != 1)
+        return -1;
+    *text = a.text;
+    *bytes = a.bytes;
+    return 0;
+}
+
 static void add_feature(struct maya_kfeature *f, uint32_t *n, const char *name, int value)
 {
     if (value >= 0)

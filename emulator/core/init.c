@@ -172,7 +172,7 @@ static int configure(void)
         maya_default_cluster(&hwspecs, config.gpu, config.gpus_per_node, &node);
         config.intra = node.intra;
     }
-    if (emu_host_clock_configure(&config) < 0)
+    if (emu_host_clock_configure(&config) < 0 || emu_values_configure() < 0)
         return -1;
     const char *dir = config.passthrough ? pt_trace_dir : getenv("MAYA_TRACE_DIR");
     if (dir && *dir && maya_snprintf(config.trace_dir, sizeof config.trace_dir, "%s", dir) < 0)

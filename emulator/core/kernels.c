@@ -15,6 +15,9 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct emu_module *modules;
 static uint32_t next_kernel_id = 1;
+/* kernel by trace id - 1, for naming what wrote bytes (declared_values.c) */
+static struct emu_kernel **by_id;
+static uint32_t cap_by_id;
 
 /* host stub address -> kernel, open addressing */
 static struct emu_kernel **by_stub;
@@ -204,7 +207,18 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
             k->layout_known = 1;
         emu_wait_end();
     }
+    k->readonly_words = emu_real_readonly_words(k);
     uint32_t id = next_kernel_id++;
+    if (id > cap_by_id) {
+        uint32_t c = cap_by_id ? cap_by_id * 2 : 256;
+        struct emu_kernel **n = realloc(by_id, c * sizeof *n);
+        if (n) {
+            by_id = n;
+            cap_by_id = c;
+        }
+    }
+    if (id <= cap_by_id)
+        by_id[id - 1] = k;
     pthread_mutex_unlock(&lock);
 
     size_t bytes = sizeof(struct maya_rec_kernel) + k->nparams * sizeof(struct maya_kparam) +
@@ -235,6 +249,14 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
         free(buf);
     }
     __atomic_store_n(&k->trace_id, id, __ATOMIC_RELEASE);
+}
+
+EMU_API const char *emu_kernel_name_by_id(uint32_t id)
+{
+    pthread_mutex_lock(&lock);
+    const char *name = id && id < next_kernel_id && id <= cap_by_id && by_id[id - 1] ? by_id[id - 1]->name : NULL;
+    pthread_mutex_unlock(&lock);
+    return name;
 }
 
 EMU_API enum emu_err emu_launch_check(const struct emu_launch *l)
@@ -323,6 +345,7 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
         return;
     struct emu_kernel *k = l->kernel;
     emu_kernel_prepare(k);
+    int spoils = result == 0 && emu_real_enabled();
     uint32_t pbytes = 0;
     if (extra_buf)
         pbytes = (uint32_t)MAYA_MIN(extra_bytes, MAX_PARAM_BYTES);
@@ -366,6 +389,10 @@ EMU_API void emu_trace_launch(uint32_t api, uint64_t t_enter, int result, const 
         ext[r->nextents++] = (struct maya_kextent){ .param = at, .bytes = reach };
     }
     r->h.bytes += r->nextents * (uint32_t)sizeof *ext;
+    /* Computed on the CPU if small (kernel_exec.c); otherwise what it was
+     * given may now hold other values. */
+    if (spoils && !emu_kernel_exec(k, l, params, pbytes))
+        emu_real_launch(k->trace_id, params, pbytes, k->readonly_words);
     emu_trace_emit(r);
 }
 

@@ -42,6 +42,11 @@ struct arena {
 static struct arena *dev_arenas;       /* one per device, made on first use */
 static struct arena vmm_arena;
 
+/* The lowest and highest address of device memory (every device's region
+ * and the VMM region), read without the lock by real_bytes.c on launches to
+ * tell device pointers from other parameter words. Only ever widened. */
+static uint64_t va_lo = UINT64_MAX, va_hi;
+
 static struct emu_alloc *allocs;       /* sorted by base */
 static size_t nallocs, cap_allocs;
 
@@ -58,6 +63,10 @@ static int arena_init(struct arena *a, uint64_t size, int prot)
                           (unsigned long long)size);
     a->base = (uint64_t)(uintptr_t)p;
     a->size = size;
+    if (a->base < __atomic_load_n(&va_lo, __ATOMIC_RELAXED))
+        __atomic_store_n(&va_lo, a->base, __ATOMIC_RELAXED);
+    if (a->base + size > __atomic_load_n(&va_hi, __ATOMIC_RELAXED))
+        __atomic_store_n(&va_hi, a->base + size, __ATOMIC_RELAXED);
     a->cap = 64;
     a->free = malloc(a->cap * sizeof *a->free);
     if (!a->free)
@@ -328,6 +337,8 @@ EMU_API enum emu_err emu_mem_free(uint64_t ptr, int kind_mask, struct emu_alloc 
         arena_give(&dev_arenas[copy.device], copy.base, copy.charged);
     }
     pthread_mutex_unlock(&mem_lock);
+    if (copy.device >= 0)
+        emu_real_forget(copy.base, MAYA_MAX(copy.bytes, copy.charged)); /* no values live on there */
     if (copy.pool)
         emu_pool_freed(copy.pool, copy.charged);
     if (copy.kind == MAYA_ALLOC_HOST)
@@ -335,6 +346,12 @@ EMU_API enum emu_err emu_mem_free(uint64_t ptr, int kind_mask, struct emu_alloc 
     if (out)
         *out = copy;
     return EMU_OK;
+}
+
+void emu_mem_device_va(uint64_t *lo, uint64_t *hi)
+{
+    *lo = __atomic_load_n(&va_lo, __ATOMIC_RELAXED);
+    *hi = __atomic_load_n(&va_hi, __ATOMIC_RELAXED);
 }
 
 EMU_API int emu_mem_lookup(uint64_t ptr, struct emu_alloc *out)

@@ -131,6 +131,12 @@ EMU_API enum emu_err emu_trace_host_func_on(uint32_t api, uint64_t t0, int resul
 EMU_API enum emu_err emu_trace_op(uint32_t api, uint64_t t0, int result, struct emu_stream *s, void *rec)
 {
     struct maya_rec_call *r = rec;
+    if (result == 0 && r->h.type == MAYA_REC_GEMM && !emu_stream_capturing(s)) {
+        /* the GEMM is not computed: its output holds no real values */
+        const struct maya_rec_gemm *g = rec;
+        emu_real_written(g->c, MAYA_WRITER_LIBRARY, api);
+        emu_real_written(g->d, MAYA_WRITER_LIBRARY, api);
+    }
     if (emu_stream_capturing(s)) {
         struct emu_node_params p = { .type = EMU_NODE_OP, .api = api, .op_rec = rec };
         enum emu_err e = emu_capture_add(s, &p, NULL);
@@ -187,6 +193,65 @@ static uint64_t copy_bytes(const struct emu_copy *c)
     return c->width * MAYA_MAX(c->height, 1) * MAYA_MAX(c->depth, 1);
 }
 
+/* Bytes from the first to the last a pitched copy's side touches. */
+static uint64_t copy_extent(const struct emu_copy *c, uint64_t pitch, uint64_t slice)
+{
+    return (MAYA_MAX(c->depth, 1) - 1) * slice + (MAYA_MAX(c->height, 1) - 1) * pitch + c->width;
+}
+
+/* What a copy did to the real bytes (real_bytes.c): a performed one makes
+ * its destination real where its source was (host memory always is); one
+ * not performed leaves its device destination written by a copy that moved
+ * nothing. A performed device-to-host copy of bytes that are not real is a
+ * host read of values not computed: 1 and *vr filled to be traced. */
+static int track_copy(uint32_t api, const struct emu_copy *c, int performed, struct maya_rec_value_read *vr)
+{
+    if (!emu_real_enabled() || c->kind == MAYA_COPY_H2H)
+        return 0;
+    uint64_t dst = (uint64_t)(uintptr_t)c->dst, src = (uint64_t)(uintptr_t)c->src;
+    if (!performed) {
+        if (c->dst_device >= 0)
+            emu_real_spoil(dst, copy_extent(c, c->dpitch, c->dslice), MAYA_WRITER_COPY, api);
+        return 0;
+    }
+    uint64_t height = MAYA_MAX(c->height, 1), depth = MAYA_MAX(c->depth, 1), unreal = 0;
+    uint32_t kind = MAYA_WRITER_REAL, writer = 0;
+    for (uint64_t z = 0; z < depth; z++)
+        for (uint64_t y = 0; y < height; y++) {
+            uint64_t d = dst + z * c->dslice + y * c->dpitch, s = src + z * c->sslice + y * c->spitch;
+            if (c->kind == MAYA_COPY_H2D) {
+                emu_real_mark(d, c->width);
+            } else if (c->kind == MAYA_COPY_D2H) {
+                uint32_t k, w;
+                uint64_t n = emu_real_check(s, c->width, &k, &w);
+                if (n && !unreal) {
+                    kind = k;
+                    writer = w;
+                }
+                unreal += n;
+            } else {
+                emu_real_copy(d, s, c->width);
+            }
+        }
+    if (!unreal)
+        return 0;
+    /* what the user declared such a read gives (declared_values.c) */
+    const char *wname = kind == MAYA_WRITER_KERNEL ? emu_kernel_name_by_id(writer)
+                        : kind == MAYA_WRITER_NONE ? NULL
+                                                   : emu_string_text(writer);
+    uint32_t declared = depth == 1 && height == 1 ? emu_values_declare(wname, c->dst, c->width) : 0;
+    memset(vr, 0, sizeof *vr);
+    vr->declared = declared;
+    vr->h.type = MAYA_REC_VALUE_READ;
+    vr->h.bytes = sizeof *vr;
+    vr->src = src;
+    vr->bytes = copy_bytes(c);
+    vr->unreal_bytes = unreal;
+    vr->writer_kind = kind;
+    vr->writer = writer;
+    return 1;
+}
+
 EMU_API enum emu_err emu_copy_finish(uint32_t api, uint64_t t0, int result, const struct emu_copy *c)
 {
     if (result == 0 && emu_stream_capturing(c->stream)) {
@@ -205,6 +270,8 @@ EMU_API enum emu_err emu_copy_finish(uint32_t api, uint64_t t0, int result, cons
         if (moved)
             flags |= MAYA_COPY_PERFORMED;
     }
+    struct maya_rec_value_read vr;
+    int read_unreal = result == 0 && track_copy(api, c, (flags & MAYA_COPY_PERFORMED) != 0, &vr);
     if (!emu_tracing())
         return EMU_OK;
     struct maya_rec_memcpy r;
@@ -229,6 +296,8 @@ EMU_API enum emu_err emu_copy_finish(uint32_t api, uint64_t t0, int result, cons
     r.depth = depth;
     emu_call_fill(&r.call, api, t0, result, c->stream ? c->stream->id : 0);
     emu_trace_emit(&r);
+    if (read_unreal)
+        emu_trace_emit(&vr);
     return EMU_OK;
 }
 
@@ -252,6 +321,14 @@ EMU_API enum emu_err emu_memset_finish(uint32_t api, uint64_t t0, int result, vo
             done = emu_fill_bytes((char *)dst + y * pitch, &value, elem_bytes, width_elems);
         if (done)
             flags |= MAYA_COPY_PERFORMED;
+    }
+    if (result == 0 && bytes) {
+        /* real_bytes.c: a performed memset makes its rows real */
+        if (flags & MAYA_COPY_PERFORMED)
+            for (uint64_t y = 0; y < height; y++)
+                emu_real_mark((uint64_t)(uintptr_t)dst + y * pitch, row_bytes);
+        else
+            emu_real_spoil((uint64_t)(uintptr_t)dst, (height - 1) * pitch + row_bytes, MAYA_WRITER_MEMSET, api);
     }
     if (!emu_tracing())
         return EMU_OK;

@@ -66,6 +66,8 @@ static ncclResult_t enqueue(const char *api, uint32_t api_id, uint64_t t0, uint3
     int capturing = s->capture_mode != 0;
     t.small = !capturing && nc_total_bytes(op, count, dtype, c->nranks) <= emu_config()->copy_threshold;
     t.capture = capturing ? s : NULL;
+    if (!t.small && !capturing) /* moves no data: the result holds no real values */
+        emu_real_written((uint64_t)(uintptr_t)recvbuf, MAYA_WRITER_COLL, api_id);
 
     struct maya_rec_coll *rec = &t.rec;
     rec->h.type = MAYA_REC_COLL;

@@ -187,6 +187,9 @@ ncclResult_t nc_exchange_post(struct nc_task *t)
         if (!buf)
             return nc_comm_fail(c, ncclSystemError, "out of memory");
         emu_copy_bytes(buf, t->sendbuf, h.bytes);
+        /* aux 1: what this rank sends is not all real (real_bytes.c) */
+        uint32_t kind, writer;
+        h.aux = emu_real_check((uint64_t)(uintptr_t)t->sendbuf, h.bytes, &kind, &writer) != 0;
         unsigned char scalar[8];
         if (t->type == NC_T_COLL && t->redop >= ncclNumOps && premul_scalar(&t->premul, scalar) == 0)
             nc_scale(buf, elems, t->dtype, scalar);
@@ -288,6 +291,11 @@ static ncclResult_t compute_and_answer(struct nc_task *t, struct nc_msg **in)
     }
     if (!acc)
         return nc_exchange_refuse(t, ncclSystemError, "rank 0 ran out of memory for an exchange");
+    /* The results are real if every contribution was (aux 0); otherwise
+     * all of them count as not real, whichever rank's part was not. */
+    uint64_t unreal = 0;
+    for (int r = 0; r < n && t->type != NC_T_SPLIT; r++)
+        unreal |= in[r]->h.aux != 0;
 
     for (int r = 0; r < n && rc == ncclSuccess; r++) {
         const void *data = acc;
@@ -306,7 +314,7 @@ static ncclResult_t compute_and_answer(struct nc_task *t, struct nc_msg **in)
             }
         struct nc_msg_hdr h = { .type = NC_RESULT, .chan = NC_CH_RESULT, .comm = c->id, .src = 0, .dst = r,
                                 .seq = t->seq, .kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op,
-                                .count = cnt, .bytes = (uint32_t)bytes };
+                                .count = cnt, .aux = unreal, .bytes = (uint32_t)bytes };
         rc = send_to(t, r, &h, data);
     }
     free(acc);
@@ -394,6 +402,17 @@ static ncclResult_t split_finish(struct nc_task *t, const int32_t *ck)
     return r;
 }
 
+/* The bytes a small operation delivered are real if what it was computed
+ * from was (the sender's aux says). */
+static void track_result(const struct nc_task *t, const struct nc_msg *m)
+{
+    uint64_t p = (uint64_t)(uintptr_t)t->recvbuf;
+    if (m->h.aux)
+        emu_real_spoil(p, m->h.bytes, MAYA_WRITER_COLL, emu_string(op_api(t->op)));
+    else
+        emu_real_mark(p, m->h.bytes);
+}
+
 ncclResult_t nc_exchange_finish(struct nc_task *t)
 {
     struct ncclComm *c = t->comm;
@@ -431,9 +450,9 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
             r = nc_comm_fail(c, ncclInternalError, "ncclCommSplit: malformed answer from rank 0");
         else
             r = split_finish(t, (const int32_t *)m->data);
-    } else {
-        if (m->h.bytes)
-            emu_copy_bytes(t->recvbuf, m->data, m->h.bytes);
+    } else if (m->h.bytes) {
+        emu_copy_bytes(t->recvbuf, m->data, m->h.bytes);
+        track_result(t, m);
     }
     if (r != ncclSuccess && t->type == NC_T_SPLIT && t->made) {
         t->made->state = NC_FAILED;
@@ -473,6 +492,7 @@ ncclResult_t nc_p2p_finish(struct nc_task *t)
                          (unsigned long long)t->seq, t->peer);
     } else if (m->h.bytes) {
         emu_copy_bytes(t->recvbuf, m->data, m->h.bytes);
+        track_result(t, m);
     }
     free(m);
     return r;

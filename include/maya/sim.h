@@ -68,6 +68,7 @@ struct sim_summary {
     int oom;
     uint64_t ops, events;       /* simulated ops, processed events */
     uint64_t unsupported_calls;
+    uint64_t values_not_computed; /* small host reads of device bytes not real, all ranks */
     uint64_t extrapolated_ops;
     uint64_t kernel_launches;   /* launches of kernels (not library calls) */
     uint64_t no_code_launches;  /* of those, priced without the kernel's code (fallback rule) */

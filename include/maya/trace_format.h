@@ -129,6 +129,8 @@ enum maya_rec_type {
     MAYA_REC_COLL = 28,
     MAYA_REC_GRAPH = 29,
     MAYA_REC_MARKER = 30,
+    /* notes about the values a program saw (not calls) */
+    MAYA_REC_VALUE_READ = 40,
     /* 64..127: job traces (collator); see collator/job_trace.h */
     MAYA_REC_END = 255,
 };
@@ -595,6 +597,31 @@ struct maya_rec_marker {        /* MAYA_REC_MARKER: a named point or range (NVTX
     uint32_t kind;              /* enum maya_marker_kind */
 };
 
+/* What last wrote device bytes, as the emulator tracks it (real_bytes.c). */
+enum maya_writer_kind {
+    MAYA_WRITER_REAL = 0,       /* real values: a performed copy, memset or small collective */
+    MAYA_WRITER_NONE = 1,       /* nothing wrote them */
+    MAYA_WRITER_KERNEL = 2,     /* a kernel launch that was not computed (writer: kernel id) */
+    MAYA_WRITER_LIBRARY = 3,    /* a library op (cuBLAS, cuDNN) (writer: API string id) */
+    MAYA_WRITER_COPY = 4,       /* a copy too large to perform, or of bytes not real (API) */
+    MAYA_WRITER_MEMSET = 5,     /* a memset too large to perform (API) */
+    MAYA_WRITER_COLL = 6,       /* a collective too large to move data, or of inputs not real (API) */
+};
+
+struct maya_rec_value_read {    /* MAYA_REC_VALUE_READ: follows the MEMCPY record of a small
+                                   device-to-host copy that read bytes not real */
+    struct maya_rec_hdr h;
+    uint64_t src;               /* device address read */
+    uint64_t bytes;             /* bytes the copy read */
+    uint64_t unreal_bytes;      /* of which not real */
+    uint32_t writer_kind;       /* enum maya_writer_kind of the first bytes not real */
+    uint32_t writer;            /* KERNEL: kernel id; LIBRARY, COPY, MEMSET, COLL: API string id;
+                                   NONE: 0 */
+    uint32_t declared;          /* string id of the MAYA_VALUES declaration whose value the host
+                                   was given instead, 0 if none */
+    uint32_t reserved;
+};
+
 struct maya_end_device {
     int32_t device;
     uint32_t reserved;
@@ -653,5 +680,6 @@ _Static_assert(sizeof(struct maya_kextent) == 16, "kextent size");
 _Static_assert(sizeof(struct maya_tensor) == 136, "tensor size");
 _Static_assert(sizeof(struct maya_rec_dnn) == 760, "dnn size");
 _Static_assert(sizeof(struct maya_rec_alloc) == 104, "alloc size");
+_Static_assert(sizeof(struct maya_rec_value_read) == 48, "value read size");
 
 #endif
