@@ -120,8 +120,8 @@ static void emit(struct run_output *o, const struct run_stream *s, const char *l
     /* A user reading "loss 0.0000" would think the run broken: say why,
      * once, before the program's first line. */
     if (!o->noted) {
-        fputs("maya run: the emulated GPUs compute no values: what the program prints from GPU "
-              "results (a loss) is not real\n", stderr);
+        fputs("maya run: the emulated GPUs compute only copies and small kernels of real inputs: what "
+              "the program prints from other GPU results (a loss) is not real (docs/values.md)\n", stderr);
         o->noted = 1;
     }
     char pre[32];

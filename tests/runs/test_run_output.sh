@@ -19,7 +19,7 @@ expect_grep '^\[rank 0\] err 0$' "$TEST_TMP/default.err"
 expect_no_grep 'rank 1\]' "$TEST_TMP/default.out"
 expect_no_grep '^\[rank 0\] (out|last)' "$TEST_TMP/default.err"
 # once, before the first line: why the program's numbers are not real
-expect_eq "$(head -2 "$TEST_TMP/default.err" | grep -c '^maya run: the emulated GPUs compute no values')" 1 \
+expect_eq "$(head -2 "$TEST_TMP/default.err" | grep -c '^maya run: the emulated GPUs compute only copies and small kernels')" 1 \
     "the note on values before the program's first lines"
 # the logs keep every rank's output, unprefixed
 expect_eq "$(cat "$TEST_TMP/default/logs/rank-1.out")" "out 1
@@ -31,7 +31,7 @@ for r in 0 1; do
     expect_grep "^\[rank $r\] out $r$" "$TEST_TMP/all.out"
     expect_grep "^\[rank $r\] err $r$" "$TEST_TMP/all.err"
 done
-expect_count 1 'compute no values' "$TEST_TMP/all.err"
+expect_count 1 'compute only copies and small kernels' "$TEST_TMP/all.err"
 run one -g h100x4 --tee 2,3
 expect_count 2 '^\[rank [23]\] out [23]$' "$TEST_TMP/one.out"
 expect_no_grep '^\[rank [01]\]' "$TEST_TMP/one.out"
@@ -39,7 +39,7 @@ run none -g h100x2 --tee none
 expect_no_grep 'out|last' "$TEST_TMP/none.out"
 run quiet -q -g h100x2
 [ -s "$TEST_TMP/quiet.out" ] && fail "maya run -q printed the program's output: $(cat "$TEST_TMP/quiet.out")"
-expect_no_grep 'compute no values' "$TEST_TMP/quiet.err"
+expect_no_grep 'compute only copies and small kernels' "$TEST_TMP/quiet.err"
 run quiet1 -q -g h100x2 --tee 1
 expect_grep '^\[rank 1\] out 1$' "$TEST_TMP/quiet1.out"
 # one process: no prefix
