@@ -34,10 +34,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_child.h"
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/sim.h"
 #include "maya/trace_format.h"
+#include "trace_calls.h"
 
 #define GPN 8
 #define LAYERS 24
@@ -48,7 +50,7 @@ static int RANKS = 64, DP_NODES = 8;
 
 struct gen {
     struct col_writer *w;
-    uint64_t seq, t;
+    struct trace_clock clock;
 };
 
 static int emit_string(struct gen *g, uint32_t id, const char *s)
@@ -62,16 +64,10 @@ static int emit_string(struct gen *g, uint32_t id, const char *s)
     return col_writer_emit(g->w, buf);
 }
 
+/* 3 us of host work before each call */
 static void call(struct gen *g, struct maya_call *c, uint32_t api, uint64_t stream)
 {
-    g->t += 3000; /* 3 us of host work before each call, 1 us inside it */
-    c->seq = g->seq++;
-    c->t_enter_ns = g->t;
-    g->t += 1000;
-    c->t_exit_ns = g->t;
-    c->stream = stream;
-    c->api = api;
-    c->device = 0;
+    trace_call(&g->clock, c, 3000, api, stream);
 }
 
 enum { S_LAUNCH = 1, S_AR, S_REC, S_WAIT, S_SYNC, S_KNAME };
@@ -79,18 +75,8 @@ enum { S_LAUNCH = 1, S_AR, S_REC, S_WAIT, S_SYNC, S_KNAME };
 static int coll(struct gen *g, uint64_t comm, uint64_t seq, int rank, int nranks, uint64_t stream, uint64_t count)
 {
     struct maya_rec_coll c;
-    memset(&c, 0, sizeof c);
-    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    trace_coll(&c, MAYA_COLL_ALLREDUCE, comm, seq, rank, nranks, -1, count);
     call(g, &c.call, S_AR, stream);
-    c.comm = comm;
-    c.seq = seq;
-    c.count = count;
-    c.bytes = count * 2;
-    c.op = MAYA_COLL_ALLREDUCE;
-    c.dtype = 9;
-    c.rank = rank;
-    c.nranks = nranks;
-    c.peer = -1;
     return col_writer_emit(g->w, &c);
 }
 
@@ -98,19 +84,11 @@ static int write_rank(const char *dir, int rank, int iters)
 {
     char path[1024];
     snprintf(path, sizeof path, "%s/rank-%d.mtrace", dir, rank);
-    FILE *fp = fopen(path, "wb");
-    if (!fp)
-        return maya_error("cannot create %s: %m", path);
-    struct maya_trace_header h;
-    col_header_init(&h, MAYA_TRACE_RANK);
-    h.rank = rank;
-    h.world_size = RANKS;
-    h.local_rank = rank % GPN;
-    h.node = rank / GPN;
-    h.gpus_per_node = GPN;
-    snprintf(h.gpu, sizeof h.gpu, "H100-SXM");
     struct gen g = { 0 };
-    int rc = fwrite(&h, sizeof h, 1, fp) == 1 ? col_writer_open(fp, path, &g.w) : -1;
+    FILE *fp;
+    if (trace_open_rank(path, rank, RANKS, GPN, "H100-SXM", &fp, &g.w) < 0)
+        return -1;
+    int rc = 0;
     const char *names[] = { NULL, "cudaLaunchKernel", "ncclAllReduce", "cudaEventRecord", "cudaStreamWaitEvent",
                             "cudaDeviceSynchronize", "ampere_bf16_gemm" };
     for (uint32_t i = 1; rc == 0 && i <= S_KNAME; i++)
@@ -218,65 +196,59 @@ struct result {
     long rss_kb;
 };
 
-/* Generate, collate, load and replay a job of iters iterations in a child
- * process (so its peak memory is its own). */
+struct job_arg {
+    const char *base;
+    int iters;
+};
+
+/* Generate, collate, load and replay a job of iters iterations (in a child
+ * process: bench_in_child). Every rank is replayed (no folding): the
+ * engine's speed is what is measured. */
+static int measure_job(void *arg, void *out)
+{
+    const struct job_arg *a = arg;
+    struct result *r = out;
+    char dir[512], job[600];
+    snprintf(dir, sizeof dir, "%s/traces-%d", a->base, a->iters);
+    snprintf(job, sizeof job, "%s/job-%d.mtrace", a->base, a->iters);
+    if (mkdir(dir, 0755) < 0)
+        return maya_error("cannot create %s: %m", dir);
+    for (int i = 0; i < RANKS; i++)
+        if (write_rank(dir, i, a->iters) < 0)
+            return -1;
+    struct col_summary cs;
+    double t0 = now_s();
+    if (col_collate(dir, job, 0, &cs) < 0)
+        return -1;
+    r->collate_s = now_s() - t0;
+    r->records = cs.records;
+    struct sim_config cfg = { .estimate = estimate, .no_fold = 1 };
+    struct sim_job *j;
+    if (sim_load(job, &cfg, &j) < 0)
+        return -1;
+    t0 = now_s();
+    if (sim_run(j) < 0)
+        return -1;
+    r->run_s = now_s() - t0;
+    struct sim_summary s;
+    sim_summarize(j, &s);
+    r->ops = s.ops;
+    r->events = s.events;
+    if (s.iterations != a->iters)
+        return maya_error("found %d iterations, expected %d", s.iterations, a->iters);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    r->rss_kb = ru.ru_maxrss;
+    sim_free(j);
+    return 0;
+}
+
 static int measure(const char *base, int iters, struct result *res)
 {
-    int fd[2];
-    if (pipe(fd) < 0)
-        return maya_error("pipe: %m");
-    pid_t pid = fork();
-    if (pid < 0)
-        return maya_error("fork: %m");
-    if (pid == 0) {
-        close(fd[0]);
-        struct result r = { 0 };
-        char dir[512], job[600];
-        snprintf(dir, sizeof dir, "%s/traces-%d", base, iters);
-        snprintf(job, sizeof job, "%s/job-%d.mtrace", base, iters);
-        if (mkdir(dir, 0755) < 0)
-            _exit(1);
-        for (int i = 0; i < RANKS; i++)
-            if (write_rank(dir, i, iters) < 0)
-                _exit(1);
-        struct col_summary cs;
-        double t0 = now_s();
-        if (col_collate(dir, job, 0, &cs) < 0)
-            _exit(1);
-        r.collate_s = now_s() - t0;
-        r.records = cs.records;
-        struct sim_config cfg = { .estimate = estimate };
-        struct sim_job *j;
-        if (sim_load(job, &cfg, &j) < 0)
-            _exit(1);
-        t0 = now_s();
-        if (sim_run(j) < 0)
-            _exit(1);
-        r.run_s = now_s() - t0;
-        struct sim_summary s;
-        sim_summarize(j, &s);
-        r.ops = s.ops;
-        r.events = s.events;
-        if (s.iterations != iters) {
-            fprintf(stderr, "sim_bench: found %d iterations, expected %d\n", s.iterations, iters);
-            _exit(1);
-        }
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
-        r.rss_kb = ru.ru_maxrss;
-        sim_free(j);
-        if (write(fd[1], &r, sizeof r) != (ssize_t)sizeof r)
-            _exit(1);
-        _exit(0);
-    }
-    close(fd[1]);
-    ssize_t got = read(fd[0], res, sizeof *res);
-    close(fd[0]);
-    int st;
-    waitpid(pid, &st, 0);
-    if (got != (ssize_t)sizeof *res || !WIFEXITED(st) || WEXITSTATUS(st) != 0)
-        return maya_error("sim_bench: the job of %d iterations failed", iters);
-    return 0;
+    struct job_arg a = { base, iters };
+    char what[64];
+    snprintf(what, sizeof what, "sim_bench: the job of %d iterations", iters);
+    return bench_in_child(measure_job, &a, res, sizeof *res, what);
 }
 
 int main(void)

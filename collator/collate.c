@@ -2,7 +2,9 @@
  * checking that the ranks agree on every collective and send/recv.
  *
  * One pass over each rank trace: its records are copied into a section of
- * a temporary file while its communicators and collectives are noted; then
+ * a temporary file while its communicators and collectives are noted (the
+ * compressed chunks themselves, but for the last, which holds END: records
+ * are inflated once to be checked, never compressed again); then
  * the checks run, and the job trace is assembled as JOB, JOB_COMM records,
  * the sections' chunks copied as they are, and END.
  *
@@ -15,6 +17,7 @@
 #include "maya/common.h"
 #include "maya/job_trace.h"
 #include "maya/map.h"
+#include "maya/progress.h"
 #include "maya/trace_reader.h"
 
 #include <dirent.h>
@@ -489,13 +492,29 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
     const struct maya_rec_hdr *rec;
     int rc;
     uint64_t n = 0, unsupported = 0;
+    /* a chunk of the rank's trace whose records all go to the job trace
+     * unchanged (every chunk but the one holding END) is copied as it is,
+     * not compressed again: the writer holds just its records when it ends */
+    uint64_t chunk = UINT64_MAX, in_chunk = 0;
+    int verbatim = 0;
     unsigned char endbuf[sizeof(struct maya_rec_rank_end) + 64 * sizeof(struct maya_end_device)];
     memset(endbuf, 0, sizeof endbuf);
     struct maya_rec_rank_end *e = (void *)endbuf;
     e->h.type = MAYA_REC_RANK_END;
     e->h.bytes = sizeof *e;
     while ((rc = maya_trace_next(r, &rec)) > 0) {
+        if (maya_trace_offset(r) != chunk) {
+            chunk = maya_trace_offset(r);
+            in_chunk = 0;
+            verbatim = col_writer_flush(w) == 0;
+            if (!verbatim) {
+                rc = -1;
+                break;
+            }
+        }
+        in_chunk++;
         if (rec->type == MAYA_REC_END) {
+            verbatim = 0;
             const struct maya_rec_end *end = (const void *)rec;
             uint32_t nd = MAYA_MIN(end->ndevices, 64);
             e->unsupported_calls = end->unsupported_calls;
@@ -528,6 +547,14 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
             break;
         }
         n++;
+        if (verbatim && maya_trace_chunk_done(r)) {
+            struct maya_trace_chunk hdr;
+            const void *z = maya_trace_chunk_bytes(r, &hdr);
+            if (col_writer_swap_chunk(w, &hdr, z, in_chunk) < 0) {
+                rc = -1;
+                break;
+            }
+        }
     }
     info->complete = maya_trace_complete(r);
     maya_trace_close(r);
@@ -654,6 +681,9 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
     uint64_t records = 0;
     for (int i = 0; rc == 0 && i < nfiles; i++) {
         struct rank_info info;
+        maya_progress("collating the traces", (uint64_t)i, (uint64_t)nfiles);
+        if ((rc = maya_check_stop("collating")) < 0)
+            break;
         rc = copy_rank(&c, &files[i], sw, &info);
         if (rc < 0)
             break;

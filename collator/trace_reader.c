@@ -32,6 +32,9 @@ struct maya_trace_reader {
     uint64_t next_offset;       /* file offset of the next chunk header */
     unsigned char *zbuf, *raw;
     size_t zcap, rawcap;
+    struct maya_trace_chunk chunk; /* the current chunk's header (zbuf holds its bytes) */
+    z_stream zs;                /* raw inflate, reused chunk after chunk */
+    int zs_ready;
     uint32_t raw_len, raw_pos;
     int ended, complete, allow_truncated, failed;
     uint64_t records;
@@ -121,6 +124,8 @@ void maya_trace_close(struct maya_trace_reader *r)
     free(r->kernels);
     free(r->zbuf);
     free(r->raw);
+    if (r->zs_ready)
+        inflateEnd(&r->zs);
     free(r);
 }
 
@@ -241,6 +246,32 @@ static int at_eof(struct maya_trace_reader *r, uint64_t off, const char *what)
                 "or the file is truncated", what);
 }
 
+/* Inflate the zlib stream in zbuf into raw. The stream's own Adler-32 is
+ * not computed: the chunk's CRC-32, checked next, covers the same bytes
+ * (zlib's uncompress would checksum them twice). Z_OK, or a zlib error. */
+static int inflate_chunk(struct maya_trace_reader *r, uint32_t zbytes, uint32_t raw_bytes, uLong *out)
+{
+    const unsigned char *z = r->zbuf;
+    /* RFC 1950 header: deflate, no preset dictionary, checked; 4-byte trailer */
+    if (zbytes < 6 || (z[0] & 0x0f) != 8 || (z[0] >> 4) > 7 || ((unsigned)z[0] << 8 | z[1]) % 31 || (z[1] & 0x20))
+        return Z_DATA_ERROR;
+    if (!r->zs_ready) {
+        memset(&r->zs, 0, sizeof r->zs);
+        if (inflateInit2(&r->zs, -MAX_WBITS) != Z_OK)
+            return Z_MEM_ERROR;
+        r->zs_ready = 1;
+    } else if (inflateReset(&r->zs) != Z_OK) {
+        return Z_STREAM_ERROR;
+    }
+    r->zs.next_in = (unsigned char *)z + 2;
+    r->zs.avail_in = zbytes - 6;
+    r->zs.next_out = r->raw;
+    r->zs.avail_out = raw_bytes;
+    int zrc = inflate(&r->zs, Z_FINISH);
+    *out = r->zs.total_out;
+    return zrc == Z_STREAM_END ? Z_OK : zrc == Z_OK || zrc == Z_BUF_ERROR ? Z_DATA_ERROR : zrc;
+}
+
 static int load_chunk(struct maya_trace_reader *r)
 {
     if (r->from_tail) {
@@ -278,14 +309,15 @@ static int load_chunk(struct maya_trace_reader *r)
         return fail(r, off, "out of memory");
     if (fread(r->zbuf, 1, c.zbytes, r->fp) != c.zbytes)
         return fail(r, off, "truncated chunk: could not read %u compressed bytes", c.zbytes);
-    uLongf n = c.raw_bytes;
-    int zrc = uncompress(r->raw, &n, r->zbuf, c.zbytes);
+    uLong n = 0;
+    int zrc = inflate_chunk(r, c.zbytes, c.raw_bytes, &n);
     if (zrc != Z_OK || n != c.raw_bytes)
-        return fail(r, off, "corrupt chunk: zlib %s, %lu of %u bytes", zError(zrc), (unsigned long)n,
-                    c.raw_bytes);
+        return fail(r, off, "corrupt chunk: zlib %s, %lu of %u bytes", zrc == Z_DATA_ERROR ? "data error" :
+                    zError(zrc), (unsigned long)n, c.raw_bytes);
     uint32_t crc = (uint32_t)crc32(0, r->raw, c.raw_bytes);
     if (crc != c.crc32)
         return fail(r, off, "corrupt chunk: checksum 0x%08x, expected 0x%08x", crc, c.crc32);
+    r->chunk = c;
     r->chunk_offset = off;
     r->next_offset = off + sizeof c + c.zbytes;
     r->raw_len = c.raw_bytes;
@@ -475,6 +507,17 @@ int maya_trace_next(struct maya_trace_reader *r, const struct maya_rec_hdr **rec
     }
     *rec = h;
     return 1;
+}
+
+int maya_trace_chunk_done(const struct maya_trace_reader *r)
+{
+    return r->raw_len && r->raw_pos >= r->raw_len;
+}
+
+const void *maya_trace_chunk_bytes(const struct maya_trace_reader *r, struct maya_trace_chunk *hdr)
+{
+    *hdr = r->chunk;
+    return r->zbuf;
 }
 
 const char *maya_trace_string(const struct maya_trace_reader *r, uint32_t id)

@@ -2,7 +2,9 @@
  *
  * Records are appended to a 4 MiB buffer; a full buffer becomes one chunk
  * (deflate level 1, the emulator's choice: fast, and traces compress ~10x
- * anyway). Cost per record: one memcpy; per chunk: one deflate.
+ * anyway). Cost per record: one memcpy; per chunk: one deflate, or none when
+ * the chunk is one read from another trace, record for record
+ * (col_writer_swap_chunk: the collator copies ranks' chunks as they are).
  */
 #define _GNU_SOURCE
 #include "maya/collator.h"
@@ -22,6 +24,7 @@ struct col_writer {
     uint32_t used;
     uLong zcap;
     uint64_t records;
+    uint64_t pending;            /* records in buf */
 };
 
 void col_header_init(struct maya_trace_header *h, uint32_t kind)
@@ -68,7 +71,19 @@ int col_writer_flush(struct col_writer *w)
     if (fwrite(&c, sizeof c, 1, w->fp) != 1 || fwrite(w->z, 1, zlen, w->fp) != zlen)
         return maya_error("cannot write %s: %m", w->path);
     w->used = 0;
+    w->pending = 0;
     return 0;
+}
+
+int col_writer_swap_chunk(struct col_writer *w, const struct maya_trace_chunk *c, const void *z, uint64_t records)
+{
+    if (w->used != c->raw_bytes || w->pending != records)
+        return 0;
+    if (fwrite(c, sizeof *c, 1, w->fp) != 1 || fwrite(z, 1, c->zbytes, w->fp) != c->zbytes)
+        return maya_error("cannot write %s: %m", w->path);
+    w->used = 0;
+    w->pending = 0;
+    return 1;
 }
 
 int col_writer_emit(struct col_writer *w, const void *rec)
@@ -82,6 +97,7 @@ int col_writer_emit(struct col_writer *w, const void *rec)
     memcpy(w->buf + w->used, rec, h->bytes);
     w->used += h->bytes;
     w->records++;
+    w->pending++;
     return 0;
 }
 

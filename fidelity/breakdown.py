@@ -29,6 +29,14 @@ def short(name):
     return re.sub(r"^void ", "", name)
 
 
+def iterations_shown(path, n):
+    """The iterations a timeline.json holds (maya bounds it by default: its
+    otherData says which, on the first line), from 1; all n if it says not."""
+    with open(path) as f:
+        m = re.search(r'"iterations_shown":\[(\d+),(\d+)\]', f.readline())
+    return (int(m.group(1)), int(m.group(2))) if m else (1, n)
+
+
 def rank0_events(path):
     """Rank 0's complete events of a timeline.json, read a line at a time
     (maya writes one event a line; a job of hundreds of ranks makes a file of
@@ -52,12 +60,17 @@ def main():
     its = report.get("iterations") or []
     if len(its) < 2:
         sys.exit("breakdown.py: %s: fewer than 2 iterations" % run)
-    # the steady state: the last iterations, which end with the job
-    steady = len(its) - 1
+    # the steady state: the iterations after the first, which end with the
+    # job, as far as the timeline holds them
+    first, last = iterations_shown(run + "/timeline.json", len(its))
+    if last < 2:
+        sys.exit("breakdown.py: %s: the timeline holds no steady iteration" % run)
+    steady = last - 1
     t0 = (report["makespan_s"] - sum(i["time_s"] for i in its[1:])) * 1e6
+    t1 = t0 + sum(i["time_s"] for i in its[1:last]) * 1e6
     fam, names = {}, {}
     for e in events:
-        if e.get("pid") != 0 or e.get("tid", 0) <= 0 or e.get("ts", 0) < t0:
+        if e.get("pid") != 0 or e.get("tid", 0) <= 0 or e.get("ts", 0) < t0 or e.get("ts", 0) >= t1:
             continue
         n = short(e["name"])
         f = family(n)

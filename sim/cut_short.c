@@ -32,7 +32,7 @@ int sim_cut_short(struct sim_job *j)
                 keep = k;
                 break;
             }
-        j->ops_not_replayed += r->nops - keep;
+        j->ops_not_replayed += (r->nops - keep) * r->weight; /* a replayed rank stands for weight ranks */
         r->nops = keep;
     }
     if (sim_find_iterations(j) < 0)

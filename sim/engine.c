@@ -43,6 +43,7 @@
 #include <string.h>
 
 #include "maya/common.h"
+#include "maya/progress.h"
 
 enum { EV_HOST = 1, EV_STREAM_DONE = 2, EV_XFER_DONE = 3, EV_BARRIER = 4 };
 
@@ -472,7 +473,7 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
         *v = xi + 1;
         struct sim_xfer *x = &j->xfers[xi];
         x->comm = o->arg;
-        x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].nranks;
+        x->expected = o->kind == SK_P2P ? 2 : j->comms[o->arg].expected;
         x->inter_node = (o->flags & SF_INTER_NODE) != 0;
         x->key1 = k1;
         x->p2p = o->kind == SK_P2P;
@@ -678,6 +679,21 @@ static int report_deadlock(struct sim_job *j)
     return maya_error("the job deadlocks: on GPUs it would hang. %s", what);
 }
 
+/* Every 65536 events: how far the replay is, and whether to stop. */
+static int replay_progress(struct engine *E)
+{
+    struct sim_job *j = E->j;
+    if (maya_check_stop("replaying the job") < 0) {
+        E->failed = 1;
+        return -1;
+    }
+    uint64_t issued = 0;
+    for (int i = 0; i < j->nranks; i++)
+        issued += j->ranks[i].next;
+    maya_progress("replaying", issued, j->replayed_ops);
+    return 0;
+}
+
 int sim_run(struct sim_job *j)
 {
     if (j->ran)
@@ -691,7 +707,8 @@ int sim_run(struct sim_job *j)
     struct sim_heap_ev ev;
     while (!E.failed && next_event(j, &ev)) {
         j->now = ev.t;
-        j->events++;
+        if ((++j->events & 0xffff) == 0 && replay_progress(&E) < 0)
+            break;
         switch (ev.type) {
         case EV_HOST:
             host_call(&E, ev.id);

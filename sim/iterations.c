@@ -518,9 +518,9 @@ int sim_find_iterations(struct sim_job *j)
 int sim_iteration_ops(const struct sim_job *j, int rank, int k, uint64_t *first, uint64_t *end)
 {
     for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->rank != rank)
+        if (j->ranks[i].rank != rank)
             continue;
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
         if (k < 0 || k >= r->niter || k >= j->niter)
             return -1;
         *first = r->iter_start[k];

@@ -8,10 +8,12 @@
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
 #include "maya/job_trace.h"
+#include "maya/progress.h"
 #include "maya/trace_reader.h"
 
 /* ---- strings ---- */
@@ -76,6 +78,9 @@ struct loader {
     uint64_t capunreal;
     uint64_t *declared;            /* reads answered by a declaration, by its text's name id - 1 */
     uint64_t capdeclared;
+    double slow;                   /* the current rank's compute takes this many times as long */
+    int folded;                    /* ranks handed to sim_fold_rank */
+    struct sim_memo *memo;         /* estimates by content (estimate_memo.c) */
     uint64_t *nocode;              /* kernel launches priced without code, by name id - 1 */
     uint64_t capnocode;
     uint64_t capranks, capcomms;   /* room in j->ranks, j->comms */
@@ -133,6 +138,15 @@ static int value_read(struct loader *L, const struct maya_rec_hdr *h)
     if (!id || count_by_name(&L->unreal, &L->capunreal, id) < 0)
         return maya_error("out of memory loading the job");
     L->cur->values_not_computed++;
+    return 0;
+}
+
+/* Ranks loaded so far go to folding (fold.c). */
+static int fold_loaded(struct loader *L)
+{
+    while (L->folded < L->j->nranks)
+        if (sim_fold_rank(L->j, (uint32_t)L->folded++) < 0)
+            return -1;
     return 0;
 }
 
@@ -357,7 +371,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
             if (!ci)
                 return maya_error("rank %d: %s on communicator 0x%llx, which the job trace does not list",
                                   r->rank, api, (unsigned long long)k->comm);
-            const struct sim_comm *cm = &j->comms[*ci - 1];
+            struct sim_comm *cm = &j->comms[*ci - 1];
             if (k->rank < 0 || k->rank >= cm->nranks || k->nranks != cm->nranks)
                 return maya_error("rank %d: %s as member %d of %d on communicator 0x%llx of %d members",
                                   r->rank, api, k->rank, k->nranks, (unsigned long long)k->comm, cm->nranks);
@@ -380,6 +394,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                 eo.coll_ranks_per_node = same ? 2 : 1;
                 if (!same)
                     o->flags |= SF_INTER_NODE;
+                cm->has_p2p = 1;
             } else {
                 o->kind = SK_COLL;
                 o->arg2 = k->seq;
@@ -388,6 +403,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                 if (cm->nnodes > 1)
                     o->flags |= SF_INTER_NODE;
             }
+            cm->inter_used |= (o->flags & SF_INTER_NODE) != 0;
             break;
         }
         case MAYA_REC_EVENT_RECORD:
@@ -457,14 +473,17 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     }
     struct est_result er;
     memset(&er, 0, sizeof er);
-    if (L->cfg->estimate && L->cfg->estimate(L->cfg->estimate_ctx, &eo, &er) < 0)
+    double flops = 0;
+    if (sim_memo_estimate(&L->memo, L->cfg, &eo, &er, &flops) < 0)
         return maya_error("rank %d: cannot estimate %s (call %llu)", r->rank, kname ? kname : api,
                           (unsigned long long)c->seq);
     if (o->kind == SK_KERNEL && o->sub && L->cfg->flops)
-        o->arg2 = (uint64_t)L->cfg->flops(&eo); /* as the estimator counts them */
+        o->arg2 = (uint64_t)flops; /* as the estimator counts them */
     int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
     o->dev_ns = device_work ? er.device_ns : 0;
+    if (o->kind == SK_KERNEL && L->slow != 1.0)
+        o->dev_ns = (uint64_t)llround((double)o->dev_ns * L->slow);
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
@@ -543,7 +562,8 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
     c->member_gpu = calloc((size_t)rc->nranks, sizeof *c->member_gpu);
     c->nodes = calloc((size_t)rc->nranks, sizeof *c->nodes);
     c->nics = calloc((size_t)rc->nranks, sizeof *c->nics);
-    if (!c->member_node || !c->member_nic || !c->member_gpu || !c->nodes || !c->nics)
+    c->member_rank = calloc((size_t)rc->nranks, sizeof *c->member_rank);
+    if (!c->member_node || !c->member_nic || !c->member_gpu || !c->nodes || !c->nics || !c->member_rank)
         return maya_error("out of memory loading the job");
     /* distinct nodes and NICs, each seen once per communicator (stamps:
      * O(members) per communicator) */
@@ -557,6 +577,7 @@ static int add_comm(struct loader *L, const struct maya_rec_job_comm *rc)
                               j->nodes);
         int nic = sim_nic_of_gpu(j, m[i].global_gpu);
         c->member_node[i] = node;
+        c->member_rank[i] = m[i].rank;
         c->member_nic[i] = nic;
         /* its ports; a member no trace placed has none (it shares nothing) */
         c->member_gpu[i] = m[i].global_gpu >= 0 && m[i].global_gpu < (long)j->nodes * gpn ? m[i].global_gpu : -1;
@@ -631,12 +652,17 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         const struct maya_rec_rank_begin *b = (const void *)h;
         if (!j->ranks)
             return maya_error("%s: a rank section before the job record", maya_trace_path(L->r));
+        maya_progress("loading the job", (uint64_t)j->nranks, (uint64_t)L->ranks_announced);
+        if (maya_check_stop("loading the job") < 0)
+            return -1;
         if (j->nranks >= L->ranks_announced)
             return maya_error("%s: more rank sections than the %d the job record announces",
                               maya_trace_path(L->r), L->ranks_announced);
         if (L->cur)
             return maya_error("%s: rank %d's section begins inside rank %d's", maya_trace_path(L->r), b->rank,
                               L->cur->rank);
+        if (fold_loaded(L) < 0 || sim_fold_next_node(j, b->node) < 0)
+            return -1;
         if (SIM_GROW(j->ranks, L->capranks, (uint64_t)j->nranks + 1) < 0)
             return maya_error("out of memory loading the job");
         struct sim_rank *r = &j->ranks[j->nranks++];
@@ -651,6 +677,10 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
+        L->slow = 1.0;
+        for (int k = 0; k < L->cfg->nslow; k++)
+            if (L->cfg->slow[k].rank == b->rank)
+                L->slow = L->cfg->slow[k].factor;
         if (b->node < 0 || b->node >= j->nodes)
             return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
         return 0;
@@ -665,7 +695,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             r->peak_bytes = MAYA_MAX(r->peak_bytes, d[i].peak_bytes);
         r->oom |= e->oom != 0;
         L->cur = NULL;
-        return 0;
+        return fold_loaded(L);
     }
     default:
         return 0;
@@ -691,6 +721,12 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     j->keep_xfers = cfg->keep_xfers;
     j->workload_failed = cfg->workload_failed;
     j->gpu_spec = cfg->gpu;
+    j->no_fold = cfg->no_fold;
+    j->fold_similar = cfg->fold_similar;
+    for (int k = 0; rc == 0 && k < cfg->nslow; k++)
+        if (!(cfg->slow[k].factor > 0 && cfg->slow[k].factor < 1e6))
+            rc = maya_error("slow rank %d: a factor of %g (expected more than 0)", cfg->slow[k].rank,
+                            cfg->slow[k].factor);
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
@@ -719,6 +755,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
         }
     }
     maya_trace_close(L.r);
+    sim_memo_free(L.memo);
     free(L.sl);
     free(L.node_seen);
     free(L.nic_seen);
@@ -733,13 +770,19 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     free(L.nocode);
     free(L.unreal);
     free(L.declared);
+    if (rc == 0)
+        rc = fold_loaded(&L);
+    if (rc == 0)
+        rc = sim_fold_finish(j);
     for (int i = 0; rc == 0 && i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
+        j->total_ops += SIM_REPLAYED(j, r)->nops;
+        if (r->fold >= 0)
+            continue;
         r->times = calloc(MAYA_MAX(r->nops, 1), sizeof *r->times);
         if (!r->times)
             rc = maya_error("out of memory for the replay of rank %d (%llu ops)", r->rank,
                             (unsigned long long)r->nops);
-        j->total_ops += r->nops;
     }
     if (rc < 0) {
         sim_free(j);
@@ -765,6 +808,7 @@ void sim_free(struct sim_job *j)
         maya_map_free(&r->comms_joined);
         free(r->iter_start);
         free(r->iter_stop);
+        free(r->comm_map);
         maya_map_free(&r->stream_ids);
         maya_map_free(&r->event_ids);
     }
@@ -778,6 +822,7 @@ void sim_free(struct sim_job *j)
         free(j->comms[i].waiting);
         free(j->comms[i].nodes);
         free(j->comms[i].member_node);
+        free(j->comms[i].member_rank);
         free(j->comms[i].member_nic);
         free(j->comms[i].member_gpu);
         free(j->comms[i].nics);
@@ -797,6 +842,11 @@ void sim_free(struct sim_job *j)
     maya_map_free(&j->comm_ids);
     maya_map_free(&j->engine_ids);
     maya_map_free(&j->xfer_ids);
+    maya_map_free(&j->fold_classes);
+    free(j->fold_target);
+    maya_map_free(&j->fold_index);
+    free(j->pending);
+    free(j->fold_replays);
     for (uint32_t i = 0; i < j->capxfers && i < j->nxfers; i++) {
         free(j->xfers[i].who);
         free(j->xfers[i].slots);

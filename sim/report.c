@@ -6,10 +6,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "maya/common.h"
 #include "maya/hwspec.h"
+#include "maya/progress.h"
 
 /* ---- what the report is made of ---- */
 
@@ -26,6 +28,9 @@ struct rank_row {
 
 struct facts {
     const struct sim_job *j;
+    struct sim_view view;       /* what the timelines show (when written) */
+    int timelines;              /* written */
+    uint64_t timeline_bytes, svg_bytes;
     const struct sim_report_info *in;
     int replayed;
     struct sim_summary s;
@@ -383,6 +388,18 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (j && j->nranks)
         fprintf(fp, ", host gaps measured on the %s clock", host_clock_name(j));
     fprintf(fp, "\n");
+    if (f->replayed && j->replayed_ranks < j->nranks)
+        fprintf(fp, "replayed   %d of them: the other %d are replicas doing the same work, folded into those\n",
+                j->replayed_ranks, j->nranks - j->replayed_ranks);
+    if (f->replayed && j->fold_similar && j->replayed_ranks < j->nranks)
+        fprintf(fp, "           (--fold similar: they take their representatives' host gaps, whose totals "
+                    "differed by up to %.1f%%)\n", 100 * j->fold_gap_diff);
+    if (f->replayed && j->fold_note[0])
+        fprintf(fp, "           (%s)\n", j->fold_note);
+    if (f->replayed && j->fold_gaps_only)
+        fprintf(fp, "           (%d rank%s the work of a rank on another node but for measured host gaps, within "
+                "%.0f%% in total: --fold similar can fold %s)\n", j->fold_gaps_only,
+                j->fold_gaps_only == 1 ? " does" : "s do", 100 * SIM_FOLD_SIMILAR, j->fold_gaps_only == 1 ? "it" : "them");
     write_status(fp, f, dir, 1);
     if (in->error)
         fprintf(fp, "\nNOT SIMULATED: %s\n", in->error);
@@ -513,7 +530,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "models     %s\n", in->models);
         if (in->options)
             fprintf(fp, "options    %s\n", in->options);
-        if (f->replayed)
+        if (f->replayed && s->replayed_ops < s->ops)
+            fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " of them replayed (%d ranks), %" PRIu64 " events\n",
+                    s->ops, s->replayed_ops, s->replayed_ranks, s->events);
+        else if (f->replayed)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " events\n", s->ops, s->events);
         if (f->replayed && j->cut_short && j->incomplete_ranks)
             fprintf(fp, "cut short  %d rank trace%s ended early; the replay stops where they do: %" PRIu64
@@ -523,8 +543,16 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "cut short  the failed ranks stopped before the others' collectives: the replay stops "
                     "there; %" PRIu64 " recorded ops after that point were not replayed\n", j->ops_not_replayed);
     }
-    fprintf(fp, "\nfiles      report.html (open in a browser), report.json%s\n",
-            f->replayed ? ", timeline.json (open in ui.perfetto.dev), timeline.svg" : "");
+    if (f->timelines) {
+        char a2[32];
+        sim_fmt_bytes(a, sizeof a, f->timeline_bytes);
+        sim_fmt_bytes(a2, sizeof a2, f->svg_bytes);
+        fprintf(fp, "\nfiles      report.html (open in a browser), report.json, timeline.json (%s; open in ui.perfetto.dev), timeline.svg (%s)\n", a, a2);
+        fprintf(fp, "timeline   %s; iterations %d..%d of %d%s\n", f->view.what, f->view.iter_first, f->view.iter_last,
+                MAYA_MAX(j->niter, 1), f->view.full ? "" : " (--timeline full: every rank and iteration)");
+    } else {
+        fprintf(fp, "\nfiles      report.html (open in a browser), report.json%s\n", f->replayed ? " (no timeline: --timeline none)" : "");
+    }
 }
 
 /* ---- report.json ---- */
@@ -745,6 +773,27 @@ static void write_json(FILE *fp, const struct facts *f)
     json_obj(&w, "simulator");
     json_uint(&w, "ops", j ? j->total_ops : 0);
     json_uint(&w, "events", j ? j->events : 0);
+    json_int(&w, "replayed_ranks", j ? j->replayed_ranks : 0);
+    json_uint(&w, "replayed_ops", j ? j->replayed_ops : 0);
+    json_str(&w, "fold_note", j && j->fold_note[0] ? j->fold_note : NULL);
+    json_str(&w, "fold", !j ? NULL : j->no_fold ? "no" : j->fold_similar ? "similar" : "yes");
+    if (j && !j->no_fold && !j->fold_similar)
+        json_int(&w, "fold_gaps_only", j->fold_gaps_only);
+    if (j && j->fold_similar)
+        json_num(&w, "fold_host_gap_difference", j->fold_gap_diff);
+    json_end_obj(&w);
+    json_obj(&w, "timeline");
+    json_str(&w, "view", !f->timelines ? "none" : f->view.full ? "full" : "bounded");
+    if (f->timelines) {
+        json_arr(&w, "ranks");
+        for (int k = 0; k < f->view.nranks; k++)
+            json_int(&w, NULL, j->ranks[f->view.ranks[k]].rank);
+        json_end_arr(&w);
+        json_int(&w, "first_iteration", f->view.iter_first);
+        json_int(&w, "last_iteration", f->view.iter_last);
+        json_uint(&w, "json_bytes", f->timeline_bytes);
+        json_uint(&w, "svg_bytes", f->svg_bytes);
+    }
     json_end_obj(&w);
     json_end_obj(&w);
 }
@@ -768,13 +817,43 @@ static void json_fn(FILE *fp, const struct facts *f, const char *dir)
     write_json(fp, f);
 }
 
+static uint64_t file_bytes(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (uint64_t)st.st_size : 0;
+}
+
+/* The timelines first, so that the report can say what they hold. */
+static int write_timelines(struct facts *f, const char *dir)
+{
+    const struct sim_job *j = f->j;
+    char path[PATH_MAX];
+    if (!f->replayed || f->in->timeline == SIM_TIMELINE_NONE)
+        return 0;
+    if (sim_view_pick(j, f->in->timeline == SIM_TIMELINE_FULL, &f->view) < 0)
+        return -1;
+    if (maya_snprintf(path, sizeof path, "%s/timeline.json", dir) < 0 || sim_write_timeline(j, &f->view, path) < 0)
+        return -1;
+    f->timeline_bytes = file_bytes(path);
+    if (maya_check_stop("writing the report") < 0 || maya_snprintf(path, sizeof path, "%s/timeline.svg", dir) < 0 ||
+        sim_write_svg(j, &f->view, path) < 0)
+        return -1;
+    f->svg_bytes = file_bytes(path);
+    f->timelines = 1;
+    return 0;
+}
+
 int sim_report(const struct sim_job *j, const struct sim_report_info *in, const char *dir)
 {
     struct facts f;
     if (gather(&f, j, in) < 0)
         return -1;
     headline(&f, dir);
-    int rc = write_file(dir, "report.txt", write_txt, &f);
+    int rc = write_timelines(&f, dir);
+    if (rc == 0)
+        rc = maya_check_stop("writing the report");
+    if (rc == 0)
+        rc = write_file(dir, "report.txt", write_txt, &f);
     if (rc == 0)
         rc = write_file(dir, "report.json", json_fn, &f);
     if (rc == 0) {
@@ -785,14 +864,8 @@ int sim_report(const struct sim_job *j, const struct sim_report_info *in, const 
         else
             rc = sim_write_html(&page, path);
     }
-    if (rc == 0 && f.replayed) {
-        char path[PATH_MAX];
-        snprintf(path, sizeof path, "%s/timeline.json", dir);
-        rc = sim_write_timeline(j, path);
-        snprintf(path, sizeof path, "%s/timeline.svg", dir);
-        if (rc == 0)
-            rc = sim_write_svg(j, path);
-    }
+    maya_progress_done();
+    sim_view_free(&f.view);
     facts_free(&f);
     return rc;
 }

@@ -157,7 +157,23 @@ struct sim_rank {
     /* iterations: ops [iter_start[k], iter_stop[k]) are iteration k */
     uint64_t *iter_start, *iter_stop;
     int niter;
+    /* folding (fold.c): a rank whose work and collectives are those of a
+     * lower rank (a data-parallel replica) is not replayed: it has no ops
+     * of its own and takes the times of the rank it is folded into */
+    int fold;                     /* ranks[] index of the rank replayed for it; -1: replayed itself */
+    uint32_t weight;              /* a replayed rank: the ranks it stands for (itself included) */
+    uint64_t fold_hash;           /* of its work, with communicators by order of first use */
+    /* to say when --fold similar would fold what exact folding cannot: */
+    uint64_t loose_hash;          /* fold_hash without host gaps */
+    uint64_t gap_total;           /* the host gaps' total, ns */
+    struct sim_comm_pair {        /* a folded rank's communicators -> its representative's */
+        uint32_t mine, theirs;
+    } *comm_map;
+    uint32_t ncomm_map;
 };
+
+/* The rank whose replay stands for r (r itself unless r is folded). */
+#define SIM_REPLAYED(j, r) ((r)->fold >= 0 ? &(j)->ranks[(r)->fold] : (r))
 
 struct sim_comm {
     uint64_t id;
@@ -166,6 +182,11 @@ struct sim_comm {
     int max_per_node;
     int32_t *nodes;               /* distinct nodes */
     int32_t *member_node;         /* by comm rank */
+    int32_t *member_rank;         /* process holding each member (global rank), by comm rank */
+    int expected;                 /* members whose ops the replay sees arrive (nranks less the
+                                     members of folded ranks) */
+    int has_p2p;                  /* carries send/recv */
+    int inter_used;               /* an op on it crosses nodes (uses NICs) */
     int32_t *member_nic;          /* by comm rank: the NIC its GPU sends through (job-wide index) */
     int32_t *member_gpu;          /* by comm rank: node * gpus_per_node + GPU on the node */
     int32_t *nics;                /* distinct NICs of its members (nnics of them) */
@@ -269,6 +290,21 @@ struct sim_job {
     int keep_xfers;               /* sim_rank.xinfo is kept */
     int iterations_found;         /* before keep_iterations cut them */
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
+    /* folding (fold.c) */
+    int no_fold;                  /* sim_config.no_fold: replay every rank */
+    int fold_similar;             /* sim_config.fold_similar: host gaps may differ */
+    double fold_gap_diff;         /* the largest relative difference of a folded rank's host gaps */
+    struct maya_map fold_classes; /* (work hash, k) -> ranks[] index + 1 of a replayed rank */
+    int32_t *fold_target;         /* by node: the node its ranks fold into (-1 none yet) */
+    uint8_t *fold_replays;        /* by node: it holds a replayed rank */
+    struct maya_map fold_index;   /* global rank -> ranks[] index + 1, of the ranks loaded so far */
+    uint32_t *pending;            /* ranks of the node being loaded, not yet folded or not */
+    uint32_t npending, cappending;
+    int replayed_ranks;
+    uint64_t replayed_ops;
+    char fold_note[512];          /* why some replicas were replayed after all, for the report */
+    int fold_gaps_only;           /* exact folding: replayed ranks that do a replica's work but for
+                                     measured host gaps within SIM_FOLD_SIMILAR (--fold similar's) */
     /* replay state */
     struct sim_heap heap;
     struct maya_map xfer_ids;     /* (comm | kind, seq/key) -> xfers index + 1 */
@@ -335,6 +371,24 @@ void sim_nic_free(struct sim_job *j);
 /* load.c */
 uint32_t sim_intern(struct sim_job *j, const char *s);
 const char *sim_name(const struct sim_job *j, uint32_t id);
+
+/* fold.c: after each rank is loaded, fold it into an earlier rank of the
+ * same work; after the last, undo folds that symmetry does not allow, and
+ * count the members each collective waits for. 0, or -1 (out of memory). */
+int sim_fold_rank(struct sim_job *j, uint32_t ri);
+/* A rank of this node is about to be loaded: decide the ranks of the node
+ * loaded before it (while their streams are the last ones). 0 or -1. */
+int sim_fold_next_node(struct sim_job *j, int node);
+int sim_fold_finish(struct sim_job *j);
+
+/* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
+ * or answer from an identical earlier question when the estimator answers
+ * from content alone (cfg->estimate_by_content). *memo is created on first
+ * use. 0, or -1 with a message. */
+struct sim_memo;
+int sim_memo_estimate(struct sim_memo **memo, const struct sim_config *cfg, const struct est_op *op,
+                      struct est_result *er, double *flops);
+void sim_memo_free(struct sim_memo *memo);
 
 /* iterations.c */
 int sim_find_iterations(struct sim_job *j);
@@ -428,9 +482,22 @@ void sim_xml_escape(FILE *fp, const char *s);
 /* json.c: the JSON writer (include/maya/json.h). */
 #include "maya/json.h"
 
+/* timeline_view.c: the ranks and time the timelines show (bounded by
+ * default, everything with full). */
+struct sim_view {
+    int *ranks;                   /* ranks[] indexes, ascending */
+    int nranks;
+    uint64_t t0, t1;              /* ops overlapping [t0, t1) (ns); t1 UINT64_MAX: to the end */
+    int iter_first, iter_last;    /* the iterations that covers (from 1) */
+    int full;
+    char what[256];               /* which ranks, for people */
+};
+int sim_view_pick(const struct sim_job *j, int full, struct sim_view *v);
+void sim_view_free(struct sim_view *v);
+
 /* timeline.c, svg.c */
-int sim_write_timeline(const struct sim_job *j, const char *path);
-int sim_write_svg(const struct sim_job *j, const char *path);
+int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const char *path);
+int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char *path);
 
 /* html.c: report.html, one self-contained page. */
 struct sim_page {

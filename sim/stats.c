@@ -187,6 +187,10 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
 {
     memset(out, 0, sizeof *out);
     out->nranks = j->nranks;
+    out->replayed_ranks = j->replayed_ranks;
+    out->fold_note = j->fold_note;
+    out->fold_gap_diff = j->fold_gap_diff;
+    out->fold_gaps_only = j->fold_gaps_only;
     out->iterations = j->niter;
     out->iteration_s = sim_steady_iteration_s(j);
     out->first_iteration_s = j->niter ? j->iter_times_s[0] : 0;
@@ -200,19 +204,25 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     struct sim_window w[SIM_MAX_WINDOWS];
     int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
     int iters = MAYA_MAX(out->steady_iterations, 1);
-    double flops_time = 0, window = 0;
+    double flops_time = 0, window = 0, counted = 0, devices_folded = 0;
     for (int k = 0; k < nw; k++)
         window += w[k].t1 > w[k].t0 ? (double)(w[k].t1 - w[k].t0) : 0;
-    int known_flops = 0, counted = 0;
+    int known_flops = 0;
     double host = 0;
     struct maya_map devices = { 0 };
+    /* a replayed rank counts for the ranks folded into it (weight) */
     for (int i = 0; i < j->nranks; i++) {
         const struct sim_rank *r = &j->ranks[i];
         out->peak_memory_bytes = MAYA_MAX(out->peak_memory_bytes, r->peak_bytes);
         out->oom |= r->oom;
         out->unsupported_calls += r->unsupported;
         out->values_not_computed += r->values_not_computed;
-        out->ops += r->nops;
+        out->ops += SIM_REPLAYED(j, r)->nops;
+        out->replayed_ops += r->nops;
+        if (r->fold >= 0)
+            continue;
+        double wt = r->weight ? r->weight : 1;
+        uint64_t ndev = devices.count;
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
             if (o->kind != SK_KERNEL)
@@ -226,10 +236,11 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
                 in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
             double peak = in ? peak_flops(j->gpu_spec, o->sub) : 0;
             if (peak > 0) {
-                flops_time += (double)o->arg2 / peak * 1e9;
+                flops_time += wt * (double)o->arg2 / peak * 1e9;
                 known_flops = 1;
             }
         }
+        devices_folded += (double)(devices.count - ndev) * (wt - 1);
         if (!r->nops)
             continue;
         int ok = 1;
@@ -239,17 +250,17 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
                 ok = 0;
                 break;
             }
-            out->compute_s += b.compute;
-            out->comm_s += b.comm;
-            out->exposed_comm_s += b.exposed_comm;
-            out->copy_s += b.copy;
-            out->exposed_copy_s += b.exposed_copy;
-            out->idle_s += (w[q].t1 > w[q].t0 ? (double)(w[q].t1 - w[q].t0) : 0) - b.any;
+            out->compute_s += wt * b.compute;
+            out->comm_s += wt * b.comm;
+            out->exposed_comm_s += wt * b.exposed_comm;
+            out->copy_s += wt * b.copy;
+            out->exposed_copy_s += wt * b.exposed_copy;
+            out->idle_s += wt * ((w[q].t1 > w[q].t0 ? (double)(w[q].t1 - w[q].t0) : 0) - b.any);
         }
         if (!ok)
             continue;
-        counted++;
-        host += host_work(j, r);
+        counted += wt;
+        host += wt * host_work(j, r);
     }
     double per = counted ? 1e9 * counted * iters : 1;
     out->compute_s /= per;
@@ -263,7 +274,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     /* the host sets the pace when its own work fills most of the iteration */
     out->host_bound = out->breakdown_iteration_s > 0 && out->host_work_s >= 0.8 * out->breakdown_iteration_s;
     if (known_flops && window > 0 && devices.count)
-        out->mfu = flops_time / (window * (double)devices.count);
+        out->mfu = flops_time / (window * ((double)devices.count + devices_folded));
     maya_map_free(&devices);
     out->events = j->events;
 }
@@ -272,16 +283,16 @@ uint64_t sim_rank_ops(const struct sim_job *j, int rank)
 {
     for (int i = 0; i < j->nranks; i++)
         if (j->ranks[i].rank == rank)
-            return j->ranks[i].nops;
+            return SIM_REPLAYED(j, &j->ranks[i])->nops;
     return 0;
 }
 
 int sim_op_times(const struct sim_job *j, int rank, uint64_t index, struct sim_op_times *out)
 {
     for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->rank != rank)
+        if (j->ranks[i].rank != rank)
             continue;
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
         if (index >= r->nops)
             return -1;
         const struct sim_op *o = &r->ops[index];

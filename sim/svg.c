@@ -1,5 +1,6 @@
 /* timeline.svg: a picture of the first steady iteration (the second one
- * found, or the only one), one lane per stream per rank, ops coloured by
+ * found, or the only one) of the view's ranks (timeline_view.c: bounded by
+ * default), one lane per stream per rank, ops coloured by
  * what they are (compute, communication, copies, host functions), with a
  * time axis. Ops closer than half a pixel merge into one bar so that large
  * jobs stay small; each bar's tooltip names what it holds.
@@ -86,7 +87,7 @@ static void flush(FILE *fp, const struct sim_job *j, struct run *r, double y, do
     r->count = 0;
 }
 
-int sim_write_svg(const struct sim_job *j, const char *path)
+int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char *path)
 {
     uint64_t w0, w1;
     int which = sim_picture_window(j, &w0, &w1);
@@ -94,15 +95,25 @@ int sim_write_svg(const struct sim_job *j, const char *path)
     uint32_t *lane_of = calloc(MAYA_MAX(j->nstreams, 1), sizeof *lane_of); /* lane + 1, 0 = none */
     if (!lane_of)
         return maya_error("out of memory drawing the timeline");
+    /* a folded rank draws its representative's streams: lanes by (view
+     * position, stream lane), first_lane[n] the first of view rank n's */
     uint32_t lanes = 0;
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
+    uint32_t *first_lane = calloc((size_t)MAYA_MAX(v->nranks, 1), sizeof *first_lane);
+    if (!first_lane) {
+        free(lane_of);
+        return maya_error("out of memory drawing the timeline");
+    }
+    for (int n = 0; n < v->nranks; n++) {
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[v->ranks[n]]);
+        for (uint32_t k = 0; k < r->nstreams; k++)
+            lane_of[r->streams[k]] = 0;
         for (uint64_t k = 0; k < r->nops; k++)
             if (r->ops[k].stream && class_of(&r->ops[k]) >= 0)
                 lane_of[r->ops[k].stream - 1] = 1;
+        first_lane[n] = lanes;
         for (uint32_t k = 0; k < r->nstreams; k++)
             if (lane_of[r->streams[k]])
-                lane_of[r->streams[k]] = ++lanes;
+                lane_of[r->streams[k]] = ++lanes - first_lane[n];
     }
     double lane_h = lanes <= 48 ? 18 : MAYA_MAX(2.0, floor(1400.0 / lanes));
     double bar_h = lane_h >= 8 ? lane_h - 4 : lane_h;
@@ -116,6 +127,7 @@ int sim_write_svg(const struct sim_job *j, const char *path)
     struct maya_atomic_file af;
     if (maya_atomic_open(&af, path) < 0) {
         free(lane_of);
+        free(first_lane);
         free(runs);
         return -1;
     }
@@ -128,8 +140,10 @@ int sim_write_svg(const struct sim_job *j, const char *path)
     fmt_ms(d, sizeof d, span);
     fprintf(fp, "<text x=\"%.0f\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", LEFT);
     sim_xml_escape(fp, j->gpu);
-    fprintf(fp, " x %d: iteration %d of %d, %s%s</text>\n", j->nranks, which, MAYA_MAX(j->niter, 1), d,
+    fprintf(fp, " x %d: iteration %d of %d, %s%s; ", j->nranks, which, MAYA_MAX(j->niter, 1), d,
             which == 2 ? " (the first steady one)" : "");
+    sim_xml_escape(fp, v->what);
+    fputs("</text>\n", fp);
     /* time axis: at most ten ticks, 1, 2 or 5 x 10^k apart */
     double raw = span / 10, mag = pow(10, floor(log10(raw))), step = mag;
     if (raw / mag > 5)
@@ -146,20 +160,21 @@ int sim_write_svg(const struct sim_job *j, const char *path)
                 x, TOP - 8, x, TOP + lanes * lane_h, x, TOP - 12, t == 0 ? "0" : d);
     }
     /* lane labels and backgrounds */
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
+    for (int n = 0; n < v->nranks; n++) {
+        const struct sim_rank *me = &j->ranks[v->ranks[n]], *r = SIM_REPLAYED(j, me);
         for (uint32_t k = 0; k < r->nstreams; k++) {
             uint32_t l = lane_of[r->streams[k]];
             if (!l)
                 continue;
+            l += first_lane[n];
             double y = TOP + (l - 1) * lane_h;
-            if (i % 2 == 0)
+            if (n % 2 == 0)
                 fprintf(fp, "<rect x=\"0\" y=\"%.2f\" width=\"%.0f\" height=\"%.2f\" fill=\"#f4f4f4\"/>\n", y,
                         WIDTH, lane_h);
             if (lane_h >= 9) {
                 const struct sim_stream *st = &j->streams[r->streams[k]];
                 fprintf(fp, "<text x=\"%.0f\" y=\"%.2f\" text-anchor=\"end\" fill=\"#333\">rank %d ", LEFT - 8,
-                        y + lane_h / 2 + 4, r->rank);
+                        y + lane_h / 2 + 4, me->rank);
                 if (st->id >= UINT64_MAX - 64 || (st->flags & MAYA_STREAM_LEGACY))
                     fprintf(fp, "default stream");
                 else
@@ -169,15 +184,15 @@ int sim_write_svg(const struct sim_job *j, const char *path)
         }
     }
     /* bars */
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
+    for (int n = 0; n < v->nranks; n++) {
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[v->ranks[n]]);
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
             const struct sim_time *t = &r->times[k];
             int cls = class_of(o);
             if (cls < 0 || !o->stream || t->dev_end <= w0 || t->dev_start >= w1)
                 continue;
-            uint32_t l = lane_of[o->stream - 1] - 1;
+            uint32_t l = lane_of[o->stream - 1] - 1 + first_lane[n];
             double a = (double)(MAYA_MAX(t->dev_start, w0) - w0), b = (double)(MAYA_MIN(t->dev_end, w1) - w0);
             double x0 = LEFT + plot * a / span, x1 = LEFT + plot * b / span;
             struct run *ru = &runs[l];
@@ -193,9 +208,10 @@ int sim_write_svg(const struct sim_job *j, const char *path)
             ru->count++;
             ru->busy_ns += b - a;
         }
+        /* the next rank may be drawn from the same representative's streams */
+        for (uint32_t l = first_lane[n]; l < (n + 1 < v->nranks ? first_lane[n + 1] : lanes); l++)
+            flush(fp, j, &runs[l], TOP + l * lane_h + (lane_h - bar_h) / 2, bar_h);
     }
-    for (uint32_t l = 0; l < lanes; l++)
-        flush(fp, j, &runs[l], TOP + l * lane_h + (lane_h - bar_h) / 2, bar_h);
     /* legend */
     double ly = TOP + lanes * lane_h + 28, lx = LEFT;
     for (int c = 0; c < C_N; c++) {
@@ -205,6 +221,7 @@ int sim_write_svg(const struct sim_job *j, const char *path)
     }
     fputs("</svg>\n", fp);
     free(lane_of);
+    free(first_lane);
     free(runs);
     return maya_atomic_commit(&af);
 }

@@ -2,8 +2,9 @@
  * events, ts/dur in microseconds), which ui.perfetto.dev and chrome://tracing
  * open. One process per rank; thread 0 is its host, thread k its k-th
  * stream. A host call lasts from its start until the host is free again, so
- * a synchronising call shows its wait. Jobs of more than a million ops get
- * their first three iterations only, to keep the file openable.
+ * a synchronising call shows its wait. The ranks and iterations are those of
+ * the view (timeline_view.c): bounded by default. A folded rank shows the
+ * replay of the rank it was folded into (the same times).
  */
 #define _GNU_SOURCE
 #include "sim_internal.h"
@@ -11,8 +12,7 @@
 #include <string.h>
 
 #include "maya/common.h"
-
-#define MAX_FULL_OPS 1000000ull
+#include "maya/progress.h"
 
 static const char *category(const struct sim_op *o)
 {
@@ -63,29 +63,32 @@ static uint64_t host_free(const struct sim_rank *r, uint64_t i)
     return MAYA_MAX(r->free_at, r->times[i].host_end);
 }
 
-int sim_write_timeline(const struct sim_job *j, const char *path)
+int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const char *path)
 {
-    uint64_t t0 = 0, t1 = UINT64_MAX;
-    if (j->total_ops > MAX_FULL_OPS && j->niter > 0) {
-        t0 = j->iter_t0;
-        t1 = j->iter_end[MAYA_MIN(j->niter - 1, 2)];
-    }
+    uint64_t t0 = v->t0, t1 = v->t1;
     struct maya_atomic_file af;
     if (maya_atomic_open(&af, path) < 0)
         return -1;
     FILE *fp = af.fp;
     fprintf(fp, "{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"maya %s\",\"gpu\":", MAYA_VERSION);
     json_escape(fp, j->gpu);
-    fprintf(fp, ",\"window_ns\":[%llu,%llu]},\"traceEvents\":[", (unsigned long long)t0,
-            (unsigned long long)(t1 == UINT64_MAX ? j->makespan : t1));
+    fprintf(fp, ",\"window_ns\":[%llu,%llu],\"ranks_shown\":%d,\"ranks\":%d,\"iterations_shown\":[%d,%d],"
+                "\"view\":\"%s\"},\"traceEvents\":[",
+            (unsigned long long)t0, (unsigned long long)(t1 == UINT64_MAX ? j->makespan : t1), v->nranks, j->nranks,
+            v->iter_first, v->iter_last, v->full ? "full" : "bounded");
     int first = 1;
     char name[128];
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        snprintf(name, sizeof name, "rank %d (node %d)", r->rank, r->node);
-        meta(fp, &first, "process_name", r->rank, -1, "name", name, 0);
-        meta(fp, &first, "process_sort_index", r->rank, -1, "sort_index", NULL, r->rank);
-        meta(fp, &first, "thread_name", r->rank, 0, "name", "host", 0);
+    for (int n = 0; n < v->nranks; n++) {
+        if ((n & 63) == 0 && maya_check_stop("writing timeline.json") < 0) {
+            maya_atomic_abort(&af);
+            return -1;
+        }
+        maya_progress("writing timeline.json", (uint64_t)n, (uint64_t)v->nranks);
+        const struct sim_rank *me = &j->ranks[v->ranks[n]], *r = SIM_REPLAYED(j, me);
+        snprintf(name, sizeof name, "rank %d (node %d)", me->rank, me->node);
+        meta(fp, &first, "process_name", me->rank, -1, "name", name, 0);
+        meta(fp, &first, "process_sort_index", me->rank, -1, "sort_index", NULL, me->rank);
+        meta(fp, &first, "thread_name", me->rank, 0, "name", "host", 0);
         for (uint32_t k = 0; k < r->nstreams; k++) {
             const struct sim_stream *st = &j->streams[r->streams[k]];
             if (st->id >= UINT64_MAX - 64)
@@ -94,8 +97,8 @@ int sim_write_timeline(const struct sim_job *j, const char *path)
                 snprintf(name, sizeof name, "stream %llu (device %d)%s%s", (unsigned long long)st->id, st->device,
                          st->flags & MAYA_STREAM_LEGACY ? " legacy" : "",
                          st->flags & MAYA_STREAM_NON_BLOCKING ? " non-blocking" : "");
-            meta(fp, &first, "thread_name", r->rank, st->lane + 1, "name", name, 0);
-            meta(fp, &first, "thread_sort_index", r->rank, st->lane + 1, "sort_index", NULL, st->lane + 1);
+            meta(fp, &first, "thread_name", me->rank, st->lane + 1, "name", name, 0);
+            meta(fp, &first, "thread_sort_index", me->rank, st->lane + 1, "sort_index", NULL, st->lane + 1);
         }
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
@@ -103,11 +106,11 @@ int sim_write_timeline(const struct sim_job *j, const char *path)
             const char *nm = sim_name(j, o->name);
             uint64_t hs = t->host_end - o->host_ns, he = host_free(r, k);
             if (he > t0 && hs < t1)
-                event(fp, &first, nm, "host", r->rank, 0, hs, he);
+                event(fp, &first, nm, "host", me->rank, 0, hs, he);
             int dev = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
                       o->kind == SK_HOST_FUNC;
             if (dev && o->stream && t->dev_end > t0 && t->dev_start < t1)
-                event(fp, &first, nm, category(o), r->rank, j->streams[o->stream - 1].lane + 1, t->dev_start,
+                event(fp, &first, nm, category(o), me->rank, j->streams[o->stream - 1].lane + 1, t->dev_start,
                       t->dev_end);
         }
     }

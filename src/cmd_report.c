@@ -8,6 +8,7 @@
 #include "commands.h"
 #include "pipeline.h"
 #include "maya/common.h"
+#include "maya/progress.h"
 #include "maya/run_desc.h"
 
 static void usage(FILE *fp)
@@ -28,9 +29,11 @@ static void usage(FILE *fp)
         "  --hwspec-dir DIR         descriptions from DIR (gpus/, clusters/): the run's GPU by\n"
         "                           its name there, and the names -g and --cluster give\n"
         "  -q, --quiet              no summary\n"
+        "Progress shows on a terminal; Ctrl-C or SIGTERM stops it, leaving the directory's files as\n"
+        "they were.\n"
         "Exit status: 0 the workload had succeeded and the report is complete; 1 the workload\n"
         "had failed (the report names the failing rank); 3 the pipeline failed (the report says\n"
-        "why); 2 bad usage.\n", PIPELINE_OPTIONS_HELP);
+        "why); 2 bad usage; 130 / 143 stopped by Ctrl-C / SIGTERM.\n", PIPELINE_OPTIONS_HELP);
 }
 
 int cmd_report(int argc, char **argv)
@@ -85,6 +88,8 @@ int cmd_report(int argc, char **argv)
         workload_ok &= maya_run_proc_ok(&d.procs[i]);
     maya_run_desc_free(&d);
     int rc = pipeline_run(dir, &o);
+    if (maya_stopped())
+        return 128 + maya_stopped();
     if (!workload_ok)
         return 1;
     return rc < 0 ? 3 : 0;

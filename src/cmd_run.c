@@ -32,6 +32,7 @@
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
+#include "maya/progress.h"
 #include "maya/run_specs.h"
 #include "maya/run_desc.h"
 
@@ -778,6 +779,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     r.popts.show_tails = 1;
     int prc = pipeline_run(r.dir, &r.popts);
     maya_run_desc_free(d);
+    if (maya_stopped()) /* Ctrl-C or SIGTERM during the post-processing: no report */
+        return 128 + maya_stopped();
     if (!workload_ok)
         return 1;
     return prc < 0 || trace_errors ? 3 : 0; /* a trace cut short by failed writes: not a full report */

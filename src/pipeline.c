@@ -18,7 +18,36 @@
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
 #include "maya/run_specs.h"
+#include "maya/progress.h"
 #include "maya/sim.h"
+
+/* --slow-rank R[:F],...: ranks whose kernels take F (default 1.2) times as long. */
+static int parse_slow_ranks(struct pipeline_opts *o, const char *value)
+{
+    char buf[4096];
+    if (!value || !*value || maya_snprintf(buf, sizeof buf, "%s", value) < 0)
+        return maya_error("--slow-rank: expected RANK[:FACTOR],... (e.g. 5 or 5:1.5,9:2)");
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *colon = strchr(t, ':'), *end = NULL;
+        if (colon)
+            *colon = 0;
+        int64_t rank;
+        double f = 1.2;
+        if (colon) {
+            f = strtod(colon + 1, &end);
+            if (end == colon + 1 || *end)
+                f = -1;
+        }
+        if (maya_parse_i64(t, &rank) < 0 || rank < 0 || rank > (1 << 24) || !(f > 0 && f < 1e6))
+            return maya_error("--slow-rank \"%s\": expected RANK[:FACTOR],... with RANK >= 0 and FACTOR > 0 "
+                              "(e.g. 5 or 5:1.5,9:2)", value);
+        if (o->nslow >= PIPELINE_MAX_SLOW)
+            return maya_error("--slow-rank: at most %d ranks", PIPELINE_MAX_SLOW);
+        o->slow[o->nslow++] = (struct sim_slow_rank){ (int)rank, f };
+    }
+    return 1;
+}
 
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value)
 {
@@ -44,6 +73,21 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
         if (!value || !*value)
             return maya_error("--oracle-profile: expected a directory made by maya profile");
         o->oracle_profile = value;
+    } else if (!strcmp(name, "--timeline")) {
+        static const char *const modes[] = { "bounded", "full", "none" };
+        int m = 0;
+        while (m < 3 && (!value || strcmp(value, modes[m])))
+            m++;
+        if (m == 3)
+            return maya_error("--timeline \"%s\": expected bounded, full or none", value ? value : "");
+        o->timeline = m;
+    } else if (!strcmp(name, "--fold")) {
+        if (!value || (strcmp(value, "yes") && strcmp(value, "no") && strcmp(value, "similar")))
+            return maya_error("--fold \"%s\": expected yes, similar or no", value ? value : "");
+        o->no_fold = !strcmp(value, "no");
+        o->fold_similar = !strcmp(value, "similar");
+    } else if (!strcmp(name, "--slow-rank")) {
+        return parse_slow_ranks(o, value);
     } else {
         return 0;
     }
@@ -286,7 +330,24 @@ static void note(char *buf, size_t size, const char *stage)
     snprintf(buf, size, "%s: %s", stage, maya_last_error());
 }
 
+static int pipeline_stages(const char *dir, const struct pipeline_opts *o);
+
+/* Progress on a terminal; Ctrl-C and SIGTERM stop the stages at a safe
+ * point, leaving no half-written file (every output is written atomically)
+ * and no report. */
 int pipeline_run(const char *dir, const struct pipeline_opts *o)
+{
+    maya_progress_enable(!o->quiet && isatty(2));
+    maya_stop_catch();
+    int rc = pipeline_stages(dir, o);
+    maya_progress_done();
+    maya_stop_release();
+    if (maya_stopped())
+        return maya_error("interrupted: the report in %s was not written", dir);
+    return rc;
+}
+
+static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
 {
     struct maya_run_desc d;
     char path[PATH_MAX + 64], job_path[PATH_MAX + 64], error[2048] = "";
@@ -354,9 +415,13 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .keep_xfers = o->chakra_dir != NULL,
-                                 .workload_failed = !workload_ok,
-                                 .cluster = &cluster };
+                                 .keep_xfers = o->chakra_dir != NULL, .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
+                                 .nslow = o->nslow, .workload_failed = !workload_ok, .cluster = &cluster };
+        /* the oracle answers by rank and call number; the other models by content */
+        enum est_model model[EST_NFAMILIES];
+        sc.estimate_by_content = pipeline_models(spec, oracle || o->oracle_profile, model) == 0;
+        for (int f = 0; f < EST_NFAMILIES; f++)
+            sc.estimate_by_content &= model[f] != EST_ORACLE;
         if ((rc = sim_load(job_path, &sc, &job)) < 0)
             note(error, sizeof error, "loading the job");
     }
@@ -411,13 +476,15 @@ int pipeline_run(const char *dir, const struct pipeline_opts *o)
         .error = error[0] ? error : NULL, .hardware = hardware[0] ? hardware : NULL,
         .gpu_overridden = o->gpu || o->hwspec_dir, .models = models[0] ? models : NULL,
         .options = options,
+        .timeline = o->timeline,
     };
-    int wrc = sim_report(job, &info, dir);
-    if (!o->quiet) {
+    int wrc = maya_stopped() ? -1 : sim_report(job, &info, dir);
+    maya_progress_done();
+    if (!o->quiet && !maya_stopped()) {
         sim_report_summary(job, &info, o->show_tails ? dir : NULL, stderr);
         if (wrc == 0)
             fprintf(stderr, "maya: report in %s/report.txt%s\n", dir,
-                    rc == 0 ? " (report.html for a browser, timeline.json for Perfetto, timeline.svg)" : "");
+                    rc == 0 && o->timeline != SIM_TIMELINE_NONE ? " (report.html for a browser, timeline.json for Perfetto, timeline.svg)" : "");
     }
     sim_free(job);
     est_destroy(est);

@@ -6,6 +6,9 @@
 
 #include "maya/estimator.h"
 #include "maya/run_desc.h"
+#include "maya/sim.h"
+
+#define PIPELINE_MAX_SLOW 64
 
 struct pipeline_opts {
     const char *iteration_marker; /* NULL: as run.conf says */
@@ -22,6 +25,11 @@ struct pipeline_opts {
                                      replay there instead of the report */
     int keep_options;             /* maya report: write the options given into run.conf once the
                                      report is complete, so that later reports use them */
+    int timeline;                 /* enum sim_timeline_mode (bounded by default) */
+    int no_fold;                  /* --fold no: replay every rank */
+    int fold_similar;             /* --fold similar */
+    struct sim_slow_rank slow[PIPELINE_MAX_SLOW]; /* --slow-rank what-ifs */
+    int nslow;
     int quiet;
     int show_tails;               /* the summary quotes failing ranks' stderr (maya run: their
                                      output went to files, not to the terminal) */
@@ -36,7 +44,14 @@ struct pipeline_opts {
     "                           FAMILY=MODEL,... (models: analytical, learned, oracle)\n" \
     "  --oracle FILE            measured durations for the oracle model\n" \
     "  --oracle-profile DIR     durations measured by maya profile (DIR) for the oracle model:\n" \
-    "                           the n-th op of a name on a rank takes what the profile's did\n"
+    "                           the n-th op of a name on a rank takes what the profile's did\n" \
+    "  --slow-rank R[:F],...    what-if: rank R's GPU is slower, its kernels taking F times as\n" \
+    "                           long (default 1.2); a straggler's effect on the whole job\n" \
+    "  --fold yes|similar|no    yes (default): ranks doing the same work as a lower rank\n" \
+    "                           (data-parallel replicas) are replayed once, exactly; similar: also\n" \
+    "                           when only their measured host gaps differ (within 25%); no: every rank\n" \
+    "  --timeline MODE          bounded (default: rank 0, its pipeline's stages and the busiest\n" \
+    "                           rank; at most the first 3 iterations), full, or none\n"
 
 /* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);

@@ -117,3 +117,7 @@ WORKLOAD_LIBS_lib_graphs := -lcublas -lcublasLt -lcudnn
 # NVML workload: dlopens libnvidia-ml.so.1, with the stand-in's API header.
 WORKLOAD_LIBS_nvml_query := -Iemulator/nvml -ldl
 $(WORKLOAD_DIR)/nvml_query: emulator/nvml/nvml_types.h
+
+# The folding test builds its jobs with the benchmarks' GPT trace generator.
+UNIT_OBJS_sim_fold := $(GPT_TRACES_OBJ)
+$(B)/tests/unit/test_sim_fold: $(UNIT_OBJS_sim_fold)

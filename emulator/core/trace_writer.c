@@ -679,6 +679,9 @@ EMU_API void emu_trace_finish(void)
             e->ndevices++;
         }
         e->h.bytes = (uint32_t)(sizeof *e + e->ndevices * sizeof *d);
+        /* END gets a chunk of its own: the collator then copies every chunk
+         * before it into the job trace as it is, compressed once */
+        flush_locked();
         emit_locked(e);
         free(buf);
     }

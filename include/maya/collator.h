@@ -19,6 +19,12 @@ int col_writer_emit(struct col_writer *w, const void *rec);
 /* Write out the chunk being filled. */
 int col_writer_flush(struct col_writer *w);
 uint64_t col_writer_records(const struct col_writer *w);
+/* The records since the last flush are exactly those of chunk c (as read
+ * from a trace, z its compressed bytes): write c as it is instead of
+ * compressing them again. 1 done, 0 not the same bytes (nothing written),
+ * -1 on a write error. */
+struct maya_trace_chunk;
+int col_writer_swap_chunk(struct col_writer *w, const struct maya_trace_chunk *c, const void *z, uint64_t records);
 void col_writer_free(struct col_writer *w);
 
 /* Fill a trace header (magic, version, sizes) of the given kind. */

@@ -29,6 +29,20 @@ struct sim_config {
     int keep_iterations;          /* report on the first N iterations found; 0: all */
     int keep_xfers;               /* keep each collective's and send/recv's size, kind and
                                      members (sim_export_chakra needs them) */
+    int no_fold;                  /* replay every rank, even data-parallel replicas (sim/fold.c) */
+    int estimate_by_content;      /* the estimate of an op depends on its record's content alone
+                                     (not its rank, call number, times, thread, communicator id
+                                     or member rank): identical questions are asked once */
+    int fold_similar;             /* fold replicas whose work differs only in host gaps (measured
+                                     noise), within SIM_FOLD_SIMILAR of the representative's total:
+                                     they take its gaps (not exact) */
+    /* what-if: these ranks' GPUs are slower, their kernels taking factor
+     * times as long (a straggler) */
+    const struct sim_slow_rank {
+        int rank;
+        double factor;
+    } *slow;
+    int nslow;
     double host_speed;            /* the target hosts' CPU speed relative to this machine: the
                                      program's host gaps and the calls' host costs are divided
                                      by it (0: 1) */
@@ -42,6 +56,10 @@ struct sim_config {
 
 struct sim_job;
 
+/* sim_config.fold_similar: a replica's total host gap may differ from its
+ * representative's by this fraction of it. */
+#define SIM_FOLD_SIMILAR 0.25
+
 int sim_load(const char *job_path, const struct sim_config *cfg, struct sim_job **out);
 /* Replay. 0, or -1 with a message (a job that deadlocks names the ops that wait). */
 int sim_run(struct sim_job *job);
@@ -50,6 +68,7 @@ void sim_free(struct sim_job *job);
 /* What the run found (after sim_run). */
 struct sim_summary {
     int nranks;
+    int replayed_ranks;         /* ranks the replay ran (the others were folded into them) */
     int iterations;             /* detected iterations (1 when none repeat) */
     int steady_iterations;      /* of which in the steady state (after the first, not partial) */
     uint64_t warmup_ops;        /* ops before the first iteration (set-up, warm-up), most on a rank */
@@ -66,7 +85,15 @@ struct sim_summary {
     double mfu;                 /* -1 when no FLOPs are known */
     uint64_t peak_memory_bytes; /* max over ranks */
     int oom;
-    uint64_t ops, events;       /* simulated ops, processed events */
+    uint64_t ops, events;       /* the job's ops, events the replay processed */
+    uint64_t replayed_ops;      /* ops the replay ran (folded ranks' are their representatives') */
+    const char *fold_note;      /* why replicas were replayed on their own after all ("" none;
+                                   valid until sim_free) */
+    double fold_gap_diff;       /* fold_similar: the largest difference of a folded rank's total
+                                   host gap from its representative's, as a fraction of it */
+    int fold_gaps_only;         /* exact folding: replayed ranks that do the work of a rank on
+                                   another node but for measured host gaps within
+                                   SIM_FOLD_SIMILAR in total (what --fold similar can fold) */
     uint64_t unsupported_calls;
     uint64_t values_not_computed; /* small host reads of device bytes not real, all ranks */
     uint64_t extrapolated_ops;
@@ -108,12 +135,22 @@ struct sim_report_info {
     const char *models;                 /* which learned models served (a sentence), or NULL */
     const char *options;                /* which report options served and where from (a
                                            sentence), or NULL */
+    int timeline;                       /* enum sim_timeline_mode */
+};
+
+/* What timeline.json and timeline.svg show (--timeline). */
+enum sim_timeline_mode {
+    SIM_TIMELINE_BOUNDED = 0,  /* the ranks and iterations a person looks at (sim/timeline_view.c) */
+    SIM_TIMELINE_FULL = 1,     /* every rank, every iteration */
+    SIM_TIMELINE_NONE = 2,     /* no timeline files */
 };
 
 /* Write report.txt and report.json into dir (logs/rank-N.err there gives a
  * failing rank's stderr tail), and, when job was replayed, timeline.json and
- * timeline.svg. job may be NULL (nothing could be loaded) or loaded but not
- * replayed (memory figures only). Files are written atomically. 0 or -1. */
+ * timeline.svg as info->timeline says (first: the report states their
+ * sizes). job may be NULL (nothing could be loaded) or loaded but not
+ * replayed (memory figures only). Files are written atomically; a stop
+ * asked for (maya_stop_catch) leaves the files as they were. 0 or -1. */
 int sim_report(const struct sim_job *job, const struct sim_report_info *info, const char *dir);
 /* Write the replayed job as Chakra execution traces (the MLCommons Chakra
  * schema, sim/chakra_et.proto) into dir: PREFIX.<rank>.et per rank, in the

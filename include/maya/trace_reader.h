@@ -35,6 +35,12 @@ const char *maya_trace_path(const struct maya_trace_reader *r);
 /* File offset of the chunk holding the current record. */
 uint64_t maya_trace_offset(const struct maya_trace_reader *r);
 
+/* Was the record just read the last of its chunk? Then the chunk as it is
+ * in the file (header and compressed bytes, valid until the next read) can
+ * be copied into another trace without compressing its records again. */
+int maya_trace_chunk_done(const struct maya_trace_reader *r);
+const void *maya_trace_chunk_bytes(const struct maya_trace_reader *r, struct maya_trace_chunk *hdr);
+
 /* Text of a string id seen so far ("" for 0, "?" for an unknown id). */
 const char *maya_trace_string(const struct maya_trace_reader *r, uint32_t id);
 

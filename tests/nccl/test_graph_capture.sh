@@ -52,6 +52,8 @@ expect_grep "^job .* comms=1 collectives=22 p2p_pairs=20$" "$TEST_TMP/job"
 # the report: 5 iterations (the launches), each with its communication
 expect_eq "$(json "$out/report.json" 'r["simulated"], r["iterations_found"]')" "True 5" "report"
 comm5=$(json "$out/report.json" 'r["communication_time_s"]')
+# every launch's ops: the whole run's timeline (by default it keeps the first three iterations)
+"$MAYA" report -q --timeline full "$out" > "$TEST_TMP/full.log" 2>&1 || fail "maya report --timeline full failed: $(tail -5 "$TEST_TMP/full.log")"
 timeline_nccl "$out/timeline.json" > "$TEST_TMP/tl"
 for r in 0 1 2 3; do
     expect_eq "$(grep "^$r " "$TEST_TMP/tl" | tr '\n' ' ')" \

@@ -35,6 +35,8 @@ expect_matched "$d/traces" 42 0 1
 dump "$d/job.mtrace" > "$TEST_TMP/job"
 expect_grep "^job .* comms=1 collectives=42 p2p_pairs=0$" "$TEST_TMP/job"
 expect_eq "$(report_field "$d" "r['communication_time_s'] > 0")" true "communication in the report"
+# every step's ops: the whole run's timeline (by default it keeps the first three iterations)
+"$MAYA" report -q --timeline full "$d" > "$TEST_TMP/full.log" 2>&1 || fail "maya report --timeline full failed: $(tail -5 "$TEST_TMP/full.log")"
 timeline_nccl "$d/timeline.json" > "$TEST_TMP/tl"
 for r in 0 1; do
     expect_eq "$(grep "^$r " "$TEST_TMP/tl" | tr '\n' ' ')" \

@@ -1,0 +1,686 @@
+/* Folding: the replay runs one copy of each group of ranks that do the same
+ * work (the data-parallel replicas of a job) and lets it stand for all.
+ *
+ * A rank can fold into an earlier one at the same local rank (GPU of its
+ * node: replicas sit at the same place on other nodes; two ranks of one
+ * node never fold into each other) when their loaded work is the same op
+ * for op (kind, durations, host gaps, names, streams, events, sequence
+ * numbers, send/recv positions) with a one-to-one renaming of their
+ * communicators: the replica's tensor-parallel group for the
+ * representative's, the data-parallel group for itself. Work is hashed as
+ * each rank is loaded (communicators by order of first use, so that the
+ * renaming does not change the hash) and compared in full with the ranks
+ * of the same hash. The ranks of a node are decided together once the node
+ * is loaded: they fold into the ranks of one other node, each communicator
+ * agreeing with the ranks loaded so far, or they are all replayed (so that
+ * a replica that differs, rank 0's say, leaves the next ones to fold into
+ * the next replica). A folded rank's ops are dropped then, so memory
+ * follows the distinct ranks plus one node, not the world size.
+ *
+ * The whole job must then be symmetric, or the folded replay would not be
+ * the replay of every copy. After the last rank, until nothing changes, a
+ * folded rank is unfolded (its ops rebuilt from its representative's, with
+ * its own communicators) when:
+ *   - a communicator's members do not all see it as the same one: a member
+ *     replayed on its own (a straggler, a --slow-rank, a replica whose work
+ *     differs) keeps its group, and with it every rank it talks to;
+ *   - a communicator renamed to another does not map member i to member i,
+ *     or one kept (the data-parallel group) has a folded member whose
+ *     representative is not a member too, or carries send/recv;
+ *   - a node whose GPUs use NICs holds both replayed and folded ranks, or
+ *     its folded ranks' representatives are not all on one node at the same
+ *     local ranks: then NIC sharing would differ between the copies.
+ * With fold_similar, host gaps are left out of the hash and the comparison
+ * (a replica's measured gaps are noise around the same host work, as
+ * duplicate-rank elimination assumes): a rank whose total host gap is within
+ * SIM_FOLD_SIMILAR of its representative's folds and takes its gaps, an
+ * approximation the report quantifies; an unfolded rank takes them too.
+ * What remains is exact: by symmetry every folded rank reaches each
+ * collective when its representative does, so a collective waits only for
+ * the members that are replayed (sim_comm.expected), and every node's NICs
+ * carry what the corresponding replayed node's carry.
+ *
+ * Costs: O(ops) per rank for the hash and for the comparison; the checks
+ * cost O(members of all communicators + ranks) per round, and a round
+ * unfolds at least one rank (rounds follow the chain of groups a broken
+ * symmetry spreads along: a straggler's replica, stage by stage).
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "maya/common.h"
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+    h = (h ^ v) * 0x9e3779b97f4a7c15ull;
+    return h ^ (h >> 31);
+}
+
+static inline int is_xfer(const struct sim_op *o)
+{
+    return o->kind == SK_COLL || o->kind == SK_P2P;
+}
+
+static inline int names_stream(const struct sim_op *o)
+{
+    return o->kind == SK_SYNC && o->sub == MAYA_SYNC_STREAM;
+}
+
+static uint32_t lane_of(const struct sim_job *j, uint32_t stream_plus_1)
+{
+    return stream_plus_1 ? j->streams[stream_plus_1 - 1].lane + 1 : 0;
+}
+
+/* ---- the hash of a rank's work ---- */
+
+/* A communicator's number in order of first use by the rank (from 1). */
+static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
+{
+    int created;
+    uint64_t *v = maya_map_put(seen, comm, 0, &created);
+    if (!v) {
+        *oom = 1;
+        return 0;
+    }
+    if (created)
+        *v = seen->count;
+    return *v;
+}
+
+/* The hash of r's work without its host gaps (*loose), with them (the
+ * return value), and the gaps' total: one pass over the ops. */
+static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t *loose, int *oom)
+{
+    struct maya_map seen = { 0 };
+    uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
+    uint64_t g = 0x510e527fade682d1ull, total = 0;
+    h = mix(mix(mix(h, r->nbars), (uint64_t)r->complete), (uint64_t)(uint32_t)r->local_rank);
+    for (uint32_t k = 0; k < r->nstreams; k++) {
+        const struct sim_stream *s = &j->streams[r->streams[k]];
+        h = mix(mix(h, s->id), (uint64_t)(uint32_t)s->device << 32 | s->flags);
+    }
+    for (uint64_t i = 0; i < r->nops; i++) {
+        const struct sim_op *o = &r->ops[i];
+        h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
+                       (uint64_t)(uint16_t)o->device << 48);
+        h = mix(mix(h, o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
+        h = mix(mix(h, o->arg2), lane_of(j, o->stream));
+        uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg) : o->arg;
+        h = mix(h, a);
+        if (!is_xfer(o)) /* a collective's signature holds its communicator's id */
+            h = mix(h, o->sig);
+        g = mix(g, o->gap_ns);
+        total += o->gap_ns;
+    }
+    for (uint32_t k = 0; k < r->nbars; k++)
+        h = mix(mix(h, r->bars[k].op), ordinal(&seen, r->bars[k].comm, oom));
+    maya_map_free(&seen);
+    r->gap_total = total;
+    *loose = h;
+    return mix(h, g);
+}
+
+/* ---- comparing two ranks' work ---- */
+
+struct renaming {
+    struct maya_map fwd, back;  /* b's comm -> a's, a's -> b's (one to one) */
+    struct sim_comm_pair *v;
+    uint32_t n, cap;
+    int oom;
+};
+
+static int rename_ok(const struct sim_job *j, struct renaming *m, uint32_t bc, uint32_t ac)
+{
+    if (j->comms[bc].nranks != j->comms[ac].nranks)
+        return 0;
+    uint64_t *f = maya_map_get(&m->fwd, bc, 0);
+    if (f)
+        return *f == ac;
+    if (maya_map_get(&m->back, ac, 0))
+        return 0; /* two of b's communicators for one of a's */
+    uint64_t *x = maya_map_put(&m->fwd, bc, 0, NULL), *y = x ? maya_map_put(&m->back, ac, 0, NULL) : NULL;
+    if (!x || !y || SIM_GROW(m->v, m->cap, m->n + 1) < 0) {
+        m->oom = 1;
+        return 0;
+    }
+    *x = ac;
+    *y = bc;
+    m->v[m->n++] = (struct sim_comm_pair){ bc, ac };
+    return 1;
+}
+
+/* Does b do a's work (communicators renamed one to one, in m)? With
+ * fold_similar, host gaps may differ within SIM_FOLD_SIMILAR in total
+ * (*gap_diff: by how much). */
+static int same_work(const struct sim_job *j, const struct sim_rank *a, const struct sim_rank *b, struct renaming *m,
+                     double *gap_diff)
+{
+    int gaps = !j->fold_similar;
+    double ga = 0, gb = 0;
+    if (a->nops != b->nops || a->nstreams != b->nstreams || a->nevents != b->nevents || a->nbars != b->nbars ||
+        a->complete != b->complete || a->local_rank != b->local_rank)
+        return 0;
+    for (uint32_t k = 0; k < a->nstreams; k++) {
+        const struct sim_stream *x = &j->streams[a->streams[k]], *y = &j->streams[b->streams[k]];
+        if (x->id != y->id || x->device != y->device || x->flags != y->flags)
+            return 0;
+    }
+    for (uint64_t i = 0; i < a->nops; i++) {
+        const struct sim_op *x = &a->ops[i], *y = &b->ops[i];
+        if (x->kind != y->kind || x->flags != y->flags || x->sub != y->sub || x->rec_type != y->rec_type ||
+            x->device != y->device || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
+            x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
+            lane_of(j, x->stream) != lane_of(j, y->stream))
+            return 0;
+        ga += (double)x->gap_ns;
+        gb += (double)y->gap_ns;
+        if (is_xfer(x)) {
+            if (!rename_ok(j, m, y->arg, x->arg))
+                return 0;
+        } else if (x->sig != y->sig || (names_stream(x) ? lane_of(j, x->arg) != lane_of(j, y->arg) : x->arg != y->arg)) {
+            return 0;
+        }
+    }
+    for (uint32_t k = 0; k < a->nbars; k++)
+        if (a->bars[k].op != b->bars[k].op || !rename_ok(j, m, b->bars[k].comm, a->bars[k].comm))
+            return 0;
+    *gap_diff = ga > 0 ? (gb > ga ? gb - ga : ga - gb) / ga : gb > 0;
+    return *gap_diff <= (gaps ? 0 : SIM_FOLD_SIMILAR);
+}
+
+static void renaming_free(struct renaming *m)
+{
+    maya_map_free(&m->fwd);
+    maya_map_free(&m->back);
+    free(m->v);
+}
+
+/* Would folding rank ri as m renames its communicators agree with the ranks
+ * loaded before it? For each communicator renamed to another, a member
+ * already loaded must be folded into the member at its place in the other
+ * (the checks of sim_fold_finish, early: a choice of representative that
+ * they would undo is not made). Kept communicators (the data-parallel
+ * group, the world) wait for sim_fold_finish. */
+static int agrees(const struct sim_job *j, uint32_t ri, const struct renaming *m)
+{
+    for (uint32_t k = 0; k < m->n; k++) {
+        if (m->v[k].mine == m->v[k].theirs)
+            continue;
+        const struct sim_comm *c = &j->comms[m->v[k].mine], *to = &j->comms[m->v[k].theirs];
+        for (int i = 0; i < c->nranks; i++) {
+            uint64_t *x = maya_map_get(&j->fold_index, (uint64_t)(uint32_t)c->member_rank[i], 0);
+            if (!x || *x - 1 == ri)
+                continue;
+            const struct sim_rank *o = &j->ranks[*x - 1];
+            int rep = o->fold >= 0 ? j->ranks[o->fold].rank : o->rank;
+            if (rep != to->member_rank[i])
+                return 0;
+        }
+    }
+    return 1;
+}
+
+/* Drop a folded rank's own copy of the work. Its streams are the last ones
+ * loaded, so they are given back. */
+static void release(struct sim_job *j, struct sim_rank *r)
+{
+    if (r->nstreams && r->streams[0] + r->nstreams == j->nstreams) {
+        for (uint32_t k = 0; k < r->nstreams; k++)
+            free(j->streams[r->streams[k]].q), free(j->streams[r->streams[k]].waiters);
+        j->nstreams -= r->nstreams;
+    }
+    free(r->ops);
+    free(r->streams);
+    free(r->events);
+    free(r->waits);
+    free(r->bars);
+    r->ops = NULL;
+    r->streams = NULL;
+    r->events = NULL;
+    r->waits = NULL;
+    r->bars = NULL;
+    r->nops = r->capops = 0;
+    r->nstreams = r->nevents = r->capevents = r->nbars = r->capbars = 0;
+    r->nwaits = r->capwaits = 0;
+    maya_map_free(&r->stream_ids);
+    maya_map_free(&r->event_ids);
+    maya_map_free(&r->comms_joined);
+}
+
+/* Make a replayed rank a candidate representative for the ranks after it. */
+static int add_candidate(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    for (uint64_t k = 0;; k++) {
+        int created;
+        uint64_t *v = maya_map_put(&j->fold_classes, r->fold_hash, k, &created);
+        if (!v)
+            return maya_error("out of memory folding the job");
+        if (created) {
+            *v = ri + 1;
+            return 0;
+        }
+    }
+}
+
+/* A representative on node t for pending rank ri: the first candidate
+ * there whose work is ri's (renaming in m). -1 if none. */
+static int candidate_on(struct sim_job *j, uint32_t ri, int t, struct renaming *m, double *diff)
+{
+    const struct sim_rank *r = &j->ranks[ri];
+    for (uint64_t k = 0;; k++) {
+        uint64_t *v = maya_map_get(&j->fold_classes, r->fold_hash, k);
+        if (!v)
+            return -1;
+        const struct sim_rank *a = &j->ranks[*v - 1];
+        if (a->node != t)
+            continue;
+        memset(m, 0, sizeof *m);
+        if (same_work(j, a, r, m, diff))
+            return (int)(*v - 1);
+        renaming_free(m);
+        if (m->oom)
+            return -2;
+    }
+}
+
+/* The ranks of one node, loaded: they fold together into the ranks of one
+ * other node (each into a rank of the same local rank and work, every
+ * communicator agreeing), or not at all: a node's NICs then carry what the
+ * other node's carry, and a replica that differs (rank 0's, which may print
+ * the loss) leaves the replicas after it to fold into the next one. */
+static int decide_node(struct sim_job *j)
+{
+    uint32_t n = j->npending, *p = j->pending;
+    j->npending = 0;
+    if (!n)
+        return 0;
+    int nodes = MAYA_MAX(j->nodes, 1), node = j->ranks[p[0]].node;
+    node = node >= 0 && node < nodes ? node : 0;
+    struct renaming *m = calloc(n, sizeof *m);
+    double *diff = calloc(n, sizeof *diff);
+    int rc = !m || !diff ? maya_error("out of memory folding the job") : 0, done = 0;
+    /* the nodes the first rank could fold into, in order of candidates */
+    for (uint64_t k = 0; rc == 0 && !done && nodes > 1 && !j->fold_replays[node]; k++) {
+        uint64_t *v = maya_map_get(&j->fold_classes, j->ranks[p[0]].fold_hash, k);
+        if (!v)
+            break;
+        int t = j->ranks[*v - 1].node;
+        if (t == node || (j->fold_target[node] >= 0 && t != j->fold_target[node]))
+            continue;
+        uint32_t got = 0;
+        for (; got < n; got++) {
+            int c = candidate_on(j, p[got], t, &m[got], &diff[got]);
+            if (c == -2)
+                rc = maya_error("out of memory folding the job");
+            if (c < 0)
+                break;
+            j->ranks[p[got]].fold = c;
+        }
+        int ok = got == n;
+        for (uint32_t i = 0; ok && i < n; i++)
+            ok = agrees(j, p[i], &m[i]);
+        if (ok) {
+            for (uint32_t i = 0; i < n; i++) {
+                struct sim_rank *r = &j->ranks[p[i]];
+                r->comm_map = m[i].v;
+                r->ncomm_map = m[i].n;
+                m[i].v = NULL;
+                j->fold_gap_diff = MAYA_MAX(j->fold_gap_diff, diff[i]);
+            }
+            for (uint32_t i = n; i-- > 0;) /* their streams are the last ones, in this order */
+                release(j, &j->ranks[p[i]]);
+            j->fold_target[node] = t;
+            done = 1;
+        }
+        for (uint32_t i = 0; i < got; i++) {
+            if (!done)
+                j->ranks[p[i]].fold = -1;
+            renaming_free(&m[i]);
+        }
+    }
+    if (rc == 0 && !done) {
+        j->fold_replays[node] = 1;
+        for (uint32_t i = 0; i < n && rc == 0; i++)
+            rc = add_candidate(j, p[i]);
+    }
+    free(m);
+    free(diff);
+    return rc;
+}
+
+int sim_fold_next_node(struct sim_job *j, int node)
+{
+    if (j->npending && j->ranks[j->pending[0]].node != node)
+        return decide_node(j);
+    return 0;
+}
+
+int sim_fold_rank(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    r->fold = -1;
+    r->weight = 1;
+    if (j->no_fold)
+        return 0;
+    int nodes = MAYA_MAX(j->nodes, 1);
+    if (!j->fold_target) {
+        j->fold_target = malloc((size_t)nodes * sizeof *j->fold_target);
+        j->fold_replays = calloc((size_t)nodes, 1);
+        if (!j->fold_target || !j->fold_replays)
+            return maya_error("out of memory folding the job");
+        for (int n = 0; n < nodes; n++)
+            j->fold_target[n] = -1;
+    }
+    int oom = 0;
+    uint64_t exact = work_hash(j, r, &r->loose_hash, &oom);
+    r->fold_hash = j->fold_similar ? r->loose_hash : exact;
+    uint64_t *x = maya_map_put(&j->fold_index, (uint64_t)(uint32_t)r->rank, 0, NULL);
+    if (oom || !x)
+        return maya_error("out of memory folding the job");
+    *x = ri + 1;
+    if (SIM_GROW(j->pending, j->cappending, j->npending + 1) < 0)
+        return maya_error("out of memory folding the job");
+    j->pending[j->npending++] = ri;
+    return 0;
+}
+
+/* ---- undoing a fold ---- */
+
+static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
+{
+    for (uint32_t k = 0; k < r->ncomm_map; k++)
+        if (r->comm_map[k].theirs == theirs)
+            return r->comm_map[k].mine;
+    return theirs;
+}
+
+static int64_t mine_to_theirs(const struct sim_rank *r, uint32_t mine)
+{
+    for (uint32_t k = 0; k < r->ncomm_map; k++)
+        if (r->comm_map[k].mine == mine)
+            return r->comm_map[k].theirs;
+    return -1;
+}
+
+/* Rebuild folded rank ri's work from its representative's, on streams and
+ * communicators of its own. */
+static int unfold(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    const struct sim_rank *a = &j->ranks[r->fold];
+    uint32_t ns = a->nstreams;
+    if (SIM_GROW(j->streams, j->capstreams, j->nstreams + ns) < 0)
+        return maya_error("out of memory unfolding rank %d", r->rank);
+    a = &j->ranks[r->fold];
+    r->ops = malloc(MAYA_MAX(a->nops, 1) * sizeof *r->ops);
+    r->streams = malloc(MAYA_MAX(ns, 1) * sizeof *r->streams);
+    r->events = calloc(MAYA_MAX(a->nevents, 1), sizeof *r->events);
+    r->bars = malloc(MAYA_MAX(a->nbars, 1) * sizeof *r->bars);
+    if (!r->ops || !r->streams || !r->events || !r->bars)
+        return maya_error("out of memory unfolding rank %d", r->rank);
+    uint32_t first = j->nstreams;
+    for (uint32_t k = 0; k < ns; k++) {
+        struct sim_stream *s = &j->streams[first + k];
+        const struct sim_stream *t = &j->streams[a->streams[k]];
+        memset(s, 0, sizeof *s);
+        s->rank = ri;
+        s->device = t->device;
+        s->id = t->id;
+        s->flags = t->flags;
+        s->lane = k;
+        r->streams[k] = first + k;
+    }
+    j->nstreams += ns;
+    r->nstreams = ns;
+    memcpy(r->ops, a->ops, a->nops * sizeof *r->ops);
+    r->nops = r->capops = a->nops;
+    for (uint64_t i = 0; i < r->nops; i++) {
+        struct sim_op *o = &r->ops[i];
+        if (o->stream)
+            o->stream = first + j->streams[o->stream - 1].lane + 1;
+        if (names_stream(o) && o->arg)
+            o->arg = first + j->streams[o->arg - 1].lane + 1;
+        if (is_xfer(o))
+            o->arg = theirs_to_mine(r, o->arg);
+    }
+    r->nevents = r->capevents = a->nevents;
+    for (uint32_t k = 0; k < a->nbars; k++)
+        r->bars[k] = (struct sim_barrier){ a->bars[k].op, theirs_to_mine(r, a->bars[k].comm) };
+    r->nbars = r->capbars = a->nbars;
+    r->fold = -1;
+    return 0;
+}
+
+/* ---- the symmetry checks ---- */
+
+struct checker {
+    struct sim_job *j;
+    int32_t *index_of;          /* global rank -> ranks[] index, -1 none */
+    int max_rank;
+    uint8_t *to_unfold;         /* by ranks[] index */
+    int unfolded;
+    char why[256];              /* the first reason */
+};
+
+static int index_of(const struct checker *C, int rank)
+{
+    return rank >= 0 && rank <= C->max_rank ? C->index_of[rank] : -1;
+}
+
+/* The global rank replayed for the process of global rank g. */
+static int replayed_for(const struct checker *C, int g)
+{
+    int i = index_of(C, g);
+    if (i < 0)
+        return g;
+    const struct sim_rank *r = &C->j->ranks[i];
+    return r->fold >= 0 ? C->j->ranks[r->fold].rank : g;
+}
+
+/* Unfold ranks[i] (if folded) in this round; the first reason is kept for
+ * the report. */
+static void mark(struct checker *C, int i, const char *why)
+{
+    if (i < 0 || C->j->ranks[i].fold < 0 || C->to_unfold[i])
+        return;
+    C->to_unfold[i] = 1;
+    if (!C->why[0])
+        snprintf(C->why, sizeof C->why, "%s", why);
+}
+
+/* Communicators whose members disagree about what they are. */
+static int check_comms(struct checker *C)
+{
+    struct sim_job *j = C->j;
+    for (uint32_t c = 0; c < j->ncomms; c++) {
+        const struct sim_comm *cm = &j->comms[c];
+        int64_t image = -2;
+        int ok = 1, folded = 0;
+        for (int m = 0; m < cm->nranks && ok; m++) {
+            int i = index_of(C, cm->member_rank[m]);
+            if (i < 0)
+                continue;
+            const struct sim_rank *r = &j->ranks[i];
+            int64_t img = r->fold < 0 ? (int64_t)c : mine_to_theirs(r, c);
+            folded += r->fold >= 0;
+            if (img < 0 || (image != -2 && img != image))
+                ok = 0;
+            image = img;
+        }
+        if (!folded)
+            continue;
+        if (ok && image != (int64_t)c) {
+            const struct sim_comm *to = &j->comms[image];
+            for (int m = 0; m < cm->nranks && ok; m++)
+                ok = replayed_for(C, cm->member_rank[m]) == to->member_rank[m];
+        } else if (ok) {
+            ok = !cm->has_p2p;
+            struct maya_map members = { 0 };
+            for (int m = 0; m < cm->nranks && ok; m++)
+                if (!maya_map_put(&members, (uint64_t)(uint32_t)cm->member_rank[m], 0, NULL)) {
+                    maya_map_free(&members);
+                    return maya_error("out of memory folding the job");
+                }
+            for (int m = 0; m < cm->nranks && ok; m++)
+                ok = maya_map_get(&members, (uint64_t)(uint32_t)replayed_for(C, cm->member_rank[m]), 0) != NULL;
+            maya_map_free(&members);
+        }
+        if (ok)
+            continue;
+        char why[160];
+        snprintf(why, sizeof why, "communicator 0x%llx of %d members is not the same work for all of them",
+                 (unsigned long long)cm->id, cm->nranks);
+        for (int m = 0; m < cm->nranks; m++)
+            mark(C, index_of(C, cm->member_rank[m]), why);
+    }
+    return 0;
+}
+
+/* Nodes whose NICs would carry something else if their ranks were folded. */
+static int check_nodes(struct checker *C)
+{
+    struct sim_job *j = C->j;
+    int n = MAYA_MAX(j->nodes, 1);
+    uint8_t *nic = calloc((size_t)n, 1), *replayed = calloc((size_t)n, 1), *bad = calloc((size_t)n, 1);
+    int32_t *target = malloc((size_t)n * sizeof *target);
+    if (!nic || !replayed || !bad || !target) {
+        free(nic), free(replayed), free(bad), free(target);
+        return maya_error("out of memory folding the job");
+    }
+    for (int k = 0; k < n; k++)
+        target[k] = -1;
+    for (uint32_t c = 0; c < j->ncomms; c++)
+        if (j->comms[c].inter_used)
+            for (int m = 0; m < j->comms[c].nranks; m++)
+                if (j->comms[c].member_node[m] >= 0 && j->comms[c].member_node[m] < n)
+                    nic[j->comms[c].member_node[m]] = 1;
+    for (int i = 0; i < j->nranks; i++)
+        if (j->ranks[i].fold < 0 && j->ranks[i].node >= 0 && j->ranks[i].node < n)
+            replayed[j->ranks[i].node] = 1;
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->fold < 0 || r->node < 0 || r->node >= n || !nic[r->node])
+            continue;
+        const struct sim_rank *a = &j->ranks[r->fold];
+        if (replayed[r->node] || a->local_rank != r->local_rank ||
+            (target[r->node] >= 0 && target[r->node] != a->node))
+            bad[r->node] = 1;
+        target[r->node] = a->node;
+    }
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->fold >= 0 && r->node >= 0 && r->node < n && bad[r->node]) {
+            char why[160];
+            snprintf(why, sizeof why, "node %d's NICs would be shared by replicas and other ranks", r->node);
+            mark(C, i, why);
+        }
+    }
+    free(nic), free(replayed), free(bad), free(target);
+    return 0;
+}
+
+/* Exact folding: how many ranks left to replay do the work of a rank on
+ * another node but for their host gaps, within SIM_FOLD_SIMILAR in total
+ * (measured gaps of emulated ranks differ a little): what --fold similar
+ * would fold. O(ranks). */
+static int gaps_only(const struct sim_job *j, int *count)
+{
+    struct maya_map first = { 0 }; /* loose hash -> ranks[] index + 1 of the first such rank */
+    *count = 0;
+    for (int i = 0; i < j->nranks && !j->fold_similar; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->fold >= 0)
+            continue;
+        int created;
+        uint64_t *v = maya_map_put(&first, r->loose_hash, 0, &created);
+        if (!v) {
+            maya_map_free(&first);
+            return maya_error("out of memory folding the job");
+        }
+        if (created) {
+            *v = (uint64_t)i + 1;
+            continue;
+        }
+        const struct sim_rank *a = &j->ranks[*v - 1];
+        double ga = (double)a->gap_total, gb = (double)r->gap_total;
+        *count += a->node != r->node && (ga > 0 ? fabs(gb - ga) / ga : gb > 0) <= SIM_FOLD_SIMILAR;
+    }
+    maya_map_free(&first);
+    return 0;
+}
+
+int sim_fold_finish(struct sim_job *j)
+{
+    struct checker C = { .j = j, .max_rank = -1 };
+    int rc = decide_node(j), gap_only = 0;
+    if (rc == 0)
+        rc = gaps_only(j, &gap_only);
+    for (int i = 0; i < j->nranks; i++)
+        C.max_rank = MAYA_MAX(C.max_rank, j->ranks[i].rank);
+    C.index_of = malloc((size_t)(C.max_rank + 1) * sizeof *C.index_of + 1);
+    C.to_unfold = calloc((size_t)MAYA_MAX(j->nranks, 1), 1);
+    if (!C.index_of || !C.to_unfold)
+        rc = maya_error("out of memory folding the job");
+    for (int g = 0; rc == 0 && g <= C.max_rank; g++)
+        C.index_of[g] = -1;
+    for (int i = 0; rc == 0 && i < j->nranks; i++)
+        if (j->ranks[i].rank >= 0)
+            C.index_of[j->ranks[i].rank] = i;
+    int folded = 0;
+    for (int i = 0; i < j->nranks; i++)
+        folded += j->ranks[i].fold >= 0;
+    while (rc == 0 && folded) {
+        memset(C.to_unfold, 0, (size_t)j->nranks);
+        if (check_comms(&C) < 0 || check_nodes(&C) < 0) {
+            rc = -1;
+            break;
+        }
+        int changed = 0;
+        for (int i = 0; i < j->nranks && rc == 0; i++)
+            if (C.to_unfold[i]) {
+                rc = unfold(j, (uint32_t)i);
+                changed++;
+                folded--;
+            }
+        C.unfolded += changed;
+        if (!changed)
+            break;
+    }
+    if (rc == 0) {
+        /* what the replay waits for: members and creators that are replayed */
+        for (uint32_t c = 0; c < j->ncomms; c++) {
+            struct sim_comm *cm = &j->comms[c];
+            cm->expected = cm->nranks;
+            cm->joiners = 0;
+            for (int m = 0; m < cm->nranks; m++) {
+                int i = index_of(&C, cm->member_rank[m]);
+                cm->expected -= i >= 0 && j->ranks[i].fold >= 0;
+            }
+        }
+        j->replayed_ranks = 0;
+        j->replayed_ops = 0;
+        for (int i = 0; i < j->nranks; i++) {
+            struct sim_rank *r = &j->ranks[i];
+            if (r->fold >= 0) {
+                j->ranks[r->fold].weight++;
+                continue;
+            }
+            j->replayed_ranks++;
+            j->replayed_ops += r->nops;
+            for (uint32_t k = 0; k < r->nbars; k++)
+                j->comms[r->bars[k].comm].joiners++;
+        }
+        if (C.unfolded)
+            snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s own, as "
+                     "symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their",
+                     C.why);
+        j->fold_gaps_only = gap_only;
+    }
+    free(C.index_of);
+    free(C.to_unfold);
+    return rc;
+}
