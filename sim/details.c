@@ -80,7 +80,9 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
         comms[c].last_rank = -1;
     int counted = 0;
     for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
+        /* a folded rank (a replica not replayed) has its representative's
+         * ops and times, on its own communicators (comm_map) */
+        const struct sim_rank *self = &j->ranks[i], *r = SIM_REPLAYED(j, self);
         struct sim_busy b = { 0 };
         int ok = r->nops > 0;
         for (int q = 0; q < nw && ok; q++) {
@@ -124,18 +126,24 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
                 a->count++;
                 if (ns > a->max_ns) {
                     a->max_ns = ns;
-                    a->max_rank = r->rank;
+                    a->max_rank = self->rank;
                 }
             }
-            if ((o->kind == SK_COLL || o->kind == SK_P2P) && o->arg < j->ncomms) {
-                struct comm_acc *c = &comms[o->arg];
+            uint32_t comm = o->arg;
+            for (uint32_t q = 0; self != r && q < self->ncomm_map; q++)
+                if (self->comm_map[q].theirs == o->arg) {
+                    comm = self->comm_map[q].mine;
+                    break;
+                }
+            if ((o->kind == SK_COLL || o->kind == SK_P2P) && comm < j->ncomms) {
+                struct comm_acc *c = &comms[comm];
                 c->total_ns += ns;
                 c->count++;
                 if (c->last_rank != i) {
                     c->last_rank = i;
                     c->ranks++;
                 }
-                uint64_t *v = maya_map_put(&by_comm_name, o->arg, o->name, NULL);
+                uint64_t *v = maya_map_put(&by_comm_name, comm, o->name, NULL);
                 if (!v) {
                     free(names);
                     free(comms);
@@ -225,13 +233,14 @@ int sim_job_gpus(const struct sim_job *j)
     struct maya_map seen = { 0 };
     int most = 0;
     for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
+        /* a folded rank drives the GPUs its representative does */
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
             if (!o->stream || !is_device_op(o))
                 continue;
             const struct sim_stream *st = &j->streams[o->stream - 1];
-            if (!maya_map_put(&seen, st->rank, (uint64_t)(uint32_t)st->device, NULL)) {
+            if (!maya_map_put(&seen, (uint64_t)i, (uint64_t)(uint32_t)st->device, NULL)) {
                 maya_map_free(&seen);
                 return maya_error("out of memory counting the job's GPUs");
             }

@@ -415,7 +415,9 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .keep_xfers = o->chakra_dir != NULL, .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
+                                 /* Chakra traces are one per rank, each on its own communicators:
+                                  * every rank replayed */
+                                 .keep_xfers = o->chakra_dir != NULL, .no_fold = o->no_fold || o->chakra_dir, .fold_similar = o->fold_similar, .slow = o->slow,
                                  .nslow = o->nslow, .workload_failed = !workload_ok, .cluster = &cluster };
         /* the oracle answers by rank and call number; the other models by content */
         enum est_model model[EST_NFAMILIES];

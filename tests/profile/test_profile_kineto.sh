@@ -10,7 +10,7 @@
 . "$MAYA_TOP/tests/lib.sh"
 
 d=$TEST_TMP/run
-"$MAYA" run -q -g h100x2 -o "$d" -- "$WORKLOADS/minigpt" --tp 2 --iters 3 > "$TEST_TMP/out" 2>&1 ||
+"$MAYA" run -q --timeline full -g h100x2 -o "$d" -- "$WORKLOADS/minigpt" --tp 2 --iters 3 > "$TEST_TMP/out" 2>&1 ||
     fail "maya run minigpt failed: $(tail -20 "$TEST_TMP/out")"
 gen() { python3 "$MAYA_TOP/tests/profile/make_kineto.py" "$d/timeline.json" "$@" || fail "make_kineto.py failed"; }
 

@@ -18,7 +18,7 @@ protoc --proto_path="$MAYA_TOP/sim" --python_out="$TEST_TMP/py" "$MAYA_TOP/sim/c
 export_check() { # NAME WORKLOAD ARGS...
     local name=$1
     shift
-    "$MAYA" run -q -o "$TEST_TMP/$name" "$@" > "$TEST_TMP/out" 2>&1 ||
+    "$MAYA" run -q --timeline full -o "$TEST_TMP/$name" "$@" > "$TEST_TMP/out" 2>&1 ||
         fail "maya run $name failed: $(tail -20 "$TEST_TMP/out")"
     cp "$TEST_TMP/$name/report.json" "$TEST_TMP/before.json"
     "$MAYA" trace export --chakra "$TEST_TMP/$name.et" "$TEST_TMP/$name" > "$TEST_TMP/out" 2>&1 ||
