@@ -46,7 +46,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check search-demo
+.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check search-demo scale-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -95,6 +95,11 @@ test: all venv tools fuzz
 
 bench: all
 	bench/run
+
+# Duplicate-rank elimination at sizes too large for make test (docs/dedup.md):
+# name=value lines; SCALE_CASES=... picks cases (tests/scale/scale_check.sh).
+scale-check: all venv
+	tests/scale/scale_check.sh
 
 demo: all
 	scripts/demo

@@ -19,6 +19,8 @@
 #include "maya/map.h"
 #include "maya/progress.h"
 #include "maya/trace_reader.h"
+#include "maya/replicas.h"
+#include "rebuild.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -75,6 +77,12 @@ struct collator {
     size_t *free_slots;         /* freed pool slots */
     size_t nfree, free_cap;
     uint64_t collectives, pairs;
+    int rebuilt;                /* ranks rebuilt from another's trace */
+    struct kept_shape {         /* the shapes replicas were made from */
+        int rank;
+        struct col_shape *shape;
+    } *shapes;
+    size_t nshapes, shapes_cap;
     int allow_incomplete;
     int gpus_per_node;
     int world;                  /* the largest WORLD_SIZE of the traces read so far (bounds communicators) */
@@ -436,10 +444,149 @@ static int find_traces(const char *dir, int allow_incomplete, struct rank_file *
 struct rank_info {
     struct maya_trace_header hdr;
     int complete;
+    int rebuilt;
     uint64_t records;
 };
 
-static int copy_rank(struct collator *c, const struct rank_file *f, struct col_writer *w, struct rank_info *info)
+/* Taking one record into a rank's section: its communicators and
+ * collectives are noted for the checks, then it is written. */
+struct take {
+    struct collator *c;
+    struct col_writer *w;
+    int rank;
+    const char *path;
+    uint64_t n, unsupported;
+};
+
+static int take_record(struct take *t, const struct maya_rec_hdr *rec)
+{
+    struct collator *c = t->c;
+    if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, t->rank, t->path) < 0)
+        return -1;
+    if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
+        const struct maya_rec_coll *k = (const void *)rec;
+        int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+        if (k->call.result == 0 && (p2p ? note_p2p(c, k, t->rank, t->path) : note_collective(c, k, t->rank, t->path)) < 0)
+            return -1;
+    }
+    if (rec->flags & MAYA_F_UNSUPPORTED)
+        t->unsupported++;
+    if (rec->type == MAYA_REC_RANK_REBUILT) {
+        struct maya_rec_rank_rebuilt b;
+        memcpy(&b, rec, sizeof b);
+        b.own_records = t->n;
+        c->rebuilt++;
+        if (col_writer_emit(t->w, &b) < 0)
+            return -1;
+    } else if (col_writer_emit(t->w, rec) < 0) {
+        return -1;
+    }
+    t->n++;
+    return 0;
+}
+
+static int take_cb(void *ctx, const struct maya_rec_hdr *rec)
+{
+    return take_record(ctx, rec);
+}
+
+static const struct rank_file *find_rank(const struct rank_file *files, int n, int rank)
+{
+    for (int i = 0; i < n; i++)
+        if (files[i].rank == rank)
+            return &files[i];
+    return NULL;
+}
+
+/* Does the launcher's note rank-N.eliminated lie next to the trace? */
+static int elimination_note(const struct rank_file *f)
+{
+    size_t len = strlen(f->path);
+    char note[PATH_MAX + 16];
+    if (f->incomplete || len < 7 || strcmp(f->path + len - 7, ".mtrace"))
+        return 0;
+    snprintf(note, sizeof note, "%.*s.eliminated", (int)(len - 7), f->path);
+    return access(note, F_OK) == 0;
+}
+
+/* The whole shape of a rank's trace (its communicators and their members),
+ * read once and kept: replicas take theirs from it. */
+static const struct col_shape *shape_of(struct collator *c, const struct rank_file *f)
+{
+    for (size_t i = 0; i < c->nshapes; i++)
+        if (c->shapes[i].rank == f->rank)
+            return c->shapes[i].shape;
+    if (grow_array((void **)&c->shapes, &c->shapes_cap, c->nshapes + 1, sizeof *c->shapes) < 0)
+        return NULL;
+    struct maya_trace_reader *r;
+    if (maya_trace_open(f->path, &r) < 0)
+        return NULL;
+    maya_trace_allow_truncated(r, 1);
+    struct col_shape *s = col_shape_new();
+    const struct maya_rec_hdr *rec;
+    int rc = s ? 0 : maya_error("out of memory collating");
+    while (rc == 0 && (rc = maya_trace_next(r, &rec)) > 0)
+        rc = col_shape_note(s, rec);
+    maya_trace_close(r);
+    if (rc < 0) {
+        col_shape_free(s);
+        return NULL;
+    }
+    c->shapes[c->nshapes].rank = f->rank;
+    c->shapes[c->nshapes++].shape = s;
+    return s;
+}
+
+/* A declared replica (maya run --replicas) that ran only up to its first
+ * NCCL call: its communicators follow from its proxy's (its folded digits
+ * above 1 made 1: a rank that ran and that shares its communicators where
+ * the layout says), its work from its representative's (its folded digits
+ * 0, or the next of rank 0's when that is rank 0), or from the rank that
+ * was itself rebuilt from. */
+static int rebuild_replica(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
+                           struct col_shape *shape, int rank, const struct maya_trace_header *h, struct take *t,
+                           struct maya_rec_rank_end *e)
+{
+    int world = h->world_size;
+    char note[PATH_MAX + 16], line[512], spec[256] = "", err[256];
+    size_t len = strlen(f->path);
+    snprintf(note, sizeof note, "%.*s.eliminated", (int)(len - 7), f->path);
+    FILE *fp = fopen(note, "r");
+    while (fp && fgets(line, sizeof line, fp))
+        if (!strncmp(line, "replicas=", 9))
+            snprintf(spec, sizeof spec, "%.*s", (int)strcspn(line + 9, "\n"), line + 9);
+    if (fp)
+        fclose(fp);
+    struct maya_replicas layout;
+    if (maya_replicas_parse(spec, world, &layout, err, sizeof err) < 0)
+        return maya_error("%s: the replicas layout: %s", note, err);
+    int64_t proxy = rank, source = maya_replicas_representative(&layout, rank, world);
+    for (int k = 0; k < layout.ndims; k++)
+        if (maya_replicas_digit(&layout, k, rank) > 1)
+            proxy = maya_replicas_with(&layout, k, proxy, 1);
+    const struct rank_file *pf = find_rank(files, nfiles, (int)proxy), *sf = find_rank(files, nfiles, (int)source);
+    if (!pf || !sf)
+        return maya_error("rank %d, a replica, cannot be rebuilt: rank %lld left no trace", rank,
+                          (long long)(pf ? source : proxy));
+    const struct col_shape *ps = shape_of(c, pf), *ss = ps ? shape_of(c, sf) : NULL;
+    if (!ps || !ss)
+        return -1;
+    /* the work: the source's, or the one it was itself rebuilt from */
+    const struct maya_rec_eliminated *sel = col_shape_eliminated(ss);
+    if (sel && sel->how == MAYA_ELIM_MATCHED)
+        sf = find_rank(files, nfiles, sel->source);
+    if (!sf || (sel && sel->how == MAYA_ELIM_DECLARED))
+        return maya_error("rank %d, a replica, cannot be rebuilt: its source rank %lld did not run", rank,
+                          (long long)source);
+    int32_t device = h->local_rank >= 0 ? h->local_rank : 0;
+    int32_t gpu = h->node * MAYA_MAX(h->gpus_per_node, 1) + device;
+    if (col_shape_replica_comms(shape, rank, ps, (int)proxy, &layout, device, gpu) < 0)
+        return -1;
+    return col_rebuild(shape, rank, sf->path, sf->rank, take_cb, t, e, 64);
+}
+
+static int copy_rank(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
+                     struct col_writer *w, struct rank_info *info)
 {
     struct maya_trace_reader *r;
     if (maya_trace_open(f->path, &r) < 0)
@@ -491,10 +638,10 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
     }
     const struct maya_rec_hdr *rec;
     int rc;
-    uint64_t n = 0, unsupported = 0;
     /* a chunk of the rank's trace whose records all go to the job trace
-     * unchanged (every chunk but the one holding END) is copied as it is,
-     * not compressed again: the writer holds just its records when it ends */
+     * unchanged (every chunk but the one holding END, of a rank that was not
+     * eliminated) is copied as it is, not compressed again: the writer holds
+     * just its records when it ends */
     uint64_t chunk = UINT64_MAX, in_chunk = 0;
     int verbatim = 0;
     unsigned char endbuf[sizeof(struct maya_rec_rank_end) + 64 * sizeof(struct maya_end_device)];
@@ -502,17 +649,39 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
     struct maya_rec_rank_end *e = (void *)endbuf;
     e->h.type = MAYA_REC_RANK_END;
     e->h.bytes = sizeof *e;
+    struct take t = { .c = c, .w = w, .rank = rank, .path = f->path };
+    struct col_shape *shape = col_shape_new();
+    if (!shape) {
+        maya_trace_close(r);
+        return maya_error("out of memory collating");
+    }
+    /* A rank that duplicate-rank elimination stopped (its launcher note,
+     * rank-N.eliminated, says so): its section is its source's trace, made
+     * its own (rebuild.c); its own records only tell what it had made. */
+    int eliminated = elimination_note(f);
     while ((rc = maya_trace_next(r, &rec)) > 0) {
         if (maya_trace_offset(r) != chunk) {
             chunk = maya_trace_offset(r);
             in_chunk = 0;
-            verbatim = col_writer_flush(w) == 0;
-            if (!verbatim) {
-                rc = -1;
-                break;
+            verbatim = 0;
+            if (!eliminated) {
+                if (col_writer_flush(w) < 0) {
+                    rc = -1;
+                    break;
+                }
+                verbatim = 1;
             }
         }
         in_chunk++;
+        if ((rc = col_shape_note(shape, rec)) < 0)
+            break;
+        if (eliminated && rec->type != MAYA_REC_END)
+            continue;
+        if (rec->type == MAYA_REC_ELIMINATED) {
+            rc = maya_error("%s: rank %d was stopped by duplicate-rank elimination, but the note next to its "
+                            "trace (rank-%d.eliminated) is missing", f->path, rank, rank);
+            break;
+        }
         if (rec->type == MAYA_REC_END) {
             verbatim = 0;
             const struct maya_rec_end *end = (const void *)rec;
@@ -528,42 +697,43 @@ static int copy_rank(struct collator *c, const struct rank_file *f, struct col_w
             rc = maya_error("%s: holds job records (type %u): is it a job trace?", f->path, rec->type);
             break;
         }
-        if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, rank, f->path) < 0) {
-            rc = -1;
+        if (rec->type == MAYA_REC_RANK_REBUILT)
+            verbatim = 0; /* take_record rewrites it */
+        if ((rc = take_record(&t, rec)) < 0)
             break;
-        }
-        if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
-            const struct maya_rec_coll *k = (const void *)rec;
-            int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
-            if (k->call.result == 0 && (p2p ? note_p2p(c, k, rank, f->path) : note_collective(c, k, rank, f->path)) < 0) {
-                rc = -1;
-                break;
-            }
-        }
-        if (rec->flags & MAYA_F_UNSUPPORTED)
-            unsupported++;
-        if (col_writer_emit(w, rec) < 0) {
-            rc = -1;
-            break;
-        }
-        n++;
         if (verbatim && maya_trace_chunk_done(r)) {
             struct maya_trace_chunk hdr;
             const void *z = maya_trace_chunk_bytes(r, &hdr);
-            if (col_writer_swap_chunk(w, &hdr, z, in_chunk) < 0) {
-                rc = -1;
+            if ((rc = col_writer_swap_chunk(w, &hdr, z, in_chunk)) < 0)
                 break;
-            }
         }
     }
     info->complete = maya_trace_complete(r);
     maya_trace_close(r);
+    const struct maya_rec_eliminated *el = col_shape_eliminated(shape);
+    if (rc == 0 && !info->complete)
+        e->unsupported_calls = t.unsupported;
+    if (rc == 0 && eliminated && !el)
+        rc = maya_error("%s: rank-%d.eliminated says duplicate-rank elimination stopped rank %d, but its trace "
+                        "has no ELIMINATED record", f->path, rank, rank);
+    if (rc == 0 && el && el->how == MAYA_ELIM_DECLARED) {
+        rc = rebuild_replica(c, f, files, nfiles, shape, rank, &info->hdr, &t, e);
+        info->rebuilt = 1;
+    } else if (rc == 0 && el) {
+        /* eliminated: the rest of its run is its source's */
+        const struct rank_file *src = find_rank(files, nfiles, el->source);
+        if (!src || el->source == rank)
+            rc = maya_error("%s: rank %d was eliminated as a duplicate of rank %d, which left no trace", f->path,
+                            rank, el->source);
+        else
+            rc = col_rebuild(shape, rank, src->path, el->source, take_cb, &t, e, 64);
+        info->rebuilt = 1;
+    }
+    col_shape_free(shape);
     if (rc < 0)
         return -1;
-    if (!info->complete)
-        e->unsupported_calls = unsupported;
-    e->records = n;
-    info->records = n;
+    e->records = t.n;
+    info->records = t.n;
     return col_writer_emit(w, e);
 }
 
@@ -616,6 +786,9 @@ static int emit_comm(struct collator *c, struct col_writer *w, const struct comm
 
 static void collator_free(struct collator *c)
 {
+    for (size_t i = 0; i < c->nshapes; i++)
+        col_shape_free(c->shapes[i].shape);
+    free(c->shapes);
     for (size_t i = 0; i < c->comms.n; i++)
         free(c->comms.v[i].members);
     free(c->comms.v);
@@ -684,7 +857,8 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
         maya_progress("collating the traces", (uint64_t)i, (uint64_t)nfiles);
         if ((rc = maya_check_stop("collating")) < 0)
             break;
-        rc = copy_rank(&c, &files[i], sw, &info);
+        memset(&info, 0, sizeof info);
+        rc = copy_rank(&c, &files[i], files, nfiles, sw, &info);
         if (rc < 0)
             break;
         const struct maya_trace_header *h = &info.hdr;
@@ -740,7 +914,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
         job.nodes = max_node + 1;
         job.gpus_per_node = first.gpus_per_node;
         job.ncomms = (uint32_t)c.comms.n;
-        job.flags = out->incomplete ? MAYA_JOB_F_INCOMPLETE : 0;
+        job.flags = (out->incomplete ? MAYA_JOB_F_INCOMPLETE : 0) | (c.rebuilt ? MAYA_JOB_F_REBUILT : 0);
         job.collectives = c.collectives;
         job.p2p_pairs = c.pairs;
         memcpy(job.gpu, first.gpu, sizeof job.gpu);
@@ -777,6 +951,7 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
         out->collectives = c.collectives;
         out->p2p_pairs = c.pairs;
         out->ncomms = (uint32_t)c.comms.n;
+        out->rebuilt = c.rebuilt;
     }
     collator_free(&c);
     free(files);

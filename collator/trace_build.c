@@ -5,6 +5,7 @@
  */
 #define _GNU_SOURCE
 #include "maya/collator.h"
+#include "rebuild.h"
 #include "maya/common.h"
 #include "maya/trace_format.h"
 #include "maya/trace_reader.h"
@@ -40,6 +41,9 @@ const char col_trace_build_help[] =
     "  coll op=allreduce|broadcast|reduce|allgather|reducescatter|send|recv|alltoall|gather|scatter\n"
     "       comm=C cseq=Q rank=R nranks=N count=K [dtype=T] [bytes=SIZE] [peer=P] [group=G] [redop=O]\n"
     "  marker name=TEXT [kind=push|pop|point|start|end]\n"
+    "  eliminated source=S [how=matched|declared] [stop_op=K] [stop_hash=H]\n"
+    "       duplicate-rank elimination stopped this rank (docs/dedup.md); stop_op and stop_hash\n"
+    "       default to the coll records so far and their hash\n"
     "  graph graph_exec=G phase=begin|end [nodes=N]\n"
     "  end [oom=1] [unsupported_calls=N]    (optional: written at the end anyway)\n";
 
@@ -62,6 +66,7 @@ struct builder {
     uint64_t seq, last_exit;
     uint64_t unsupported;
     int oom, ended;
+    struct col_shape *shape;   /* communicators and NCCL operations so far (the eliminated line's hash) */
 };
 
 static int bad(struct builder *b, const char *fmt, ...) MAYA_PRINTF(2, 3);
@@ -391,6 +396,8 @@ static int line_comm(struct builder *b, struct kv *kv, int n)
     INT("key", c.key);
     if (!c.comm || c.nranks < 1 || c.rank < 0 || c.rank >= c.nranks)
         return bad(b, "comm: expected id=C (nonzero) rank=R nranks=N with 0 <= R < N");
+    if (col_shape_note(b->shape, &c.h) < 0)
+        return -1;
     return col_writer_emit(b->w, &c);
 }
 
@@ -691,7 +698,38 @@ static int call_line(struct builder *b, uint16_t type, struct kv *kv, int n)
         if (!kv[i].used)
             return bad(b, "%s: unknown %s \"%s\" (maya trace build --help lists the fields)",
                        maya_rec_type_name(type), kv[i].value ? "field" : "flag", kv[i].key);
+    if (col_shape_note(b->shape, &r.call.h) < 0)
+        return -1;
     return col_writer_emit(b->w, &r);
+}
+
+/* eliminated source=S [how=matched|declared] [stop_op=K] [stop_hash=H]:
+ * by default the COLL records written so far and their hash. */
+static int line_eliminated(struct builder *b, struct kv *kv, int n)
+{
+    struct maya_rec_eliminated e;
+    memset(&e, 0, sizeof e);
+    e.h = (struct maya_rec_hdr){ MAYA_REC_ELIMINATED, 0, sizeof e };
+    e.source = -1;
+    col_shape_ops(b->shape, &e.stop_op, &e.stop_hash);
+    e.check_op = e.stop_op;
+    e.check_hash = e.stop_hash;
+    e.how = MAYA_ELIM_MATCHED;
+    INT("source", e.source);
+    U64("stop_op", e.stop_op);
+    U64("stop_hash", e.stop_hash);
+    for (int i = 1; i < n; i++)
+        if (!strcmp(kv[i].key, "how") && kv[i].value) {
+            kv[i].used = 1;
+            if (!strcmp(kv[i].value, "declared"))
+                e.how = MAYA_ELIM_DECLARED;
+            else if (strcmp(kv[i].value, "matched"))
+                return bad(b, "eliminated: how=\"%s\", expected matched or declared", kv[i].value);
+        }
+    if (e.source < 0)
+        return bad(b, "eliminated: expected source=S (the rank it is rebuilt from)");
+    e.t_ns = b->last_exit;
+    return col_writer_emit(b->w, &e);
 }
 
 static int write_end(struct builder *b)
@@ -739,6 +777,8 @@ static int do_line(struct builder *b, char *line)
             rc = line_stream(b, kv, n);
         else if (!strcmp(type, "comm"))
             rc = line_comm(b, kv, n);
+        else if (!strcmp(type, "eliminated"))
+            rc = line_eliminated(b, kv, n);
         else if (!strcmp(type, "end")) {
             int32_t oom = 0;
             INT("oom", oom);
@@ -790,7 +830,8 @@ int col_trace_build(const char *text_path, const char *out_path)
         return -1;
     }
     b.fp = af.fp;
-    int rc = col_writer_open(af.fp, out_path, &b.w);
+    b.shape = col_shape_new();
+    int rc = b.shape ? col_writer_open(af.fp, out_path, &b.w) : maya_error("out of memory");
     char *next = NULL;
     for (char *line = text; rc == 0 && line; line = next) {
         char *nl = strchr(line, '\n');
@@ -811,6 +852,7 @@ int col_trace_build(const char *text_path, const char *out_path)
     else
         maya_atomic_abort(&af);
     col_writer_free(b.w);
+    col_shape_free(b.shape);
     for (uint32_t i = 0; i < b.nstrs; i++)
         free(b.strs[i]);
     free(b.strs);

@@ -442,6 +442,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 "collectives=%" PRIu64 " p2p_pairs=%" PRIu64 "%s", j->world_size, j->nranks, j->nodes,
                 j->gpus_per_node, j->gpu, j->ncomms, j->collectives, j->p2p_pairs,
                 j->flags & MAYA_JOB_F_INCOMPLETE ? " incomplete" : "");
+        if (j->flags & MAYA_JOB_F_REBUILT)
+            fprintf(o, " rebuilt");
         break;
     }
     case MAYA_REC_JOB_COMM: {
@@ -467,6 +469,30 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         fprintf(o, "rank_end     records=%" PRIu64 " unsupported_calls=%" PRIu64 " oom=%u", e->records,
                 e->unsupported_calls, e->oom);
         print_end_devices(o, dv, e->ndevices);
+        break;
+    }
+    case MAYA_REC_ELIMINATED: {
+        const struct maya_rec_eliminated *e = (const void *)h;
+        fprintf(o, "eliminated   source=%d how=%s stop_op=%" PRIu64 " stop_hash=0x%016" PRIx64 " check_op=%" PRIu64
+                " check_hash=0x%016" PRIx64 " t=%" PRIu64, e->source,
+                e->how == MAYA_ELIM_DECLARED ? "declared" : e->how == MAYA_ELIM_MATCHED ? "matched" : "?",
+                e->stop_op, e->stop_hash, e->check_op, e->check_hash, e->t_ns);
+        break;
+    }
+    case MAYA_REC_COMM_MEMBERS: {
+        const struct maya_rec_comm_members *m = (const void *)h;
+        const int32_t *g = (const void *)(m + 1);
+        int n = (int)MAYA_MIN((uint64_t)m->nranks, (h->bytes - sizeof *m) / sizeof *g);
+        fprintf(o, "comm_members id=0x%016" PRIx64 " nranks=%d ranks=", m->comm, m->nranks);
+        for (int i = 0; i < n; i++)
+            fprintf(o, "%s%d", i ? "," : "", g[i]);
+        break;
+    }
+    case MAYA_REC_RANK_REBUILT: {
+        const struct maya_rec_rank_rebuilt *b = (const void *)h;
+        fprintf(o, "rank_rebuilt rank=%d source=%d stop_op=%" PRIu64 " own_records=%" PRIu64 " shift_ns=%" PRId64
+                " how=%s", b->rank, b->source, b->stop_op, b->own_records, b->shift_ns,
+                b->how == MAYA_ELIM_DECLARED ? "declared" : "matched");
         break;
     }
     case MAYA_REC_CALL:

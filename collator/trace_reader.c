@@ -356,6 +356,9 @@ uint32_t maya_rec_min_bytes(uint16_t type)
     case MAYA_REC_JOB_COMM: return sizeof(struct maya_rec_job_comm);
     case MAYA_REC_RANK_BEGIN: return sizeof(struct maya_rec_rank_begin);
     case MAYA_REC_RANK_END: return sizeof(struct maya_rec_rank_end);
+    case MAYA_REC_ELIMINATED: return sizeof(struct maya_rec_eliminated);
+    case MAYA_REC_COMM_MEMBERS: return sizeof(struct maya_rec_comm_members);
+    case MAYA_REC_RANK_REBUILT: return sizeof(struct maya_rec_rank_rebuilt);
     default: return 0;
     }
 }
@@ -574,6 +577,9 @@ const char *maya_rec_type_name(uint16_t type)
     case MAYA_REC_JOB_COMM: return "job_comm";
     case MAYA_REC_RANK_BEGIN: return "rank_begin";
     case MAYA_REC_RANK_END: return "rank_end";
+    case MAYA_REC_ELIMINATED: return "eliminated";
+    case MAYA_REC_COMM_MEMBERS: return "comm_members";
+    case MAYA_REC_RANK_REBUILT: return "rank_rebuilt";
     default: return "unknown";
     }
 }

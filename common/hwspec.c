@@ -87,6 +87,13 @@ static int list_len_ok(cfg_t *cfg, const char *sec, const char *name, unsigned w
     return 1;
 }
 
+/* libconfuse takes "nan" and "inf" as floats: a rate or a latency must be
+ * a real number, or every op priced from it is silently wrong */
+static int finite_nonneg(double v)
+{
+    return v >= 0 && isfinite(v);
+}
+
 static int validate_props(cfg_t *props, const char *gpu)
 {
     int ok = 1;
@@ -136,8 +143,8 @@ static int validate_gpu(cfg_t *parent, cfg_opt_t *opt)
 #define CHECK_PERF(n) \
     if (cfg_size(perf, #n) == 0) { \
         cfg_error(perf, "gpu \"%s\": perf lacks %s", title, #n); return -1; } \
-    if (cfg_getfloat(perf, #n) < 0) { \
-        cfg_error(perf, "gpu \"%s\": perf %s must not be negative", title, #n); return -1; }
+    if (!finite_nonneg(cfg_getfloat(perf, #n))) { \
+        cfg_error(perf, "gpu \"%s\": perf %s must not be negative (nor nan or inf)", title, #n); return -1; }
     MAYA_GPU_PERF_FIELDS(CHECK_PERF)
 #undef CHECK_PERF
     double share = cfg_getfloat(perf, "static_power_share"), cap = cfg_getfloat(perf, "power_limit_watts");
@@ -209,10 +216,11 @@ static int validate_cluster(cfg_t *parent, cfg_opt_t *opt)
         }
     }
     if (cfg_getint(c, "nodes") < 0 || cfg_getint(c, "nics_per_node") < 0 ||
-        cfg_getfloat(c, "nic_gbps") < 0 || cfg_getfloat(c, "nic_latency_us") < 0 ||
-        cfg_getfloat(c, "intra_latency_us") < 0 || cfg_getfloat(c, "nvlink_gbps") < 0 ||
-        cfg_getfloat(c, "price_per_gpu_hour") < 0) {
-        cfg_error(c, "cluster \"%s\": counts, bandwidths, latencies and prices must not be negative", title);
+        !finite_nonneg(cfg_getfloat(c, "nic_gbps")) || !finite_nonneg(cfg_getfloat(c, "nic_latency_us")) ||
+        !finite_nonneg(cfg_getfloat(c, "intra_latency_us")) || !finite_nonneg(cfg_getfloat(c, "nvlink_gbps")) ||
+        !finite_nonneg(cfg_getfloat(c, "price_per_gpu_hour"))) {
+        cfg_error(c, "cluster \"%s\": counts, bandwidths, latencies and prices must not be negative (nor nan or inf)",
+                  title);
         return -1;
     }
     double hs = cfg_getfloat(c, "host_speed");

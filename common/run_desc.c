@@ -8,11 +8,13 @@
 #include "maya/run_desc.h"
 #include "maya/common.h"
 
+#include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 void maya_run_desc_init(struct maya_run_desc *d)
 {
@@ -63,6 +65,17 @@ static void put(FILE *fp, const char *key, const char *value)
     fputc('\n', fp);
 }
 
+int maya_run_desc_live(const struct maya_run_desc *d)
+{
+    if (strcmp(d->state, "running"))
+        return 0;
+    char host[256] = "";
+    if (d->launcher_pid <= 0 || !d->launcher_host[0] || gethostname(host, sizeof host - 1) != 0 ||
+        strcmp(host, d->launcher_host))
+        return -1; /* a pid of another host (a shared file system) says nothing here */
+    return kill((pid_t)d->launcher_pid, 0) == 0 || errno == EPERM;
+}
+
 int maya_run_desc_write(const char *path, const struct maya_run_desc *d)
 {
     struct maya_atomic_file af;
@@ -90,6 +103,8 @@ int maya_run_desc_write(const char *path, const struct maya_run_desc *d)
         put(fp, "state", d->state);
     if (d->launcher_pid > 0)
         fprintf(fp, "launcher_pid=%ld\n", d->launcher_pid);
+    if (d->launcher_host[0])
+        put(fp, "launcher_host", d->launcher_host);
     if (d->cause[0])
         put(fp, "cause", d->cause);
     for (int i = 0; i < d->nprocs; i++) {
@@ -235,6 +250,7 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     STR(estimator);
     STR(oracle);
     STR(cause);
+    STR(launcher_host);
 #undef STR
     if (!strcmp(key, "state")) {
         if (strcmp(v, "running") && strcmp(v, "ended"))
@@ -264,7 +280,7 @@ static int parse_line(const struct parse *ps, struct maya_run_desc *d, char *lin
     }
     return bad(ps, "unknown key \"%s\"; keys: version, launcher, gpu, gpu_count, cluster, "
                "gpus_per_node, nodes, nprocs, command, workdir, start_time, end_time, wall_s, "
-               "iteration_marker, iterations, estimator, oracle, state, launcher_pid, cause, "
+               "iteration_marker, iterations, estimator, oracle, state, launcher_pid, launcher_host, cause, "
                "rank.N.{exit,signal,node,local_rank,pid,note}", key);
 }
 

@@ -27,7 +27,10 @@ FUZZ_COMMON   := $(call fuzz_objs,fuzz/fuzz_util.c $(filter-out common/run_watch
 FUZZ_COLLATOR := $(call fuzz_objs,$(COLLATOR_SRCS))
 FUZZ_SIM      := $(call fuzz_objs,$(SIM_SRCS))
 FUZZ_EST      := $(call fuzz_objs,$(EST_SRCS))
-FUZZ_DECODERS := $(call fuzz_objs,emulator/core/fatbin.c emulator/core/ptx_ops.c)
+# fatbin.c reads kernels' work through kernel_work.c and the SASS cache
+# (sass_work.c), which the harness switches off but must link
+FUZZ_DECODERS := $(call fuzz_objs,emulator/core/fatbin.c emulator/core/ptx_ops.c emulator/core/ptx_parse.c \
+	emulator/core/kernel_work.c emulator/core/sass_work.c emulator/core/sass_parse.c)
 FUZZ_SPANK    := $(call fuzz_objs,spank_plugin/spank_option.c)
 FUZZ_LIBS     := -lconfuse -ldl -lz -lm
 

@@ -209,9 +209,14 @@ static void headline(struct facts *f, const char *dir)
         int unknown = 0;
         for (int i = 0; i < d->nprocs; i++)
             unknown += d->procs[i].end == MAYA_RUN_UNKNOWN;
-        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld) ended before the ranks did (it was killed?): "
+        int elsewhere = d->launcher_host[0] && maya_run_desc_live(d) < 0;
+        snprintf(cause, sizeof cause, "the launcher (%s, pid %ld%s%s) %s: "
                  "how %d of %d processes ended is not known; their traces are replayed as far as they go",
-                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, unknown, d->nprocs);
+                 d->launcher[0] ? d->launcher : "?", d->launcher_pid, elsewhere ? " on " : "",
+                 elsewhere ? d->launcher_host : "",
+                 elsewhere ? "has not recorded the run's end (it was killed, or still runs there)"
+                           : "ended before the ranks did (it was killed?)",
+                 unknown, d->nprocs);
     } else if (first >= 0) {
         char st[96];
         maya_run_proc_status(&d->procs[first], st, sizeof st);
@@ -230,13 +235,26 @@ static void write_status(FILE *fp, const struct facts *f, const char *dir, int w
         return;
     }
     if (!f->not_ok && strcmp(d->state, "running")) {
-        if (f->j && f->j->incomplete_ranks)
+        if (f->j && f->j->incomplete_ranks) {
             fprintf(fp, "status     INCOMPLETE: all %d process%s exited 0, but %d rank trace%s cut short: %s\n",
                     d->nprocs, d->nprocs == 1 ? "" : "es", f->j->incomplete_ranks,
                     f->j->incomplete_ranks == 1 ? " was" : "s were",
                     d->cause[0] ? d->cause : "their writes failed (see logs/rank-N.err)");
-        else
-            fprintf(fp, "status     all %d process%s exited 0\n", d->nprocs, d->nprocs == 1 ? "" : "es");
+            return;
+        }
+        int elim = 0, repl = 0;
+        for (int i = 0; i < d->nprocs; i++) {
+            elim += !strncmp(d->procs[i].note, "eliminated", 10);
+            repl += !strncmp(d->procs[i].note, "a replica", 9);
+        }
+        fprintf(fp, "status     all %d process%s exited 0", d->nprocs, d->nprocs == 1 ? "" : "es");
+        if (elim)
+            fprintf(fp, "; %d of them eliminated as duplicates", elim);
+        if (repl)
+            fprintf(fp, "%s %d replicas not emulated (--replicas)", elim ? " and" : ";", repl);
+        if (elim || repl)
+            fprintf(fp, ", rebuilt from the others (docs/dedup.md)");
+        fputc('\n', fp);
         return;
     }
     if (!strcmp(d->state, "running"))

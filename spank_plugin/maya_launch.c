@@ -30,6 +30,7 @@
 #include "pin.h"
 #include "maya/common.h"
 #include "maya/run_desc.h"
+#include "maya/run_elim.h"
 #include "maya/run_watchdog.h"
 
 #include <errno.h>
@@ -324,6 +325,11 @@ static void rank_ended(struct launch *L, int i, int status, int *first_failed, u
      * exiting on its own already). */
     if (r->note[0] && !(WIFSIGNALED(status) && (WTERMSIG(status) == SIGTERM || WTERMSIG(status) == SIGKILL)))
         r->note[0] = 0;
+    /* duplicate-rank elimination stopped it (it exited 0): say so in run.conf */
+    char traces[PATH_MAX + 16];
+    snprintf(traces, sizeof traces, "%s/traces", L->dir);
+    if (!r->note[0] && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        run_elim_note(traces, r->rank, r->note, sizeof r->note);
     if (!failed(r) || *first_failed >= 0)
         return;
     *first_failed = i;

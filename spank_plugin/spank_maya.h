@@ -57,6 +57,7 @@ struct spank_emulate {
     char report[PATH_MAX];      /* report=BASE (files BASE.txt, BASE.json); "" = next to the output */
     char marker[256];           /* marker=NAME: what starts each iteration; "" = detect */
     int iterations;             /* iters=N: report on the first N iterations; 0 = all */
+    int dedup;                  /* dedup=yes: duplicate-rank elimination (MAYA_DEDUP=1, docs/dedup.md) */
 };
 
 /* Parse and check "<gpu>x<count>[,key=value...]" against the hwspecs. A

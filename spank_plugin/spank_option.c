@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define KEYS "cluster=NAME|FILE, marker=NAME, iters=N, report=PATH"
+#define KEYS "cluster=NAME|FILE, marker=NAME, iters=N, report=PATH, dedup=yes|no"
 
 static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const char *base_dir,
                         struct spank_emulate *e, struct maya_cluster_spec *out)
@@ -108,6 +108,11 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
                 return maya_error("--maya-emulate=%s: iters=\"%s\": expected the number of iterations to "
                                   "keep in the report, 1 to 1000000", value, val);
             e->iterations = (int)n;
+        } else if (!strcmp(kv, "dedup")) {
+            if (strcmp(val, "yes") && strcmp(val, "no"))
+                return maya_error("--maya-emulate=%s: dedup=\"%s\": expected yes or no (duplicate-rank "
+                                  "elimination, docs/dedup.md)", value, val);
+            e->dedup = !strcmp(val, "yes");
         } else if (!strcmp(kv, "report")) {
             if (maya_snprintf(e->report, sizeof e->report, "%s", val) < 0)
                 return -1;

@@ -83,6 +83,16 @@ int cmd_report(int argc, char **argv)
     snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_DESC_FILE);
     if (maya_run_desc_read(path, &d) < 0)
         return 3;
+    if (maya_run_desc_live(&d) == 1) {
+        /* its ranks are still writing their traces, and its launcher
+         * writes the report when they end */
+        maya_error("%s is still running: %s pid %ld, started %s (%s); its report is written when it ends "
+                   "(stop it with kill -INT %ld to have what it recorded reported)", dir,
+                   d.launcher[0] ? d.launcher : "its launcher", d.launcher_pid,
+                   d.start_time[0] ? d.start_time : "at an unknown time", d.command, d.launcher_pid);
+        maya_run_desc_free(&d);
+        return 3;
+    }
     int workload_ok = 1;
     for (int i = 0; i < d.nprocs; i++)
         workload_ok &= maya_run_proc_ok(&d.procs[i]);

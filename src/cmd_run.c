@@ -28,11 +28,13 @@
 #include "commands.h"
 #include "pipeline.h"
 #include "run_output.h"
+#include "maya/run_elim.h"
 #include "run_control.h"
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
 #include "maya/progress.h"
+#include "maya/replicas.h"
 #include "maya/run_specs.h"
 #include "maya/run_desc.h"
 
@@ -53,6 +55,14 @@ static void usage(FILE *fp)
         "  --cluster FILE|NAME      cluster description (default: 8 GPUs per node)\n"
         "%s"
         "  --timeout SECONDS        stop the workload after this long (default: no limit)\n"
+        "  --replicas N:STRIDE[,...] ranks differing only in the digit (rank / STRIDE) mod N do the\n"
+        "                           same work (a DP degree N of stride TP; TP itself is TP:1): only\n"
+        "                           those whose folded digits are 0 or 1 are emulated, the others\n"
+        "                           run up to their first NCCL call and are rebuilt (docs/dedup.md)\n"
+        "  --dedup                  duplicate-rank elimination: once the ranks have repeated their\n"
+        "                           first iteration, only one rank per class of ranks issuing the\n"
+        "                           same NCCL operations runs on; the others stop and are rebuilt\n"
+        "                           from it (docs/dedup.md)\n"
         "  --hang-timeout SECONDS   stop the job when, for this long, no rank has made a call\n"
         "                           while some wait in a collective, naming the ranks that hang\n"
         "                           (default 15)\n"
@@ -89,6 +99,12 @@ struct run {
     double hang_s;              /* --hang-timeout */
     int quiet, progress;
     struct run_output tee;      /* --tee: which ranks' output the terminal shows */
+    int dedup;                  /* --dedup: duplicate-rank elimination (MAYA_DEDUP=1 for the ranks) */
+    int eliminated;             /* ranks it stopped so far */
+    const char *replicas_spec;  /* --replicas (MAYA_REPLICAS for the ranks) */
+    struct maya_replicas replicas;
+    int next_replica;           /* the next declared replica to start */
+    int replicas_alive;         /* declared replicas running now */
     pid_t parent;               /* maya run itself */
     double t0;                  /* when the ranks started (now_s) */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
@@ -198,6 +214,10 @@ static void exec_rank(const struct run *r, int rank)
         setenv("OMP_NUM_THREADS", "1", 0);
     if (r->host_clock)
         setenv("MAYA_HOST_CLOCK", r->host_clock, 1);
+    if (r->dedup)
+        setenv("MAYA_DEDUP", "1", 1);
+    if (r->replicas_spec)
+        setenv("MAYA_REPLICAS", r->replicas_spec, 1);
     if (r->pt)
         setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
     else
@@ -303,9 +323,59 @@ static void show_progress(const struct run *r, int done, int failed, double t0, 
     if (!r->progress)
         return;
     int n = r->desc.nprocs;
-    fprintf(stderr, "\rmaya run: %d/%d ranks done, %d running, %d failed  %.1fs   %s", done, n,
+    char elim[48] = "";
+    if (r->eliminated)
+        snprintf(elim, sizeof elim, ", %d eliminated", r->eliminated);
+    fprintf(stderr, "\rmaya run: %d/%d ranks done%s, %d running, %d failed  %.1fs   %s", done, n, elim,
             n - done, failed, now_s() - t0, final ? "\n" : "");
     fflush(stderr);
+}
+
+/* A rank that exited 0 after duplicate-rank elimination stopped it: say so
+ * in run.conf ("eliminated, rebuilt from rank S"). */
+static void note_eliminated(struct run *r, int i)
+{
+    struct maya_run_proc *p = &r->desc.procs[i];
+    char traces[PATH_MAX + 16];
+    snprintf(traces, sizeof traces, "%s/traces", r->dir);
+    if ((r->dedup || r->replicas_spec) && maya_run_proc_ok(p) && !p->note[0] &&
+        run_elim_note(traces, i, p->note, sizeof p->note))
+        r->eliminated++;
+}
+
+static int start_one(struct run *r, int i);
+static int is_replica(const struct run *r, int i);
+
+/* Declared replicas (--replicas) run only up to their first NCCL call, for
+ * the program's own start-up (a rank 0 that hands out the NCCL id waits for
+ * every rank): a few at a time, as earlier ones end, so that a job of
+ * thousands of ranks never holds more than that many of them. When the job
+ * is stopping, those not started yet are noted so. Returns how many it took
+ * off the count of processes to wait for. */
+static int start_replicas(struct run *r, int stopping)
+{
+    int at_once = MAYA_MAX(2, r->cpus), skipped = 0;
+    while (r->replicas_spec && r->next_replica < r->desc.nprocs) {
+        int i = r->next_replica;
+        if (!is_replica(r, i)) {
+            r->next_replica++;
+            continue;
+        }
+        struct maya_run_proc *p = &r->desc.procs[i];
+        if (stopping) {
+            p->end = MAYA_RUN_EXITED;
+            p->code = 0;
+            snprintf(p->note, sizeof p->note, "not started: the job stopped first");
+            r->next_replica++;
+            skipped++;
+            continue;
+        }
+        if (r->replicas_alive >= at_once || start_one(r, i) < 0)
+            break;
+        r->replicas_alive++;
+        r->next_replica++;
+    }
+    return skipped;
 }
 
 /* Rank i failed first: the run's cause; stop the others. */
@@ -336,6 +406,9 @@ static void wait_all(struct run *r)
     for (int i = 0; pids && i < n; i++)
         pids[i] = (pid_t)r->desc.procs[i].pid;
     while (done < n) {
+        done += start_replicas(r, stopping);
+        if (done >= n)
+            break;
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
         if (pid > 0) {
@@ -351,6 +424,9 @@ static void wait_all(struct run *r)
                 p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
             }
             done++;
+            if (is_replica(r, i))
+                r->replicas_alive--;
+            note_eliminated(r, i);
             dirty = 1;
             if (pids)
                 pids[i] = 0;
@@ -376,7 +452,7 @@ static void wait_all(struct run *r)
             save_desc(r, 0);
             dirty = 0;
         }
-        if (pid < 0 && errno == ECHILD)
+        if (pid < 0 && errno == ECHILD && !(r->replicas_spec && r->next_replica < n))
             break;
         char why[sizeof r->desc.cause];
         if (wd && pids && hung && !stopping && run_watchdog_check(wd, pids, hung, why, sizeof why)) {
@@ -425,20 +501,44 @@ static void wait_all(struct run *r)
     show_progress(r, done, failed, t0, 1);
 }
 
-static int start_all(struct run *r)
+/* Start rank i. Block maya's stop signals while forking: a child must not
+ * run maya's handler (which only sets a flag) between fork and exec. */
+static int start_one(struct run *r, int i)
 {
-    /* Block maya's stop signals while forking: a child must not run maya's
-     * handler (which only sets a flag) between fork and exec. */
     sigset_t stop, old;
     sigemptyset(&stop);
     sigaddset(&stop, SIGINT);
     sigaddset(&stop, SIGTERM);
     sigprocmask(SIG_BLOCK, &stop, &old);
+    struct maya_run_proc *p = &r->desc.procs[i];
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid == 0)
+        exec_rank(r, i);
+    int rc = 0;
+    if (pid < 0) {
+        maya_error("cannot start rank %d: %m", i);
+        stop_all(r, SIGKILL, "terminated: maya could not start every rank");
+        rc = -1;
+    } else {
+        setpgid(pid, pid); /* also in the child: whichever runs first */
+        p->pid = pid;
+    }
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return rc;
+}
+
+static int is_replica(const struct run *r, int i)
+{
+    return r->replicas_spec && !maya_replicas_emulated(&r->replicas, i);
+}
+
+static int start_all(struct run *r)
+{
     int rc = 0;
     for (int i = 0; i < r->desc.nprocs && rc == 0; i++) {
-        /* a stop signal that came while forking is taken between two forks */
-        sigprocmask(SIG_SETMASK, &old, NULL);
-        sigprocmask(SIG_BLOCK, &stop, NULL);
+        /* a stop signal that came while forking is taken between two forks
+         * (start_one blocks it only around its fork) */
         if (interrupted) {
             maya_error("interrupted while starting rank %d of %d", i, r->desc.nprocs);
             stop_all(r, SIGKILL, "terminated: maya run was interrupted while starting the ranks");
@@ -448,20 +548,9 @@ static int start_all(struct run *r)
         struct maya_run_proc *p = &r->desc.procs[i];
         p->node = i / r->per_node;
         p->local_rank = i % r->per_node;
-        fflush(NULL);
-        pid_t pid = fork();
-        if (pid < 0) {
-            maya_error("cannot start rank %d: %m", i);
-            stop_all(r, SIGKILL, "terminated: maya could not start every rank");
-            rc = -1;
-            break;
-        }
-        if (pid == 0)
-            exec_rank(r, i);
-        setpgid(pid, pid); /* also in the child: whichever runs first */
-        p->pid = pid;
+        if (!is_replica(r, i))
+            rc = start_one(r, i);
     }
-    sigprocmask(SIG_SETMASK, &old, NULL);
     return rc;
 }
 
@@ -482,6 +571,30 @@ static int pick_host_clock(struct run *r, int nprocs)
     if (nprocs > 1)
         r->host_clock = r->cpus > 0 && nprocs > r->cpus ? "cpu" : maya_schedstat_readable() ? "active" : "wall";
     return 0;
+}
+
+/* --replicas: a layout of the world's ranks, one process per rank. */
+static int check_replicas(struct run *r, int nprocs)
+{
+    char err[256];
+    if (maya_replicas_parse(r->replicas_spec, nprocs, &r->replicas, err, sizeof err) < 0)
+        return maya_error("--replicas %s", err);
+    if (nprocs < 2 || r->per_node != r->cluster.gpus_per_node)
+        return maya_error("--replicas %s: %d process%s for %d GPUs; replicas need one process per GPU",
+                          r->replicas_spec, nprocs, nprocs == 1 ? "" : "es", r->count);
+    return 0;
+}
+
+/* The most processes the run holds at once: every rank, or with --replicas
+ * the emulated ones and the few replicas started at a time (start_replicas). */
+static int procs_at_once(const struct run *r, int nprocs)
+{
+    if (!r->replicas_spec)
+        return nprocs;
+    int emulated = 0;
+    for (int i = 0; i < nprocs; i++)
+        emulated += !is_replica(r, i);
+    return MAYA_MIN(nprocs, emulated + MAYA_MAX(2, r->cpus));
 }
 
 static void join_cmd(char **cmd, char *buf, size_t size)
@@ -578,6 +691,11 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             r.quiet = 1;
             took = 0;
+        } else if (!pt && !strcmp(a, "--dedup")) {
+            r.dedup = 1;
+            took = 0;
+        } else if (!pt && !strcmp(a, "--replicas")) {
+            r.replicas_spec = v;
         } else if (!v) {
             maya_error("%s: expected a value after it", a);
             usage(stderr);
@@ -687,9 +805,11 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
         return 2;
+    if (r.replicas_spec && check_replicas(&r, nproc ? nproc : r.count) < 0)
+        return 2;
     if (r.hang_s == 0)
         r.hang_s = RUN_HANG_TIMEOUT_S;
-    if (run_check_size(nproc ? nproc : r.count, r.cpus) < 0)
+    if (run_check_size(procs_at_once(&r, nproc ? nproc : r.count), r.cpus) < 0)
         return 2;
     if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0 ||
         maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
@@ -735,6 +855,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
      * ends maya run, the directory can be reported */
     snprintf(d->state, sizeof d->state, "running");
     d->launcher_pid = (long)getpid();
+    if (gethostname(d->launcher_host, sizeof d->launcher_host - 1) != 0)
+        d->launcher_host[0] = 0;
     for (int k = 0; k < d->nprocs; k++) {
         d->procs[k].node = k / r.per_node;
         d->procs[k].local_rank = k % r.per_node;

@@ -7,7 +7,6 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,9 +59,9 @@ static int refuse(const char *out, const char *path)
     if (maya_run_desc_read(path, &d) < 0)
         return maya_error("-o %s: the directory already holds a run (%s, unreadable); choose another directory",
                           out, MAYA_RUN_DESC_FILE);
-    int alive = d.launcher_pid > 0 && (kill((pid_t)d.launcher_pid, 0) == 0 || errno == EPERM);
+    int live = maya_run_desc_live(&d);
     int rc;
-    if (!strcmp(d.state, "running") && alive)
+    if (live == 1)
         rc = maya_error("-o %s: the directory is in use by another run: %s pid %ld, started %s (%s); choose "
                         "another directory", out, d.launcher[0] ? d.launcher : "a launcher", d.launcher_pid,
                         d.start_time[0] ? d.start_time : "at an unknown time", d.command);
@@ -70,6 +69,7 @@ static int refuse(const char *out, const char *path)
         rc = maya_error("-o %s: the directory already holds a run (%s: %s, started %s%s); choose another "
                         "directory, or run `maya report %s` to redo its report", out, MAYA_RUN_DESC_FILE,
                         d.command[0] ? d.command : "?", d.start_time[0] ? d.start_time : "?",
+                        live < 0 ? ", its launcher on another host or unknown" :
                         !strcmp(d.state, "running") ? ", its launcher gone before it ended" : "", out);
     maya_run_desc_free(&d);
     return rc;
@@ -210,8 +210,8 @@ int run_check_size(int nprocs, int cpus)
         snprintf(c, sizeof c, "%d, %llu at %d per CPU", cpus, (unsigned long long)by_cpus, RANKS_PER_CPU);
     return maya_error("%d processes do not fit this machine: at most %llu would (memory: %s; process limit: %s; "
                       "CPUs: %s). Emulate fewer ranks (-g GPUxN with a smaller N, or -n), or run under Slurm "
-                      "across nodes (maya-srun(1)); duplicate-rank elimination, being built, will emulate only "
-                      "the ranks that differ", nprocs, (unsigned long long)fit, m, t, c);
+                      "across nodes (maya-srun(1)), or declare the job's replicas so that duplicate-rank "
+                      "elimination emulates only the ranks that differ (--replicas, docs/dedup.md)", nprocs, (unsigned long long)fit, m, t, c);
 }
 
 int run_trace_errors(const char *dir, int nprocs, char *why, size_t size)

@@ -279,6 +279,12 @@ EMU_API void emu_trace_call(uint32_t api, uint64_t t_enter, int result, uint64_t
 
 EMU_API int emu_tracing(void);
 
+/* Traced calls so far that made the host wait for the device's results:
+ * synchronisations (SYNC records) and device-to-host copies the host waits
+ * for (a loss read). Duplicate-rank elimination looks for iterations that
+ * end with one. */
+EMU_API uint64_t emu_host_syncs(void);
+
 /* An exported function the emulator does not implement: note it once on
  * stderr, count it, and trace it. The caller returns its library's
  * not-supported code. */

@@ -265,12 +265,22 @@ EMU_API int emu_graph_replaying(void)
     return (thread_flags & MAYA_F_FROM_GRAPH) != 0;
 }
 
+static uint64_t host_syncs;       /* synchronisations and blocking device-to-host reads */
+
+EMU_API uint64_t emu_host_syncs(void)
+{
+    return __atomic_load_n(&host_syncs, __ATOMIC_RELAXED);
+}
+
 static void emit_locked(void *rec)
 {
     struct maya_rec_hdr *h = rec;
     if (maya_rec_is_call(h->type)) {
         ((struct maya_rec_call *)rec)->call.seq = next_seq++;
         h->flags |= thread_flags;
+        if (h->type == MAYA_REC_SYNC || (h->type == MAYA_REC_MEMCPY && (h->flags & MAYA_F_HOST_WAITS) &&
+                                         ((struct maya_rec_memcpy *)rec)->kind == MAYA_COPY_D2H))
+            __atomic_add_fetch(&host_syncs, 1, __ATOMIC_RELAXED);
     }
     unsigned char *p = reserve_locked(h->bytes);
     if (p) {

@@ -172,10 +172,21 @@ void nc_boot_join(struct nc_msg *m)
                 r->nranks = (int)nranks;
             }
         }
+        /* With declared replicas the world's rendezvous waits only for the
+         * ranks that run (the world's ranks are the processes' ranks); the
+         * others get entries that nothing is ever sent to. */
+        int world = nc_replicas() && r->nranks == emu_config()->world_size;
+        if (!err[0] && world && joiner.rank != rank)
+            snprintf(err, sizeof err, "rank %d of the world communicator is process rank %d (pid %d on %s): with "
+                     "--replicas the world's ranks must be the processes' ranks", rank, joiner.rank, joiner.pid,
+                     joiner.host);
         if (!err[0]) {
             r->peers[rank] = joiner;
             r->have[rank] = 1;
-            if (++r->njoined == r->nranks) {
+            if (++r->njoined == (world ? nc_replicas_emulated() : r->nranks)) {
+                for (int i = 0; world && i < r->nranks; i++)
+                    if (!r->have[i])
+                        nc_replica_peer(&r->peers[i], i);
                 table = r->peers;
                 ntable = r->nranks;
                 r->peers = NULL;

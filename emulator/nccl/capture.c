@@ -113,6 +113,7 @@ static void replay(void *rec, void *ctx, uint64_t launch)
     }
     if (r->group)
         r->group = launch_group(launch, r->group);
+    nc_elim_op(r, nc_elim_comm_index(r->comm)); /* the record is traced next: it counts now */
 }
 
 ncclResult_t nc_capture_task(struct nc_task *t)

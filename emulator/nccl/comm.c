@@ -33,7 +33,10 @@ struct ncclComm *nc_comm_alloc(void)
 static void comm_free(struct ncclComm *c)
 {
     nc_capture_comm_live(c, 0);
+    nc_elim_comm_freed(c);
     c->magic = 0;
+    free(c->gone);
+    free(c->p2p_gone);
     free(c->peers);
     free(c->send_seq);
     free(c->recv_seq);
@@ -74,6 +77,7 @@ ncclResult_t nc_comm_setup(struct ncclComm *c, uint64_t id, uint64_t parent, int
     r.color = color;
     r.key = key;
     emu_trace_emit(&r);
+    nc_elim_comm_made(c);
     __atomic_store_n(&c->state, NC_READY, __ATOMIC_RELEASE);
     return ncclSuccess;
 }
@@ -139,6 +143,7 @@ static ncclResult_t read_config(const ncclConfig_t *cfg, const char *api, int *b
 ncclResult_t ncclGetUniqueId(ncclUniqueId *uniqueId)
 {
     NC_ENTER();
+    nc_elim_replica_point();
     if (!uniqueId)
         NC_RETURN(nc_fail(ncclInvalidArgument, "ncclGetUniqueId: uniqueId is NULL"));
     struct nc_uid u;
@@ -153,6 +158,7 @@ NC_ALIAS(ncclGetUniqueId);
 static ncclResult_t init_rank(const char *api, ncclComm_t *out, int nranks, const ncclUniqueId *id, int rank,
                               ncclConfig_t *config)
 {
+    nc_elim_replica_point(); /* a replica that should not run leaves here */
     if (!out)
         return nc_fail(ncclInvalidArgument, "%s: comm is NULL", api);
     if (nranks < 1 || rank < 0 || rank >= nranks)
@@ -215,6 +221,7 @@ NC_ALIAS(ncclCommInitRankScalable);
 ncclResult_t ncclCommInitAll(ncclComm_t *comms, int ndev, const int *devlist)
 {
     NC_ENTER();
+    nc_elim_replica_point();
     if (!comms || ndev < 1)
         NC_RETURN(nc_fail(ncclInvalidArgument, "ncclCommInitAll: comms=%p ndev=%d", (void *)comms, ndev));
     for (int i = 0; i < ndev; i++) {

@@ -149,6 +149,8 @@ static ncclResult_t post_to_root(struct nc_task *t, struct nc_msg_hdr *h, const 
     if (nc_net_send(&c->peers[to], h, payload, why, sizeof why) == 0 ||
         (to == 0 && t->type != NC_T_SEND && nc_net_dead(c->peers[0].ep, why, sizeof why)))
         return ncclSuccess;
+    if (t->type == NC_T_SEND && (c->peers[to].ep == 0 || nc_elim_gone(c->peers[to].rank)))
+        return ncclSuccess; /* eliminated or never started: its representative's trace stands for its receive */
     return send_to(t, to, h, payload);
 }
 
@@ -259,7 +261,7 @@ ncclResult_t nc_exchange_refuse(struct nc_task *t, ncclResult_t code, const char
 }
 
 /* Rank 0: the results of one collective, from every rank's contribution. */
-static ncclResult_t compute_and_answer(struct nc_task *t, struct nc_msg **in)
+static ncclResult_t compute_and_answer(struct nc_task *t, struct nc_msg **in, const unsigned char *gone)
 {
     struct ncclComm *c = t->comm;
     int n = c->nranks, root = t->peer;
@@ -315,10 +317,57 @@ static ncclResult_t compute_and_answer(struct nc_task *t, struct nc_msg **in)
         struct nc_msg_hdr h = { .type = NC_RESULT, .chan = NC_CH_RESULT, .comm = c->id, .src = 0, .dst = r,
                                 .seq = t->seq, .kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op,
                                 .count = cnt, .aux = unreal, .bytes = (uint32_t)bytes };
-        rc = send_to(t, r, &h, data);
+        if (!gone[r])
+            rc = send_to(t, r, &h, data);
     }
     free(acc);
     return rc;
+}
+
+/* A member that duplicate-rank elimination stopped (its NC_STOP came). */
+static int is_gone(const struct ncclComm *c, int r, uint64_t seq)
+{
+    return c->gone && c->gone[r].set && c->gone[r].from_seq <= seq;
+}
+
+static void note_gone(struct ncclComm *c, const struct nc_msg *m, int r)
+{
+    if (!c->gone)
+        c->gone = calloc((size_t)c->nranks, sizeof *c->gone);
+    if (c->gone)
+        c->gone[r] = (struct nc_gone){ m->h.seq, (int32_t)m->h.aux, 1 };
+}
+
+/* The contributions of the members that stopped: their stand-in's (their
+ * representative's, else rank 0's), or zeros where that does not fit (a
+ * broadcast whose root stopped). borrowed[r]: in[r] is another's. */
+static int fill_gone(struct nc_task *t, struct nc_msg **in, const unsigned char *gone, unsigned char *borrowed)
+{
+    struct ncclComm *c = t->comm;
+    int n = c->nranks;
+    size_t sz = nc_type_size(t->dtype);
+    for (int r = 0; r < n; r++) {
+        if (!gone[r])
+            continue;
+        int s = c->gone[r].stand_in;
+        if (s < 0 || s >= n || gone[s])
+            s = 0;
+        uint64_t want = contrib_elems(t->op, t->count, r, t->peer, n) * sz;
+        if (in[s] && in[s]->h.bytes == want) {
+            in[r] = in[s];
+            borrowed[r] = 1;
+            continue;
+        }
+        struct nc_msg_hdr h = in[s] ? in[s]->h : (struct nc_msg_hdr){ 0 };
+        h.bytes = (uint32_t)want;
+        h.src = r;
+        unsigned char *zeros = calloc(1, want + 1);
+        in[r] = zeros ? nc_msg_new(&h, zeros) : NULL;
+        free(zeros);
+        if (!in[r])
+            return -1;
+    }
+    return 0;
 }
 
 ncclResult_t nc_exchange_serve(struct nc_task *t)
@@ -326,16 +375,45 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
     struct ncclComm *c = t->comm;
     int n = c->nranks;
     struct nc_msg **in = calloc((size_t)n, sizeof *in);
-    if (!in)
+    unsigned char *gone = calloc((size_t)n, 2);
+    if (!in || !gone) {
+        free(in);
+        free(gone);
         return nc_exchange_refuse(t, ncclSystemError, "rank 0 ran out of memory for an exchange");
+    }
+    unsigned char *borrowed = gone + n;
     char text[1024] = "", why[512], op[128];
     ncclResult_t code = ncclSuccess;
     uint32_t kind = t->type == NC_T_SPLIT ? NC_KIND_SPLIT : t->op;
     nc_op_str(kind, t->count, t->dtype, t->redop, t->peer, op, sizeof op);
     for (int r = 0; r < n && code == ncclSuccess; r++) {
+        if (r != 0 && is_gone(c, r, t->seq)) {
+            gone[r] = 1;
+            if (kind == NC_KIND_SPLIT && c->peers[r].ep != 0) {
+                code = ncclInvalidUsage;
+                snprintf(text, sizeof text, "rank %d (global rank %d) was eliminated as a duplicate before %s #%llu: "
+                         "a communicator made after the elimination cannot hold it; run without elimination", r,
+                         c->peers[r].rank, op, (unsigned long long)t->seq);
+            }
+            continue;
+        }
         emu_trace_waiting(kind, c->id, t->seq, r == c->rank ? 0 : c->peers[r].pid);
         enum nc_wait_status st = nc_mb_wait(c->id, 0, r, NC_CH_HUB, &c->peers[r], 1, &in[r], why, sizeof why);
         emu_trace_waiting_done();
+        if (st == NC_WAIT_OK && in[r]->h.type == NC_STOP) {
+            note_gone(c, in[r], r);
+            free(in[r]);
+            in[r] = NULL;
+            gone[r] = 1;
+            if (kind == NC_KIND_SPLIT && c->peers[r].ep != 0) {
+                code = ncclInvalidUsage;
+                snprintf(text, sizeof text, "rank %d (global rank %d) was eliminated as a duplicate "
+                         "(duplicate-rank elimination, MAYA_DEDUP) before %s #%llu: a communicator made after "
+                         "the elimination cannot hold it; run without elimination", r, c->peers[r].rank, op,
+                         (unsigned long long)t->seq);
+            }
+            continue;
+        }
         if (st != NC_WAIT_OK) {
             code = st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError;
             snprintf(text, sizeof text, "rank %d (pid %d on %s) did not take part in %s #%llu: %s%s", r,
@@ -349,10 +427,43 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
         if (text[0])
             code = ncclInvalidUsage;
     }
-    ncclResult_t rc = code == ncclSuccess ? compute_and_answer(t, in) : nc_exchange_refuse(t, code, text);
+    int any_gone = 0;
     for (int r = 0; r < n; r++)
-        free(in[r]);
+        any_gone |= gone[r];
+    if (code == ncclSuccess && kind == NC_KIND_SPLIT && any_gone) {
+        for (int r = 0; r < n && code == ncclSuccess; r++)
+            if (gone[r]) {
+                /* a member that never started: its color and key follow from the others */
+                struct nc_msg_hdr h = in[0]->h;
+                h.src = r;
+                int32_t none[2] = { 0, 0 };
+                if (!(in[r] = nc_msg_new(&h, none)))
+                    code = ncclSystemError;
+            }
+        if (code == ncclSuccess) {
+            int32_t *ck = malloc((size_t)n * 2 * sizeof *ck);
+            if (!ck)
+                code = ncclSystemError;
+            for (int r = 0; ck && r < n; r++)
+                memcpy(ck + 2 * r, in[r]->data, 2 * sizeof *ck);
+            if (ck && nc_replicas_split(c, ck, text, sizeof text) < 0)
+                code = ncclInvalidUsage;
+            for (int r = 0; ck && r < n; r++)
+                memcpy(in[r]->data, ck + 2 * r, 2 * sizeof *ck);
+            free(ck);
+        }
+        if (code == ncclSystemError)
+            snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
+    } else if (code == ncclSuccess && kind != NC_KIND_SPLIT && fill_gone(t, in, gone, borrowed) < 0) {
+        code = ncclSystemError;
+        snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
+    }
+    ncclResult_t rc = code == ncclSuccess ? compute_and_answer(t, in, gone) : nc_exchange_refuse(t, code, text);
+    for (int r = 0; r < n; r++)
+        if (!borrowed[r])
+            free(in[r]);
     free(in);
+    free(gone);
     return rc;
 }
 
@@ -429,8 +540,9 @@ ncclResult_t nc_exchange_finish(struct nc_task *t)
     emu_trace_waiting_done();
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
-                         "%s #%llu: no answer from rank 0 (pid %d on %s): %s", op, (unsigned long long)t->seq,
-                         c->peers[0].pid, c->peers[0].host, why);
+                         "%s #%llu: no answer from rank 0 (pid %d on %s): %s%s", op, (unsigned long long)t->seq,
+                         c->peers[0].pid, c->peers[0].host, why,
+                         nc_elim_gone(c->peers[0].rank) ? " (it was eliminated as a duplicate rank)" : "");
     } else if (m->h.type == NC_BYE) {
         r = nc_comm_fail(c, ncclInvalidUsage,
                          "%s #%llu failed: rank 0 left the communicator (destroyed, finalized or aborted it) "
@@ -469,10 +581,31 @@ ncclResult_t nc_p2p_finish(struct nc_task *t)
     char why[512], mine[128], theirs[128];
     nc_op_str(MAYA_COLL_RECV, t->count, t->dtype, 0, -1, mine, sizeof mine);
     ncclResult_t r = ncclSuccess;
+    if (c->p2p_gone && t->seq >= c->p2p_gone[t->peer])
+        return ncclSuccess; /* the sender was eliminated: its message is its representative's (not here) */
     emu_trace_waiting(MAYA_COLL_RECV, c->id, t->seq, c->peers[t->peer].pid);
     enum nc_wait_status st = nc_mb_wait(c->id, c->rank, t->peer, NC_CH_P2P, &c->peers[t->peer], 1, &m, why,
                                         sizeof why);
     emu_trace_waiting_done();
+    int gone = (st == NC_WAIT_OK && m->h.type == NC_STOP) ||
+               (st == NC_WAIT_DEAD && nc_elim_gone(c->peers[t->peer].rank));
+    if (gone) {
+        if (!c->p2p_gone) {
+            c->p2p_gone = malloc((size_t)c->nranks * sizeof *c->p2p_gone);
+            for (int i = 0; c->p2p_gone && i < c->nranks; i++)
+                c->p2p_gone[i] = UINT64_MAX;
+        }
+        uint64_t from = st == NC_WAIT_OK ? m->h.count : t->seq;
+        if (c->p2p_gone)
+            c->p2p_gone[t->peer] = from;
+        free(m);
+        if (t->seq >= from)
+            return ncclSuccess;
+        return nc_comm_fail(c, ncclInternalError, "%s #%llu from rank %d: the rank was eliminated after "
+                            "sending %llu messages, but message #%llu did not come", mine,
+                            (unsigned long long)t->seq, t->peer, (unsigned long long)from,
+                            (unsigned long long)t->seq);
+    }
     if (st != NC_WAIT_OK) {
         r = nc_comm_fail(c, st == NC_WAIT_DEAD ? ncclRemoteError : ncclSystemError,
                          "%s #%llu from rank %d (pid %d on %s): nothing was sent: %s", mine,

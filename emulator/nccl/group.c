@@ -94,6 +94,8 @@ static ncclResult_t post(struct nc_task *t)
     struct ncclComm *c = t->comm;
     if (t->type == NC_T_INIT)
         return nc_init_post(t);
+    if (traced(t) && !t->capture) /* a captured op counts at each launch (capture.c) */
+        nc_elim_op(&t->rec, t->comm->index); /* failed ones too, as the collator counts COLL records */
     if (c->error != ncclSuccess)
         return exchanges(t) && c->rank != 0 ? nc_exchange_abstain(t) : c->error;
     if (t->capture) {
@@ -173,6 +175,7 @@ static ncclResult_t emit_all(struct nc_task *t, int n)
 
 ncclResult_t nc_run_tasks(struct nc_task *t, int n)
 {
+    nc_elim_point(t, n);
     emu_wait_begin();
     for (int i = 0; i < n; i++)
         t[i].result = post(&t[i]);

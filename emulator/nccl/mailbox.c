@@ -132,6 +132,8 @@ void nc_mb_deliver(struct nc_msg *m)
     struct nc_peer to;
     uint64_t final_seq = 0;
     int answer = 0;
+    if ((m->h.type == NC_STOP || m->h.type == NC_BYE) && m->h.dst == 0)
+        nc_elim_member_left(m->h.comm, m->h.src); /* a rank 0 that is to stop waits for these */
     pthread_mutex_lock(&lock);
     struct closed *c = closed_locked(m->h.comm, m->h.dst);
     if (c) {

@@ -15,6 +15,9 @@
  *   coll.c       the collective and point-to-point entry points
  *   capture.c    ops captured into CUDA graphs, and their replay at launches
  *   misc.c       errors, version, memory, registration, custom reductions
+ *   elim.c       duplicate-rank elimination: the rolling hash of each rank's
+ *                NCCL operations, the comparison through the world
+ *                communicator's rank 0, and stopping a duplicate
  *
  * Ranks are found and reached over TCP only (no shared memory), so members
  * of one communicator may live in one process or on different hosts.
@@ -76,7 +79,7 @@ struct nc_peer {                /* one member of a communicator, as all members 
     int32_t global_gpu;         /* node * gpus_per_node + index on the node */
     int32_t node;
     char host[64];
-    uint32_t reserved;
+    int32_t rank;               /* global rank of its process (MAYA_RANK, RANK), -1 unknown */
 };
 _Static_assert(sizeof(struct nc_peer) == 112, "peer size");
 
@@ -92,6 +95,11 @@ enum nc_msg_type {
     NC_ERROR = 6,               /* rank 0 (or the rendezvous) refuses: text payload, aux = ncclResult_t */
     NC_P2P = 7,                 /* a small ncclSend's data */
     NC_BYE = 8,                 /* a rank left the communicator: seq = its collectives so far */
+    NC_STOP = 9,                /* an eliminated rank stopped (elim.c): to rank 0, seq = its collectives
+                                   so far, aux = the member standing in for it; to a send/recv partner,
+                                   count = the messages it sent there */
+    NC_ELIM_REPORT = 10,        /* a rank's op hash, to the world communicator's rank 0 */
+    NC_ELIM_VERDICT = 11,       /* from it: every rank's representative */
 };
 
 enum nc_chan {                  /* separate FIFO queues per (comm, dst, src) */
@@ -207,6 +215,12 @@ struct nc_redop {               /* ncclRedOpCreatePreMulSum */
     const void *scalar_ptr;     /* device-resident scalar: read at each use */
 };
 
+struct nc_gone {                /* a member that elimination stopped (elim.c) */
+    uint64_t from_seq;          /* its collectives before it stopped */
+    int32_t stand_in;           /* the member whose contribution is taken for it */
+    int32_t set;
+};
+
 struct ncclComm {
     uint32_t magic;
     uint64_t id, parent;
@@ -229,6 +243,12 @@ struct ncclComm {
     int has_init_thread;
     struct nc_redop *redops;    /* custom ops: redop = ncclNumOps + index */
     int nredops;
+    /* duplicate-rank elimination (elim.c) */
+    uint32_t index;             /* made as this process's index-th communicator */
+    struct ncclComm *next_made; /* this process's communicators, by creation */
+    struct nc_gone *gone;       /* rank 0: [nranks] members that stopped; NULL: none */
+    uint64_t *p2p_gone;         /* [nranks] receives from that peer from which it is gone
+                                   (UINT64_MAX: not gone); NULL: none */
 };
 
 /* A communicator handle that is usable (waits for a pending non-blocking
@@ -314,6 +334,41 @@ const char *nc_op_str(uint32_t kind, uint64_t count, int dtype, int redop, int r
 /* Mark comm failed and report on this rank. */
 ncclResult_t nc_comm_fail(struct ncclComm *c, ncclResult_t code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+
+/* ---- duplicate-rank elimination (elim.c, docs/dedup.md) ---- */
+
+/* A communicator was made (nc_comm_setup) / is freed. */
+void nc_elim_comm_made(struct ncclComm *c);
+void nc_elim_comm_freed(struct ncclComm *c);
+/* A COLL record is traced (a task posted outside a capture, or a graph
+ * launch replaying a captured one): its part of the rank's hash. */
+void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index);
+/* The index a communicator id was made with in this process (UINT32_MAX: none). */
+uint32_t nc_elim_comm_index(uint64_t comm);
+/* Before a list of tasks runs: a rank the verdict eliminated stops here
+ * (never returns) when the tasks only move data. */
+void nc_elim_point(const struct nc_task *t, int n);
+/* NC_ELIM_REPORT / NC_ELIM_VERDICT, on the progress thread. */
+void nc_elim_deliver(struct nc_msg *m);
+/* Rank 0 of comm heard that member rank stopped (NC_STOP) or left (NC_BYE). */
+void nc_elim_member_left(uint64_t comm, int rank);
+/* Declared replicas (MAYA_REPLICAS; maya run --replicas): the layout, or
+ * NULL; how many ranks of the world run; a member table entry for a rank
+ * that never started (ep 0: nothing is sent to it); and, at a call that
+ * makes a communicator, a replica's stop (never returns for one). */
+struct maya_replicas;
+const struct maya_replicas *nc_replicas(void);
+int64_t nc_replicas_emulated(void);
+void nc_replica_peer(struct nc_peer *p, int global_rank);
+void nc_elim_replica_point(void);
+/* The split of a parent with members that never started: their color
+ * and key from the emulated ranks that show which dimensions each color
+ * spans (ck[2 r], ck[2 r + 1]; absent ones filled). Keys become the parent
+ * rank (members in parent order, checked against the keys given). 0, or -1
+ * with why. */
+int nc_replicas_split(const struct ncclComm *parent, int32_t *ck, char *why, size_t n);
+/* Did the verdict stop the process of this global rank? */
+int nc_elim_gone(int global_rank);
 
 /* ---- element types and reductions (reduce.c) ---- */
 

@@ -411,6 +411,18 @@ static int connect_peer(const struct nc_peer *to, char *why, size_t n)
 
 /* ---- the progress thread ---- */
 
+/* A whole message for this process: to the rendezvous, to elimination, or
+ * to the mailboxes. */
+static void dispatch(struct nc_msg *m)
+{
+    if (m->h.type == NC_JOIN)
+        nc_boot_join(m);
+    else if (m->h.type == NC_ELIM_REPORT || m->h.type == NC_ELIM_VERDICT)
+        nc_elim_deliver(m);
+    else
+        nc_mb_deliver(m);
+}
+
 static void deliver(struct conn *c, struct nc_msg *m)
 {
     if (c->ep == 0) {
@@ -428,10 +440,8 @@ static void deliver(struct conn *c, struct nc_msg *m)
     }
     if (m->h.type == NC_HELLO)
         free(m);
-    else if (m->h.type == NC_JOIN)
-        nc_boot_join(m);
     else
-        nc_mb_deliver(m);
+        dispatch(m);
 }
 
 /* Take whole messages out of the receive buffer. */
@@ -681,6 +691,7 @@ static int start_locked(char *err, size_t n)
     self.device = -1;
     self.global_gpu = -1;
     self.node = emu_config()->node;
+    self.rank = emu_config()->rank;
     gethostname(self.host, sizeof self.host - 1);
     state = 1;
     /* The progress thread takes no signals: they stay the program's. */
@@ -730,16 +741,17 @@ const struct nc_peer *nc_net_self(void)
 int nc_net_send(const struct nc_peer *to, struct nc_msg_hdr *h, const void *payload, char *why, size_t n)
 {
     h->magic = NC_MSG_MAGIC;
+    if (to->ep == 0) {
+        snprintf(why, n, "rank %d is a replica that was not started (--replicas)", to->rank);
+        return -1;
+    }
     if (to->ep == self.ep) {
         struct nc_msg *m = nc_msg_new(h, payload);
         if (!m) {
             snprintf(why, n, "out of memory");
             return -1;
         }
-        if (h->type == NC_JOIN)
-            nc_boot_join(m);
-        else
-            nc_mb_deliver(m);
+        dispatch(m);
         return 0;
     }
     for (int attempt = 0; attempt < 2; attempt++) {
@@ -770,7 +782,7 @@ int nc_net_send(const struct nc_peer *to, struct nc_msg_hdr *h, const void *payl
 
 void nc_net_watch(const struct nc_peer *p)
 {
-    if (p->ep == self.ep)
+    if (p->ep == self.ep || p->ep == 0)
         return;
     pthread_mutex_lock(&lock);
     int have = ep_dead_locked(p->ep, NULL, 0) || send_conn_locked(p->ep) != NULL;

@@ -49,6 +49,7 @@ struct col_summary {
     uint64_t collectives;       /* matched across their communicators */
     uint64_t p2p_pairs;         /* send/recv pairs matched */
     uint32_t ncomms;
+    int rebuilt;                /* ranks duplicate-rank elimination stopped, rebuilt from their source */
 };
 
 /* Merge every rank-N.mtrace (and pid-N.mtrace) under trace_dir into the job

@@ -8,6 +8,8 @@
  *   JOB_COMM ...             one per communicator: who its members are
  *   { RANK_BEGIN             one section per rank, in rank order:
  *       records of the rank    every record of its trace but END, unchanged
+ *       [RANK_REBUILT          a rank duplicate-rank elimination stopped:
+ *        records of its source  the rest of its run, from its source's trace]
  *     RANK_END }             what the rank's END record said
  *   END
  *
@@ -28,6 +30,7 @@ enum maya_job_rec_type {
     MAYA_REC_JOB_COMM = 65,
     MAYA_REC_RANK_BEGIN = 66,
     MAYA_REC_RANK_END = 67,
+    MAYA_REC_RANK_REBUILT = 68,
 };
 
 struct maya_rec_job {           /* MAYA_REC_JOB */
@@ -45,6 +48,7 @@ struct maya_rec_job {           /* MAYA_REC_JOB */
 
 /* maya_rec_job.flags */
 #define MAYA_JOB_F_INCOMPLETE 0x1 /* some rank's trace was cut short */
+#define MAYA_JOB_F_REBUILT    0x2 /* some ranks were rebuilt from another's trace (RANK_REBUILT) */
 
 struct maya_job_member {
     int32_t rank;               /* global rank (process) holding this member */
@@ -83,7 +87,26 @@ struct maya_rec_rank_end {      /* MAYA_REC_RANK_END: as struct maya_rec_end */
     /* followed by struct maya_end_device[ndevices] (none if the trace was cut short) */
 };
 
+/* MAYA_REC_RANK_REBUILT: in the section of a rank that duplicate-rank
+ * elimination stopped (its trace ends with MAYA_REC_ELIMINATED), after the
+ * rank's own records: what follows, up to RANK_END, is the source rank's
+ * trace from its stop_op-th COLL record on, made this rank's own
+ * (docs/trace-format.md, "Rebuilt ranks"): communicators, ranks in them,
+ * send/recv peers and sequence numbers, NCCL group ids, device ordinals and
+ * host times mapped; the source's strings and kernels defined again first. */
+struct maya_rec_rank_rebuilt {
+    struct maya_rec_hdr h;
+    int32_t rank;               /* the rebuilt rank */
+    int32_t source;             /* the rank whose records follow */
+    uint64_t stop_op;           /* COLL records of the rank's own before this record */
+    uint64_t own_records;       /* records of the section before this one */
+    int64_t shift_ns;           /* added to the source's host times */
+    uint32_t how;               /* enum maya_elim_how (trace_format.h) */
+    uint32_t reserved;
+};
+
 _Static_assert(sizeof(struct maya_rec_job) == 112, "job size");
+_Static_assert(sizeof(struct maya_rec_rank_rebuilt) == 48, "rank rebuilt size");
 _Static_assert(sizeof(struct maya_rec_job_comm) == 40, "job comm size");
 _Static_assert(sizeof(struct maya_rec_rank_begin) == 120, "rank begin size");
 _Static_assert(sizeof(struct maya_rec_rank_end) == 32, "rank end size");

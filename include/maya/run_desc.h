@@ -56,10 +56,17 @@ struct maya_run_desc {
     char state[16];             /* "running" while the launcher waits for the ranks, "ended"
                                    after; "" = not said (older files, scripts) */
     long launcher_pid;          /* the launcher (maya run), 0 unknown */
+    char launcher_host[256];    /* the host launcher_pid is on; "" unknown */
     char cause[512];            /* what ended the run first, as the launcher saw it ("rank 1
                                    was killed by signal 9", "rank 2 hung: ..."); "" = nothing */
     struct maya_run_proc *procs;
 };
+
+/* Whether the run is still going: 1 when its state is running and its
+ * launcher is alive on this host, 0 when it is not running (ended, or its
+ * launcher is gone), -1 when it cannot be told (state running, launcher on
+ * another host or not recorded). */
+int maya_run_desc_live(const struct maya_run_desc *d);
 
 /* Zeroed description with defaults (version, nodes 1, ...). */
 void maya_run_desc_init(struct maya_run_desc *d);

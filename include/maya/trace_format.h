@@ -131,6 +131,9 @@ enum maya_rec_type {
     MAYA_REC_MARKER = 30,
     /* notes about the values a program saw (not calls) */
     MAYA_REC_VALUE_READ = 40,
+    /* 48..63: about the process's run itself */
+    MAYA_REC_ELIMINATED = 48,   /* duplicate-rank elimination stopped this rank (docs/dedup.md) */
+    MAYA_REC_COMM_MEMBERS = 49, /* with declared replicas: a communicator's members' global ranks */
     /* 64..127: job traces (collator); see collator/job_trace.h */
     MAYA_REC_END = 255,
 };
@@ -638,6 +641,37 @@ struct maya_rec_end {           /* MAYA_REC_END: last record of a complete trace
     /* followed by struct maya_end_device[ndevices] */
 };
 
+/* MAYA_REC_ELIMINATED: the last record before END of a rank that duplicate-
+ * rank elimination stopped (docs/dedup.md). The rank issued stop_op NCCL
+ * operations (COLL records) and was stopped before the next; it did the
+ * same work as rank `source`, whose trace stands for it from there on. */
+struct maya_rec_eliminated {
+    struct maya_rec_hdr h;
+    int32_t source;             /* the representative: the global rank that ran on */
+    uint32_t how;               /* enum maya_elim_how */
+    uint64_t stop_op;           /* COLL records of this rank before the stop */
+    uint64_t stop_hash;         /* maya_coll_hash over those stop_op records */
+    uint64_t check_op;          /* ops when the classes were compared (0: declared) */
+    uint64_t check_hash;        /* the hash compared then */
+    uint64_t t_ns;              /* host time of the stop */
+};
+
+/* MAYA_REC_COMM_MEMBERS: written after a COMM record when replicas are
+ * declared (maya run --replicas): the global rank of every member, by rank in
+ * the communicator, the ranks that never started included. */
+struct maya_rec_comm_members {
+    struct maya_rec_hdr h;
+    uint64_t comm;
+    int32_t nranks;
+    uint32_t reserved;
+    /* followed by int32_t rank[nranks], padded to 8 bytes */
+};
+
+enum maya_elim_how {
+    MAYA_ELIM_MATCHED = 1,      /* its op hash matched the source's after an iteration */
+    MAYA_ELIM_DECLARED = 2,     /* declared a replica (maya run --replicas): stopped at its first op */
+};
+
 #define MAYA_REC_ALIGN(n) (((n) + 7u) & ~7u)
 
 /* The host clock a trace header's (or rank section's) flags name. */
@@ -661,12 +695,54 @@ static inline int maya_coll_dtype_bytes(int32_t dtype)
     return dtype >= 0 && dtype < (int32_t)sizeof bytes ? bytes[dtype] : 0;
 }
 
+/* Duplicate-rank elimination (docs/dedup.md): what an NCCL operation
+ * contributes to its rank's rolling hash. Ranks whose hashes agree issued
+ * the same operations in the same order on corresponding communicators:
+ * op, count, type, reduction (custom ones alike), communicator size and
+ * which of the process's communicators (comm_index: 0 for the first it
+ * made), the root as a rank of the communicator, a send/recv peer relative
+ * to the caller ((peer - rank) mod nranks); never the caller's own rank. */
+static inline uint64_t maya_coll_signature(uint32_t op, uint64_t count, int32_t dtype, int32_t redop,
+                                           int32_t rank, int32_t nranks, int32_t peer, uint32_t comm_index)
+{
+    uint64_t where = 0;
+    if (op == MAYA_COLL_SEND || op == MAYA_COLL_RECV)
+        where = nranks > 0 ? (uint64_t)(((int64_t)peer - rank) % nranks + nranks) % (uint64_t)nranks : 0;
+    else if (op == MAYA_COLL_BROADCAST || op == MAYA_COLL_REDUCE || op == MAYA_COLL_GATHER ||
+             op == MAYA_COLL_SCATTER)
+        where = (uint64_t)(uint32_t)peer;
+    if (redop > 5)
+        redop = 5; /* custom (PreMulSum) ops, >= ncclNumOps (5): their numbers are per communicator */
+    uint64_t x[6] = { op, count, (uint64_t)(uint32_t)dtype << 32 | (uint32_t)redop, (uint64_t)(uint32_t)nranks,
+                      comm_index, where };
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (int i = 0; i < 6; i++) { /* splitmix64 over the fields */
+        h ^= x[i] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+        h ^= h >> 30;
+        h *= 0xbf58476d1ce4e5b9ull;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebull;
+        h ^= h >> 31;
+    }
+    return h;
+}
+
+/* The rolling hash of a rank's NCCL operations: h(0) = 0,
+ * h(n+1) = h(n) * MAYA_COLL_HASH_BASE + signature(op n) + 1 (mod 2^64). */
+#define MAYA_COLL_HASH_BASE 0x100000001b3ull
+static inline uint64_t maya_coll_hash_next(uint64_t h, uint64_t signature)
+{
+    return h * MAYA_COLL_HASH_BASE + signature + 1;
+}
+
 /* Layout checks: these sizes are the file format. */
 _Static_assert(sizeof(struct maya_trace_header) == 128, "header size");
 _Static_assert(sizeof(struct maya_trace_chunk) == 16, "chunk size");
 _Static_assert(sizeof(struct maya_trace_tail) == 64, "tail slot header size");
 _Static_assert(sizeof(struct maya_trace_status) == 128, "status size");
 _Static_assert(sizeof(struct maya_call) == 56, "call size");
+_Static_assert(sizeof(struct maya_rec_eliminated) == 56, "eliminated size");
+_Static_assert(sizeof(struct maya_rec_comm_members) == 24, "comm members size");
 _Static_assert(sizeof(struct maya_rec_call) == 64, "call record size");
 _Static_assert(sizeof(struct maya_rec_launch) == 120, "launch size");
 _Static_assert(sizeof(struct maya_rec_memcpy) == 128, "memcpy size");

@@ -41,6 +41,7 @@ bad unknown   's/warpSize = 32/warpSize = 32\n        wrapSize = 32/' "[a-z]+.co
 bad type      's/warpSize = 32/warpSize = thirty-two/' "[a-z]+.conf:[0-9]+: "
 bad noperf    '/^    perf {/,/^    }/d'          "[a-z]+.conf:[0-9]+: .*expected a perf"
 bad negative  's/hbm_gbps = .*/hbm_gbps = -5/'   "[a-z]+.conf:[0-9]+: .*hbm_gbps must not be negative"
+bad nan       's/hbm_gbps = .*/hbm_gbps = nan/'  "[a-z]+.conf:[0-9]+: .*hbm_gbps must not be negative \(nor nan or inf\)"
 bad uuid      's/uuid = .*/uuid = "GPU-xyz"/'     "uuid \"GPU-xyz\" is not GPU-"
 printf 'gpu "X" {\n  props {\n' > "$TEST_TMP/trunc.conf"
 "$MAYA" hwspecs check "$TEST_TMP/trunc.conf" > "$TEST_TMP/trunc.out" 2>&1 && fail "a truncated file was accepted"
@@ -75,6 +76,7 @@ bad nicshort  's/nic_of_gpu = .*/nic_of_gpu = {0, 1}/' "[a-z0-9-]+.conf:[0-9]+: 
 bad nicrange  's/nic_of_gpu = .*/nic_of_gpu = {0, 1, 2, 3, 4, 5, 6, 8}/' "nic_of_gpu\[7\] is 8; expected a NIC index 0..7"
 # NICs size the simulator's tables: a count beyond any node is refused
 bad nicmany   's/nics_per_node = .*/nics_per_node = 2147483647/' "[a-z0-9-]+.conf:[0-9]+: .*nics_per_node is 2147483647; expected 0..1024"
+bad nicinf    's/nic_gbps = .*/nic_gbps = inf/' "[a-z0-9-]+.conf:[0-9]+: .*must not be negative \(nor nan or inf\)"
 
 # Unknown names get the list of known ones.
 "$MAYA" hwspecs show h900 > "$TEST_TMP/h900" 2>&1 && fail "unknown GPU accepted"

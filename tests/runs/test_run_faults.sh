@@ -3,7 +3,8 @@
 # - a rank killed by SIGKILL or SIGTERM leaves its trace readable up to its
 #   last record (the tail file), and the report simulates what was recorded;
 # - maya run killed outright leaves a run.conf that maya report can use, and
-#   the report says the run was cut short;
+#   the report says the run was cut short; while it runs, maya report
+#   refuses the directory;
 # - a rank that hangs (SIGSTOP) while the other waits in an all-reduce is
 #   named with the collective and its sequence number within --hang-timeout;
 # - --timeout is reported as a stop, not as "all processes exited 0";
@@ -52,6 +53,11 @@ d=$TEST_TMP/launcher-killed
 pid=$!
 for _ in $(seq 100); do grep -q '^rank\.1\.pid=' "$d/run.conf" 2> /dev/null && break; sleep 0.1; done
 sleep 1
+# while it runs, maya report refuses the directory (it said the launcher had been killed)
+"$MAYA" report "$d" > "$TEST_TMP/live" 2>&1
+expect_eq "$?" 3 "maya report of a run still going"
+expect_grep "$d is still running: maya-run pid $pid, started .*faults ok 100000000" "$TEST_TMP/live"
+[ -e "$d/report.txt" ] && fail "maya report wrote into a run still going"
 kill -9 $pid
 wait $pid 2> /dev/null
 expect_grep '^state=running$' "$d/run.conf"
@@ -59,6 +65,10 @@ for _ in $(seq 50); do pgrep -f "faults ok 100000000" > /dev/null || break; slee
 pgrep -f "faults ok 100000000" > /dev/null && fail "the ranks outlived maya run"
 "$MAYA" report "$d" > "$TEST_TMP/out" 2>&1
 expect_grep '^status     CUT SHORT: the launcher \(maya-run, pid [0-9]+\) ended before the ranks did' "$d/report.txt"
+# a launcher of another host (a shared file system): its pid says nothing here
+sed -i 's/^launcher_host=.*/launcher_host=another-host.invalid/' "$d/run.conf"
+"$MAYA" report "$d" > "$TEST_TMP/out" 2>&1
+expect_grep '^status     CUT SHORT: the launcher \(maya-run, pid [0-9]+ on another-host.invalid\) has not recorded the run.s end \(it was killed, or still runs there\)' "$d/report.txt"
 expect_grep '^iteration ' "$d/report.txt" "the ranks' traces were not simulated"
 
 # ---- a hung rank: named, with the collective, within the hang timeout ----

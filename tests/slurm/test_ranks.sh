@@ -14,7 +14,7 @@
 cluster_start 2
 cd "$JOBS_DIR"
 
-show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} clock=${MAYA_HOST_CLOCK-unset} nvtx=${NVTX_INJECTION64_PATH-unset} launch=${MAYA_LAUNCH_EXE-none}"'
+show='echo "rank=$RANK world=$WORLD_SIZE local=$LOCAL_RANK lws=$LOCAL_WORLD_SIZE node=$MAYA_NODE maya_rank=$MAYA_RANK gpu=$MAYA_GPU gpn=$MAYA_GPUS_PER_NODE intra=$MAYA_INTRA_NODE master=$MASTER_ADDR:$MASTER_PORT task=$SLURM_PROCID host=$SLURMD_NODENAME cpus=$(sed -n "s/^Cpus_allowed_list:\t//p" /proc/self/status) trace=$MAYA_TRACE_DIR lib=${LD_LIBRARY_PATH%%:*} triton=${TRITON_LIBCUDA_PATH-unset} clock=${MAYA_HOST_CLOCK-unset} nvtx=${NVTX_INJECTION64_PATH-unset} launch=${MAYA_LAUNCH_EXE-none} dedup=${MAYA_DEDUP-unset}"'
 
 # The run directory of the last step of the newest job of root.
 last_run() {
@@ -57,6 +57,11 @@ done
 c0=$(field cpus "$(grep '^rank=0 ' one.out)")
 c1=$(field cpus "$(grep '^rank=1 ' one.out)")
 [[ $c0 =~ ^[0-9]+$ && $c1 =~ ^[0-9]+$ && $c0 != "$c1" ]] || fail "ranks 0 and 1 pinned to '$c0' and '$c1'"
+# dedup=yes: the ranks get duplicate-rank elimination (docs/dedup.md); without it they do not.
+srun -n1 -c2 --maya-emulate=h100x2,dedup=yes sh -c "$show" > dedup.out 2>&1 ||
+    fail "srun dedup=yes failed: $(cat dedup.out)"
+expect_count 2 ' dedup=1$' dedup.out
+expect_count 4 ' dedup=unset$' one.out
 # Two ranks on two cores have one each: the active clock; the job's own choice stands.
 srun -n1 -c2 --maya-emulate=h100x2 sh -c "$show" > clock.out 2>&1 || fail "srun -c2 h100x2 failed: $(cat clock.out)"
 expect_count 2 ' clock=active ' clock.out

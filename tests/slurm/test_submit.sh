@@ -38,6 +38,7 @@ refused 'unknown key "iterations"; allowed keys: cluster=NAME\|FILE, marker=NAME
 refused 'iters="0": expected the number of iterations to keep in the report, 1 to 1000000' \
     sbatch --maya-emulate=h100x8,iters=0 --wrap true
 refused '"oops" is not key=value; allowed keys: cluster=' sbatch --maya-emulate=h100x8,oops --wrap true
+refused 'dedup="maybe": expected yes or no' srun --maya-emulate=h100x8,dedup=maybe true
 refused 'cluster=nowhere: no such file and no known cluster of that name; known clusters:' \
     srun --maya-emulate=h100x8,cluster=nowhere true
 echo 'cluster "broken" { gpu = "H100-SXM" }' > broken.conf

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Ranks that never start (maya run --replicas, docs/dedup.md): minigpt TP2 x
+# PP2 x DP4 on 16 emulated H100s (two nodes), GPU-bound. --replicas 4:2,2:1
+# declares DP (4 replicas, stride 2) and TP (2, stride 1): the ranks whose DP
+# and TP digits are 0 or 1 run (8 of 16), the other 8 stop at their first
+# NCCL call and are rebuilt from the rank with their digits 0 (rank 1 for
+# rank 0's, whose host work is often its own); the
+# communicators the running ranks make hold the missing ones (the world,
+# the DP groups); the prediction is the full run's to within 0.5 %, with and
+# without --dedup on top (which stops ranks 2-3 and 9-11 too). Bad layouts
+# are refused before anything starts.
+. "$MAYA_TOP/tests/lib.sh"
+
+mg="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 6 --hidden 4096 --heads 32 --seq 1024 --layers 4"
+run() {
+    local name=$1
+    shift
+    "$MAYA" run -q "$@" -g h100x16 -o "$TEST_TMP/$name" -- $mg > "$TEST_TMP/$name.out" 2>&1 ||
+        fail "maya run $* minigpt failed: $(tail -20 "$TEST_TMP/$name.out")"
+}
+run full
+run repl --replicas 4:2,2:1
+run both --replicas 4:2,2:1 --dedup
+
+d=$TEST_TMP/repl
+for r in 4 5 6 7 12 13 14 15; do
+    src=$([ $r -lt 8 ] && echo 1 || echo 8)
+    expect_grep "^rank\.$r\.note=a replica, not emulated \\(--replicas\\), rebuilt from rank $src\$" "$d/run.conf" \
+        "rank $r's note"
+    expect_grep "^how=declared\$" "$d/traces/rank-$r.eliminated" "rank $r's elimination note"
+    "$MAYA" trace dump "$d/traces/rank-$r.mtrace" > "$TEST_TMP/r$r.dump" || fail "dump rank $r"
+    expect_count 0 '^coll ' "$TEST_TMP/r$r.dump"
+    expect_count 0 '^comm ' "$TEST_TMP/r$r.dump"
+    expect_grep "^eliminated +source=$src how=declared stop_op=0 " "$TEST_TMP/r$r.dump" "rank $r stopped at once"
+done
+for r in 0 1 2 3 8 9 10 11; do
+    expect_no_grep "^rank\.$r\.note=" "$d/run.conf" "rank $r ran"
+done
+"$MAYA" trace dump "$d/traces/rank-0.mtrace" > "$TEST_TMP/r0.dump" || fail "dump rank 0"
+# the world and rank 0's DP group hold ranks that never started
+expect_grep '^comm_members .*nranks=16 ranks=0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15$' "$TEST_TMP/r0.dump" \
+    "rank 0's world communicator"
+expect_grep '^comm_members .*nranks=4 ranks=0,2,4,6$' "$TEST_TMP/r0.dump" "rank 0's DP communicator"
+expect_grep '^comm_members .*nranks=2 ranks=0,1$' "$TEST_TMP/r0.dump" "rank 0's TP communicator"
+
+"$MAYA" trace dump "$d/job.mtrace" > "$TEST_TMP/job.dump" || fail "dump the job"
+expect_count 16 '^rank_begin' "$TEST_TMP/job.dump"
+expect_count 8 '^rank_rebuilt .* how=declared' "$TEST_TMP/job.dump"
+python3 - "$TEST_TMP/job.dump" <<'PY' || fail "the job's communicators are wrong (above)"
+import re, sys
+members = {}
+for line in open(sys.argv[1]):
+    if line.startswith('job_comm'):
+        m = re.search(r'nranks=(\d+) .* members=(\S+)', line)
+        members.setdefault(int(m.group(1)), []).append(sorted(int(x.split('@')[0]) for x in m.group(2).split(',')))
+# as the full job makes them: the world; 8 TP pairs and 8 PP pairs; 4 DP
+# groups of 4 and 4 model-parallel groups of 4 (minigpt's mp_comm)
+two, four = members[2], members[4]
+assert members[16] == [list(range(16))], members[16]
+assert len(two) == 16 and len(four) == 8 and len({tuple(x) for x in two + four}) == 24, (two, four)
+assert [0, 2, 4, 6] in four and [9, 11, 13, 15] in four, four   # DP groups, replicas in them
+assert [4, 5, 12, 13] in four, four                             # the MP group of replicas only
+assert [4, 5] in two and [14, 15] in two and [6, 14] in two, two # TP and PP pairs of replicas only
+print("communicators ok")
+PY
+
+python3 - "$TEST_TMP"/full/report.json "$TEST_TMP"/repl/report.json "$TEST_TMP"/both/report.json <<'PY' ||
+import json, sys
+f, r, b = (json.load(open(x)) for x in sys.argv[1:4])
+for x in (f, r, b):
+    assert x["simulated"] and x["workload_ok"] and len(x["iterations"]) == 6 and x["world_size"] == 16, x["error"]
+assert f["idle_time_s"] < 0.05 * f["iteration_time_s"]
+for name, x in (("--replicas", r), ("--replicas --dedup", b)):
+    err = abs(x["iteration_time_s"] - f["iteration_time_s"]) / f["iteration_time_s"]
+    print("%s: %.6f s against %.6f s (%.3f %%)" % (name, x["iteration_time_s"], f["iteration_time_s"], 100 * err))
+    assert err < 0.005, err
+PY
+    fail "the predictions differ (above)"
+expect_grep "^rank\.2\.note=eliminated, rebuilt from rank 1\$" "$TEST_TMP/both/run.conf" "--dedup on top stops rank 2"
+expect_no_grep "^rank\.[01]\.note=" "$TEST_TMP/both/run.conf" "ranks 0 and 1 run on"
+
+# layouts that cannot be
+for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
+    "$MAYA" run -q --replicas "$bad" -g h100x16 -o "$TEST_TMP/bad" -- $mg > "$TEST_TMP/bad.out" 2>&1
+    rc=$?
+    expect_eq $rc 2 "maya run --replicas $bad"
+    expect_grep "^maya: --replicas " "$TEST_TMP/bad.out" "the message for --replicas $bad"
+    [ -e "$TEST_TMP/bad/run.conf" ] && fail "--replicas $bad started a run"
+done
+exit 0

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Duplicate-rank elimination (maya run --dedup, docs/dedup.md) on PyTorch:
+# the DDP and the FSDP GPT scripts on 4 emulated H100s, 6 steps, each with a
+# model large enough that the GPU bounds the step (host gaps measured on
+# shared cores then do not move the prediction: two wide layers, since the
+# host's work per layer is the same at any width). Rank 0 runs on (it serves the world's small
+# exchanges, and its host work is its own), rank 1 stands for its class,
+# ranks 2 and 3 stop once their NCCL operations have repeated and are
+# rebuilt from rank 1 without the program noticing (every process exits 0;
+# one that ran ahead may end before the verdict reaches it, and runs on);
+# the predicted step is the one of the run without elimination to within
+# 0.5 %.
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/torch/torch_lib.sh"
+
+steps=6
+
+# check SCRIPT MAYA_GPT
+check() {
+    local script=$1 r mode flag
+    export MAYA_GPT=$2
+    for mode in dedup plain; do
+        flag=; [ $mode = dedup ] && flag=--dedup
+        "$MAYA" run -q $flag -g h100x4 -o "$TEST_TMP/$script.$mode" -- "$PY" "$TORCH_WORKLOADS/$script" $steps \
+            > "$TEST_TMP/$script.$mode.out" 2>&1 ||
+            fail "maya run $flag $script failed: $(tail -20 "$TEST_TMP/$script.$mode.out")"
+    done
+    local d=$TEST_TMP/$script.dedup stopped=0
+    for r in 2 3; do
+        expect_grep "^rank\.$r\.exit=0\$" "$d/run.conf" "$script: rank $r exited 0"
+        # Large collectives wait for nobody, so a rank may run ahead of the
+        # others and end before the verdict reaches it: then it ran every step.
+        if ! grep -q "^rank\.$r\.note=" "$d/run.conf"; then
+            expect_eq "$(result "$d/logs/rank-$r.out" steps)" $steps "$script: steps trained by rank $r, not stopped"
+            continue
+        fi
+        stopped=$((stopped + 1))
+        expect_grep "^rank\.$r\.note=eliminated, rebuilt from rank 1\$" "$d/run.conf" "$script: rank $r's note in run.conf"
+        expect_grep "^source=1\$" "$d/traces/rank-$r.eliminated" "$script: rank $r's elimination note"
+        # it stopped before its last step: the program never printed its result
+        expect_no_grep '^MAYA_RESULT ' "$d/logs/rank-$r.out" "$script: rank $r ran to the end"
+    done
+    [ $stopped -ge 1 ] || fail "$script: neither rank 2 nor rank 3 was eliminated"
+    for r in 0 1; do
+        [ -e "$d/traces/rank-$r.eliminated" ] && fail "$script: rank $r, which runs on, was eliminated"
+        expect_eq "$(result "$d/logs/rank-$r.out" steps)" $steps "$script: steps trained by rank $r"
+    done
+    expect_grep "^status     all 4 processes exited 0; $stopped of them eliminated" "$d/report.txt" \
+        "$script: the report counts them"
+    dump "$d/job.mtrace" > "$TEST_TMP/$script.job.dump"
+    expect_count $stopped '^rank_rebuilt' "$TEST_TMP/$script.job.dump"
+
+    python3 - "$d/report.json" "$TEST_TMP/$script.plain/report.json" "$script" <<'PY' || fail "$script: predictions differ (above)"
+import json, sys
+e, p = (json.load(open(f)) for f in sys.argv[1:3])
+assert e["simulated"] and p["simulated"] and e["workload_ok"], (e["error"], p["error"])
+assert len(e["iterations"]) >= 3 and len(p["iterations"]) >= 3, (e["iterations"], p["iterations"])
+assert e["idle_time_s"] < 0.05 * e["iteration_time_s"], "the GPU should bound this step"
+err = abs(e["iteration_time_s"] - p["iteration_time_s"]) / p["iteration_time_s"]
+print("%s: step with elimination %.6f s, without %.6f s (%.3f %%)" % (sys.argv[3], e["iteration_time_s"], p["iteration_time_s"], 100 * err))
+assert err < 0.005, err
+PY
+}
+
+check train_ddp_gpt.py 8192,8192,64,2,4096
+check train_fsdp_gpt.py 8192,8192,64,2,8192
+echo "dedup torch: ok"
