@@ -46,7 +46,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity tools search-demo scale-check
+.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check search-demo scale-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -69,6 +69,7 @@ include emulator/profile/module.mk
 include collator/module.mk
 include estimator/module.mk
 include sim/module.mk
+include profile/module.mk
 include search/module.mk
 include src/module.mk
 include spank_plugin/module.mk
@@ -107,6 +108,11 @@ demo: all
 # make test: tens of minutes). FIDELITY_* settings pass through the environment.
 fidelity: all
 	fidelity/run
+
+# ASTRA-sim on a job maya exported as Chakra traces, against maya (sources
+# fetched beforehand into .deps/astra-sim or ASTRA_SIM_SRC; skips without them).
+astra-check: all
+	scripts/astra_check.sh
 
 # maya search on the reference knobs (scripts/search-reference): grid, pruned
 # grid, random and CMA-ES on SEARCH_DEMO_GPUS (default 8 emulated H100s).

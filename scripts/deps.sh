@@ -5,7 +5,9 @@ set -eu
 
 PKGS="build-essential pkg-config libconfuse-dev zlib1g-dev liblz4-dev libzstd-dev
       libhwloc-dev libxgboost-dev libslurm-dev slurm-wlm munge python3-venv file valgrind
-      clang"
+      clang chromium python3-protobuf protobuf-compiler"
+# chromium: the test of report.html opens it in a real browser; python3-protobuf and
+# protobuf-compiler: the Chakra export test decodes the ET files with them.
 
 missing=""
 for p in $PKGS; do

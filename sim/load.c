@@ -377,6 +377,11 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                                   r->rank, api, k->rank, k->nranks, (unsigned long long)k->comm, cm->nranks);
             o->arg = (uint32_t)(*ci - 1);
             int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+            if (j->keep_xfers) {
+                if (SIM_GROW(r->xinfo, r->capxinfo, r->nxinfo + 1) < 0)
+                    return maya_error("out of memory loading the job");
+                r->xinfo[r->nxinfo++] = (struct sim_xfer_info){ idx, k->bytes, k->seq, k->op, k->rank, k->peer };
+            }
             if (p2p) {
                 if (k->peer < 0 || k->peer >= cm->nranks)
                     return maya_error("rank %d: %s to peer %d of %d", r->rank, api, k->peer, cm->nranks);
@@ -713,6 +718,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     if (cfg->iteration_marker)
         snprintf(j->marker, sizeof j->marker, "%s", cfg->iteration_marker);
     j->keep_iterations = cfg->keep_iterations;
+    j->keep_xfers = cfg->keep_xfers;
     j->workload_failed = cfg->workload_failed;
     j->gpu_spec = cfg->gpu;
     j->no_fold = cfg->no_fold;
@@ -793,6 +799,7 @@ void sim_free(struct sim_job *j)
     for (int i = 0; i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         free(r->ops);
+        free(r->xinfo);
         free(r->times);
         free(r->streams);
         free(r->events);

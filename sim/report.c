@@ -23,6 +23,7 @@ struct rank_row {
     int oom;
     const struct maya_run_proc *proc;  /* the process that ran it, or NULL */
     int proc_index;
+    int job_index;              /* index in j->ranks, or -1 */
 };
 
 struct facts {
@@ -39,6 +40,8 @@ struct facts {
     int not_ok;                 /* processes that did not exit 0, for whatever reason */
     char headline[1024];        /* the first cause of the run's end; "" if it ended well */
     uint64_t total_mem;         /* the GPU's memory */
+    int gpus;                   /* GPUs the job drives (a process may drive several) */
+    struct sim_details det;     /* when replayed */
 };
 
 /* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
@@ -87,6 +90,7 @@ static int gather(struct facts *f, const struct sim_job *j, const struct sim_rep
     for (int r = 0; r < f->nrows; r++) {
         f->rows[r].rank = r;
         f->rows[r].node = -1;
+        f->rows[r].job_index = -1;
         f->rows[r].proc = proc_of(d, r, &f->rows[r].proc_index);
         if (f->rows[r].proc && f->rows[r].proc->node >= 0)
             f->rows[r].node = f->rows[r].proc->node;
@@ -97,6 +101,7 @@ static int gather(struct facts *f, const struct sim_job *j, const struct sim_rep
             continue;
         struct rank_row *row = &f->rows[r->rank];
         row->in_job = 1;
+        row->job_index = i;
         row->node = r->node;
         row->peak = r->peak_bytes;
         row->oom = r->oom;
@@ -109,7 +114,20 @@ static int gather(struct facts *f, const struct sim_job *j, const struct sim_rep
     }
     if (in->gpu)
         f->total_mem = in->gpu->prop.totalGlobalMem;
+    f->gpus = j ? sim_job_gpus(j) : 0;
+    if (f->gpus <= 0)
+        f->gpus = d ? d->gpu_count : j ? j->nranks : 0;
+    if (f->replayed && sim_details_build(j, &f->det) < 0) {
+        free(f->rows);
+        return -1;
+    }
     return 0;
+}
+
+static void facts_free(struct facts *f)
+{
+    free(f->rows);
+    sim_details_free(&f->det);
 }
 
 /* The last lines of a file (at most max_bytes), malloc'd; NULL if none. */
@@ -143,32 +161,12 @@ static char *stderr_tail(const char *dir, int proc)
     return file_tail(path, 2048, 12);
 }
 
-static void fmt_time(char *buf, size_t size, double s)
-{
-    if (s >= 10)
-        snprintf(buf, size, "%.2f s", s);
-    else if (s >= 1e-3)
-        snprintf(buf, size, "%.3f ms", s * 1e3);
-    else
-        snprintf(buf, size, "%.3f us", s * 1e6);
-}
-
-static void fmt_bytes(char *buf, size_t size, uint64_t b)
-{
-    if (b >= 1ull << 30)
-        snprintf(buf, size, "%.2f GiB", b / 1073741824.0);
-    else if (b >= 1ull << 20)
-        snprintf(buf, size, "%.1f MiB", b / 1048576.0);
-    else
-        snprintf(buf, size, "%" PRIu64 " bytes", b);
-}
-
 /* ---- report.txt ---- */
 
 static void line_time(FILE *fp, const char *what, double s, double of)
 {
     char t[32];
-    fmt_time(t, sizeof t, s);
+    sim_fmt_time(t, sizeof t, s);
     if (of > 0)
         fprintf(fp, "  %-26s %12s  %5.1f%%\n", what, t, 100 * s / of);
     else
@@ -396,8 +394,7 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                 d->nprocs, d->nprocs == 1 ? "" : "es", d->start_time, d->end_time, d->wall_s);
     }
     const char *gpu_key = in->gpu ? in->gpu->key : j ? j->gpu : d ? d->gpu : "?";
-    int world = j ? j->nranks : d ? d->gpu_count : 0;
-    fprintf(fp, "target     %d x %s", d ? d->gpu_count : world, gpu_key);
+    fprintf(fp, "target     %d x %s", f->gpus, gpu_key);
     if (in->gpu)
         fprintf(fp, " (%s)", in->gpu->prop.name);
     if (in->cluster)
@@ -431,10 +428,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (f->replayed) {
         int n;
         const double *it = sim_iteration_times(j, &n);
-        fmt_time(a, sizeof a, s->iteration_s);
+        sim_fmt_time(a, sizeof a, s->iteration_s);
         fprintf(fp, "\niteration  %s", a);
         if (n >= 2 && s->steady_iterations > 0) {
-            fmt_time(b, sizeof b, s->first_iteration_s);
+            sim_fmt_time(b, sizeof b, s->first_iteration_s);
             fprintf(fp, " (steady state: median of %d iteration%s; the first took %s)\n", s->steady_iterations,
                     s->steady_iterations == 1 ? "" : "s", b);
         } else if (n >= 2) {
@@ -463,12 +460,12 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         if (j->iterations_found > n)
             fprintf(fp, "kept       the first %d of %d iterations (--iterations)\n", n, j->iterations_found);
         for (int k = 0; k < n && k < 20; k++) {
-            fmt_time(a, sizeof a, it[k]);
+            sim_fmt_time(a, sizeof a, it[k]);
             fprintf(fp, "  iteration %-4d %12s%s\n", k + 1, a, sim_iteration_steady(j, k) ? "" : "  (left out)");
         }
         if (n > 20)
             fprintf(fp, "  ... (%d more in report.json)\n", n - 20);
-        fmt_time(a, sizeof a, s->breakdown_iteration_s);
+        sim_fmt_time(a, sizeof a, s->breakdown_iteration_s);
         fprintf(fp, "\nper iteration: %s, the mean of the %s over the ranks, spent as\n", a,
                 n >= 2 && s->steady_iterations ? "steady iterations" : "iteration");
         double of = s->breakdown_iteration_s;
@@ -476,11 +473,11 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         line_time(fp, "communication, exposed", s->exposed_comm_s, of);
         line_time(fp, "copies, exposed", s->exposed_copy_s, of);
         line_time(fp, "idle", s->idle_s, of);
-        fmt_time(a, sizeof a, s->comm_s);
-        fmt_time(b, sizeof b, s->copy_s);
+        sim_fmt_time(a, sizeof a, s->comm_s);
+        sim_fmt_time(b, sizeof b, s->copy_s);
         fprintf(fp, "  (each where none above it runs: they add up; all communication %s, all host<->device\n"
                 "  copies %s, overlapped or not)\n", a, b);
-        fmt_time(a, sizeof a, s->host_work_s);
+        sim_fmt_time(a, sizeof a, s->host_work_s);
         fprintf(fp, "host       %s of host work per iteration (%.0f%%), measured on this machine's CPUs (%s clock)",
                 a, of > 0 ? 100 * s->host_work_s / of : 0, host_clock_name(j));
         if (in->cluster && in->cluster->host_speed > 0 && in->cluster->host_speed != 1)
@@ -507,8 +504,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             }
             oom |= f->rows[r].oom;
         }
-        fmt_bytes(a, sizeof a, peak);
-        fmt_bytes(b, sizeof b, f->total_mem);
+        sim_fmt_bytes(a, sizeof a, peak);
+        sim_fmt_bytes(b, sizeof b, f->total_mem);
         fprintf(fp, "\nmemory     peak %s", a);
         if (f->total_mem)
             fprintf(fp, " of %s (%.0f%%)", b, 100.0 * (double)peak / (double)f->total_mem);
@@ -524,7 +521,7 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         for (int r = 0; r < f->nrows && f->nrows <= 64; r++) {
             if (!f->rows[r].in_job)
                 continue;
-            fmt_bytes(a, sizeof a, f->rows[r].peak);
+            sim_fmt_bytes(a, sizeof a, f->rows[r].peak);
             fprintf(fp, "  rank %-5d %12s%s\n", r, a, f->rows[r].oom ? "  OUT OF MEMORY" : "");
         }
         fprintf(fp, "\nunsupported calls: ");
@@ -549,6 +546,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         fprintf(fp, "\n");
         if (in->models)
             fprintf(fp, "models     %s\n", in->models);
+        if (in->options)
+            fprintf(fp, "options    %s\n", in->options);
         if (f->replayed && s->replayed_ops < s->ops)
             fprintf(fp, "simulated  %" PRIu64 " ops, %" PRIu64 " of them replayed (%d ranks), %" PRIu64 " events\n",
                     s->ops, s->replayed_ops, s->replayed_ranks, s->events);
@@ -564,17 +563,55 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     }
     if (f->timelines) {
         char a2[32];
-        fmt_bytes(a, sizeof a, f->timeline_bytes);
-        fmt_bytes(a2, sizeof a2, f->svg_bytes);
-        fprintf(fp, "\nfiles      report.json, timeline.json (%s; open in ui.perfetto.dev), timeline.svg (%s)\n", a, a2);
+        sim_fmt_bytes(a, sizeof a, f->timeline_bytes);
+        sim_fmt_bytes(a2, sizeof a2, f->svg_bytes);
+        fprintf(fp, "\nfiles      report.html (open in a browser), report.json, timeline.json (%s; open in ui.perfetto.dev), timeline.svg (%s)\n", a, a2);
         fprintf(fp, "timeline   %s; iterations %d..%d of %d%s\n", f->view.what, f->view.iter_first, f->view.iter_last,
                 MAYA_MAX(j->niter, 1), f->view.full ? "" : " (--timeline full: every rank and iteration)");
     } else {
-        fprintf(fp, "\nfiles      report.json%s\n", f->replayed ? " (no timeline: --timeline none)" : "");
+        fprintf(fp, "\nfiles      report.html (open in a browser), report.json%s\n", f->replayed ? " (no timeline: --timeline none)" : "");
     }
 }
 
 /* ---- report.json ---- */
+
+/* The details (details.c): per communicator and the slowest ops, per
+ * steady iteration; report.html shows the same. */
+static void write_json_details(struct json *w, const struct facts *f)
+{
+    const struct sim_details *d = &f->det;
+    json_arr(w, "communicators");
+    for (uint32_t k = 0; f->replayed && k < d->ncomms; k++) {
+        const struct sim_comm_use *c = &d->comms[k];
+        const struct sim_comm *cm = &f->j->comms[c->comm];
+        char id[24];
+        snprintf(id, sizeof id, "0x%" PRIx64, cm->id);
+        json_obj(w, NULL);
+        json_str(w, "id", id);
+        json_int(w, "size", cm->nranks);
+        json_int(w, "nodes", cm->nnodes);
+        json_int(w, "ranks_calling", c->ranks);
+        json_num(w, "calls_per_iteration", c->ops);
+        json_num(w, "time_per_iteration_s", c->time_s);
+        json_str(w, "most_time_in", sim_name(f->j, c->top_name));
+        json_end_obj(w);
+    }
+    json_end_arr(w);
+    json_arr(w, "slowest_ops");
+    for (int k = 0; f->replayed && k < d->nops; k++) {
+        const struct sim_op_use *o = &d->ops[k];
+        json_obj(w, NULL);
+        json_str(w, "name", sim_name(f->j, o->name));
+        json_str(w, "kind", sim_op_use_kind(o));
+        json_num(w, "calls_per_iteration", o->count);
+        json_num(w, "time_per_iteration_s", o->time_s);
+        json_num(w, "longest_call_s", o->max_s);
+        json_int(w, "longest_call_rank", o->max_rank);
+        json_end_obj(w);
+    }
+    json_end_arr(w);
+}
+
 
 static void write_json(FILE *fp, const struct facts *f)
 {
@@ -589,6 +626,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_str(&w, "gpu", in->gpu ? in->gpu->key : j ? j->gpu : d ? d->gpu : NULL);
     json_str(&w, "gpu_name", in->gpu ? in->gpu->prop.name : NULL);
     json_int(&w, "gpu_count", d ? d->gpu_count : j ? j->nranks : 0);
+    json_int(&w, "gpus_used", f->gpus);
     json_int(&w, "world_size", j ? (j->world_size > 0 ? j->world_size : j->nranks) : d ? d->nprocs : 0);
     json_int(&w, "nodes", in->cluster ? MAYA_MAX(in->cluster->nodes, 1) : j ? j->nodes : d ? d->nodes : 1);
     json_int(&w, "gpus_per_node", in->cluster ? in->cluster->gpus_per_node : d ? d->gpus_per_node : 0);
@@ -696,11 +734,23 @@ static void write_json(FILE *fp, const struct facts *f)
         else
             json_null(&w, "signal");
         json_bool(&w, "traced", row->in_job);
+        const struct sim_rank_split *sp = row->job_index >= 0 && f->det.split ? &f->det.split[row->job_index] : NULL;
+        if (sp) {
+            json_obj(&w, "iteration_split");
+            json_num(&w, "compute_s", sp->compute_s);
+            json_num(&w, "communication_s", sp->comm_s);
+            json_num(&w, "copy_s", sp->copy_s);
+            json_num(&w, "idle_s", sp->idle_s);
+            json_end_obj(&w);
+        } else {
+            json_null(&w, "iteration_split");
+        }
         if (p && p->note[0])
             json_str(&w, "note", p->note);
         json_end_obj(&w);
     }
     json_end_arr(&w);
+    write_json_details(&w, f);
     json_obj(&w, "unsupported_calls");
     for (uint32_t i = 0; j && i < j->nnames; i++)
         if (j->unsupported_by_name[i])
@@ -736,6 +786,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_end_obj(&w);
     json_str(&w, "estimator", in->estimator && in->estimator[0] ? in->estimator : "default");
     json_str(&w, "learned_models", in->models);
+    json_str(&w, "options", in->options);
     json_str(&w, "host_clock", j && j->nranks ? host_clock_name(j) : NULL);
     json_obj(&w, "simulator");
     json_uint(&w, "ops", j ? j->total_ops : 0);
@@ -823,9 +874,17 @@ int sim_report(const struct sim_job *j, const struct sim_report_info *in, const 
         rc = write_file(dir, "report.txt", write_txt, &f);
     if (rc == 0)
         rc = write_file(dir, "report.json", json_fn, &f);
+    if (rc == 0) {
+        char path[PATH_MAX];
+        struct sim_page page = { j, in, &f.s, f.replayed ? &f.det : NULL, f.replayed, f.failed, f.gpus, f.total_mem };
+        if (maya_snprintf(path, sizeof path, "%s/report.html", dir) < 0)
+            rc = -1;
+        else
+            rc = sim_write_html(&page, path);
+    }
     maya_progress_done();
     sim_view_free(&f.view);
-    free(f.rows);
+    facts_free(&f);
     return rc;
 }
 
@@ -838,11 +897,11 @@ void sim_report_summary(const struct sim_job *j, const struct sim_report_info *i
     write_status(fp, &f, dir, dir != NULL);
     if (f.replayed) {
         char a[32], b[32];
-        fmt_time(a, sizeof a, f.s.iteration_s);
-        fmt_bytes(b, sizeof b, f.s.peak_memory_bytes);
-        fprintf(fp, "iteration  %s on %d x %s (%d iteration%s found)\n", a, j->nranks,
+        sim_fmt_time(a, sizeof a, f.s.iteration_s);
+        sim_fmt_bytes(b, sizeof b, f.s.peak_memory_bytes);
+        fprintf(fp, "iteration  %s on %d x %s (%d iteration%s found)\n", a, f.gpus,
                 in->gpu ? in->gpu->key : j->gpu, f.s.iterations, f.s.iterations == 1 ? "" : "s");
         fprintf(fp, "memory     peak %s per GPU%s\n", b, f.s.oom ? ": OUT OF MEMORY" : "");
     }
-    free(f.rows);
+    facts_free(&f);
 }

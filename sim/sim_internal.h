@@ -107,10 +107,23 @@ struct sim_event_state {
     uint32_t latest;
 };
 
+/* A collective's or send/recv's particulars, kept only for exports
+ * (sim_config.keep_xfers): 40 bytes per such op. */
+struct sim_xfer_info {
+    uint64_t op;          /* index in the rank's ops */
+    uint64_t bytes;
+    uint64_t seq;
+    uint32_t coll_op;     /* enum maya_coll_op */
+    int32_t comm_rank;    /* this rank's place in the communicator */
+    int32_t peer;         /* send/recv: the peer's comm rank; root; -1 */
+};
+
 struct sim_rank {
     int rank, node, local_rank;
     int complete;
     struct sim_op *ops;
+    struct sim_xfer_info *xinfo;  /* keep_xfers: in op order */
+    uint64_t nxinfo, capxinfo;
     struct sim_time *times;
     uint64_t nops, capops;
     uint32_t *streams;    /* its stream indices */
@@ -274,6 +287,7 @@ struct sim_job {
     int host_active_ranks;        /* ranks on the active clock (MAYA_TRACE_F_HOST_ACTIVE) */
     char marker[256];
     int keep_iterations;          /* report on the first N iterations; 0 = all */
+    int keep_xfers;               /* sim_rank.xinfo is kept */
     int iterations_found;         /* before keep_iterations cut them */
     const struct maya_gpu_spec *gpu_spec; /* for MFU; may be NULL */
     /* folding (fold.c) */
@@ -404,6 +418,66 @@ struct sim_busy {
     double compute, comm, exposed_comm, copy, exposed_copy, any;
 };
 int sim_busy_in(const struct sim_job *j, const struct sim_rank *r, uint64_t t0, uint64_t t1, struct sim_busy *out);
+/* The window the pictures (timeline.svg, report.html) show: the first steady
+ * iteration (usually the second found), else the first or the whole run;
+ * which iteration it is (from 1). w1 > w0. */
+int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1);
+/* The steady iterations' windows: runs of consecutive steady iterations
+ * (usually one: 2..N), as [t0, t1) ns each, at most max; how many runs
+ * (at least 1: without a steady iteration, the first or the whole run). */
+struct sim_window {
+    uint64_t t0, t1;
+};
+#define SIM_MAX_WINDOWS 64
+int sim_steady_windows(const struct sim_job *j, struct sim_window *w, int max);
+
+/* details.c: what report.json and report.html show beyond the summary, all
+ * per steady iteration (the steady windows above divided by their iterations). */
+struct sim_rank_split {       /* exclusive: the four add up to the iteration */
+    double compute_s;         /* some compute running */
+    double comm_s;            /* communication and no compute (exposed) */
+    double copy_s;            /* only host<->device copies */
+    double idle_s;            /* no device work at all */
+};
+struct sim_comm_use {
+    uint32_t comm;            /* index in j->comms */
+    int ranks;                /* traced ranks that called on it */
+    double ops;               /* calls per iteration, per rank that called */
+    double time_s;            /* device time per iteration, per rank that called
+                                 (includes waiting for peers) */
+    uint32_t top_name;        /* the call with the most time on it */
+};
+struct sim_op_use {
+    uint32_t name;
+    uint8_t kind;             /* enum sim_kind of its first call */
+    uint16_t rec_type;        /* and its trace record type */
+    double count;             /* calls per iteration, mean over ranks */
+    double time_s;            /* device time per iteration, mean over ranks */
+    double max_s;             /* its longest single call */
+    int max_rank;
+};
+#define SIM_TOP_OPS 20
+struct sim_details {
+    int iters;
+    double iteration_s;       /* the window's length per iteration */
+    struct sim_rank_split *split; /* by j->ranks index */
+    struct sim_comm_use *comms;   /* by time, most first */
+    uint32_t ncomms;
+    struct sim_op_use ops[SIM_TOP_OPS]; /* by time, most first */
+    int nops;
+};
+int sim_details_build(const struct sim_job *j, struct sim_details *out);
+void sim_details_free(struct sim_details *d);
+/* What an op of the table is, in words: "GEMM", "collective", "kernel", ... */
+const char *sim_op_use_kind(const struct sim_op_use *u);
+/* The GPUs the job drives (several per process possible); -1 out of memory. */
+int sim_job_gpus(const struct sim_job *j);
+
+/* format.c: figures as the reports print them ("12.345 ms", "1.50 GiB"),
+ * and text escaped for XML and HTML. */
+void sim_fmt_time(char *buf, size_t size, double s);
+void sim_fmt_bytes(char *buf, size_t size, uint64_t b);
+void sim_xml_escape(FILE *fp, const char *s);
 
 /* json.c: the JSON writer (include/maya/json.h). */
 #include "maya/json.h"
@@ -424,5 +498,18 @@ void sim_view_free(struct sim_view *v);
 /* timeline.c, svg.c */
 int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const char *path);
 int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char *path);
+
+/* html.c: report.html, one self-contained page. */
+struct sim_page {
+    const struct sim_job *j;           /* NULL when nothing could be loaded */
+    const struct sim_report_info *in;
+    const struct sim_summary *s;
+    const struct sim_details *d;       /* NULL when not replayed */
+    int replayed;
+    int failed;                        /* processes that failed on their own */
+    int gpus;                          /* GPUs the job drives */
+    uint64_t total_mem;                /* the GPU's memory, 0 unknown */
+};
+int sim_write_html(const struct sim_page *p, const char *path);
 
 #endif

@@ -125,13 +125,7 @@ static double peak_flops(const struct maya_gpu_spec *g, int prec)
     return tf * 1e12;
 }
 
-/* The steady iterations' windows: runs of consecutive steady iterations
- * (usually one: 2..N), as [t0, t1) each; how many runs. */
-struct window {
-    uint64_t t0, t1;
-};
-
-static int steady_windows(const struct sim_job *j, struct window *w, int max)
+int sim_steady_windows(const struct sim_job *j, struct sim_window *w, int max)
 {
     int n = 0;
     for (int k = 0; k < j->niter; k++) {
@@ -141,13 +135,33 @@ static int steady_windows(const struct sim_job *j, struct window *w, int max)
         if (n && w[n - 1].t1 == from && k && sim_iteration_steady(j, k - 1))
             w[n - 1].t1 = j->iter_end[k];
         else if (n < max)
-            w[n++] = (struct window){ from, j->iter_end[k] };
+            w[n++] = (struct sim_window){ from, j->iter_end[k] };
     }
     if (!n) { /* no steady iteration: the first, or the whole run */
-        w[0] = (struct window){ j->iter_t0, j->niter ? j->iter_end[0] : j->makespan };
+        w[0] = (struct sim_window){ j->iter_t0, j->niter ? j->iter_end[0] : j->makespan };
         n = 1;
     }
     return n;
+}
+
+int sim_picture_window(const struct sim_job *j, uint64_t *w0, uint64_t *w1)
+{
+    int k = 0;
+    while (k < j->niter && !sim_iteration_steady(j, k))
+        k++;
+    int which;
+    if (k < j->niter) {
+        *w0 = k ? j->iter_end[k - 1] : j->iter_t0;
+        *w1 = j->iter_end[k];
+        which = k + 1;
+    } else {
+        *w0 = j->iter_t0;
+        *w1 = j->niter ? j->iter_end[0] : j->makespan;
+        which = 1;
+    }
+    if (*w1 <= *w0)
+        *w1 = *w0 + 1;
+    return which;
 }
 
 /* The program's host work (gaps and call costs) in a rank's steady
@@ -169,8 +183,6 @@ static double host_work(const struct sim_job *j, const struct sim_rank *r)
     return t;
 }
 
-#define MAX_WINDOWS 64
-
 void sim_summarize(const struct sim_job *j, struct sim_summary *out)
 {
     memset(out, 0, sizeof *out);
@@ -189,8 +201,8 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->no_code_launches = j->no_code_launches;
     out->steady_iterations = sim_steady_count(j);
     out->warmup_ops = j->warmup_ops;
-    struct window w[MAX_WINDOWS];
-    int nw = steady_windows(j, w, MAX_WINDOWS);
+    struct sim_window w[SIM_MAX_WINDOWS];
+    int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
     int iters = MAYA_MAX(out->steady_iterations, 1);
     double flops_time = 0, window = 0, counted = 0, devices_folded = 0;
     for (int k = 0; k < nw; k++)

@@ -35,21 +35,6 @@ static int class_of(const struct sim_op *o)
     }
 }
 
-static void xml(FILE *fp, const char *s)
-{
-    for (; *s; s++) {
-        switch (*s) {
-        case '&': fputs("&amp;", fp); break;
-        case '<': fputs("&lt;", fp); break;
-        case '>': fputs("&gt;", fp); break;
-        case '"': fputs("&quot;", fp); break;
-        default:
-            if ((unsigned char)*s >= 0x20 || *s == '\t')
-                fputc(*s, fp);
-        }
-    }
-}
-
 static void fmt_ms(char *buf, size_t size, double ns)
 {
     if (ns >= 1e9)
@@ -78,11 +63,11 @@ static void flush(FILE *fp, const struct sim_job *j, struct run *r, double y, do
     fprintf(fp, "<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"%s><title>", r->x0, y, w, h,
             colors[r->cls], w >= 3 ? " stroke=\"white\" stroke-width=\"0.5\"" : "");
     if (r->count == 1) {
-        xml(fp, sim_name(j, r->name));
+        sim_xml_escape(fp, sim_name(j, r->name));
         fprintf(fp, ": %s", d);
     } else {
         fprintf(fp, "%d ops, %s busy; first: ", r->count, d);
-        xml(fp, sim_name(j, r->name));
+        sim_xml_escape(fp, sim_name(j, r->name));
     }
     fputs("</title></rect>\n", fp);
     /* a name inside bars wide enough to hold some of it */
@@ -96,7 +81,7 @@ static void flush(FILE *fp, const struct sim_job *j, struct run *r, double y, do
         snprintf(buf, sizeof buf, "%.*s%s", n > chars ? chars - 1 : n, nm, n > chars ? "~" : "");
         fprintf(fp, "<text x=\"%.2f\" y=\"%.2f\" fill=\"white\" pointer-events=\"none\">", r->x0 + 3,
                 y + h / 2 + 4);
-        xml(fp, buf);
+        sim_xml_escape(fp, buf);
         fputs("</text>\n", fp);
     }
     r->count = 0;
@@ -105,18 +90,7 @@ static void flush(FILE *fp, const struct sim_job *j, struct run *r, double y, do
 int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char *path)
 {
     uint64_t w0, w1;
-    int which;
-    if (j->niter >= 2) {
-        w0 = j->iter_end[0];
-        w1 = j->iter_end[1];
-        which = 2;
-    } else {
-        w0 = j->iter_t0;
-        w1 = j->niter ? j->iter_end[0] : j->makespan;
-        which = 1;
-    }
-    if (w1 <= w0)
-        w1 = w0 + 1;
+    int which = sim_picture_window(j, &w0, &w1);
     /* lanes: streams that ever ran device work, rank by rank */
     uint32_t *lane_of = calloc(MAYA_MAX(j->nstreams, 1), sizeof *lane_of); /* lane + 1, 0 = none */
     if (!lane_of)
@@ -165,10 +139,10 @@ int sim_write_svg(const struct sim_job *j, const struct sim_view *v, const char 
     char d[32];
     fmt_ms(d, sizeof d, span);
     fprintf(fp, "<text x=\"%.0f\" y=\"20\" font-size=\"14\" font-weight=\"bold\">", LEFT);
-    xml(fp, j->gpu);
+    sim_xml_escape(fp, j->gpu);
     fprintf(fp, " x %d: iteration %d of %d, %s%s; ", j->nranks, which, MAYA_MAX(j->niter, 1), d,
             which == 2 ? " (the first steady one)" : "");
-    xml(fp, v->what);
+    sim_xml_escape(fp, v->what);
     fputs("</text>\n", fp);
     /* time axis: at most ten ticks, 1, 2 or 5 x 10^k apart */
     double raw = span / 10, mag = pow(10, floor(log10(raw))), step = mag;

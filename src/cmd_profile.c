@@ -29,6 +29,7 @@ static void usage(FILE *fp)
         "usage: maya profile [OPTIONS] [--] CMD [ARGS...]\n"
         "       maya profile --export DIR [--out OUT]\n"
         "       maya profile --compare DIR RUN_DIR [--iteration-marker NAME]\n"
+        "       maya profile --compare TRACE.json[,TRACE.json...]|TRACE_DIR RUN_DIR\n"
         "  Run CMD on this machine's GPUs through the real CUDA libraries, recording the trace\n"
         "  maya's emulator records plus the measured device time of every kernel, copy, memset,\n"
         "  GEMM and collective, into DIR (a run directory: docs/run-dir.md).\n"
@@ -44,6 +45,11 @@ static void usage(FILE *fp)
         "  --compare DIR RUN_DIR  compare maya's prediction of the same program (RUN_DIR, made by\n"
         "                         maya run) with profile DIR: per-op error by op family and the\n"
         "                         iteration time, into RUN_DIR/compare.txt and compare.json\n"
+        "  --compare TRACES RUN_DIR  the same against PyTorch profiler (Kineto) traces of a GPU\n"
+        "                         run, one JSON file per rank, gzip'd or not (comma-separated, or\n"
+        "                         every *.json and *.json.gz of TRACE_DIR): kernels and collectives\n"
+        "                         matched op by op; error per family, the ranks (stragglers) and\n"
+        "                         ops that differ most\n"
         "Environment: MAYA_PROFILE_REAL_LIBDIR  where the real CUDA libraries are (default: where\n"
         "the dynamic linker finds them for the program).\n"
         "Exit status: 0 the workload succeeded and was measured; 1 the workload failed; 2 bad\n"
@@ -180,6 +186,50 @@ static int run_profile(int argc, char **argv)
     return rc;
 }
 
+static int by_name(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* --compare TRACES RUN_DIR with PyTorch profiler traces: a directory of
+ * them (every *.json and *.json.gz, in name order) or a comma-separated list. */
+static int compare_kineto(const char *spec, const char *run_dir, int quiet)
+{
+    char *list[4096];
+    int n = 0, rc = 3;
+    struct stat st;
+    if (stat(spec, &st) == 0 && S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(spec);
+        struct dirent *e;
+        while (d && (e = readdir(d)) && n < 4096) {
+            size_t len = strlen(e->d_name);
+            int json = (len > 5 && !strcmp(e->d_name + len - 5, ".json")) ||
+                       (len > 8 && !strcmp(e->d_name + len - 8, ".json.gz"));
+            if (json && asprintf(&list[n], "%s/%s", spec, e->d_name) > 0)
+                n++;
+        }
+        if (d)
+            closedir(d);
+        if (!n)
+            maya_error("%s holds no run.conf and no *.json or *.json.gz: expected a profile directory or PyTorch profiler traces",
+                       spec);
+        qsort(list, (size_t)n, sizeof *list, by_name);
+    } else {
+        for (const char *p = spec; *p && n < 4096;) {
+            const char *c = strchr(p, ',');
+            size_t len = c ? (size_t)(c - p) : strlen(p);
+            if (len && (list[n] = strndup(p, len)))
+                n++;
+            p += len + (c != NULL);
+        }
+    }
+    if (n && profile_compare_kineto((const char *const *)list, n, run_dir, quiet) == 0)
+        rc = 0;
+    for (int i = 0; i < n; i++)
+        free(list[i]);
+    return rc;
+}
+
 static int export_tables(const char *dir, const char *out)
 {
     char def[4096 + 16];
@@ -238,8 +288,14 @@ int cmd_profile(int argc, char **argv)
     }
     if (export_dir)
         return export_tables(export_dir, out);
-    if (cmp[0])
+    if (cmp[0]) {
+        char conf[4200];
+        struct stat st;
+        snprintf(conf, sizeof conf, "%s/run.conf", cmp[0]);
+        if (stat(conf, &st) != 0) /* not a profile directory: PyTorch profiler traces */
+            return compare_kineto(cmp[0], cmp[1], quiet);
         return profile_compare(cmp[0], cmp[1], marker, quiet) < 0 ? 3 : 0;
+    }
     if (out || marker) {
         maya_error("%s goes with %s", out ? "--out" : "--iteration-marker", out ? "--export" : "--compare");
         return 2;

@@ -16,9 +16,12 @@ static void usage(FILE *fp)
     fprintf(fp,
         "usage: maya report [OPTIONS] DIR\n"
         "  Collate DIR/traces, estimate every op, replay the job and write DIR/report.txt,\n"
-        "  report.json, timeline.json and timeline.svg (docs/run-dir.md). Options default to\n"
-        "  what DIR/run.conf recorded, and the GPU and cluster to the descriptions the run\n"
-        "  used (DIR/gpu.conf, DIR/cluster.conf); the report says which served.\n"
+        "  report.json, report.html, timeline.json and timeline.svg (docs/run-dir.md). Options\n"
+        "  default to what DIR/run.conf recorded, and the GPU and cluster to the descriptions\n"
+        "  the run used (DIR/gpu.conf, DIR/cluster.conf); the report says which served.\n"
+        "  --iteration-marker, --iterations, --estimator and --oracle given here are kept in\n"
+        "  run.conf once the report is complete, so that a later plain maya report DIR uses\n"
+        "  them; -g, --cluster, --hwspec-dir and --oracle-profile serve this report only.\n"
         "%s"
         "  -g, --gpu NAME|FILE      report for this GPU description instead: a GPU file, or\n"
         "                           a name (maya hwspecs list, or in --hwspec-dir)\n"
@@ -35,7 +38,7 @@ static void usage(FILE *fp)
 
 int cmd_report(int argc, char **argv)
 {
-    struct pipeline_opts o = { 0 };
+    struct pipeline_opts o = { .keep_options = 1 };
     const char *dir = NULL;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
@@ -53,21 +56,7 @@ int cmd_report(int argc, char **argv)
                 return 2;
             }
             const char *v = argv[i + 1];
-            if (!strcmp(a, "-g") || !strcmp(a, "--gpu") || !strcmp(a, "--cluster") || !strcmp(a, "--hwspec-dir")) {
-                if (!*v) {
-                    maya_error("%s: expected a %s", a, !strcmp(a, "--hwspec-dir") ? "directory" : "name or a file");
-                    return 2;
-                }
-                if (a[1] == 'g' || !strcmp(a, "--gpu"))
-                    o.gpu = v;
-                else if (!strcmp(a, "--cluster"))
-                    o.cluster = v;
-                else
-                    o.hwspec_dir = v;
-                i++;
-                continue;
-            }
-            int rc = pipeline_parse_option(&o, a, v);
+            int rc = pipeline_parse_report_option(&o, a, v);
             if (rc < 0)
                 return 2;
             if (rc == 0) {

@@ -27,6 +27,7 @@
 
 #include "commands.h"
 #include "pipeline.h"
+#include "run_output.h"
 #include "maya/run_elim.h"
 #include "run_control.h"
 #include "maya/common.h"
@@ -65,7 +66,12 @@ static void usage(FILE *fp)
         "  --hang-timeout SECONDS   stop the job when, for this long, no rank has made a call\n"
         "                           while some wait in a collective, naming the ranks that hang\n"
         "                           (default 15)\n"
-        "  -q, --quiet              no progress line and no summary\n"
+        "  -q, --quiet              no progress line and no summary (and --tee none unless\n"
+        "                           --tee is given)\n"
+        "  --tee RANKS              show these ranks' stdout and stderr on the terminal, line\n"
+        "                           by line with a [rank N] prefix when there are several\n"
+        "                           processes: all, none, or N[,N...] (default 0); DIR/logs\n"
+        "                           keeps every rank's in full either way\n"
         "Defaults for -g, --cluster, the report options and --timeout come from maya.conf\n"
         "(MAYA_CONF, ~/.config/maya/maya.conf, <prefix>/etc/maya.conf; maya.conf(5)).\n"
         "Environment: MAYA_HOST_CLOCK=wall|active|cpu|auto, the clock the ranks' host gaps are\n"
@@ -92,6 +98,7 @@ struct run {
     double timeout_s;
     double hang_s;              /* --hang-timeout */
     int quiet, progress;
+    struct run_output tee;      /* --tee: which ranks' output the terminal shows */
     int dedup;                  /* --dedup: duplicate-rank elimination (MAYA_DEDUP=1 for the ranks) */
     int eliminated;             /* ranks it stopped so far */
     const char *replicas_spec;  /* --replicas (MAYA_REPLICAS for the ranks) */
@@ -477,6 +484,7 @@ static void wait_all(struct run *r)
             stop_all(r, SIGKILL, NULL);
             killed = 1;
         }
+        run_output_poll(&r->tee);
         if (now_s() - last_shown > 0.25) {
             show_progress(r, done, failed, t0, 0);
             last_shown = now_s();
@@ -484,6 +492,7 @@ static void wait_all(struct run *r)
         struct timespec ts = { 0, 10 * 1000 * 1000 };
         nanosleep(&ts, NULL);
     }
+    run_output_finish(&r->tee);
     if (culprit >= 0)
         blame(r, culprit); /* the last ranks ended together */
     run_watchdog_free(wd);
@@ -707,6 +716,9 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
             out = v;
         } else if (!strcmp(a, "--cluster")) {
             cluster = v;
+        } else if (!strcmp(a, "--tee")) {
+            if (run_output_parse(&r.tee, v) < 0)
+                return 2;
         } else if (!strcmp(a, "--timeout")) {
             if (parse_double_opt(a, v, &r.timeout_s) < 0)
                 return 2;
@@ -820,7 +832,16 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     if (maya_run_desc_set_nprocs(d, nproc ? nproc : r.count) < 0)
         return 1;
 
-    r.progress = !r.quiet && isatty(2);
+    if (!r.tee.given) { /* default: rank 0, none with -q */
+        if (r.quiet)
+            r.tee.none = 1;
+        else
+            r.tee.list[r.tee.nlist++] = 0;
+    }
+    if (run_output_start(&r.tee, r.dir, d->nprocs) < 0)
+        return 2;
+    /* the progress line would break the program's lines on a terminal */
+    r.progress = !r.quiet && isatty(2) && r.tee.nstreams == 0;
     r.parent = getpid();
 
     struct sigaction sa = { .sa_handler = on_signal };

@@ -1,4 +1,5 @@
-/* maya trace dump [--partial] FILE... | maya trace build TEXT OUT */
+/* maya trace dump [--partial] FILE... | maya trace build TEXT OUT [TEXT OUT]...
+ * | maya trace export --chakra OUT [OPTIONS] DIR (trace_export.c) */
 #include <stdio.h>
 #include <string.h>
 
@@ -12,8 +13,12 @@ static void usage(FILE *fp)
                 "  Print every record of each trace, one per line, with all decoded fields.\n"
                 "  --partial  accept a trace cut short (a rank that crashed or was killed): it is read\n"
                 "             up to its last whole record, rank-N.mtrace.tmp with its rank-N.mtrace.tail\n"
-                "       maya trace build TEXT OUT\n"
-                "  Write the rank trace OUT from a text description (maya trace build --help).\n");
+                "       maya trace build TEXT OUT [TEXT OUT]...\n"
+                "  Write the rank trace OUT from a text description (maya trace build --help);\n"
+                "  several pairs build several traces in one go.\n"
+                "       maya trace export --chakra OUT [OPTIONS] DIR\n"
+                "  Write the run DIR's replay as Chakra execution traces into OUT\n"
+                "  (maya trace export --help).\n");
 }
 
 int cmd_trace(int argc, char **argv)
@@ -22,16 +27,21 @@ int cmd_trace(int argc, char **argv)
         usage(stdout);
         return 0;
     }
+    if (argc >= 2 && !strcmp(argv[1], "export"))
+        return trace_export(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "build")) {
         if (argc == 3 && (!strcmp(argv[2], "--help") || !strcmp(argv[2], "-h"))) {
-            printf("usage: maya trace build TEXT OUT\n%s", col_trace_build_help);
+            printf("usage: maya trace build TEXT OUT [TEXT OUT]...\n%s", col_trace_build_help);
             return 0;
         }
-        if (argc != 4) {
+        if (argc < 4 || argc % 2 != 0) {
             usage(stderr);
             return 2;
         }
-        return col_trace_build(argv[2], argv[3]) < 0 ? 1 : 0;
+        for (int i = 2; i + 1 < argc; i += 2)
+            if (col_trace_build(argv[i], argv[i + 1]) < 0)
+                return 1;
+        return 0;
     }
     if (argc < 3 || strcmp(argv[1], "dump") != 0) {
         usage(stderr);

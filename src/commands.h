@@ -6,7 +6,7 @@
 #define MAYA_COMMANDS(X) \
     X(hwspecs, "list GPU and cluster descriptions, or show one") \
     X(estimate, "predict the duration of one op on a GPU (maya estimate --help)") \
-    X(trace,   "inspect traces (maya trace dump FILE)") \
+    X(trace,   "inspect, build and export traces (maya trace dump FILE, maya trace export --chakra)") \
     X(run,     "run a workload on emulated GPUs and report what it would cost") \
     X(report,  "collate, estimate, simulate and report again on a run directory") \
     X(search,  "find the fastest parallel configuration of a workload (maya search --help)") \
@@ -26,6 +26,9 @@ struct run_passthrough {
     char dir[4096];              /* set: the run directory made */
 };
 int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt);
+
+/* maya trace export (src/trace_export.c), argv[0] = "export". */
+int trace_export(int argc, char **argv);
 
 /* Shared by commands: load hwspecs from the install (or MAYA_HWSPEC_DIR). */
 struct maya_hwspecs;

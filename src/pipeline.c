@@ -94,6 +94,21 @@ int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char 
     return 1;
 }
 
+int pipeline_parse_report_option(struct pipeline_opts *o, const char *name, const char *value)
+{
+    if (strcmp(name, "-g") && strcmp(name, "--gpu") && strcmp(name, "--cluster") && strcmp(name, "--hwspec-dir"))
+        return pipeline_parse_option(o, name, value);
+    if (!value || !*value)
+        return maya_error("%s: expected a %s", name, !strcmp(name, "--hwspec-dir") ? "directory" : "name or a file");
+    if (!strcmp(name, "--cluster"))
+        o->cluster = value;
+    else if (!strcmp(name, "--hwspec-dir"))
+        o->hwspec_dir = value;
+    else
+        o->gpu = value;
+    return 1;
+}
+
 /* Learned falls back to analytical where no model was trained. */
 int pipeline_models(const char *spec, int oracle, enum est_model model[EST_NFAMILIES])
 {
@@ -257,6 +272,35 @@ static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_r
     return g;
 }
 
+/* The report options given that differ from what run.conf records, as
+ * "--estimator analytical (run.conf: default)", appended to buf; how many. */
+static int options_changed(const struct pipeline_opts *o, const struct maya_run_desc *d, char *buf, size_t n)
+{
+    int k = 0;
+    size_t len = strlen(buf);
+#define CHANGED(...) do { snprintf(buf + len, n - len, "%s", k++ ? ", " : ""); len = strlen(buf); \
+                          snprintf(buf + len, n - len, __VA_ARGS__); len = strlen(buf); } while (0)
+    if (o->iteration_marker && strcmp(o->iteration_marker, d->iteration_marker))
+        CHANGED("--iteration-marker %s (run.conf: %s)", o->iteration_marker,
+                d->iteration_marker[0] ? d->iteration_marker : "none, iterations found from the ops");
+    if (o->iterations && o->iterations != d->iterations) {
+        if (d->iterations)
+            CHANGED("--iterations %d (run.conf: %d)", o->iterations, d->iterations);
+        else
+            CHANGED("--iterations %d (run.conf: all)", o->iterations);
+    }
+    if (o->estimator && strcmp(o->estimator, d->estimator))
+        CHANGED("--estimator %s (run.conf: %s)", o->estimator, d->estimator[0] ? d->estimator : "default");
+    if (o->oracle) {
+        char abs[PATH_MAX];
+        const char *a = realpath(o->oracle, abs) ? abs : o->oracle;
+        if (strcmp(a, d->oracle))
+            CHANGED("--oracle %.512s (run.conf: %.512s)", o->oracle, d->oracle[0] ? d->oracle : "none");
+    }
+#undef CHANGED
+    return k;
+}
+
 /* Does dir hold a trace cut short (rank-N.mtrace.tmp without rank-N.mtrace)? */
 static int cut_short_traces(const char *dir)
 {
@@ -371,7 +415,9 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
                                  .iteration_marker = marker && *marker ? marker : NULL, .gpu = gpu,
                                  .flops = est_op_flops, .host_speed = have_cluster ? cluster.host_speed : 1,
                                  .keep_iterations = o->iterations ? o->iterations : d.iterations,
-                                 .no_fold = o->no_fold, .fold_similar = o->fold_similar, .slow = o->slow,
+                                 /* Chakra traces are one per rank, each on its own communicators:
+                                  * every rank replayed */
+                                 .keep_xfers = o->chakra_dir != NULL, .no_fold = o->no_fold || o->chakra_dir, .fold_similar = o->fold_similar, .slow = o->slow,
                                  .nslow = o->nslow, .workload_failed = !workload_ok, .cluster = &cluster };
         /* the oracle answers by rank and call number; the other models by content */
         enum est_model model[EST_NFAMILIES];
@@ -384,13 +430,54 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
     if (rc == 0 && (rc = sim_run(job)) < 0)
         note(error, sizeof error, "simulation");
 
+    if (o->chakra_dir) {
+        /* an export, not a report: the report files stay as they were */
+        if (rc == 0)
+            rc = sim_export_chakra(job, o->chakra_dir, "et");
+        else
+            maya_error("%s", error);
+        sim_free(job);
+        est_destroy(est);
+        maya_hwspecs_free(&own);
+        maya_hwspecs_free(&hw);
+        maya_run_desc_free(&d);
+        return rc < 0 ? -1 : 0;
+    }
     char models[1024] = "";
     est_models_describe(est, models, sizeof models);
+    /* maya report keeps the options it was given in run.conf once they gave a
+     * whole report (a marker that matches nothing is not kept), and the report
+     * says which served */
+    char options[2048] = "";
+    int changed = o->keep_options ? options_changed(o, &d, options, sizeof options) : 0;
+    if (changed && rc == 0) {
+        struct maya_run_desc kept;
+        snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_DESC_FILE);
+        if (maya_run_desc_read(path, &kept) == 0) {
+            pipeline_opts_to_desc(o, &kept);
+            if (maya_run_desc_write(path, &kept) == 0)
+                snprintf(options + strlen(options), sizeof options - strlen(options),
+                         "; given to maya report and kept in run.conf for later reports");
+            else
+                snprintf(options + strlen(options), sizeof options - strlen(options),
+                         "; given to maya report (not kept: %s)", maya_last_error());
+            maya_run_desc_free(&kept);
+        }
+    } else if (changed) {
+        snprintf(options + strlen(options), sizeof options - strlen(options),
+                 "; given to maya report, not kept in run.conf: the report did not finish");
+    } else {
+        snprintf(options, sizeof options, "as run.conf records them");
+    }
+    if (o->oracle_profile)
+        snprintf(options + strlen(options), sizeof options - strlen(options),
+                 "; --oracle-profile %s for this report only", o->oracle_profile);
     struct sim_report_info info = {
         .desc = &d, .gpu = gpu, .cluster = have_cluster ? &cluster : NULL,
         .estimator = spec && *spec ? spec : oracle || o->oracle_profile ? "oracle" : "learned",
         .error = error[0] ? error : NULL, .hardware = hardware[0] ? hardware : NULL,
         .gpu_overridden = o->gpu || o->hwspec_dir, .models = models[0] ? models : NULL,
+        .options = options,
         .timeline = o->timeline,
     };
     int wrc = maya_stopped() ? -1 : sim_report(job, &info, dir);
@@ -399,7 +486,7 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
         sim_report_summary(job, &info, o->show_tails ? dir : NULL, stderr);
         if (wrc == 0)
             fprintf(stderr, "maya: report in %s/report.txt%s\n", dir,
-                    rc == 0 && o->timeline != SIM_TIMELINE_NONE ? " (timeline.json for Perfetto, timeline.svg)" : "");
+                    rc == 0 && o->timeline != SIM_TIMELINE_NONE ? " (report.html for a browser, timeline.json for Perfetto, timeline.svg)" : "");
     }
     sim_free(job);
     est_destroy(est);

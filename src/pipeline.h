@@ -21,6 +21,10 @@ struct pipeline_opts {
     const char *cluster;          /* a cluster name or file (--cluster); NULL: the recorded one */
     const char *hwspec_dir;       /* where -g and --cluster names are looked up, and the run's
                                      GPU by name instead of its recorded description */
+    const char *chakra_dir;       /* maya trace export --chakra: write Chakra traces of the
+                                     replay there instead of the report */
+    int keep_options;             /* maya report: write the options given into run.conf once the
+                                     report is complete, so that later reports use them */
     int timeline;                 /* enum sim_timeline_mode (bounded by default) */
     int no_fold;                  /* --fold no: replay every rank */
     int fold_similar;             /* --fold similar */
@@ -51,6 +55,9 @@ struct pipeline_opts {
 
 /* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);
+/* The same, and the options naming other hardware descriptions (-g/--gpu,
+ * --cluster, --hwspec-dir) that maya report and maya trace export take. */
+int pipeline_parse_report_option(struct pipeline_opts *o, const char *name, const char *value);
 /* Check the values given (files exist, models parse); 0 or -1 with a message. */
 int pipeline_check_options(const struct pipeline_opts *o);
 /* The models for every family: spec (as --estimator takes it), else oracle

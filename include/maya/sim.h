@@ -27,6 +27,8 @@ struct sim_config {
     /* FLOPs of a compute op, for MFU (est_op_flops; NULL: no MFU) */
     double (*flops)(const struct est_op *op);
     int keep_iterations;          /* report on the first N iterations found; 0: all */
+    int keep_xfers;               /* keep each collective's and send/recv's size, kind and
+                                     members (sim_export_chakra needs them) */
     int no_fold;                  /* replay every rank, even data-parallel replicas (sim/fold.c) */
     int estimate_by_content;      /* the estimate of an op depends on its record's content alone
                                      (not its rank, call number, times, thread, communicator id
@@ -131,6 +133,8 @@ struct sim_report_info {
     int gpu_overridden;                 /* the GPU is not the description the run used: its
                                            memory was not the one allocations were made in */
     const char *models;                 /* which learned models served (a sentence), or NULL */
+    const char *options;                /* which report options served and where from (a
+                                           sentence), or NULL */
     int timeline;                       /* enum sim_timeline_mode */
 };
 
@@ -148,6 +152,13 @@ enum sim_timeline_mode {
  * replayed (memory figures only). Files are written atomically; a stop
  * asked for (maya_stop_catch) leaves the files as they were. 0 or -1. */
 int sim_report(const struct sim_job *job, const struct sim_report_info *info, const char *dir);
+/* Write the replayed job as Chakra execution traces (the MLCommons Chakra
+ * schema, sim/chakra_et.proto) into dir: PREFIX.<rank>.et per rank, in the
+ * protobuf encoding Chakra's tools read, and PREFIX.comm_group.json naming
+ * each communicator's ranks, as ASTRA-sim's --comm-group-configuration takes
+ * it. The job must have been loaded with keep_xfers. 0, or -1 with a message. */
+int sim_export_chakra(const struct sim_job *job, const char *dir, const char *prefix);
+
 /* Print the report's short summary (a few lines) on fp; with dir, failing
  * ranks' stderr tails from dir/logs too. */
 void sim_report_summary(const struct sim_job *job, const struct sim_report_info *info, const char *dir, FILE *fp);

@@ -120,4 +120,17 @@ expect_grep "cannot open $TEST_TMP/nowhere/run.conf" "$TEST_TMP/out"
 expect_eq "$?" 3 "exit status when the simulation cannot finish"
 expect_grep "NOT SIMULATED: simulation: iteration marker \"nothing_like_it\" matches no op" "$d/report.txt"
 grep -q '"simulated": false' "$d/report.json" || fail "report.json does not say simulated: false"
+expect_grep "^options    --iteration-marker nothing_like_it .*not kept in run.conf: the report did not finish" "$d/report.txt"
+expect_grep "^iteration_marker=$" "$d/run.conf"
+
+# options given to maya report are kept in run.conf once the report is whole,
+# and a later plain maya report uses them (and says so)
+expect_grep "^oracle=$TEST_TMP/oracle.txt$" "$d/run.conf"
+"$MAYA" report -q --estimator analytical "$d" > "$TEST_TMP/out" 2>&1 || fail "maya report --estimator analytical failed"
+expect_grep "^options    --estimator analytical \(run.conf: default\); given to maya report and kept in run.conf" "$d/report.txt"
+expect_grep "^estimator=analytical$" "$d/run.conf"
+"$MAYA" report -q "$d" > "$TEST_TMP/out" 2>&1 || fail "a plain maya report after --estimator failed"
+expect_grep "^estimator  analytical" "$d/report.txt"
+expect_grep "^options    as run.conf records them$" "$d/report.txt"
+grep -q '"options": "as run.conf records them"' "$d/report.json" || fail "report.json does not say which options served"
 exit 0

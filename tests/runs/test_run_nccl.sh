@@ -59,6 +59,11 @@ d3=$TEST_TMP/devices
 expect_eq "$(json "$d3/report.json" 'r["simulated"], len(r["ranks"])')" "True 1" "single-process report"
 dump "$d3/job.mtrace" > "$TEST_TMP/dump3"
 expect_grep "^job_comm .* nranks=4 .*members=0@gpu0,0@gpu1,0@gpu2,0@gpu3" "$TEST_TMP/dump3"
+# ... is reported as the four GPUs it drives, not as one per process
+expect_eq "$(json "$d3/report.json" 'r["gpus_used"]')" 4 "GPUs a process driving four is reported with"
+expect_grep "^target     4 x H100-SXM" "$d3/report.txt"
+"$MAYA" report "$d3" > "$TEST_TMP/out3" 2>&1 || fail "maya report on the one-process run failed: $(cat "$TEST_TMP/out3")"
+expect_grep "^iteration  .* on 4 x H100-SXM" "$TEST_TMP/out3"
 
 # ranks that disagree: rank 1's large all-reduce has one more element
 d4=$TEST_TMP/mismatch

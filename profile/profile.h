@@ -1,4 +1,4 @@
-/* maya profile (src/cmd_profile.c) and what it is made of: the GPU probe,
+/* maya profile (src/cmd_profile.c; these parts in profile/) and what it is made of: the GPU probe,
  * the summary of what a profile measured, the comparison of a prediction
  * with a profile. A profile directory is a run directory (docs/run-dir.md)
  * whose traces were recorded on real GPUs (launcher=maya-profile). */
@@ -10,7 +10,7 @@
 
 #include "maya/map.h"
 
-/* profile_probe.c: the real CUDA runtime's answer, from a child process. */
+/* probe.c: the real CUDA runtime's answer, from a child process. */
 struct profile_probe {
     int count;                  /* devices; 0 when there is no usable GPU */
     char name[256];             /* device 0's product name */
@@ -23,7 +23,7 @@ struct profile_probe {
  * linker finds). 0 (see out->count), or -1 when the probe itself failed. */
 int profile_probe(const char *real_libdir, struct profile_probe *out);
 
-/* profile_summary.c: op names, interned: ids from 1, 0 when out of memory. */
+/* summary.c: op names, interned: ids from 1, 0 when out of memory. */
 struct profile_names {
     char **names;
     size_t n, cap;
@@ -37,14 +37,35 @@ void profile_names_free(struct profile_names *t);
 #define PROFILE_NAME_WIDTH 100
 void profile_print_name(FILE *fp, const char *name, size_t max);
 
-/* profile_summary.c: what DIR/traces measured, per op name: DIR/profile.txt,
+/* summary.c: what DIR/traces measured, per op name: DIR/profile.txt,
  * and the top lines on fp (NULL: none). 0 or -1. */
 int profile_summary(const char *dir, FILE *fp);
 
-/* profile_compare.c: maya's prediction of run_dir against profile_dir (the
+/* compare.c: maya's prediction of run_dir against profile_dir (the
  * same program measured): per-op error by family, iteration times
  * measured, predicted, and predicted with the measured durations;
  * run_dir/compare.txt and compare.json. marker: iteration marker or NULL. */
 int profile_compare(const char *profile_dir, const char *run_dir, const char *marker, int quiet);
+
+/* compare.c: the prediction of run_dir (its GPU, cluster and estimator),
+ * its device ops in trace order, rank by rank. */
+struct profile_pred_op {
+    int rank;
+    const char *name;           /* kernel or API name (in names) */
+    int family;                 /* enum est_family */
+    uint64_t dev_ns;
+};
+struct profile_pred {
+    struct profile_pred_op *ops;
+    size_t n;
+    struct profile_names names;
+};
+int profile_predict(const char *run_dir, struct profile_pred *out);
+void profile_pred_free(struct profile_pred *p);
+
+/* kineto.c: maya's prediction of run_dir against PyTorch profiler
+ * (Kineto) traces of the same program, one per rank: per-family error,
+ * stragglers and the ops that differ most; run_dir/compare.txt and .json. */
+int profile_compare_kineto(const char *const *traces, int ntraces, const char *run_dir, int quiet);
 
 #endif

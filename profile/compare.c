@@ -451,3 +451,47 @@ out:
     maya_run_desc_free(&rd);
     return rc;
 }
+
+int profile_predict(const char *run_dir, struct profile_pred *out)
+{
+    memset(out, 0, sizeof *out);
+    struct maya_run_desc rd;
+    if (read_desc(run_dir, &rd) < 0)
+        return -1;
+    struct maya_hwspecs hw;
+    struct capture a = { .names = &out->names };
+    struct sim_job *ja = NULL;
+    int rc = -1;
+    if (cli_load_hwspecs(&hw) < 0) {
+        maya_run_desc_free(&rd);
+        return -1;
+    }
+    const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(&hw, rd.gpu);
+    struct maya_cluster_spec cl;
+    enum est_model model[EST_NFAMILIES];
+    if (!gpu)
+        maya_error("GPU \"%s\" is not known (maya hwspecs list)", rd.gpu);
+    else if (pipeline_cluster(&hw, gpu, rd.gpu_count, rd.cluster, run_dir, &cl) == 0 && collate(run_dir) == 0 &&
+             pipeline_models(rd.estimator, rd.oracle[0] != 0, model) == 0 &&
+             replay(run_dir, gpu, &cl, model, rd.oracle[0] ? rd.oracle : NULL, NULL,
+                    rd.iteration_marker[0] ? rd.iteration_marker : NULL, &a, &ja) == 0)
+        rc = 0;
+    if (rc == 0 && !(out->ops = calloc(MAYA_MAX(a.n, 1), sizeof *out->ops)))
+        rc = maya_error("out of memory");
+    for (size_t i = 0; rc == 0 && i < a.n; i++)
+        if (a.ops[i].device)
+            out->ops[out->n++] = (struct profile_pred_op){ a.ops[i].rank, profile_name(&out->names, a.ops[i].name),
+                                                           a.ops[i].family, a.ops[i].dev_ns };
+    sim_free(ja);
+    free(a.ops);
+    maya_hwspecs_free(&hw);
+    maya_run_desc_free(&rd);
+    return rc;
+}
+
+void profile_pred_free(struct profile_pred *p)
+{
+    free(p->ops);
+    profile_names_free(&p->names);
+    memset(p, 0, sizeof *p);
+}

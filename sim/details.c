@@ -1,0 +1,254 @@
+/* The report's details, per steady iteration: each rank's time split into
+ * compute, exposed communication, copies alone and idle (exclusive, so the
+ * four add up to the iteration); the time on each communicator; the ops
+ * that take the most device time. report.json lists them, report.html
+ * draws them.
+ *
+ * Cost: one pass over every op of every rank, plus the interval unions of
+ * sim_busy_in (O(m log m) for a rank's m device ops); memory O(ranks +
+ * communicators + distinct op names).
+ */
+#define _GNU_SOURCE
+#include "sim_internal.h"
+
+#include <string.h>
+
+#include "maya/common.h"
+#include "maya/trace_format.h"
+
+struct name_acc {
+    double total_ns, max_ns, count;
+    int max_rank;
+    uint8_t kind;
+    uint16_t rec_type;
+};
+
+struct comm_acc {
+    double total_ns, count;
+    int ranks;
+    int last_rank;            /* the rank index that last counted in ranks */
+    uint32_t top_name;
+    double top_ns;
+};
+
+static int is_device_op(const struct sim_op *o)
+{
+    return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+           o->kind == SK_HOST_FUNC;
+}
+
+static int by_op_time(const void *a, const void *b)
+{
+    const struct sim_op_use *x = a, *y = b;
+    return (x->time_s < y->time_s) - (x->time_s > y->time_s);
+}
+
+static int by_comm_time(const void *a, const void *b)
+{
+    const struct sim_comm_use *x = a, *y = b;
+    if (x->time_s != y->time_s)
+        return (x->time_s < y->time_s) - (x->time_s > y->time_s);
+    return (x->comm > y->comm) - (x->comm < y->comm);
+}
+
+int sim_details_build(const struct sim_job *j, struct sim_details *out)
+{
+    memset(out, 0, sizeof *out);
+    /* the steady iterations, as the summary takes them: runs of them,
+     * partial iterations left out */
+    struct sim_window w[SIM_MAX_WINDOWS];
+    int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
+    int iters = MAYA_MAX(sim_steady_count(j), 1);
+    out->iters = iters;
+    double window = 0;
+    for (int q = 0; q < nw; q++)
+        window += w[q].t1 > w[q].t0 ? (double)(w[q].t1 - w[q].t0) : 0;
+    out->iteration_s = window / 1e9 / iters;
+    out->split = calloc((size_t)MAYA_MAX(j->nranks, 1), sizeof *out->split);
+    struct name_acc *names = calloc((size_t)j->nnames + 1, sizeof *names);
+    struct comm_acc *comms = calloc((size_t)MAYA_MAX(j->ncomms, 1), sizeof *comms);
+    /* the most expensive call on each communicator needs a sum per (comm,
+     * name): a map keeps it O(calls) */
+    struct maya_map by_comm_name = { 0 }; /* (comm, name) -> ns spent */
+    if (!out->split || !names || !comms) {
+        free(names);
+        free(comms);
+        sim_details_free(out);
+        return maya_error("out of memory writing the report's details");
+    }
+    for (uint32_t c = 0; c < j->ncomms; c++)
+        comms[c].last_rank = -1;
+    int counted = 0;
+    for (int i = 0; i < j->nranks; i++) {
+        /* a folded rank (a replica not replayed) has its representative's
+         * ops and times, on its own communicators (comm_map) */
+        const struct sim_rank *self = &j->ranks[i], *r = SIM_REPLAYED(j, self);
+        struct sim_busy b = { 0 };
+        int ok = r->nops > 0;
+        for (int q = 0; q < nw && ok; q++) {
+            struct sim_busy one;
+            ok = sim_busy_in(j, r, w[q].t0, w[q].t1, &one) == 0;
+            b.compute += one.compute;
+            b.exposed_comm += one.exposed_comm;
+            b.any += one.any;
+        }
+        if (ok) {
+            double per = 1e9 * iters;
+            struct sim_rank_split *sp = &out->split[i];
+            sp->compute_s = b.compute / per;
+            sp->comm_s = b.exposed_comm / per;
+            /* what the union holds beyond compute and exposed communication
+             * is copies running alone */
+            sp->copy_s = MAYA_MAX(b.any - b.compute - b.exposed_comm, 0.0) / per;
+            sp->idle_s = MAYA_MAX(window - b.any, 0.0) / per;
+            counted++;
+        } else {
+            out->split[i].idle_s = out->iteration_s;
+        }
+        for (uint64_t k = 0; k < r->nops; k++) {
+            const struct sim_op *o = &r->ops[k];
+            const struct sim_time *t = &r->times[k];
+            if (!is_device_op(o) || t->dev_end <= t->dev_start)
+                continue;
+            int in = 0;
+            for (int q = 0; q < nw && !in; q++)
+                in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
+            if (!in)
+                continue;
+            double ns = (double)(t->dev_end - t->dev_start);
+            if (o->name && o->name <= j->nnames) {
+                struct name_acc *a = &names[o->name];
+                if (a->count == 0) {
+                    a->kind = o->kind;
+                    a->rec_type = o->rec_type;
+                }
+                a->total_ns += ns;
+                a->count++;
+                if (ns > a->max_ns) {
+                    a->max_ns = ns;
+                    a->max_rank = self->rank;
+                }
+            }
+            uint32_t comm = o->arg;
+            for (uint32_t q = 0; self != r && q < self->ncomm_map; q++)
+                if (self->comm_map[q].theirs == o->arg) {
+                    comm = self->comm_map[q].mine;
+                    break;
+                }
+            if ((o->kind == SK_COLL || o->kind == SK_P2P) && comm < j->ncomms) {
+                struct comm_acc *c = &comms[comm];
+                c->total_ns += ns;
+                c->count++;
+                if (c->last_rank != i) {
+                    c->last_rank = i;
+                    c->ranks++;
+                }
+                uint64_t *v = maya_map_put(&by_comm_name, comm, o->name, NULL);
+                if (!v) {
+                    free(names);
+                    free(comms);
+                    maya_map_free(&by_comm_name);
+                    sim_details_free(out);
+                    return maya_error("out of memory writing the report's details");
+                }
+                *v += (uint64_t)ns;
+                uint64_t sum = *v;
+                if ((double)sum > c->top_ns) {
+                    c->top_ns = (double)sum;
+                    c->top_name = o->name;
+                }
+            }
+        }
+    }
+    double per_rank = 1e9 * iters * MAYA_MAX(counted, 1);
+    for (uint32_t n = 1; n <= j->nnames; n++) {
+        const struct name_acc *a = &names[n];
+        if (a->count == 0)
+            continue;
+        struct sim_op_use u = { n, a->kind, a->rec_type, a->count / ((double)iters * MAYA_MAX(counted, 1)),
+                                a->total_ns / per_rank, a->max_ns / 1e9, a->max_rank };
+        /* keep the SIM_TOP_OPS with the most time: insertion into a sorted
+         * array of 20, O(names x 20) */
+        if (out->nops < SIM_TOP_OPS)
+            out->ops[out->nops++] = u;
+        else if (u.time_s > out->ops[SIM_TOP_OPS - 1].time_s)
+            out->ops[SIM_TOP_OPS - 1] = u;
+        else
+            continue;
+        qsort(out->ops, (size_t)out->nops, sizeof *out->ops, by_op_time);
+    }
+    uint32_t nc = 0;
+    for (uint32_t c = 0; c < j->ncomms; c++)
+        nc += comms[c].count > 0;
+    if (nc && !(out->comms = calloc(nc, sizeof *out->comms))) {
+        free(names);
+        free(comms);
+        maya_map_free(&by_comm_name);
+        sim_details_free(out);
+        return maya_error("out of memory writing the report's details");
+    }
+    for (uint32_t c = 0; c < j->ncomms; c++) {
+        const struct comm_acc *a = &comms[c];
+        if (a->count == 0)
+            continue;
+        double per = (double)iters * a->ranks;
+        out->comms[out->ncomms++] = (struct sim_comm_use){ c, a->ranks, a->count / per,
+                                                            a->total_ns / 1e9 / per, a->top_name };
+    }
+    qsort(out->comms, out->ncomms, sizeof *out->comms, by_comm_time);
+    free(names);
+    free(comms);
+    maya_map_free(&by_comm_name);
+    return 0;
+}
+
+const char *sim_op_use_kind(const struct sim_op_use *u)
+{
+    int rec_type = u->rec_type;
+    switch (u->kind) {
+    case SK_KERNEL:
+        return rec_type == MAYA_REC_GEMM ? "GEMM" : rec_type == MAYA_REC_DNN ? "cuDNN"
+               : rec_type == MAYA_REC_MEMSET ? "memset" : rec_type == MAYA_REC_MEMCPY ? "copy on the device"
+               : "kernel";
+    case SK_COPY: return "copy";
+    case SK_COLL: return "collective";
+    case SK_P2P: return "send/recv";
+    case SK_HOST_FUNC: return "host function";
+    default: return "other";
+    }
+}
+
+void sim_details_free(struct sim_details *d)
+{
+    free(d->split);
+    free(d->comms);
+    memset(d, 0, sizeof *d);
+}
+
+/* The GPUs the job drives: the distinct (rank, device) pairs whose streams
+ * ran device work (O(ops)), and at least the largest communicator's members (one
+ * process may drive several GPUs: nccl-tests -g 8, ncclCommInitAll). */
+int sim_job_gpus(const struct sim_job *j)
+{
+    struct maya_map seen = { 0 };
+    int most = 0;
+    for (int i = 0; i < j->nranks; i++) {
+        /* a folded rank drives the GPUs its representative does */
+        const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
+        for (uint64_t k = 0; k < r->nops; k++) {
+            const struct sim_op *o = &r->ops[k];
+            if (!o->stream || !is_device_op(o))
+                continue;
+            const struct sim_stream *st = &j->streams[o->stream - 1];
+            if (!maya_map_put(&seen, (uint64_t)i, (uint64_t)(uint32_t)st->device, NULL)) {
+                maya_map_free(&seen);
+                return maya_error("out of memory counting the job's GPUs");
+            }
+        }
+    }
+    most = (int)seen.count;
+    maya_map_free(&seen);
+    for (uint32_t c = 0; c < j->ncomms; c++)
+        most = MAYA_MAX(most, j->comms[c].nranks);
+    return most;
+}
