@@ -14,7 +14,9 @@
 # formula F = 96 B s l h^2 (1 + s/(6h) + V/(16 l h)) over maya's steady-state
 # iteration time.
 #
-# Rows needing more processes than FIDELITY_MAX_RANKS (one per GPU) are
+# Rows of more GPUs than FIDELITY_MAX_RANKS declare their replicas (only
+# the ranks whose DP and TP digits are 0 or 1 are emulated); rows that would
+# still need more processes, or have more GPUs than FIDELITY_MAX_GPUS, are
 # skipped. For tests: FIDELITY_TABLE1_CSV (another table), FIDELITY_SEQ and
 # FIDELITY_VOCAB (default 2048 and 51200), FIDELITY_ITERS (3).
 . "$(dirname "$0")/lib.sh"
@@ -41,8 +43,25 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
         fid_skip table1 "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
         continue
     fi
+    # Beyond FIDELITY_MAX_RANKS GPUs the row declares its replicas (minigpt
+    # orders ranks TP, DP, PP as Megatron does): only the ranks whose DP and TP
+    # digits are 0 or 1 are emulated, the others are rebuilt from them
+    # (maya run --replicas, docs/dedup.md). The report still reads every
+    # rank, rebuilt ones in full, hence FIDELITY_MAX_GPUS.
+    replicas=() procs=$gpus
     if [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ]; then
-        fid_skip table1 "$row" "needs $gpus processes, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS (waits for duplicate-rank elimination: FIDELITY_RUN_OPTS, FIDELITY_MAX_RANKS)"
+        spec=
+        [ "$dp" -gt 1 ] && spec="$dp:$tp"
+        [ "$tp" -gt 1 ] && spec="${spec:+$spec,}$tp:1"
+        procs=$((pp * (dp > 1 ? 2 : 1) * (tp > 1 ? 2 : 1)))
+        [ -n "$spec" ] && replicas=(--replicas "$spec")
+    fi
+    if [ "$procs" -gt "$FIDELITY_MAX_RANKS" ]; then
+        fid_skip table1 "$row" "needs $procs processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
+        continue
+    fi
+    if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ]; then
+        fid_skip table1 "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (the report reads every rank's trace, rebuilt ones in full)"
         continue
     fi
     args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))
@@ -55,9 +74,9 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     # the script's DDP: torch up to 18.4B, local beyond
     if awk -v p="$params" 'BEGIN { exit !(p < 30) }'; then args+=(--ddp torch --bucket-mb 25); else args+=(--ddp local); fi
     dir=$FIDELITY_OUT/table1/$row
-    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus -- minigpt ${args[*]}" >&2
+    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus ${replicas[*]} -- minigpt ${args[*]}" >&2
     start=$SECONDS
-    if ! fid_run "$dir" "$gpus" --cluster dgx-a100 -g "a100x$gpus" -- "$WORKLOADS/minigpt" "${args[@]}"; then
+    if ! fid_run "$dir" "$procs" --cluster dgx-a100 -g "a100x$gpus" "${replicas[@]}" -- "$WORKLOADS/minigpt" "${args[@]}"; then
         fid_fail table1 "$row" "$FID_WHY"
         continue
     fi

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The fidelity harness (fidelity/run, make fidelity) on a tiny table of its
 # own in Table 1's format (no accuracy asserted): a row that runs gives its
-# line with published, predicted and error; a row needing more processes
-# than FIDELITY_MAX_RANKS is skipped saying so; a row that runs out of GPU
+# line with published, predicted and error; a row of more GPUs than
+# FIDELITY_MAX_RANKS runs with its replicas declared (maya run --replicas),
+# one that would still need more processes, or has more GPUs than
+# FIDELITY_MAX_GPUS, is skipped saying so; a row that runs out of GPU
 # memory fails saying so (exit 1); the suite's summary has the median and
 # largest |error|; FIDELITY_ROWS selects rows; a failing suite and an
 # unknown one are reported.
@@ -13,19 +15,26 @@ cat > "$TEST_TMP/t.csv" <<'CSV'
 params_b,heads,hidden,layers,tp,pp,dp,gpus,global_batch,micro_batch,layers_per_virtual_stage,tflops_per_gpu,pct_of_peak
 0.01,4,128,2,1,1,2,2,8,2,,10,3
 0.02,4,128,4,2,2,1,4,8,2,1,20,6
-0.03,4,128,2,1,1,64,64,128,2,,10,3
+0.03,4,128,2,2,1,16,32,64,2,,10,3
+0.04,4,128,2,1,1,128,128,256,2,,10,3
+0.05,4,128,16,1,16,1,16,32,2,,10,3
 CSV
 export FIDELITY_OUT=$TEST_TMP/out FIDELITY_TABLE1_CSV=$TEST_TMP/t.csv FIDELITY_SEQ=128 FIDELITY_VOCAB=1024
-export FIDELITY_MAX_RANKS=8
+export FIDELITY_MAX_RANKS=8 FIDELITY_MAX_GPUS=64
 "$MAYA_TOP/fidelity/run" table1 > "$TEST_TMP/out1" 2> "$TEST_TMP/err1" ||
     fail "fidelity/run table1 failed: $(cat "$TEST_TMP/out1"; grep -v "^   " "$TEST_TMP/err1" | tail -20)"
 cat "$TEST_TMP/out1"
-expect_count 4 '^fidelity table1 ' "$TEST_TMP/out1"
+expect_count 6 '^fidelity table1 ' "$TEST_TMP/out1"
 num='[0-9]+(\.[0-9]+)?(e[-+][0-9]+)?'
 expect_grep "^fidelity table1 0\.01B published=10 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out1"
 expect_grep "^fidelity table1 0\.02B published=20 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out1"
-expect_grep '^fidelity table1 0\.03B skipped: needs 64 processes, more than FIDELITY_MAX_RANKS=8 ' "$TEST_TMP/out1"
-expect_grep '^fidelity table1 summary rows=2 median=[0-9.]+% max=[0-9.]+% skipped=1 failed=0 seconds=[0-9]+$' "$TEST_TMP/out1"
+expect_grep "^fidelity table1 0\.03B published=10 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out1"
+expect_grep '^fidelity table1 0\.04B skipped: 128 GPUs, more than FIDELITY_MAX_GPUS=64 ' "$TEST_TMP/out1"
+expect_grep '^fidelity table1 0\.05B skipped: needs 16 processes even with its replicas declared, more than FIDELITY_MAX_RANKS=8$' "$TEST_TMP/out1"
+expect_grep '^fidelity table1 summary rows=3 median=[0-9.]+% max=[0-9.]+% skipped=2 failed=0 seconds=[0-9]+$' "$TEST_TMP/out1"
+# the 32-GPU row emulated 4 of its ranks (DP and TP digits 0 or 1), the rest rebuilt
+expect_grep 'maya run --cluster dgx-a100 -g a100x32 --replicas 16:2,2:1 -- minigpt' "$TEST_TMP/err1"
+expect_grep 'replicas not emulated \(--replicas\)' "$TEST_TMP/out/table1/0.03B/report.txt"
 # the error is the prediction's against the published figure, and the
 # summary's median and max are those of the rows' |error|
 python3 - "$TEST_TMP/out1" <<'PY' || fail "the errors or the summary are wrong (above)"
@@ -41,7 +50,9 @@ for l in open(sys.argv[1]):
     if m:
         summ = tuple(map(float, m.groups()))
 rows.sort()
-assert summ and abs(summ[0] - (rows[0] + rows[1]) / 2) < 0.06 and abs(summ[1] - rows[1]) < 0.06, (rows, summ)
+n = len(rows)
+median = rows[n // 2] if n % 2 else (rows[n // 2 - 1] + rows[n // 2]) / 2
+assert n == 3 and summ and abs(summ[0] - median) < 0.06 and abs(summ[1] - rows[-1]) < 0.06, (rows, summ)
 PY
 # each row ran with its configuration (the 0.02B row: TP 2 x PP 2, interleaved,
 # scattered sends), and its breakdown went to stderr

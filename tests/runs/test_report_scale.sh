@@ -84,7 +84,7 @@ done
 expect_eq "$(grep -c '<text [^>]*text-anchor="end"[^>]*>rank ' "$d/timeline.svg")" 12 "lanes of the bounded SVG (4 ranks x 3 streams)"
 expect_grep "^replayed   32 of them: the other 224 are replicas" "$d/report.txt"
 expect_grep "^timeline   4 of 256 ranks: rank 0, its pipeline's other stages, the busiest \(rank [0-9]+\); iterations 1\.\.3 of 3" "$d/report.txt"
-expect_grep "^files      report.json, timeline.json \([0-9.]+ (bytes|MiB|GiB); open in ui.perfetto.dev\), timeline.svg \(" "$d/report.txt"
+expect_grep "^files      report.html \(open in a browser\), report.json, timeline.json \([0-9.]+ (bytes|MiB|GiB); open in ui.perfetto.dev\), timeline.svg \(" "$d/report.txt"
 expect_grep "^           \([0-9]+ ranks that could fold replayed on their own, as symmetry breaks: communicator" \
     "$TEST_TMP/slow/report.txt"
 expect_grep "the busiest \(rank 75\)" "$TEST_TMP/slow/report.txt"
