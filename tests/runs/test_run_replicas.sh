@@ -76,7 +76,12 @@ for name, x in (("--replicas", r), ("--replicas --dedup", b)):
     assert err < 0.005, err
 PY
     fail "the predictions differ (above)"
-expect_grep "^rank\.2\.note=eliminated, rebuilt from rank 1\$" "$TEST_TMP/both/run.conf" "--dedup on top stops rank 2"
+# --dedup on top stops duplicates among the emulated ranks; which of them
+# depends on when the verdict reaches each (a rank that runs ahead may end
+# first and simply runs on, docs/dedup.md "Limits"), so at least two of the
+# candidates (ranks 2-3, 9-11) must be stopped, each rebuilt from rank 1 or 8
+stopped=$(grep -cE '^rank\.(2|3|9|10|11)\.note=eliminated, rebuilt from rank (1|8)$' "$TEST_TMP/both/run.conf")
+[ "$stopped" -ge 2 ] || fail "--dedup on top stopped $stopped of ranks 2-3 and 9-11: $(grep note= "$TEST_TMP/both/run.conf")"
 expect_no_grep "^rank\.[01]\.note=" "$TEST_TMP/both/run.conf" "ranks 0 and 1 run on"
 
 # layouts that cannot be
