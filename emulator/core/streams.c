@@ -180,11 +180,19 @@ static struct hostfn *fn_head, *fn_tail;
 static struct hostfn *fn_running;
 static uint64_t fn_queued, fn_done;    /* host functions queued / finished so far */
 static int fn_worker_started;
+static int fn_worker_ready;            /* the worker has read the clock once */
 static pthread_t fn_worker;
 
 static void *hostfn_main(void *arg)
 {
+    /* The clock sees this thread from its start (the active clock: a host
+     * function it runs while the program's thread waits for a CPU is the
+     * process working, not stalled, which the clock tells only of threads
+     * it watches; host_clock.c); the thread that started it waits for this. */
+    emu_now();
     pthread_mutex_lock(&fn_lock);
+    fn_worker_ready = 1;
+    pthread_cond_broadcast(&fn_cond);
     for (;;) {
         while (!fn_head)
             pthread_cond_wait(&fn_cond, &fn_lock);
@@ -224,6 +232,8 @@ EMU_API enum emu_err emu_hostfn_enqueue(struct emu_stream *s, void (*fn)(void *)
         pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
         int rc = pthread_create(&fn_worker, &attr, hostfn_main, NULL);
         pthread_attr_destroy(&attr);
+        while (rc == 0 && !fn_worker_ready)
+            pthread_cond_wait(&fn_cond, &fn_lock);
         emu_wait_end();
         if (rc != 0) {
             pthread_mutex_unlock(&fn_lock);
