@@ -418,6 +418,10 @@ struct emu_launch;
 /* A copy of the PTX text holding kernel k's .entry (the caller frees it):
  * 0, or -1 when its module carries no PTX for it (fatbin.c). */
 EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
+/* The nvdisasm text of a kernel's SASS (its cubin for the emulated GPU,
+ * fatbin.c's choice) and where its parameters sit in constant bank 0 (*param_base)
+ * and the cubin's SM: 0, or -1 (no cubin, no nvdisasm). *text is malloc'd. */
+EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm);
 
 /* ---- small kernels computed (kernel_exec.c) ---- */
 
@@ -766,6 +770,10 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
  * with the cubin: let other ranks read the kernel. */
 EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);
 /* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
+/* nvdisasm's text of function sym of a cubin (for the executor), cached on
+ * disk beside the work summaries: 0 with *text (malloc'd, NUL-ended), or -1. */
+EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          char **text, size_t *len);
 EMU_API const char *emu_nvdisasm(void);
 /* FNV-1a over bytes, continuing from h (0: start). */
 uint64_t emu_hash_bytes(const void *p, size_t n, uint64_t h);

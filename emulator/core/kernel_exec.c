@@ -15,10 +15,18 @@
 #include "emu.h"
 #include "maya/common.h"
 #include "ptx_exec.h"
+#include "sass_exec.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The most threads a computed launch has by default: PyTorch's small
+ * launches are often wide grids of idle threads (a 57-byte torch.cat is 264
+ * x 2 blocks of 512), so the bound is on threads that cost little each, and
+ * a run is bounded by MAX_STEPS instructions in all and by MAYA_EXEC_BYTES. */
+#define DEFAULT_THREADS (1u << 20)
+#define MAX_STEPS (16ull << 20)
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t max_threads = UINT64_MAX, max_bytes; /* UINT64_MAX: not read yet */
@@ -30,12 +38,12 @@ static int notes;
 
 static void configure(void)
 {
-    uint64_t t = 4096, b = 1u << 20;
+    uint64_t t = DEFAULT_THREADS, b = 1u << 20;
     const char *v = getenv("MAYA_EXEC_THREADS");
     if (v && *v && maya_parse_u64(v, &t) < 0) {
         maya_error("MAYA_EXEC_THREADS=\"%s\": expected the most threads a launch computed on the CPU may have "
-                   "(0: none); using 4096", v);
-        t = 4096;
+                   "(0: none); using %u", v, DEFAULT_THREADS);
+        t = DEFAULT_THREADS;
     }
     v = getenv("MAYA_EXEC_BYTES");
     if (v && *v && maya_parse_size(v, &b) < 0) {
@@ -109,26 +117,40 @@ static int can_write(void *ctx, uint64_t addr, uint32_t bytes)
     return 0;
 }
 
-/* The kernel's program, decoded at its first small launch (lock held). */
-static struct emu_ptx_prog *program(struct emu_kernel *k)
+/* The kernel's program, decoded at its first small launch (lock held):
+ * from its PTX (exec_state 1), else from its SASS through nvdisasm
+ * (exec_state 2, sass_exec.c; PyTorch's wheels carry SASS only). */
+static void *program(struct emu_kernel *k)
 {
     if (k->exec_state)
         return k->exec_state > 0 ? k->exec : NULL;
     k->exec_state = -1;
     char *text;
     size_t bytes;
-    if (emu_fatbin_kernel_ptx(k, &text, &bytes) < 0)
-        return NULL;
-    char why[256];
-    struct emu_ptx_prog *p = emu_ptx_prog_new(text, bytes, k->mangled, why, sizeof why);
-    free(text);
+    char why[256] = "";
+    void *p = NULL;
+    if (emu_fatbin_kernel_ptx(k, &text, &bytes) == 0) {
+        p = emu_ptx_prog_new(text, bytes, k->mangled, why, sizeof why);
+        free(text);
+        k->exec_state = p ? 1 : -1;
+    } else {
+        unsigned base;
+        int sm;
+        if (emu_fatbin_kernel_sass(k, &text, &bytes, &base, &sm) < 0) {
+            snprintf(why, sizeof why, "no PTX, and no SASS text (nvdisasm not found?)");
+        } else {
+            p = emu_sass_prog_new(text, bytes, k->mangled, base, (uint32_t)MAYA_MAX(k->static_smem, 0), why,
+                                  sizeof why);
+            free(text);
+            k->exec_state = p ? 2 : -1;
+        }
+    }
     if (!p) {
         if (notes && why[0])
             fprintf(stderr, "maya: %s is not computed on the CPU: %s\n", k->name, why);
         return NULL;
     }
     k->exec = p;
-    k->exec_state = 1;
     return p;
 }
 
@@ -147,25 +169,28 @@ int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void
     /* One launch at a time: runs read and write device memory as the
      * stream order of their issue says. */
     pthread_mutex_lock(&lock);
-    struct emu_ptx_prog *p = program(k);
+    void *p = program(k);
     int done = 0;
     if (p) {
         struct access a = { 0 };
         struct emu_ptx_mem m = { can_read, can_write, &a };
         struct emu_ptx_launch pl = { { l->grid[0], l->grid[1], l->grid[2] }, { l->block[0], l->block[1], l->block[2] },
-                                     l->smem_bytes, params, bytes, threads * 65536 };
+                                     l->smem_bytes, params, bytes, MAYA_MIN(threads * 65536, MAX_STEPS) };
         char why[256];
-        enum emu_ptx_result r = emu_ptx_run(p, &pl, &m, why, sizeof why);
+        enum emu_ptx_result r = k->exec_state == 2 ? emu_sass_run(p, &pl, &m, why, sizeof why)
+                                                    : emu_ptx_run(p, &pl, &m, why, sizeof why);
         done = r == EMU_PTX_DONE;
         if (!done) {
             /* what it stored is not what the whole kernel would have */
             for (size_t i = 0; i < a.nw; i++)
                 emu_real_spoil(a.w[i].start, a.w[i].end - a.w[i].start, MAYA_WRITER_KERNEL, k->trace_id);
-            if (r == EMU_PTX_UNSUPPORTED) {
-                k->exec_state = -1; /* its code is not covered: not tried again */
-                if (notes)
-                    fprintf(stderr, "maya: %s is not computed on the CPU: %s\n", k->name, why);
-            }
+            /* PTX not covered is refused when decoded, so reaching it is
+             * final; SASS stops where a launch reaches what is not covered,
+             * which another launch's path may not */
+            if (r == EMU_PTX_UNSUPPORTED && k->exec_state == 1)
+                k->exec_state = -1;
+            if (notes)
+                fprintf(stderr, "maya: %s is not computed on the CPU: %s\n", k->name, why);
         }
         free(a.w);
     }

@@ -476,3 +476,70 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     unlink(lockp);
     return rc;
 }
+
+/* The SASS text itself, for the executor (sass_exec.c): cached as
+ * "<cubin hash>-<name hash>-<sym>.sass" (magic, length, text), written by
+ * rename as the summaries are. No lock: ranks that miss together each run
+ * nvdisasm once, which only the first small launch of a kernel pays. */
+#define TEXT_MAGIC "MAYASS01"
+
+static char *text_read(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char head[16];
+    char *b = NULL;
+    if (read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, TEXT_MAGIC, 8)) {
+        uint64_t n;
+        memcpy(&n, head + 8, sizeof n);
+        if (n > 0 && n <= MAX_SASS_BYTES && (b = malloc(n + 1)) != NULL) {
+            if (read(fd, b, n) == (ssize_t)n) {
+                b[n] = 0;
+                *len = n;
+            } else {
+                free(b);
+                b = NULL;
+            }
+        }
+    }
+    close(fd);
+    return b;
+}
+
+EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    char dir[4096], path[4400], file[4400];
+    if (cache_dir(dir, sizeof dir) < 0 ||
+        snprintf(path, sizeof path, "%s/%016llx-%016llx-%u.sass", dir, (unsigned long long)cubin_hash,
+                 (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym) >= (int)sizeof path)
+        return -1;
+    if ((*text = text_read(path, len)) != NULL)
+        return 0;
+    const char *nvdisasm = emu_nvdisasm();
+    if (!nvdisasm || !cubin || write_cubin(dir, cubin, bytes, file, sizeof file) < 0)
+        return -1;
+    char *t = disassemble(nvdisasm, file, sym, len);
+    unlink(file);
+    if (!t)
+        return -1;
+    char tmp[4500];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) < (int)sizeof tmp) {
+        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd >= 0) {
+            char head[16];
+            uint64_t n = *len;
+            memcpy(head, TEXT_MAGIC, 8);
+            memcpy(head + 8, &n, sizeof n);
+            int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && write(fd, t, *len) == (ssize_t)*len;
+            ok = close(fd) == 0 && ok;
+            if (!ok || rename(tmp, path) != 0)
+                unlink(tmp);
+        }
+    }
+    *text = t;
+    return 0;
+}
