@@ -419,9 +419,12 @@ struct emu_launch;
  * 0, or -1 when its module carries no PTX for it (fatbin.c). */
 EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
 /* The nvdisasm text of a kernel's SASS (its cubin for the emulated GPU,
- * fatbin.c's choice) and where its parameters sit in constant bank 0 (*param_base)
- * and the cubin's SM: 0, or -1 (no cubin, no nvdisasm). *text is malloc'd. */
-EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm);
+ * fatbin.c's choice), where its parameters sit in constant bank 0
+ * (*param_base), the cubin's SM, and its constant bank 2 if it has one (the
+ * jump tables of switches; NULL, 0 if none): 0, or -1 (no cubin, no
+ * nvdisasm). *text and *bank2 are malloc'd. */
+EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm,
+                                   void **bank2, size_t *bank2_bytes);
 
 /* ---- small kernels computed (kernel_exec.c) ---- */
 

@@ -1274,17 +1274,20 @@ EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *byt
 /* The SASS text of a kernel that has no PTX, for the executor (sass_exec.c):
  * the cubin the kernel runs from is copied out under the index lock and
  * disassembled without it (sass_work.c caches the text on disk). */
-EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm)
+EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm,
+                                   void **bank2, size_t *bank2_bytes)
 {
     *text = NULL;
     *bytes = 0;
+    *bank2 = NULL;
+    *bank2_bytes = 0;
     if (!k || !k->mangled || !k->module || !k->module->image)
         return -1;
     int temp;
     pthread_mutex_lock(&index_lock);
     struct emu_image_index *x = module_index(k->module, k->module->image, k->module->image_bytes, &temp);
     struct layout l = { .regs = -1, .local_bytes = -1, .code = -1, .cbank_off = -1, .cbank_size = -1 };
-    void *copy = NULL;
+    unsigned char *copy = NULL;
     size_t n = 0;
     uint64_t hash = 0;
     if (x && find_layout(x, k->mangled, &l) == 0 && l.code >= 0 && l.cbank_off >= 0) {
@@ -1306,6 +1309,15 @@ EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *by
     if (!copy)
         return -1;
     int rc = emu_sass_text(copy, n, hash, k->mangled, l.sym, text, bytes);
+    /* the kernel's constant bank 2 (jump tables of switches, BRX) */
+    struct blob b = { copy, n };
+    struct elf e;
+    struct shdr s;
+    if (rc == 0 && elf_open(&e, &b) == 0 && (elf_find(&e, ".nv.constant2.", k->mangled, &s) >= 0 || elf_find(&e, ".nv.constant2", NULL, &s) >= 0) && s.size &&
+        s.size <= (64u << 10) && in_bounds(&b, s.off, s.size) && (*bank2 = malloc(s.size)) != NULL) {
+        memcpy(*bank2, copy + s.off, s.size);
+        *bank2_bytes = s.size;
+    }
     free(copy);
     *param_base = (unsigned)l.cbank_off;
     *sm = l.sm;

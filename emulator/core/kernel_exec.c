@@ -136,12 +136,15 @@ static void *program(struct emu_kernel *k)
     } else {
         unsigned base;
         int sm;
-        if (emu_fatbin_kernel_sass(k, &text, &bytes, &base, &sm) < 0) {
+        void *bank2;
+        size_t nbank2;
+        if (emu_fatbin_kernel_sass(k, &text, &bytes, &base, &sm, &bank2, &nbank2) < 0) {
             snprintf(why, sizeof why, "no PTX, and no SASS text (nvdisasm not found?)");
         } else {
-            p = emu_sass_prog_new(text, bytes, k->mangled, base, (uint32_t)MAYA_MAX(k->static_smem, 0), why,
-                                  sizeof why);
+            p = emu_sass_prog_new(text, bytes, k->mangled, base, (uint32_t)MAYA_MAX(k->static_smem, 0), bank2,
+                                  (uint32_t)nbank2, why, sizeof why);
             free(text);
+            free(bank2);
             k->exec_state = p ? 2 : -1;
         }
     }

@@ -74,7 +74,7 @@ struct sop {
 enum op {
     X_BAD, X_NOP, X_MOV, X_IMAD, X_IADD3, X_VIADD, X_LEA, X_SHF, X_LOP3, X_PLOP3, X_SEL, X_ISETP, X_PRMT, X_POPC,
     X_FLO, X_S2R, X_CS2R, X_LDC, X_HFMA2, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
-    X_BRA, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
+    X_BRA, X_BRX, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
 };
 
 /* modifier bits */
@@ -105,6 +105,12 @@ struct emu_sass_prog {
     struct sinst *x;
     uint32_t n;
     uint32_t param_base, static_smem;
+    unsigned char *bank2;        /* constant bank 2 (jump tables), NULL if none */
+    uint32_t bank2_bytes;
+    /* BRX's possible targets, as nvdisasm lists them (BRANCH_TARGETS):
+     * instruction indexes, for all BRX of the kernel */
+    uint32_t *brx;
+    uint32_t nbrx;
 };
 
 /* ---- decoding ---- */
@@ -114,6 +120,7 @@ struct dec {
     char *why;
     size_t nwhy;
     int bad;
+    struct emu_sass_prog *g;
 };
 
 static int sl_eq(struct emu_slice s, const char *w)
@@ -409,6 +416,56 @@ static uint8_t cmp_kind(struct emu_slice m)
     return 0;
 }
 
+/* BRX R34 -0x690 (*"BRANCH_TARGETS .L_x_20,.L_x_21"*): an indirect branch
+ * to R + offset + the next instruction's address, which must be one of the
+ * targets nvdisasm lists (kept in g->brx). 0, or -1 if the form is another. */
+static int dec_brx(struct dec *d, const struct emu_ptx_inst *in, struct sinst *x)
+{
+    if (in->nops != 1)
+        return -1;
+    const char *p = in->ops[0].p, *e = p + in->ops[0].n;
+    const char *sp = memchr(p, ' ', (size_t)(e - p));
+    uint8_t kind, idx;
+    if (!sp || !parse_reg(p, (size_t)(sp - p), &kind, &idx) || kind != O_R)
+        return -1;
+    while (sp < e && *sp == ' ')
+        sp++;
+    const char *q = sp;
+    while (q < e && *q != ' ')
+        q++;
+    uint64_t off;
+    if (!parse_imm(sp, (size_t)(q - sp), &off))
+        return -1;
+    const char *t = memmem(q, (size_t)(e - q), "BRANCH_TARGETS ", 15);
+    if (!t)
+        return -1;
+    t += 15;
+    x->o[0].kind = O_R;
+    x->o[0].reg = idx;
+    x->o[1].kind = O_IMM;
+    x->o[1].val = off;
+    x->target = d->g->nbrx;
+    uint32_t count = 0;
+    while (t < e && *t != '"') {
+        const char *c = t;
+        while (c < e && *c != ',' && *c != '"')
+            c++;
+        int li = emu_ptx_label_find(d->k, (struct emu_slice){ t, (uint32_t)(c - t) });
+        if (li < 0)
+            return -1;
+        uint32_t *nb = realloc(d->g->brx, (d->g->nbrx + 1) * sizeof *nb);
+        if (!nb)
+            return -1;
+        d->g->brx = nb;
+        nb[d->g->nbrx++] = d->k->labels[li].inst;
+        count++;
+        t = c < e && *c == ',' ? c + 1 : c;
+    }
+    x->o[2].val = count;
+    x->nops = 2;
+    return count ? 0 : -1;
+}
+
 /* Which opcode a mnemonic is, and its modifiers; X_BAD if not covered. */
 static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst *x)
 {
@@ -516,6 +573,18 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
         x->op = X_WARPSYNC;
     else if (IS("BRA"))
         x->op = X_BRA;
+    else if (IS("BRX") && emu_ptx_opcode(m).n == m.n) {
+        snprintf(x->name, sizeof x->name, "BRX");
+        x->op = dec_brx(d, in, x) == 0 ? X_BRX : X_BAD;
+        if (x->op == X_BRX && in->guard.n) {
+            uint8_t kind, idx;
+            if (!parse_reg(in->guard.p, in->guard.n, &kind, &idx) || (kind != O_P && kind != O_UP))
+                x->op = X_BAD;
+            else
+                x->gkind = kind, x->greg = idx, x->gneg = in->guard_neg;
+        }
+        return;
+    }
     else if (IS("EXIT"))
         x->op = X_EXIT;
     else if (IS("FADD") || IS("FMUL") || IS("FFMA") || IS("FMNMX") || IS("FSEL") || (IS("FSETP") && (x->sub = cmp_kind(m)))) {
@@ -572,7 +641,8 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
 }
 
 struct emu_sass_prog *emu_sass_prog_new(const char *text, size_t bytes, const char *entry, uint32_t param_base,
-                                        uint32_t static_smem, char *why, size_t nwhy)
+                                        uint32_t static_smem, const void *bank2, uint32_t bank2_bytes, char *why,
+                                        size_t nwhy)
 {
     if (why && nwhy)
         why[0] = 0;
@@ -598,9 +668,13 @@ struct emu_sass_prog *emu_sass_prog_new(const char *text, size_t bytes, const ch
         return NULL;
     }
     g->n = k.ninsts;
+    if (bank2 && bank2_bytes && (g->bank2 = malloc(bank2_bytes)) != NULL) {
+        memcpy(g->bank2, bank2, bank2_bytes);
+        g->bank2_bytes = bank2_bytes;
+    }
     g->param_base = param_base;
     g->static_smem = static_smem;
-    struct dec d = { &k, why, nwhy, 0 };
+    struct dec d = { &k, why, nwhy, 0, g };
     for (uint32_t i = 0; i < k.ninsts && d.bad != 1; i++) {
         dec_inst(&d, &k.insts[i], &g->x[i]);
         if (g->x[i].op == X_BRA && g->x[i].target > g->n)
@@ -621,6 +695,8 @@ void emu_sass_prog_free(struct emu_sass_prog *g)
     if (!g)
         return;
     free(g->x);
+    free(g->bank2);
+    free(g->brx);
     free(g);
 }
 
@@ -692,6 +768,12 @@ static uint32_t sreg(const struct run *r, uint32_t t, unsigned id)
 static int cbank(struct run *r, uint32_t bank, int64_t off, uint32_t bytes, uint64_t *out)
 {
     const struct emu_ptx_launch *l = r->l;
+    if (bank == 2 && off >= 0 && r->g->bank2 && (uint64_t)off + bytes <= r->g->bank2_bytes) {
+        uint64_t v = 0;
+        memcpy(&v, r->g->bank2 + off, bytes);
+        *out = v;
+        return 0;
+    }
     if (bank != 0 || off < 0)
         return stop(r, EMU_PTX_UNSUPPORTED, "constant bank %u offset %lld not covered", bank, (long long)off);
     uint64_t o = (uint64_t)off;
@@ -1521,6 +1603,18 @@ static int step(struct run *r, uint32_t t)
             take = take && pget(th, &x->o[0]);
         r->pc[t] = take ? x->target : pc + 1;
         return 1;
+    }
+    case X_BRX: {
+        uint64_t to = (uint64_t)(int64_t)(int32_t)th->r[x->o[0].reg == RZ ? 0 : x->o[0].reg] + x->o[1].val +
+                      16ull * (pc + 1);
+        if (x->o[0].reg == RZ)
+            to = x->o[1].val + 16ull * (pc + 1);
+        for (uint32_t i = 0; i < x->o[2].val && x->target + i < g->nbrx; i++)
+            if (to % 16 == 0 && to / 16 == g->brx[x->target + i]) {
+                r->pc[t] = (uint32_t)(to / 16);
+                return 1;
+            }
+        return stop(r, EMU_PTX_UNSUPPORTED, "BRX to 0x%llx, not one of its listed targets", (unsigned long long)to);
     }
     case X_BAR: r->state[t] = TS_BAR; return 0;
     case X_BAD: return stop(r, EMU_PTX_UNSUPPORTED, "SASS %s (instruction %u) not covered", x->name, pc);

@@ -12,11 +12,13 @@ struct emu_sass_prog;            /* one kernel decoded for execution */
 /* Decode kernel `entry` of nvdisasm's text (`nvdisasm -c -fun N`; the text
  * is not kept). param_base: where the parameters start in constant bank 0
  * (the cubin's EIATTR_PARAM_CBANK); static_smem: the kernel's static shared
- * bytes. NULL when the text has no such kernel or is damaged (why, if not
+ * bytes; bank2: the kernel's constant bank 2 (.nv.constant2.<entry>, the
+ * jump tables BRX reads; copied), NULL if none. NULL when the text has no such kernel or is damaged (why, if not
  * NULL, says so). An instruction the executor does not cover does not
  * refuse the kernel: a run that reaches it stops as EMU_PTX_UNSUPPORTED. */
 struct emu_sass_prog *emu_sass_prog_new(const char *text, size_t bytes, const char *entry, uint32_t param_base,
-                                        uint32_t static_smem, char *why, size_t nwhy);
+                                        uint32_t static_smem, const void *bank2, uint32_t bank2_bytes, char *why,
+                                        size_t nwhy);
 void emu_sass_prog_free(struct emu_sass_prog *p);
 
 /* Run every block of the launch, as emu_ptx_run does. */
