@@ -67,6 +67,7 @@ struct sop {
     uint8_t wide;                /* R2.64 in an address */
     uint8_t ureg;                /* address: + UR (URZ if none); constant: index register kind */
     uint8_t ireg;                /* constant: R index register (RZ if none) */
+    uint8_t scale;               /* address: the base register times 1 (0), 4, 8 or 16 (R6.X4) */
     int32_t imm;                 /* address/constant offset */
     uint64_t val;                /* immediate (integer bits, or a float's double bits for O_FIMM) */
 };
@@ -244,11 +245,21 @@ static int parse_addr(const char *p, size_t n, struct sop *o)
             int wide = tn > 3 && !memcmp(t + tn - 3, ".64", 3);
             if (wide)
                 tn -= 3;
+            uint8_t scale = 0;
+            if (tn > 3 && !memcmp(t + tn - 3, ".X4", 3))
+                scale = 4, tn -= 3;
+            else if (tn > 3 && !memcmp(t + tn - 3, ".X8", 3))
+                scale = 8, tn -= 3;
+            else if (tn > 4 && !memcmp(t + tn - 4, ".X16", 4))
+                scale = 16, tn -= 4;
             if (!parse_reg(t, tn, &kind, &idx))
                 return 0;
-            if (kind == O_R && o->reg == RZ) {
+            if (kind == O_R && o->reg == RZ && !(wide && scale)) {
                 o->reg = idx;
                 o->wide = (uint8_t)wide;
+                o->scale = scale;
+            } else if (scale) {
+                return 0;
             } else if (kind == O_UR && o->ureg == URZ && !wide) {
                 o->ureg = idx;
             } else if (kind == O_UR && o->reg == RZ && wide) {
@@ -369,7 +380,7 @@ static void dec_operand(struct dec *d, struct emu_slice s, struct sop *o, int fl
     }
     if (n >= 2 && p[0] == '[' && p[n - 1] == ']') {
         if (!parse_addr(p + 1, n - 2, o))
-            d->bad = 1;
+            d->bad = 2; /* an address form not covered: the instruction stops a run */
         return;
     }
     uint8_t kind, idx;
@@ -947,7 +958,7 @@ static int addr_of(struct run *r, uint32_t t, const struct sinst *x, const struc
                     return stop(r, EMU_PTX_FAULT, "register pair past the last register");
                 a = (uint64_t)th->r[o->reg + 1] << 32 | th->r[o->reg];
             } else {
-                a = th->r[o->reg];
+                a = (uint64_t)th->r[o->reg] * (o->scale ? o->scale : 1);
             }
         }
         if (o->ureg != URZ)
