@@ -160,16 +160,18 @@ EMU_API const char *emu_nvdisasm(void)
     return tool[0] ? tool : NULL;
 }
 
-static int cache_dir(char *out, size_t size)
+/* The cache's directory for one kind of entry: "kwork-v1" (summaries) or
+ * "sass-v1" (the SASS texts the executor reads). */
+static int cache_dir_of(const char *kind, char *out, size_t size)
 {
     const char *d = getenv("MAYA_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (d && *d)
-        n = snprintf(out, size, "%s/kwork-v1", d);
+        n = snprintf(out, size, "%s/%s", d, kind);
     else if (x && *x)
-        n = snprintf(out, size, "%s/maya/kwork-v1", x);
+        n = snprintf(out, size, "%s/maya/%s", x, kind);
     else if (home && *home)
-        n = snprintf(out, size, "%s/.cache/maya/kwork-v1", home);
+        n = snprintf(out, size, "%s/.cache/maya/%s", home, kind);
     else
         return -1;
     if (n < 0 || (size_t)n >= size)
@@ -182,6 +184,11 @@ static int cache_dir(char *out, size_t size)
             *p = '/';
         }
     return mkdir(out, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int cache_dir(char *out, size_t size)
+{
+    return cache_dir_of("kwork-v1", out, size);
 }
 
 /* A cached summary: 1 with *out (malloc'd, NULL for "nvdisasm gave
@@ -477,9 +484,9 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     return rc;
 }
 
-/* The SASS text itself, for the executor (sass_exec.c): cached as
- * "<cubin hash>-<name hash>-<sym>.sass" (magic, length, text), written by
- * rename as the summaries are. No lock: ranks that miss together each run
+/* The SASS text itself, for the executor (sass_exec.c): cached in sass-v1/
+ * beside kwork-v1/ as "<cubin hash>-<name hash>-<sym>.sass" (magic, length,
+ * text), written by rename as the summaries are. No lock: ranks that miss together each run
  * nvdisasm once, which only the first small launch of a kernel pays. */
 #define TEXT_MAGIC "MAYASS01"
 
@@ -513,7 +520,7 @@ EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     *text = NULL;
     *len = 0;
     char dir[4096], path[4400], file[4400];
-    if (cache_dir(dir, sizeof dir) < 0 ||
+    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0 ||
         snprintf(path, sizeof path, "%s/%016llx-%016llx-%u.sass", dir, (unsigned long long)cubin_hash,
                  (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym) >= (int)sizeof path)
         return -1;
