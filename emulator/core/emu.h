@@ -461,6 +461,9 @@ EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
  * device pointer among its 8-byte words may have been written, except the
  * words readonly (bit i: word i) says are pointers to const. */
 void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
+/* Does some 8-byte word of a launch's parameters point at a real byte?
+ * (Without any real byte in the process: no lock, one load.) */
+int emu_real_any_word(const void *params, uint32_t bytes);
 /* The parameter words of k that its demangled signature declares pointers
  * to const ("float const*"): bit i for word i (layout known, first 64). */
 uint64_t emu_real_readonly_words(const struct emu_kernel *k);
@@ -659,7 +662,8 @@ struct emu_kernel {
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
     void *exec;                  /* struct emu_ptx_prog decoded for the executor, once */
-    int exec_state;              /* 0 not tried, 1 runnable, -1 not (kernel_exec.c) */
+    int exec_state;              /* 0 not tried, 1 runnable from PTX, 2 from SASS, -1 not (kernel_exec.c) */
+    int exec_loads;              /* a run of it loaded global memory (kernel_exec.c) */
     uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
                                   * const, which a launch only reads (real_bytes.c) */
     /* the work summary read from its code (kernel_work.c), NULL if none,

@@ -60,6 +60,7 @@ static void configure(void)
  * it), the bytes moved, and the ranges written (to make them real, or
  * spoil them again if the run stops). */
 struct access {
+    struct emu_kernel *k;
     struct emu_alloc last;
     int have_last;
     uint64_t moved;
@@ -87,6 +88,7 @@ static int can_read(void *ctx, uint64_t addr, uint32_t bytes)
 {
     struct access *a = ctx;
     uint32_t kind, writer;
+    a->k->exec_loads = 1;
     a->moved += bytes;
     if (a->moved > max_bytes || !in_device(a, addr, bytes) || emu_real_check(addr, bytes, &kind, &writer))
         return -1;
@@ -168,6 +170,13 @@ int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void
     uint64_t threads = (uint64_t)l->grid[0] * l->grid[1] * l->grid[2] * l->block[0] * l->block[1] * l->block[2];
     if (!k || threads > max_threads || !k->layout_known || bytes < k->param_bytes || k->exec_state < 0)
         return 0;
+    /* A kernel that loads global memory reads it through its parameters
+     * (pointers, or pointers in structures it is given): if none of them
+     * points at a real byte, a run would stop at its first load. Programs
+     * that never read values pay this check, not a run. (A launch whose
+     * loads are on a path it does not take is then not computed either.) */
+    if (k->exec_loads && !emu_real_any_word(params, bytes))
+        return 0;
     emu_wait_begin(); /* the emulator's work, not the program's */
     /* One launch at a time: runs read and write device memory as the
      * stream order of their issue says. */
@@ -175,7 +184,7 @@ int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void
     void *p = program(k);
     int done = 0;
     if (p) {
-        struct access a = { 0 };
+        struct access a = { .k = k };
         struct emu_ptx_mem m = { can_read, can_write, &a };
         struct emu_ptx_launch pl = { { l->grid[0], l->grid[1], l->grid[2] }, { l->block[0], l->block[1], l->block[2] },
                                      l->smem_bytes, params, bytes, MAYA_MIN(threads * 65536, MAX_STEPS) };
