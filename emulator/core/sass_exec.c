@@ -34,6 +34,7 @@
  */
 #define _GNU_SOURCE
 #include "sass_exec.h"
+#include "exec_common.h"
 #include "ptx_parse.h"
 #include "maya/common.h"
 
@@ -87,7 +88,7 @@ enum {
 enum space { SP_GLOBAL, SP_SHARED };
 enum cmpk { C_F, C_LT, C_EQ, C_LE, C_GT, C_NE, C_GE, C_T, C_NUM, C_NAN, C_LTU, C_EQU, C_LEU, C_GTU, C_NEU, C_GEU };
 enum atomk { A_ADD = 1, A_MIN, A_MAX, A_EXCH, A_CAS, A_AND, A_OR, A_XOR, A_INC, A_DEC };
-enum shflk { SH_IDX = 1, SH_UP, SH_DOWN, SH_BFLY };
+enum shflk { SH_IDX = EMU_SHFL_IDX, SH_UP = EMU_SHFL_UP, SH_DOWN = EMU_SHFL_DOWN, SH_BFLY = EMU_SHFL_BFLY };
 enum votek { V_ALL = 1, V_ANY, V_EQ };
 
 struct sinst {
@@ -740,15 +741,10 @@ struct run {
 
 __attribute__((format(printf, 3, 4))) static int stop(struct run *r, enum emu_ptx_result res, const char *fmt, ...)
 {
-    if (r->res == EMU_PTX_DONE) {
-        r->res = res;
-        if (r->why && r->nwhy) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(r->why, r->nwhy, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    emu_exec_vstop(&r->res, r->why, r->nwhy, res, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -1694,17 +1690,8 @@ static int warp_op(struct run *r, uint32_t w0, uint32_t w1, uint32_t pc, uint32_
             uint32_t b, c;
             if (src(r, t, &o[3], &b) < 0 || src(r, t, &o[4], &c) < 0)
                 return -1;
-            uint32_t clamp = c & 0x1f, segmask = (c >> 8) & 0x1f;
-            uint32_t maxl = (lane & segmask) | (clamp & ~segmask), minl = lane & segmask, j = lane;
             int ok;
-            switch (x->sub) {
-            case SH_UP: j = lane - b; ok = (int32_t)j >= (int32_t)maxl; break;
-            case SH_DOWN: j = lane + b; ok = j <= maxl; break;
-            case SH_BFLY: j = lane ^ b; ok = j <= maxl; break;
-            default: j = minl | (b & ~segmask); ok = j <= maxl; break;
-            }
-            if (!ok || j >= 32 || !(at >> j & 1))
-                j = lane;
+            uint32_t j = emu_shfl_src(x->sub, lane, b, c, at, &ok);
             if (dst(r, t, &o[1], vals[j]) < 0 || pset(r, t, &o[0], ok) < 0)
                 return -1;
         } else if (x->op == X_VOTE || x->op == X_VOTEU) {
