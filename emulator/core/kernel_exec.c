@@ -159,6 +159,24 @@ static void *program(struct emu_kernel *k)
     return p;
 }
 
+/* Does the kernel's work summary (kernel_work.c) count global loads? */
+static int loads_global(const struct emu_kernel *k)
+{
+    const struct maya_kwork *w = k->work;
+    if (!w || k->work_bytes < sizeof *w)
+        return 0;
+    uint64_t need = sizeof *w + (uint64_t)w->nexprs * sizeof(struct maya_kexpr) +
+                    (uint64_t)w->nterms * sizeof(struct maya_kterm);
+    if (need > k->work_bytes)
+        return 0;
+    const struct maya_kterm *t =
+        (const struct maya_kterm *)((const char *)w + sizeof *w + (size_t)w->nexprs * sizeof(struct maya_kexpr));
+    for (uint32_t i = 0; i < w->nterms; i++)
+        if (t[i].cls == MAYA_KW_LD_GLOBAL || t[i].cls == MAYA_KW_ATOMIC)
+            return 1;
+    return 0;
+}
+
 int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void *params, uint32_t bytes)
 {
     if (__builtin_expect(__atomic_load_n(&max_threads, __ATOMIC_ACQUIRE) == UINT64_MAX, 0)) {
@@ -175,6 +193,8 @@ int emu_kernel_exec(struct emu_kernel *k, const struct emu_launch *l, const void
      * points at a real byte, a run would stop at its first load. Programs
      * that never read values pay this check, not a run. (A launch whose
      * loads are on a path it does not take is then not computed either.) */
+    if (!k->exec_state && !k->exec_loads && loads_global(k))
+        k->exec_loads = 1; /* known from its work summary before its code is decoded */
     if (k->exec_loads && !emu_real_any_word(params, bytes))
         return 0;
     emu_wait_begin(); /* the emulator's work, not the program's */

@@ -439,6 +439,17 @@ EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned 
         unlink(lockp);
 }
 
+static int text_path(char *path, size_t size, uint64_t cubin_hash, const char *mangled, unsigned sym);
+static void text_write(const char *path, const char *t, size_t len);
+
+/* Keep the text nvdisasm gave for the work summary for the executor too. */
+static void text_keep(uint64_t cubin_hash, const char *mangled, unsigned sym, const char *t, size_t len)
+{
+    char path[4400];
+    if (text_path(path, sizeof path, cubin_hash, mangled, sym) == 0)
+        text_write(path, t, len);
+}
+
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           int sm, unsigned param_base, unsigned param_bytes, const struct maya_kparam *params,
                           unsigned nparams, void **out, size_t *out_bytes)
@@ -472,6 +483,7 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
         unlink(lockp);
         return -1; /* nvdisasm failed: not cached, the next run tries again */
     }
+    text_keep(cubin_hash, mangled, sym, text, len); /* the executor's, if it runs this kernel */
     int rc = -1;
     struct emu_ptx_kernel k;
     if (emu_sass_parse(text, len, mangled, param_base, param_bytes, params, nparams, &k) == 0) {
@@ -514,15 +526,41 @@ static char *text_read(const char *path, size_t *len)
     return b;
 }
 
+static int text_path(char *path, size_t size, uint64_t cubin_hash, const char *mangled, unsigned sym)
+{
+    char dir[4096];
+    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0)
+        return -1;
+    int n = snprintf(path, size, "%s/%016llx-%016llx-%u.sass", dir, (unsigned long long)cubin_hash,
+                     (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static void text_write(const char *path, const char *t, size_t len)
+{
+    char tmp[4500];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) >= (int)sizeof tmp)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    char head[16];
+    uint64_t n = len;
+    memcpy(head, TEXT_MAGIC, 8);
+    memcpy(head + 8, &n, sizeof n);
+    int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && write(fd, t, len) == (ssize_t)len;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
 EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           char **text, size_t *len)
 {
     *text = NULL;
     *len = 0;
     char dir[4096], path[4400], file[4400];
-    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0 ||
-        snprintf(path, sizeof path, "%s/%016llx-%016llx-%u.sass", dir, (unsigned long long)cubin_hash,
-                 (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym) >= (int)sizeof path)
+    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0 || text_path(path, sizeof path, cubin_hash, mangled, sym) < 0)
         return -1;
     if ((*text = text_read(path, len)) != NULL)
         return 0;
@@ -533,20 +571,7 @@ EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     unlink(file);
     if (!t)
         return -1;
-    char tmp[4500];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) < (int)sizeof tmp) {
-        int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd >= 0) {
-            char head[16];
-            uint64_t n = *len;
-            memcpy(head, TEXT_MAGIC, 8);
-            memcpy(head + 8, &n, sizeof n);
-            int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && write(fd, t, *len) == (ssize_t)*len;
-            ok = close(fd) == 0 && ok;
-            if (!ok || rename(tmp, path) != 0)
-                unlink(tmp);
-        }
-    }
+    text_write(path, t, *len);
     *text = t;
     return 0;
 }
