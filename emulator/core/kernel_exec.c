@@ -1,16 +1,21 @@
 /* Small launches computed on the CPU: when a launch is small (at most
- * MAYA_EXEC_THREADS threads) and its kernel's PTX is covered by the
- * executor (ptx_exec.c), it is run at its issue, reading only real device
- * bytes (real_bytes.c). Its stores then hold real values, so a program that
- * reads a small result back (`.item()`, a check of a reduction) sees what a
- * GPU gives. A launch that reads bytes that are not real, moves more than
- * MAYA_EXEC_BYTES of global memory, or reaches code not covered is only
- * recorded, as before, and what it stored is not real.
+ * MAYA_EXEC_THREADS threads) and its kernel's PTX is covered by the PTX
+ * executor (ptx_exec.c), or, for a kernel with SASS only (PyTorch's), its
+ * SASS as nvdisasm prints it is run by the SASS executor (sass_exec.c), it
+ * is run at its issue, reading only real device bytes (real_bytes.c). Its
+ * stores then hold real values, so a program that reads a small result back
+ * (`.item()`, a check of a reduction) sees what a GPU gives. A launch that
+ * reads bytes that are not real, moves more than MAYA_EXEC_BYTES of global
+ * memory, runs past MAX_STEPS instructions, or reaches code not covered is
+ * only recorded, as before, and what it stored is not real.
  *
- * Costs: the kernel's PTX is found and decoded once, at its first small
- * launch (off the program's clock); a run costs about what the interpreter
- * does per instruction and thread, also off the program's clock. A large
- * launch costs one multiplication and compare here. */
+ * Costs: the kernel's code is found and decoded once, at its first small
+ * launch that may read real bytes (off the program's clock; SASS needs an
+ * nvdisasm run, cached on disk); a run costs about what the interpreter does
+ * per instruction and thread, also off the program's clock. A launch of a
+ * kernel that loads memory, none of whose parameters points at a real byte,
+ * costs one load here (no real byte anywhere) or one binary search per
+ * parameter word; a large launch one multiplication and compare. */
 #define _GNU_SOURCE
 #include "emu.h"
 #include "maya/common.h"
