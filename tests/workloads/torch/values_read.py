@@ -39,8 +39,9 @@ if world > 1:
     check("gather_filled", [int(o.cpu()) for o in out] == list(range(world)))
     if objects:
         got = [None] * world
-        dist.all_gather_object(got, {"rank": rank, "name": "r%d" % rank})
-        check("all_gather_object", got == [{"rank": r, "name": "r%d" % r} for r in range(world)])
+        # sizes differ by rank: the buffer is sized by the max that a compare kernel picks
+        dist.all_gather_object(got, {"rank": rank, "name": "r" * (1 + 40 * rank)})
+        check("all_gather_object", got == [{"rank": r, "name": "r" * (1 + 40 * r)} for r in range(world)])
         obj = [{"step": 12, "lr": 0.5}, "cfg"] if rank == 0 else [None, None]
         dist.broadcast_object_list(obj, src=0)
         check("broadcast_object_list", obj == [{"step": 12, "lr": 0.5}, "cfg"])
