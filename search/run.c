@@ -132,7 +132,8 @@ static char **trial_command(struct search *s, struct search_trial *t, const stru
 {
     struct search_argv l = { 0 };
     const struct search_target *tg = &s->targets[t->target];
-    int rc = search_argv_push(&l, s->exe);
+    int srun = s->slurm.srun_nodes && !origin;
+    int rc = search_argv_push(&l, srun ? "srun" : s->exe);
     if (origin) {
         /* the trial's cluster as resolved for its GPU, in its directory */
         char path[PATH_MAX + 32];
@@ -150,6 +151,19 @@ static char **trial_command(struct search *s, struct search_trial *t, const stru
             rc = search_argv_push(&l, "report") < 0 || search_argv_push(&l, "-q") < 0 || search_argv_push_all(&l, s->report_opts.argv) < 0 ||
                  search_argv_push(&l, "-g") < 0 || search_argv_push(&l, tg->gpu_key) < 0 || search_argv_push(&l, "--cluster") < 0 ||
                  search_argv_push(&l, path) < 0 || search_argv_push(&l, t->dir) < 0 ? -1 : 0;
+    } else if (srun) {
+        /* the array task's nodes run the ranks, one task a node, each its
+         * share of them; the plugin's report lands in the trial's
+         * directory as maya run's would */
+        char nodes[32], emulate[PATH_MAX * 2 + 128];
+        snprintf(nodes, sizeof nodes, "--nodes=%d", s->slurm.srun_nodes);
+        int m = snprintf(emulate, sizeof emulate, "--maya-emulate=%sx%d%s%s,report=%s/report", tg->gpu_key, tg->count,
+                         t->cluster ? ",cluster=" : "", t->cluster ? t->cluster : "", t->dir);
+        rc = rc < 0 || m >= (int)sizeof emulate || search_trial_prepare(t) < 0 || search_argv_push(&l, nodes) < 0 ||
+             search_argv_push(&l, "--ntasks-per-node=1") < 0 || search_argv_push(&l, emulate) < 0 ||
+             search_argv_push_all(&l, t->argv) < 0 ? -1 : 0;
+        if (m >= (int)sizeof emulate)
+            maya_error("trial %s: its --maya-emulate value is too long", t->id);
     } else {
         rc = rc < 0 || search_trial_prepare(t) < 0 || search_argv_push(&l, "run") < 0 || search_argv_push_all(&l, s->run_opts.argv) < 0
                  ? -1 : 0;

@@ -197,6 +197,8 @@ struct search_slurm {
     char **sbatch;              /* --sbatch options, as given */
     int nsbatch;
     int retries;                /* submissions of a trial that never finished, after its first */
+    int srun_nodes;             /* --srun-nodes: each trial's ranks over this many nodes with
+                                 * srun --maya-emulate (0: maya run on one node) */
     char dir[PATH_MAX];         /* DIR/slurm */
     int waves, tasks;           /* arrays and array tasks submitted */
     double submit_s, array_s;   /* seconds writing and submitting; from submission to the queue empty */

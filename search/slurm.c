@@ -220,10 +220,11 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
     if (write_script(array, text, NULL, "", NULL) < 0)
         return -1;
 
-    char **argv = calloc(sl->nsbatch + 8, sizeof *argv), range[32], output[PATH_MAX + 32];
+    char **argv = calloc(sl->nsbatch + 10, sizeof *argv), range[32], output[PATH_MAX + 32], nodes[32];
     if (!argv)
         return maya_error("out of memory");
     snprintf(range, sizeof range, "--array=0-%d", n - 1);
+    snprintf(nodes, sizeof nodes, "--nodes=%d", sl->srun_nodes);
     snprintf(output, sizeof output, "--output=%s/task-%%a.out", wave);
     int a = 0;
     argv[a++] = "sbatch";
@@ -231,6 +232,10 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
     argv[a++] = "--job-name=maya-search";
     argv[a++] = range;
     argv[a++] = output;
+    if (sl->srun_nodes) { /* each task an allocation of that many nodes, one srun task on each */
+        argv[a++] = nodes;
+        argv[a++] = "--ntasks-per-node=1";
+    }
     for (int i = 0; i < sl->nsbatch; i++)
         argv[a++] = sl->sbatch[i];
     argv[a++] = array;

@@ -68,6 +68,9 @@ static void usage(FILE *fp)
         "  --sbatch OPT             one more sbatch option for the arrays (repeatable)\n"
         "  --retries N              --slurm: submit a trial whose task never finished (preempted,\n"
         "                           cancelled, node failure) up to N more times (default 2)\n"
+        "  --srun-nodes N           --slurm: each array task is N nodes, and its trial's ranks are\n"
+        "                           spread over them by srun --maya-emulate (maya-srun(1)) instead\n"
+        "                           of one maya run on one node; no trial options, no reuse\n"
         "  --strategy grid|random|cmaes\n"
         "                           every combination (default), --trials N drawn at random,\n"
         "                           or a CMA-ES that samples the value indexes a generation at\n"
@@ -188,6 +191,8 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
             rc = search_argv_push(&sbatch, v);
         else if (!strcmp(a, "--retries"))
             rc = parse_count(a, v, 0, &s->slurm.retries);
+        else if (!strcmp(a, "--srun-nodes"))
+            rc = parse_count(a, v, 1, &s->slurm.srun_nodes);
         else if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
             rc = parse_count(a, v, 1, &s->jobs), explicit_jobs = 1;
         else if (!strcmp(a, "--trials"))
@@ -226,6 +231,17 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
                    "combination)", s->requested);
         return 2;
     }
+    if (s->slurm.srun_nodes && !s->use_slurm) {
+        maya_error("--srun-nodes %d: spreading a trial's ranks over nodes needs --slurm", s->slurm.srun_nodes);
+        return 2;
+    }
+    if (s->slurm.srun_nodes && s->run_opts.n) {
+        maya_error("--srun-nodes: \"%s\" is a maya run option, which srun --maya-emulate does not take; expected "
+                   "no trial options with --srun-nodes", s->run_opts.argv[0]);
+        return 2;
+    }
+    if (s->slurm.srun_nodes)
+        s->reuse = 0; /* the plugin keeps no run directory in the trial's to re-report */
     if (sbatch.n && !s->use_slurm) {
         maya_error("--sbatch %s: sbatch options apply with --slurm only", sbatch.argv[0]);
         return 2;

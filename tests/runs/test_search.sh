@@ -162,5 +162,10 @@ bad '"\{=pp\}": expected a number or a declared parameter at "pp\}"' --param tp=
 bad '--price "0": expected the cost of one GPU-hour' --price 0 --param tp=1 -- echo {tp}
 bad '--param gpus and -g both give the trials' -g h100x1 --param gpus=h100x2 -- echo x
 bad '--sbatch --time=5: sbatch options apply with --slurm only' --sbatch --time=5 --param tp=1 -- echo {tp}
+bad '--srun-nodes 2: spreading a trial.s ranks over nodes needs --slurm' --srun-nodes 2 --param tp=1 -- echo {tp}
+bad '--srun-nodes: "--dedup" is a maya run option, which srun --maya-emulate does not take' --slurm --srun-nodes 2 \
+    --run-option --dedup --param tp=1 -- echo {tp}
+bad '--srun-nodes "0": expected a whole number from 1' --slurm --srun-nodes 0 --param tp=1 -- echo {tp}
+bad '--replay .*/none: cannot open .*/none/search.txt' --replay "$TEST_TMP/none" --param tp=1 -- echo {tp}
 bad 'unknown GPU' -g h100x2,nonex2 --param tp=1 -- echo {tp}
 exit 0

@@ -42,6 +42,32 @@ PY
 ls slurm/slurm/wave-1/task-0.sh slurm/slurm/wave-1/array.sh > /dev/null || fail "no task scripts kept"
 [ ! -e slurm/slurm/job ] || fail "the finished job is still recorded"
 
+# --srun-nodes 2: each array task is 2 nodes, and srun --maya-emulate runs
+# its trial's 2 ranks one a node; the same table as the local search.
+search "$JOBS_DIR/spread" --slurm --srun-nodes 2 > spread.out 2> spread.err ||
+    fail "the spread search failed: $(tail -5 spread.err)"
+cat spread.out
+grep -q -- "'srun' '--nodes=2' '--ntasks-per-node=1' '--maya-emulate=H100-SXMx2,report=" spread/slurm/wave-1/task-0.sh ||
+    fail "the task does not run its trial with srun --maya-emulate: $(cat spread/slurm/wave-1/task-0.sh)"
+python3 - local/search.json spread/search.json <<'PY' || fail "the spread search differs from the local one (above)"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+rows = lambda s: {tuple(t["params"].values()): t for t in s["trials"]}
+ra, rb = rows(a), rows(b)
+assert ra.keys() == rb.keys() and len(ra) == 4
+for k in ra:
+    x, y = ra[k], rb[k]
+    assert x["status"] == y["status"], (x, y)
+    if x["status"] == "ok":
+        assert x["peak_memory_bytes"] == y["peak_memory_bytes"], (x, y)
+        assert abs(x["iteration_time_s"] - y["iteration_time_s"]) <= 1e-3 * x["iteration_time_s"], (x, y)
+assert a["best"]["params"] == b["best"]["params"]
+assert b["slurm"]["array_tasks"] == 4 and b["trials_reused"] == 0
+PY
+"$MAYA" search -o "$JOBS_DIR/bad" --srun-nodes 2 --param a=1 -- true {a} > bad.out 2>&1
+expect_eq "$?" 2 "exit status of --srun-nodes without --slurm"
+expect_grep 'spreading a trial.s ranks over nodes needs --slurm' bad.out
+
 # A task cancelled under its trial (as preemption does) is submitted again.
 cat > preempt.sh <<'SH'
 #!/bin/sh
