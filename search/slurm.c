@@ -9,7 +9,10 @@
  * finished (preempted, cancelled, its node failed, out of time): the caller
  * submits it again or reports it. The job's id is kept in DIR/slurm/job, so
  * that a search started again while its array still runs waits for it
- * rather than running the same trials twice.
+ * rather than running the same trials twice. With --srun-nodes N each task
+ * is N nodes (one Slurm task a node) and its command is srun
+ * --maya-emulate (run.c, trial_command), which spreads the trial's ranks
+ * over them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
