@@ -28,7 +28,11 @@
  *   - every operation is a kernel and pays the GPU's launch latency
  *     (perf.launch_ns, hwspecs/gpus: published per GPU).
  *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
- *     all-reduce curve, see there.
+ *     all-reduce curve, see there. NVLS below the bytes in flight moves at
+ *     half its rate (nvls_fill: a structural assumption, chosen after
+ *     seeing that a ring's fill put forced-NVLS H100/H200 runs 60-77 %
+ *     low at 64 KiB-16 MiB; no constant fitted).
+ * The job's NCCL_ALGO / NCCL_PROTO narrow the choice (nccl_env.c).
  * Costs: a few hundred ns per estimate (15 algorithm/protocol pairs, no
  * allocation; est_bench est_analytical_allreduce_ns_per_op).
  *
@@ -44,6 +48,7 @@
 
 #include "est_internal.h"
 
+/* the order nccl_env.c numbers them in */
 enum { A_TREE, A_RING, A_NVLS, A_NVLS_TREE, A_PAT, A_N };
 enum { P_LL, P_LL128, P_SIMPLE, P_N };
 enum { HW_NVLINK, HW_PCI, HW_NET };
@@ -175,6 +180,21 @@ static double channel_fill(double bytes, double bus_gbps)
     return bytes / (bytes + PIPELINE_FILL_US * bus_gbps * 1e3);
 }
 
+/* The same for NVLS. There is no ring of hops to fill: each chunk is
+ * reduced through the switch (multimem loads) and multicast back (stores),
+ * two transfers one after the other. A message smaller than the bytes in
+ * flight is all in flight at once and moves at half the peak (its chunks'
+ * two halves do not overlap); beyond that it fills as a ring does. (NCCL's
+ * own model has no fill for NVLS: 25 us plus the bytes at full rate.)
+ * Without this, a job that forces NVLS (NCCL_ALGO=NVLS) pays a ring's fill
+ * of ~100 us on every small message: 60-77 % below the measured H100/H200
+ * curves from 64 KiB to 16 MiB. */
+static double nvls_fill(double bytes, double bus_gbps)
+{
+    double window = PIPELINE_FILL_US * bus_gbps * 1e3;
+    return bytes / (bytes + fmin(bytes, window));
+}
+
 /* Bus bandwidth of a ring-like algorithm at protocol p, GB/s. */
 static double proto_bus(const struct topo *t, double bus, int p)
 {
@@ -250,7 +270,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         algbw = ar ? link : link * (t->ppn - 1) / t->ppn * n / nsteps;
         if (a == A_NVLS_TREE) /* the tree between nodes runs on the NICs */
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
-        algbw *= channel_fill(bytes, t->intra_bus);
+        algbw *= nvls_fill(bytes, t->intra_bus);
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
@@ -338,16 +358,32 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     }
     /* NCCL's nBytes: the whole buffer */
     double nbytes = op == MAYA_COLL_ALLGATHER || op == MAYA_COLL_REDUCESCATTER ? s * n : s;
-    double best = -1;
+    /* the job's NCCL_ALGO / NCCL_PROTO narrow the choice, as in NCCL; when
+     * they leave nothing this op can use, NCCL's own choice stands (an
+     * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree) */
+    double best = -1, free_best = -1;
     for (int a = 0; a < A_N; a++)
         for (int p = 0; p < P_N; p++) {
             double us = algo_time(&t, op, a, p, nbytes);
-            if (us >= 0 && (best < 0 || us < best)) {
+            if (us < 0)
+                continue;
+            if (free_best < 0 || us < free_best)
+                free_best = us;
+            if (est_nccl_env_allows(op, a, p) && (best < 0 || us < best)) {
                 best = us;
                 plan->algo = algo_names[a];
                 plan->proto = proto_names[p];
             }
         }
+    if (best < 0 && free_best >= 0) /* the variables leave nothing: NCCL's own choice */
+        for (int a = 0; a < A_N; a++)
+            for (int p = 0; p < P_N; p++)
+                if (algo_time(&t, op, a, p, nbytes) == free_best && best < 0) {
+                    best = free_best;
+                    plan->algo = algo_names[a];
+                    plan->proto = proto_names[p];
+                }
+    plan->narrowed = best > free_best;
     if (best < 0) { /* nothing applies (an op NCCL does not have): a ring */
         best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
         plan->algo = "ring";

@@ -44,6 +44,27 @@ echo "$out" | grep -q 'algo=ring proto=Simple' || fail "1 GiB on 8 A100 runs a S
 out=$(est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 17.100 "8 B all-reduce on 8 x H100"
 echo "$out" | grep -q 'algo=ring proto=LL ' || fail "8 B all-reduce runs LL: $out"
+# The job's NCCL_ALGO / NCCL_PROTO narrow NCCL's choice (estimator/nccl_env.c).
+# NVLS forced for 1 MiB on 8 H100: below the bytes in flight (68 us x 369 GB/s)
+# a message moves at half of NVLS's 369 * 0.85 * 15/16 = 294.05 GB/s:
+#   25 + 2^20 / (294.05e3 / 2) + 2.1 = 34.232 us (NCCL's own choice, ring LL, is faster)
+out=$(NCCL_ALGO=NVLS est allreduce bytes=1M ranks=8 gpu=h100)
+expect_eq "$(echo "$out" | field device_us)" 34.232 "1 MiB all-reduce on 8 x H100, NCCL_ALGO=NVLS"
+echo "$out" | tr '\n' ' ' | grep -q 'model=analytical .*algo=nvls proto=Simple' ||
+    fail "NCCL_ALGO=NVLS runs NVLS, priced by the model that honours it: $out"
+# where the variables leave nothing (no NVLS on A100), NCCL's own choice and
+# the learned model stand
+out=$(NCCL_ALGO=nvls est allreduce bytes=1M ranks=8 gpu=a100)
+echo "$out" | tr '\n' ' ' | grep -q 'model=learned .*algo=ring proto=LL ' || fail "NCCL_ALGO=nvls on A100: $out"
+out=$(NCCL_ALGO='^nvls' est allreduce bytes=1G ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=ring proto=Simple' || fail "NCCL_ALGO=^nvls on H100: $out"
+out=$(NCCL_PROTO=Simple est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'proto=Simple' || fail "NCCL_PROTO=Simple at 8 B: $out"
+# per-collective lists: the all-reduce's list replaces the default one
+out=$(NCCL_ALGO='ring;allreduce:tree' est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=tree ' || fail "NCCL_ALGO=ring;allreduce:tree: $out"
+out=$(NCCL_ALGO='ring;allreduce:tree' est allgather bytes=1G ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=ring ' || fail "NCCL_ALGO=ring;allreduce:tree, all-gather: $out"
 # a send/recv of 8 B over NVLink: 6.6 + 0.6 + 2.1 = 9.300 us
 out=$(est sendrecv bytes=8 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 9.300 "8 B send/recv on H100"
