@@ -17,10 +17,11 @@
  * fidelity/collectives.sh):
  *   - base and per-hop latencies, LL bandwidth caps, NVLS efficiency per
  *     GPU generation, the tree's size correction: NCCL's tuning constants.
- *   - the share of NVLink line rate a Simple ring reaches, 0.82: NCCL's
- *     maintainer, "ring busbw ~370 GB/s of 450" on 8 H100 (nccl-tests #212);
- *     NCCL's own NVLink figure is 20.6 GB/s per link x 18 = 370 on SM90,
- *     20 x 12 = 240 of 300 on SM80.
+ *   - the share of NVLink line rate a Simple ring reaches: NCCL's own
+ *     NVLink figure per link and generation (ring_eff_nvlink): 20.6 GB/s x
+ *     18 = 370 of 450 on SM90 (NCCL's maintainer: "ring busbw ~370 GB/s",
+ *     nccl-tests #212), 20 x 12 = 240 of 300 on SM80, 40.1 x 18 = 722 of
+ *     900 on SM100.
  *   - a NIC reaches 0.92 of its line rate (NDR 400 Gb/s: 46 of 50 GB/s,
  *     nccl-tests #290).
  *   - one send/recv reaches 0.65 of NVLink line rate: 195 of 300 GB/s on
@@ -76,8 +77,19 @@ static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
 /* Channels NVLS spreads over (one is the head's): (n-1)/n of it carries data. */
 #define NVLS_CHANNELS 16
 
-/* Share of line rate: a Simple ring over NVLink, a NIC, one send/recv over NVLink. */
-#define RING_EFF_NVLINK 0.82
+/* Share of NVLink's line rate a Simple ring reaches, by generation: the
+ * bandwidth per link NCCL assumes (src/graph/topo.h SM70/80/86/90/100_NVLINK_BW:
+ * 20, 20, 12, 20.6, 40.1 GB/s) over the link's rate per direction (NVLink
+ * 2/3/4: 25 GB/s, NVLink 5: 50; A40's bridge: 4 links, 56.25 GB/s). */
+static double ring_eff_nvlink(int gen, int major, int minor)
+{
+    if (major == 8 && minor >= 6)
+        return 12.0 / (56.25 / 4);
+    static const double eff[4] = { 20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50 };
+    return eff[gen];
+}
+
+/* Share of line rate: a NIC, one send/recv over NVLink. */
 #define NIC_EFF 0.92
 #define P2P_EFF_NVLINK 0.65
 /* PCIe rings: as the estimator's calibration found for PCIe nodes (vidur's
@@ -148,7 +160,7 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
      * it: a switch, or a bridged pair */
     int nvlink = l.intra == MAYA_LINK_NVSWITCH || (l.intra == MAYA_LINK_PAIRWISE && t->ppn <= 2);
     t->intra_hw = nvlink ? HW_NVLINK : HW_PCI;
-    t->intra_bus = nvlink ? l.intra_gbps * RING_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->intra_bus = nvlink ? l.intra_gbps * ring_eff_nvlink(t->gen, major, g->prop.minor) : pcie * RING_EFF_PCIE;
     t->p2p_intra = nvlink ? l.intra_gbps * P2P_EFF_NVLINK : pcie * RING_EFF_PCIE;
     t->nvls = l.nvls && l.intra == MAYA_LINK_NVSWITCH && t->gen >= G_HOPPER && t->ppn >= 2;
     /* between nodes: the NICs the node's members send through (rails: one
