@@ -194,7 +194,8 @@ static double channel_fill(double bytes, double bus_gbps)
 
 /* The same for NVLS. There is no ring of hops to fill: each chunk is
  * reduced through the switch (multimem loads) and multicast back (stores),
- * two transfers one after the other. A message smaller than the bytes in
+ * two transfers one after the other (one node: NVLS; NVLS tree adds a tree
+ * between nodes, which fills as a ring does). A message smaller than the bytes in
  * flight is all in flight at once and moves at half the peak (its chunks'
  * two halves do not overlap); beyond that it fills as a ring does. (NCCL's
  * own model has no fill for NVLS: 25 us plus the bytes at full rate.)
@@ -282,7 +283,9 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         algbw = ar ? link : link * (t->ppn - 1) / t->ppn * n / nsteps;
         if (a == A_NVLS_TREE) /* the tree between nodes runs on the NICs */
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
-        algbw *= nvls_fill(bytes, t->intra_bus);
+        /* NVLS tree also pipelines chunks through a tree of NICs between
+         * nodes: it fills as a ring does */
+        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus) : channel_fill(bytes, t->intra_bus);
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
