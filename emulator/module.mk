@@ -15,7 +15,7 @@ $(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
 
 # The device clock (core/device_clock.c) times events with the estimator's
 # analytical model: only those objects, no learned models (XGBoost).
-CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o host.o kernel_cost.o)
+CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o nccl_env.o host.o kernel_cost.o)
 $(B)/obj/emulator/core/device_clock.o: EXTRA_CFLAGS += -Iestimator
 
 $(CORE_LIB): $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/core/core.map
