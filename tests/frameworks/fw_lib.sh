@@ -19,6 +19,14 @@ check_iterations() {
     "$PY" -c "import sys; sys.exit(not float(sys.argv[1]) > 0)" "$t" || fail "$1: iteration time $t is not positive"
 }
 
+# check_run DIR WORLD STEPS: ranks 0..WORLD-1 left whole traces with no
+# unsupported call, the report says the job succeeded, and it found the steps.
+check_run() {
+    check_rank_traces "$1" "$2"
+    check_report "$1"
+    check_iterations "$1" "$3"
+}
+
 # coll_bytes DUMP API [MIN]: the bytes of a trace dump's API collectives
 # (ncclAllReduce, ...) of at least MIN bytes each, added up.
 coll_bytes() {

@@ -15,9 +15,7 @@ steps=4 world=2
 d=$TEST_TMP/zero3
 MAYA_VALUES="BitwiseOrFunctor=u8:0" MAYA_RUN_OPTS="--iteration-marker step*" \
     torch_run "$d" h100x$world deepspeed_zero.py 3 $steps
-check_rank_traces "$d" $world
-check_report "$d"
-check_iterations "$d" $steps
+check_run "$d" $world $steps
 expect_eq "$(report_field "$d" "r['declared_values']")" '{"BitwiseOrFunctor=u8:0": 8}' \
     "the overflow flag declared, read once per step on each rank"
 for ((r = 0; r < world; r++)); do

@@ -12,9 +12,7 @@ steps=4
 for model in ${HF_MODELS:-gpt2}; do
     d=$TEST_TMP/$model
     torch_run "$d" h100x2 hf_accelerate.py $model $steps
-    check_rank_traces "$d" 2
-    check_report "$d"
-    check_iterations "$d" $steps
+    check_run "$d" 2 $steps
     for r in 0 1; do
         out=$d/logs/rank-$r.out
         expect_eq "$(result "$out" rank)" $r "$model: rank of process $r"

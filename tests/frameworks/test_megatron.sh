@@ -16,9 +16,7 @@
 steps=4 world=2
 d=$TEST_TMP/tp2
 MAYA_VALUES="MaxNanFunctor<long>=i64:4096" torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2
-check_rank_traces "$d" $world
-check_report "$d"
-check_iterations "$d" $steps
+check_run "$d" $world $steps
 for ((r = 0; r < world; r++)); do
     out=$d/logs/rank-$r.out
     expect_eq "$(result "$out" tp_rank)" $r "rank $r: tensor-parallel rank"

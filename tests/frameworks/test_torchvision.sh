@@ -12,9 +12,7 @@
 steps=4 world=2
 d=$TEST_TMP/resnet18
 torch_run "$d" h100x$world torchvision_ddp.py resnet18 $steps
-check_rank_traces "$d" $world
-check_report "$d"
-check_iterations "$d" $steps
+check_run "$d" $world $steps
 for ((r = 0; r < world; r++)); do
     out=$d/logs/rank-$r.out
     dump=$d/dump-$r

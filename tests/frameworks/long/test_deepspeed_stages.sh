@@ -17,9 +17,7 @@ for c in "1 --fused-adam" "2 --fused-adam" "3 --offload"; do
     stage=$1
     d=$TEST_TMP/zero$stage
     torch_run "$d" h100x$world deepspeed_zero.py "$@" $steps
-    check_rank_traces "$d" $world
-    check_report "$d"
-    check_iterations "$d" $steps
+    check_run "$d" $world $steps
     for ((r = 0; r < world; r++)); do
         out=$d/logs/rank-$r.out
         dump=$d/dump-$r

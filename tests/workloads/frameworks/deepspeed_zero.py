@@ -26,11 +26,7 @@ def main():
     ap.add_argument("steps", type=int)
     ap.add_argument("--offload", action="store_true")
     ap.add_argument("--fused-adam", action="store_true")
-    ap.add_argument("--layers", type=int, default=2)
-    ap.add_argument("--dim", type=int, default=128)
-    ap.add_argument("--seq", type=int, default=64)
-    ap.add_argument("--batch", type=int, default=4)
-    ap.add_argument("--vocab", type=int, default=1024)
+    fw_common.add_lm_args(ap)
     a = ap.parse_args()
 
     local = int(os.environ.get("LOCAL_RANK", "0"))

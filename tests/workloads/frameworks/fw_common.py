@@ -24,6 +24,15 @@ def hf_lm(model, layers=2, dim=128, seq=64, vocab=1024):
     sys.exit(f"model must be gpt2 or llama, not {model!r}")
 
 
+def add_lm_args(ap):
+    """The size options of the hf_lm workloads, on an argparse parser."""
+    ap.add_argument("--layers", type=int, default=2)
+    ap.add_argument("--dim", type=int, default=128)
+    ap.add_argument("--seq", type=int, default=64)
+    ap.add_argument("--batch", type=int, default=4)
+    ap.add_argument("--vocab", type=int, default=1024)
+
+
 def param_sizes(model):
     """(number of parameters, their bytes, the buffers' bytes), each shared
     tensor once."""
