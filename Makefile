@@ -2,6 +2,7 @@
 #
 #   make                 build everything into build/ (laid out like an install prefix)
 #   make test            build, then run the test suite (tests/run)
+#   make test-frameworks-long  the frameworks' larger variants (tests/frameworks/long)
 #   make fuzz            build the libFuzzer harnesses (fuzz/, clang)
 #   make fuzz-long       run each harness for FUZZ_SECONDS (default 600)
 #   make bench           build, then print benchmark figures (name=value lines)
@@ -46,7 +47,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test bench demo install clean deps accuracy venv fidelity tools astra-check search-demo scale-check
+.PHONY: all test test-frameworks-long bench demo install clean deps accuracy venv fidelity tools astra-check search-demo scale-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -92,6 +93,11 @@ tools:
 
 test: all venv tools fuzz
 	tests/run
+
+# Larger framework runs than make test has time for (docs/compatibility.md):
+# Megatron-core TP2 x PP2 with virtual stages, DeepSpeed ZeRO-1/2/offload, ...
+test-frameworks-long: all venv
+	tests/run --long frameworks
 
 bench: all
 	bench/run

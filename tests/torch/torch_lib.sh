@@ -12,11 +12,13 @@ export TORCHINDUCTOR_CACHE_DIR=$TEST_TMP/inductor TRITON_CACHE_DIR=$TEST_TMP/tri
 
 # torch_run DIR GPUS SCRIPT [ARGS...]: maya run SCRIPT with the venv's
 # Python on GPUS (e.g. h100x4), into run directory DIR; fails the test with
-# each rank's error output when the run fails.
+# each rank's error output when the run fails. MAYA_RUN_OPTS adds options of
+# maya run (e.g. "--iteration-marker step*"), split on spaces.
 torch_run() {
-    local dir=$1 gpus=$2 script=$3
+    local dir=$1 gpus=$2 script=$3 opts
     shift 3
-    if ! "$MAYA" run -q -g "$gpus" -o "$dir" -- "$PY" "$TORCH_WORKLOADS/$script" "$@" > "$dir.out" 2>&1; then
+    read -r -a opts <<< "${MAYA_RUN_OPTS:-}"
+    if ! "$MAYA" run -q -g "$gpus" -o "$dir" "${opts[@]}" -- "$PY" "$TORCH_WORKLOADS/$script" "$@" > "$dir.out" 2>&1; then
         cat "$dir.out" >&2
         for e in "$dir"/logs/rank-*.err; do
             [ -s "$e" ] && { echo "--- $e:" >&2; tail -30 "$e" >&2; }

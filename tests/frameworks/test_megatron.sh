@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# A Megatron-core GPT (local layer spec, bf16 in a Float16Module) trains with
+# tensor parallelism 2 on 2 emulated H100s under `maya run` through
+# Megatron-core's own DistributedDataParallel, get_megatron_optimizer and
+# pipeline schedule: nothing is unsupported, the report finds the steps,
+# and each microbatch's tensor-parallel all-reduces of the activations show
+# (forward: each layer's attention and MLP outputs and the vocab-parallel
+# embedding; backward: the inputs' gradients of each layer's column-parallel
+# QKV and FC1 and of the output layer). get_megatron_optimizer calls
+# torch.distributed.all_gather_object, which sizes its buffer by a max()
+# that a kernel computes: MAYA_VALUES declares it 4096 bytes (more than the
+# pickled keys need; docs/compatibility.md).
+. "$MAYA_TOP/tests/lib.sh"
+. "$MAYA_TOP/tests/frameworks/fw_lib.sh"
+
+steps=4 world=2
+d=$TEST_TMP/tp2
+MAYA_VALUES="MaxNanFunctor<long>=i64:4096" torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2
+check_run "$d" $world $steps
+for ((r = 0; r < world; r++)); do
+    out=$d/logs/rank-$r.out
+    expect_eq "$(result "$out" tp_rank)" $r "rank $r: tensor-parallel rank"
+    expect_eq "$(result "$out" optimizer)" ChainedOptimizer "rank $r: get_megatron_optimizer's optimizer"
+    layers=$(result "$out" layers) mb=$(result "$out" microbatches)
+    act=$(($(result "$out" batch) * $(result "$out" seq) * $(result "$out" dim) * 2))   # bf16 [b, s, h]
+    expect_eq "$(coll_count "$d/dump-$r" ncclAllReduce $act)" $((steps * mb * (4 * layers + 2))) \
+        "rank $r: tensor-parallel all-reduces of $act-byte activations"
+    # bf16 weights and gradients, fp32 main weights and Adam's two moments.
+    p=$(result "$out" params)
+    check_peak "$d" $r $((16 * p))
+done
+echo "megatron-core tp2: ok"
