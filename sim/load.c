@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/job_trace.h"
 #include "maya/progress.h"
@@ -87,6 +88,19 @@ struct loader {
     int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
     uint32_t stamp;
+    /* rebuilt ranks that are references (MAYA_REBUILT_F_REF): where each
+     * section begins, to read a source's again; 16 bytes per rank */
+    struct section {
+        uint64_t chunk;            /* its RANK_BEGIN: chunk offset and byte in it */
+        uint32_t byte;
+        int32_t first_dev;         /* device of its first communicator, -1 none */
+        int is_ref;
+    } *sect;
+    uint64_t capsect;
+    struct maya_map sect_of;       /* global rank -> ranks[] index + 1 */
+    struct col_ref_map *ref;       /* the current section is a reference to ... */
+    int ref_source;                /* ... this ranks[] index */
+    struct maya_trace_reader *r2;  /* the job trace again, for the sources */
 };
 
 /* Add one to counts[id - 1], growing the array (new entries zero). */
@@ -532,6 +546,120 @@ static int join_comm(struct loader *L, const struct maya_rec_comm *c)
     return 0;
 }
 
+/* One record of a rank's section (not a job record). */
+static int load_record(struct loader *L, const struct maya_rec_hdr *h)
+{
+    const char *path = maya_trace_path(L->r);
+    if (h->type == MAYA_REC_STREAM) {
+        const struct maya_rec_stream *s = (const void *)h;
+        if (!L->cur)
+            return maya_error("%s: a stream outside any rank section", path);
+        if (maya_map_get(&L->cur->stream_ids, s->stream, 0))
+            return maya_error("rank %d defines stream %llu twice", L->cur->rank, (unsigned long long)s->stream);
+        return new_stream(L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
+    }
+    if (h->type == MAYA_REC_COMM) {
+        if (!L->cur)
+            return maya_error("%s: a communicator outside any rank section", path);
+        struct section *sc = &L->sect[L->cur - L->j->ranks];
+        if (sc->first_dev < 0)
+            sc->first_dev = ((const struct maya_rec_comm *)h)->device;
+        return join_comm(L, (const struct maya_rec_comm *)h);
+    }
+    if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
+        if (!L->cur)
+            return maya_error("%s: a call outside any rank section", path);
+        L->cur->peak_bytes = MAYA_MAX(L->cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
+        return add_call(L, h);
+    }
+    if (maya_rec_is_call(h->type))
+        return L->cur ? add_call(L, h) : maya_error("%s: a call outside any rank section", path);
+    if (h->type == MAYA_REC_VALUE_READ)
+        return L->cur ? value_read(L, h) : maya_error("%s: a value read outside any rank section", path);
+    return 0;
+}
+
+/* ---- rebuilt ranks that are references ---- */
+
+/* RANK_REBUILT: a full copy follows (nothing to do), or the section is a
+ * reference to an earlier rank's section, which must hold work of its own. */
+static int rebuilt_record(struct loader *L, const struct maya_rec_rank_rebuilt *b)
+{
+    struct sim_rank *r = L->cur;
+    const char *path = maya_trace_path(L->r);
+    if (!r)
+        return maya_error("%s: a rebuilt-rank record outside any rank section", path);
+    if (!(b->flags & MAYA_REBUILT_F_REF))
+        return 0;
+    if (b->rank != r->rank)
+        return maya_error("%s: rank %d's section says it rebuilds rank %d", path, r->rank, b->rank);
+    if (L->ref || r->nops || r->nstreams || r->nbars)
+        return maya_error("%s: rank %d's section is a reference to rank %d after records of its own; expected "
+                          "RANK_REBUILT right after RANK_BEGIN", path, r->rank, b->source);
+    if (b->source < 0 || b->source == b->rank || (L->j->world_size > 0 && b->source >= L->j->world_size))
+        return maya_error("%s: rank %d is a reference to rank %d: expected another rank of the job's %d", path,
+                          r->rank, b->source, L->j->world_size);
+    uint64_t *si = maya_map_get(&L->sect_of, (uint64_t)(uint32_t)b->source, 0);
+    if (!si)
+        return maya_error("%s: rank %d is a reference to rank %d, whose section does not come before it", path,
+                          r->rank, b->source);
+    if (L->sect[*si - 1].is_ref)
+        return maya_error("%s: rank %d is a reference to rank %d, itself a reference: expected a section with "
+                          "work of its own", path, r->rank, b->source);
+    L->sect[r - L->j->ranks].is_ref = 1;
+    L->ref_source = (int)(*si - 1);
+    return col_ref_map_new(r->rank, b->source, L->sect[*si - 1].first_dev, &L->ref);
+}
+
+/* A record of a reference section: only its DEVICE and COMM records. */
+static int ref_record(struct loader *L, const struct maya_rec_hdr *h)
+{
+    if (h->type == MAYA_REC_COMM)
+        return col_ref_map_comm(L->ref, (const struct maya_rec_comm *)h);
+    if (h->type == MAYA_REC_DEVICE || h->type == MAYA_REC_STRING)
+        return 0;
+    return maya_error("%s: rank %d's section is a reference, but holds a %s record", maya_trace_path(L->r),
+                      L->cur ? L->cur->rank : -1, maya_rec_type_name(h->type));
+}
+
+/* At a reference's RANK_END: its work, read from its source's section and
+ * made its own as the collator's full copy would be (col_ref_map). */
+static int materialise(struct loader *L)
+{
+    struct col_ref_map *m = L->ref;
+    const struct section *sc = &L->sect[L->ref_source];
+    int source = L->j->ranks[L->ref_source].rank;
+    L->ref = NULL;
+    int rc = 0;
+    if (!L->r2)
+        rc = maya_trace_open(maya_trace_path(L->r), &L->r2);
+    if (rc == 0)
+        rc = maya_trace_seek(L->r2, sc->chunk, sc->byte);
+    const struct maya_rec_hdr *h;
+    if (rc == 0 && (maya_trace_next(L->r2, &h) <= 0 || h->type != MAYA_REC_RANK_BEGIN ||
+                    ((const struct maya_rec_rank_begin *)h)->rank != source))
+        rc = maya_error("%s: rank %d's section is not where it was read", maya_trace_path(L->r), source);
+    struct maya_trace_reader *main_reader = L->r;
+    L->r = L->r2; /* strings and kernels are the source section's */
+    int got = 0;
+    while (rc == 0 && (got = maya_trace_next(L->r2, &h)) > 0 && h->type != MAYA_REC_RANK_END) {
+        if (h->type >= MAYA_REC_JOB && h->type < 128) {
+            if (h->type != MAYA_REC_RANK_REBUILT)
+                rc = maya_error("%s: rank %d's section holds a %s record", maya_trace_path(L->r), source,
+                                maya_rec_type_name(h->type));
+            continue;
+        }
+        const struct maya_rec_hdr *mine;
+        int keep = col_ref_map_record(m, h, &mine);
+        rc = keep < 0 ? -1 : keep ? load_record(L, mine) : 0;
+    }
+    L->r = main_reader;
+    if (rc == 0 && got <= 0)
+        rc = got < 0 ? -1 : maya_error("%s: rank %d's section has no end", maya_trace_path(L->r), source);
+    col_ref_map_free(m);
+    return rc;
+}
+
 /* ---- job records ---- */
 
 /* Most members a communicator may have: a send/recv's comm ranks are packed
@@ -665,6 +793,19 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             return -1;
         if (SIM_GROW(j->ranks, L->capranks, (uint64_t)j->nranks + 1) < 0)
             return maya_error("out of memory loading the job");
+        if (SIM_GROW(L->sect, L->capsect, (uint64_t)j->nranks + 1) < 0)
+            return maya_error("out of memory loading the job");
+        struct section *sc = &L->sect[j->nranks];
+        maya_trace_position(L->r, &sc->chunk, &sc->byte);
+        sc->first_dev = -1;
+        sc->is_ref = 0;
+        int created;
+        uint64_t *si = maya_map_put(&L->sect_of, (uint64_t)(uint32_t)b->rank, 0, &created);
+        if (!si)
+            return maya_error("out of memory loading the job");
+        if (!created)
+            return maya_error("%s: two sections for rank %d", maya_trace_path(L->r), b->rank);
+        *si = (uint64_t)j->nranks + 1;
         struct sim_rank *r = &j->ranks[j->nranks++];
         memset(r, 0, sizeof *r);
         r->rank = b->rank;
@@ -685,12 +826,16 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
         return 0;
     }
+    case MAYA_REC_RANK_REBUILT:
+        return rebuilt_record(L, (const struct maya_rec_rank_rebuilt *)h);
     case MAYA_REC_RANK_END: {
         const struct maya_rec_rank_end *e = (const void *)h;
         const struct maya_end_device *d = (const void *)(e + 1);
         struct sim_rank *r = L->cur;
         if (!r)
             return maya_error("%s: a rank end without its beginning", maya_trace_path(L->r));
+        if (L->ref && materialise(L) < 0)
+            return -1;
         for (uint32_t i = 0; i < e->ndevices; i++)
             r->peak_bytes = MAYA_MAX(r->peak_bytes, d[i].peak_bytes);
         r->oom |= e->oom != 0;
@@ -730,31 +875,18 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
-        rc = 0;
-        if (h->type >= MAYA_REC_JOB && h->type < 128) {
+        if (h->type >= MAYA_REC_JOB && h->type < 128)
             rc = job_record(&L, h, &ncomms);
-        } else if (h->type == MAYA_REC_STREAM) {
-            const struct maya_rec_stream *s = (const void *)h;
-            if (!L.cur)
-                rc = maya_error("%s: a stream outside any rank section", path);
-            else if (maya_map_get(&L.cur->stream_ids, s->stream, 0))
-                rc = maya_error("rank %d defines stream %llu twice", L.cur->rank, (unsigned long long)s->stream);
-            else
-                rc = new_stream(&L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
-        } else if (h->type == MAYA_REC_COMM) {
-            rc = L.cur ? join_comm(&L, (const struct maya_rec_comm *)h)
-                       : maya_error("%s: a communicator outside any rank section", path);
-        } else if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
-            if (L.cur)
-                L.cur->peak_bytes = MAYA_MAX(L.cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
-            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
-        } else if (maya_rec_is_call(h->type)) {
-            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
-        } else if (h->type == MAYA_REC_VALUE_READ) {
-            rc = L.cur ? value_read(&L, h) : maya_error("%s: a value read outside any rank section", path);
-        }
+        else if (L.ref)
+            rc = ref_record(&L, h);
+        else
+            rc = load_record(&L, h);
     }
     maya_trace_close(L.r);
+    maya_trace_close(L.r2);
+    col_ref_map_free(L.ref);
+    free(L.sect);
+    maya_map_free(&L.sect_of);
     sim_memo_free(L.memo);
     free(L.sl);
     free(L.node_seen);

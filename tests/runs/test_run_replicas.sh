@@ -84,6 +84,44 @@ stopped=$(grep -cE '^rank\.(2|3|9|10|11)\.note=eliminated, rebuilt from rank (1|
 [ "$stopped" -ge 2 ] || fail "--dedup on top stopped $stopped of ranks 2-3 and 9-11: $(grep note= "$TEST_TMP/both/run.conf")"
 expect_no_grep "^rank\.[01]\.note=" "$TEST_TMP/both/run.conf" "ranks 0 and 1 run on"
 
+# The job trace holds the rebuilt ranks as references to their sources'
+# sections (docs/trace-format.md, "Rebuilt ranks"); collated as full copies
+# instead (MAYA_REBUILT_COPY=1), the same traces give the same report, field
+# for field, and a larger job trace.
+for name in repl both; do
+    "$MAYA" trace dump "$TEST_TMP/$name/job.mtrace" > "$TEST_TMP/$name.job.dump" || fail "dump $name's job"
+    refs=$(grep -c '^rank_rebuilt .* ref$' "$TEST_TMP/$name.job.dump")
+    all=$(grep -c '^rank_rebuilt ' "$TEST_TMP/$name.job.dump")
+    [ "$refs" -ge 8 ] && [ "$refs" -eq "$all" ] || fail "$name: $refs of $all rebuilt ranks are references"
+    cp -r "$TEST_TMP/$name" "$TEST_TMP/$name.copy"
+    MAYA_REBUILT_COPY=1 "$MAYA" report -q "$TEST_TMP/$name.copy" > "$TEST_TMP/$name.copy.out" 2>&1 ||
+        fail "maya report with full copies failed: $(tail -5 "$TEST_TMP/$name.copy.out")"
+    "$MAYA" trace dump "$TEST_TMP/$name.copy/job.mtrace" > "$TEST_TMP/$name.copy.dump" || fail "dump the copies"
+    expect_count 0 '^rank_rebuilt .* ref$' "$TEST_TMP/$name.copy.dump"
+    expect_count "$all" '^rank_rebuilt ' "$TEST_TMP/$name.copy.dump"
+    python3 - "$TEST_TMP/$name/report.json" "$TEST_TMP/$name.copy/report.json" \
+        "$TEST_TMP/$name/job.mtrace" "$TEST_TMP/$name.copy/job.mtrace" <<'PY' || fail "$name: references and copies differ (above)"
+import json, os, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a["simulated"] and a["iteration_time_s"] > 0, a["error"]
+diffs = []
+def walk(x, y, p):
+    if isinstance(x, dict) and isinstance(y, dict):
+        for k in sorted(set(x) | set(y)):
+            walk(x.get(k), y.get(k), p + "." + k)
+    elif isinstance(x, list) and isinstance(y, list) and len(x) == len(y):
+        for i, (u, v) in enumerate(zip(x, y)):
+            walk(u, v, "%s[%d]" % (p, i))
+    elif x != y:
+        diffs.append((p, x, y))
+walk(a, b, "")
+assert not diffs, diffs[:10]
+sa, sb = os.path.getsize(sys.argv[3]), os.path.getsize(sys.argv[4])
+print("iteration %.9f s both ways; job trace %d bytes with references, %d with copies" % (a["iteration_time_s"], sa, sb))
+assert sa < sb, (sa, sb)
+PY
+done
+
 # layouts that cannot be
 for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
     "$MAYA" run -q --replicas "$bad" -g h100x16 -o "$TEST_TMP/bad" -- $mg > "$TEST_TMP/bad.out" 2>&1
