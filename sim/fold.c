@@ -398,7 +398,7 @@ static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
     return theirs;
 }
 
-static int64_t mine_to_theirs(const struct sim_rank *r, uint32_t mine)
+int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine)
 {
     for (uint32_t k = 0; k < r->ncomm_map; k++)
         if (r->comm_map[k].mine == mine)
@@ -505,7 +505,7 @@ static int check_comms(struct checker *C)
             if (i < 0)
                 continue;
             const struct sim_rank *r = &j->ranks[i];
-            int64_t img = r->fold < 0 ? (int64_t)c : mine_to_theirs(r, c);
+            int64_t img = r->fold < 0 ? (int64_t)c : sim_fold_theirs(r, c);
             folded += r->fold >= 0;
             if (img < 0 || (image != -2 && img != image))
                 ok = 0;
