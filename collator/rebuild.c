@@ -479,17 +479,17 @@ int col_rebuild(const struct col_shape *own, int rank, const char *source_path, 
 
 /* ---- a rebuilt rank as a reference to its source's section ---- */
 
-/* One NCCL operation of a source, as the collator's checks need it. 40 bytes. */
+/* One NCCL operation of a source, as the collator's checks need it. 56 bytes. */
 struct ref_coll {
-    uint64_t count, seq;
-    uint32_t op, idx;           /* idx: the source's communicator, by order made (UINT32_MAX: none) */
+    uint64_t comm, count, seq;
+    uint32_t op;
     int32_t dtype, redop, peer, rank, nranks, result;
     uint32_t flags;
 };
 
 /* What references to one source need: its shape, its NCCL operations and
  * their prefix hashes (hash[i]: of the first i), its first communicator's
- * device. Read once per source; 48 bytes per NCCL operation. */
+ * device. Read once per source; 64 bytes per NCCL operation. */
 struct col_ref_source {
     struct col_shape *shape;
     struct ref_coll *colls;
@@ -558,10 +558,8 @@ int col_ref_source_load(const char *path, int rank, struct col_ref_source **out)
             s->cap = n;
         }
         const struct maya_rec_coll *k = (const void *)rec;
-        uint64_t *v = maya_map_get(&s->shape->comm_index, k->comm, 0);
-        s->colls[s->ncoll] = (struct ref_coll){ k->count, k->seq, k->op, v ? (uint32_t)(*v - 1) : UINT32_MAX,
-                                                k->dtype, k->redop, k->peer, k->rank, k->nranks, k->call.result,
-                                                rec->flags };
+        s->colls[s->ncoll] = (struct ref_coll){ k->comm, k->count, k->seq, k->op, k->dtype, k->redop, k->peer,
+                                                k->rank, k->nranks, k->call.result, rec->flags };
         s->hash[++s->ncoll] = s->shape->hash;
     }
     if (rc == 0 && got < 0)
@@ -616,19 +614,16 @@ int col_rebuild_ref(const struct col_shape *own, int rank, const struct col_ref_
         rc = take(ctx, &own->devices_recs[i].h);
     for (size_t i = 0; rc == 0 && i < src->ncomms; i++)
         rc = take(ctx, &own->comm_recs[i].h);
-    /* the checks see the operations the copy would hold */
+    /* the checks see the operations the copy would hold, mapped as it maps them */
+    struct joint j = { .own = own, .src = src, .rank = rank, .source = source, .dev_src = rs->first_dev,
+                       .dev_own = own->ncomms > 0 && rs->first_dev >= 0 ? own->comm_recs[0].device : -1 };
+    if (j.dev_own < 0)
+        j.dev_src = -1;
     struct maya_rec_coll k;
     memset(&k, 0, sizeof k);
     k.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof k };
     for (uint64_t i = 0; rc == 0 && i < rs->ncoll; i++) {
         const struct ref_coll *x = &rs->colls[i];
-        if (x->idx == UINT32_MAX || x->idx >= src->ncomms)
-            return maya_error("rank %d: %s #%llu on a communicator for which its trace has no COMM record", source,
-                              maya_coll_op_name(x->op), (unsigned long long)x->seq);
-        const struct shape_comm *sc = &src->comms[x->idx], *oc = &own->comms[x->idx];
-        if (x->nranks != sc->nranks)
-            return maya_error("rank %d: %s on communicator 0x%llx of %d members as one of %d", source,
-                              maya_coll_op_name(x->op), (unsigned long long)sc->id, sc->nranks, x->nranks);
         k.h.flags = (uint16_t)x->flags;
         k.call.result = x->result;
         k.op = x->op;
@@ -637,19 +632,14 @@ int col_rebuild_ref(const struct col_shape *own, int rank, const struct col_ref_
         k.dtype = x->dtype;
         k.redop = x->redop;
         k.nranks = x->nranks;
-        k.comm = oc->id;
-        k.rank = oc->rank;
-        k.peer = is_p2p(x->op) ? (int32_t)(((int64_t)oc->rank + peer_offset(x->peer, x->rank, x->nranks)) % x->nranks)
-                               : x->peer;
-        rc = note(ctx, &k);
+        k.comm = x->comm;
+        k.rank = x->rank;
+        k.peer = x->peer;
+        if ((rc = map_coll(&j, &k)) == 0)
+            rc = note(ctx, &k);
     }
-    if (rc == 0) {
-        struct joint j = { .own = own, .src = src, .rank = rank, .source = source, .dev_src = rs->first_dev,
-                           .dev_own = own->ncomms > 0 && rs->first_dev >= 0 ? own->comm_recs[0].device : -1 };
-        if (j.dev_own < 0)
-            j.dev_src = -1;
+    if (rc == 0)
         fill_end(&j, end, max_devices);
-    }
     return rc;
 }
 

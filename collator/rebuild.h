@@ -50,7 +50,7 @@ int col_rebuild(const struct col_shape *own, int rank, const char *source_path, 
 /* ---- a rebuilt rank as a reference (MAYA_REBUILT_F_REF) ---- */
 
 /* A source's trace, read once for all the ranks rebuilt from it: its shape
- * and its NCCL operations (48 bytes each). */
+ * and its NCCL operations (64 bytes each). */
 struct col_ref_source;
 int col_ref_source_load(const char *path, int rank, struct col_ref_source **out);
 int col_ref_source_rank(const struct col_ref_source *s);
