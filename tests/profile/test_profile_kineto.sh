@@ -81,8 +81,17 @@ assert abs(f["kernel"]["mape_pct"] - 100 / 3) < 0.5, f["kernel"]
 assert abs(f["gemm"]["mape_pct"] - 100 * (0.2 + 2.75 / 3.75) / 2) < 0.5, f["gemm"]
 assert [r["rank"] for r in c["ranks"]] == [1, 0], c["ranks"]
 assert c["ranks"][0]["measured_s"] > 1.4 * c["ranks"][1]["measured_s"], c["ranks"]
-assert c["most_different_ops"][0]["rank"] == 1, c["most_different_ops"][0]
+# the computing op that differs most is the straggler's (of all ops, a
+# collective of rank 0 may come first: its time includes its wait for rank
+# 1, which the host clock of the run the traces are made from decides; a
+# rank-0 all-reduce waiting 0.4 ms did on a loaded machine)
+own = c["most_different_compute_ops"]
+assert own and own[0]["rank"] == 1, own[:3]
+assert all(o["family"] not in ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "sendrecv")
+           for o in own), own
+assert own[0] in c["most_different_ops"] or len(c["most_different_ops"]) == 50, c["most_different_ops"][:3]
 PY
+expect_grep "^the computing ops that differ most" "$d/compare.txt"
 expect_grep "^ranks, furthest from the prediction first" "$d/compare.txt"
 expect_grep "^       1 " "$d/compare.txt"
 
