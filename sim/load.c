@@ -887,38 +887,27 @@ static int take_copy(struct loader *L, const struct ref_template *t)
         }
     }
     X = &j->ranks[xi]; /* new_stream may move j->streams, not ranks: kept obviously right */
-    r->ops = malloc(MAYA_MAX(X->nops, 1) * sizeof *r->ops);
-    r->events = calloc(MAYA_MAX(X->nevents, 1), sizeof *r->events);
-    r->bars = malloc(MAYA_MAX(X->nbars, 1) * sizeof *r->bars);
-    if (!r->ops || !r->events || !r->bars) {
+    if (sim_copy_work(j, r, X, first) < 0) {
         maya_map_free(&to_mine);
-        return maya_error("out of memory loading the job");
+        return -1;
     }
-    memcpy(r->ops, X->ops, X->nops * sizeof *r->ops);
-    r->nops = r->capops = X->nops;
     for (uint64_t i = 0; i < r->nops; i++) {
         struct sim_op *o = &r->ops[i];
-        if (o->stream)
-            o->stream = first + j->streams[o->stream - 1].lane + 1;
-        if (o->kind == SK_SYNC && o->sub == MAYA_SYNC_STREAM && o->arg)
-            o->arg = first + j->streams[o->arg - 1].lane + 1;
         if (o->kind == SK_COLL || o->kind == SK_P2P) {
             o->arg = (uint32_t)(*maya_map_get(&to_mine, o->arg, 0) - 1);
             j->comms[o->arg].has_p2p |= o->kind == SK_P2P;
             j->comms[o->arg].inter_used |= (o->flags & SF_INTER_NODE) != 0;
         }
     }
-    r->nevents = r->capevents = X->nevents;
-    for (uint32_t k = 0; k < X->nbars; k++) {
-        uint32_t c = (uint32_t)(*maya_map_get(&to_mine, X->bars[k].comm, 0) - 1);
-        r->bars[k] = (struct sim_barrier){ X->bars[k].op, c };
+    for (uint32_t k = 0; k < r->nbars; k++) {
+        uint32_t c = (uint32_t)(*maya_map_get(&to_mine, r->bars[k].comm, 0) - 1);
+        r->bars[k].comm = c;
         if (!maya_map_put(&r->comms_joined, c, 0, NULL)) {
             maya_map_free(&to_mine);
             return maya_error("out of memory loading the job");
         }
         j->comms[c].joiners++;
     }
-    r->nbars = r->capbars = X->nbars;
     maya_map_free(&to_mine);
     /* what loading the template counted, counted again */
     r->unsupported = T->unsupported;

@@ -382,6 +382,10 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri);
  * loaded before it (while their streams are the last ones). 0 or -1. */
 int sim_fold_next_node(struct sim_job *j, int node);
 int sim_fold_finish(struct sim_job *j);
+/* r's ops, events and barriers made a's, on r's streams from index first
+ * (a's lanes in order); communicators are left a's, for the caller to
+ * rename. 0, or -1 with a message. */
+int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *a, uint32_t first);
 /* A folded rank's communicator (comms[] index) as its representative's, -1 if it has none. */
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine);
 
