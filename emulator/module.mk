@@ -15,7 +15,7 @@ $(CORE_OBJS): EXTRA_CFLAGS := $(EMU_CFLAGS) $(LIB_CFLAGS)
 
 # The device clock (core/device_clock.c) times events with the estimator's
 # analytical model: only those objects, no learned models (XGBoost).
-CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o host.o kernel_cost.o)
+CORE_EST_OBJS := $(addprefix $(B)/obj/estimator/,describe.o analytical.o collectives.o nccl_env.o host.o kernel_cost.o)
 $(B)/obj/emulator/core/device_clock.o: EXTRA_CFLAGS += -Iestimator
 
 $(CORE_LIB): $(CORE_OBJS) $(CORE_EST_OBJS) $(COMMON_LIB) emulator/core/core.map
@@ -150,10 +150,19 @@ ALL_TARGETS += $(PTX_UNIT)
 PTX_EXEC_UNIT := $(B)/tests/unit/test_ptx_exec
 $(B)/obj/tests/emulator/unit_ptx_exec.o: EXTRA_CFLAGS := -Iemulator/core
 $(PTX_EXEC_UNIT): $(B)/obj/tests/emulator/unit_ptx_exec.o $(B)/obj/emulator/core/ptx_exec.o \
-		$(B)/obj/emulator/core/ptx_parse.o
+		$(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/exec_common.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) -lm
 ALL_TARGETS += $(PTX_EXEC_UNIT)
+# Unit test of the SASS executor (core/sass_exec.c) on kernels written as
+# nvdisasm prints them
+SASS_EXEC_UNIT := $(B)/tests/unit/test_sass_exec
+$(B)/obj/tests/emulator/unit_sass_exec.o: EXTRA_CFLAGS := -Iemulator/core
+$(SASS_EXEC_UNIT): $(B)/obj/tests/emulator/unit_sass_exec.o $(B)/obj/emulator/core/sass_exec.o \
+		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/exec_common.o
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) -lm
+ALL_TARGETS += $(SASS_EXEC_UNIT)
 # Unit test of reading kernels' work from PTX (core/ptx_parse.c,
 # kernel_work.c) and of evaluating it per launch (estimator/kernel_cost.c).
 KWORK_UNIT := $(B)/tests/unit/test_kernel_work

@@ -17,10 +17,11 @@
  * fidelity/collectives.sh):
  *   - base and per-hop latencies, LL bandwidth caps, NVLS efficiency per
  *     GPU generation, the tree's size correction: NCCL's tuning constants.
- *   - the share of NVLink line rate a Simple ring reaches, 0.82: NCCL's
- *     maintainer, "ring busbw ~370 GB/s of 450" on 8 H100 (nccl-tests #212);
- *     NCCL's own NVLink figure is 20.6 GB/s per link x 18 = 370 on SM90,
- *     20 x 12 = 240 of 300 on SM80.
+ *   - the share of NVLink line rate a Simple ring reaches: NCCL's own
+ *     NVLink figure per link and generation (ring_eff_nvlink): 20.6 GB/s x
+ *     18 = 370 of 450 on SM90 (NCCL's maintainer: "ring busbw ~370 GB/s",
+ *     nccl-tests #212), 20 x 12 = 240 of 300 on SM80, 40.1 x 18 = 722 of
+ *     900 on SM100.
  *   - a NIC reaches 0.92 of its line rate (NDR 400 Gb/s: 46 of 50 GB/s,
  *     nccl-tests #290).
  *   - one send/recv reaches 0.65 of NVLink line rate: 195 of 300 GB/s on
@@ -28,7 +29,11 @@
  *   - every operation is a kernel and pays the GPU's launch latency
  *     (perf.launch_ns, hwspecs/gpus: published per GPU).
  *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
- *     all-reduce curve, see there.
+ *     all-reduce curve, see there. NVLS below the bytes in flight moves at
+ *     half its rate (nvls_fill: a structural assumption, chosen after
+ *     seeing that a ring's fill put forced-NVLS H100/H200 runs 60-77 %
+ *     low at 64 KiB-16 MiB; no constant fitted).
+ * The job's NCCL_ALGO / NCCL_PROTO narrow the choice (nccl_env.c).
  * Costs: a few hundred ns per estimate (15 algorithm/protocol pairs, no
  * allocation; est_bench est_analytical_allreduce_ns_per_op).
  *
@@ -44,6 +49,7 @@
 
 #include "est_internal.h"
 
+/* the order nccl_env.c numbers them in */
 enum { A_TREE, A_RING, A_NVLS, A_NVLS_TREE, A_PAT, A_N };
 enum { P_LL, P_LL128, P_SIMPLE, P_N };
 enum { HW_NVLINK, HW_PCI, HW_NET };
@@ -71,8 +77,19 @@ static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
 /* Channels NVLS spreads over (one is the head's): (n-1)/n of it carries data. */
 #define NVLS_CHANNELS 16
 
-/* Share of line rate: a Simple ring over NVLink, a NIC, one send/recv over NVLink. */
-#define RING_EFF_NVLINK 0.82
+/* Share of NVLink's line rate a Simple ring reaches, by generation: the
+ * bandwidth per link NCCL assumes (src/graph/topo.h SM70/80/86/90/100_NVLINK_BW:
+ * 20, 20, 12, 20.6, 40.1 GB/s) over the link's rate per direction (NVLink
+ * 2/3/4: 25 GB/s, NVLink 5: 50; A40's bridge: 4 links, 56.25 GB/s). */
+static double ring_eff_nvlink(int gen, int major, int minor)
+{
+    if (major == 8 && minor >= 6)
+        return 12.0 / (56.25 / 4);
+    static const double eff[4] = { 20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50 };
+    return eff[gen];
+}
+
+/* Share of line rate: a NIC, one send/recv over NVLink. */
 #define NIC_EFF 0.92
 #define P2P_EFF_NVLINK 0.65
 /* PCIe rings: as the estimator's calibration found for PCIe nodes (vidur's
@@ -143,7 +160,7 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
      * it: a switch, or a bridged pair */
     int nvlink = l.intra == MAYA_LINK_NVSWITCH || (l.intra == MAYA_LINK_PAIRWISE && t->ppn <= 2);
     t->intra_hw = nvlink ? HW_NVLINK : HW_PCI;
-    t->intra_bus = nvlink ? l.intra_gbps * RING_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->intra_bus = nvlink ? l.intra_gbps * ring_eff_nvlink(t->gen, major, g->prop.minor) : pcie * RING_EFF_PCIE;
     t->p2p_intra = nvlink ? l.intra_gbps * P2P_EFF_NVLINK : pcie * RING_EFF_PCIE;
     t->nvls = l.nvls && l.intra == MAYA_LINK_NVSWITCH && t->gen >= G_HOPPER && t->ppn >= 2;
     /* between nodes: the NICs the node's members send through (rails: one
@@ -173,6 +190,22 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
 static double channel_fill(double bytes, double bus_gbps)
 {
     return bytes / (bytes + PIPELINE_FILL_US * bus_gbps * 1e3);
+}
+
+/* The same for NVLS. There is no ring of hops to fill: each chunk is
+ * reduced through the switch (multimem loads) and multicast back (stores),
+ * two transfers one after the other (one node: NVLS; NVLS tree adds a tree
+ * between nodes, which fills as a ring does). A message smaller than the bytes in
+ * flight is all in flight at once and moves at half the peak (its chunks'
+ * two halves do not overlap); beyond that it fills as a ring does. (NCCL's
+ * own model has no fill for NVLS: 25 us plus the bytes at full rate.)
+ * Without this, a job that forces NVLS (NCCL_ALGO=NVLS) pays a ring's fill
+ * of ~100 us on every small message: 60-77 % below the measured H100/H200
+ * curves from 64 KiB to 16 MiB. */
+static double nvls_fill(double bytes, double bus_gbps)
+{
+    double window = PIPELINE_FILL_US * bus_gbps * 1e3;
+    return bytes / (bytes + fmin(bytes, window));
 }
 
 /* Bus bandwidth of a ring-like algorithm at protocol p, GB/s. */
@@ -250,7 +283,9 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         algbw = ar ? link : link * (t->ppn - 1) / t->ppn * n / nsteps;
         if (a == A_NVLS_TREE) /* the tree between nodes runs on the NICs */
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
-        algbw *= channel_fill(bytes, t->intra_bus);
+        /* NVLS tree also pipelines chunks through a tree of NICs between
+         * nodes: it fills as a ring does */
+        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus) : channel_fill(bytes, t->intra_bus);
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
@@ -338,16 +373,32 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     }
     /* NCCL's nBytes: the whole buffer */
     double nbytes = op == MAYA_COLL_ALLGATHER || op == MAYA_COLL_REDUCESCATTER ? s * n : s;
-    double best = -1;
+    /* the job's NCCL_ALGO / NCCL_PROTO narrow the choice, as in NCCL; when
+     * they leave nothing this op can use, NCCL's own choice stands (an
+     * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree) */
+    double best = -1, free_best = -1;
     for (int a = 0; a < A_N; a++)
         for (int p = 0; p < P_N; p++) {
             double us = algo_time(&t, op, a, p, nbytes);
-            if (us >= 0 && (best < 0 || us < best)) {
+            if (us < 0)
+                continue;
+            if (free_best < 0 || us < free_best)
+                free_best = us;
+            if (est_nccl_env_allows(op, a, p) && (best < 0 || us < best)) {
                 best = us;
                 plan->algo = algo_names[a];
                 plan->proto = proto_names[p];
             }
         }
+    if (best < 0 && free_best >= 0) /* the variables leave nothing: NCCL's own choice */
+        for (int a = 0; a < A_N; a++)
+            for (int p = 0; p < P_N; p++)
+                if (algo_time(&t, op, a, p, nbytes) == free_best && best < 0) {
+                    best = free_best;
+                    plan->algo = algo_names[a];
+                    plan->proto = proto_names[p];
+                }
+    plan->narrowed = best > free_best;
     if (best < 0) { /* nothing applies (an op NCCL does not have): a ring */
         best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
         plan->algo = "ring";

@@ -143,6 +143,7 @@ struct est_coll_plan {
     const char *proto;       /* "LL", "LL128", "Simple" */
     double lat_us;           /* send/recv-based ops: the latency part of the time (kernel launch
                                 included); the rest moves bytes */
+    int narrowed;            /* the job's NCCL_ALGO / NCCL_PROTO changed NCCL's own choice */
     double bytes;            /* the operation's size as nccl-tests counts it: the buffer
                                 (all-reduce, broadcast, reduce), n pieces (all-gather,
                                 reduce-scatter, all-to-all, gather, scatter), the message */
@@ -151,6 +152,12 @@ struct est_coll_plan {
  * be NULL) says what NCCL would run. */
 double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c, const struct est_desc *d,
                    struct est_coll_plan *plan);
+/* nccl_env.c: the job's NCCL_ALGO / NCCL_PROTO. Algorithms are numbered
+ * tree, ring, nvls, nvls_tree, pat; protocols LL, LL128, Simple. */
+enum { EST_NCCL_ALGOS = 5, EST_NCCL_PROTOS = 3 };
+int est_nccl_env_restricted(void);          /* 1: either variable is set */
+int est_nccl_env_allows(int coll_op, int algo, int proto);
+
 /* GB/s one copy between two GPUs of a node reaches (cudaMemcpyPeer). */
 double est_peer_copy_gbps(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c);
 

@@ -170,6 +170,10 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     out->no_code = d.family == EST_KERNEL && d.fallback;
     enum est_model want = e->model[d.family];
     double dev, fixed_us = 0;
+    /* the learned collective models were trained on NCCL's own choice of
+     * algorithm: where the job's NCCL_ALGO / NCCL_PROTO change it, the
+     * analytical model, which honours them, answers */
+    int narrowed = 0;
     if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV) {
         /* what est_analytical_ns answers, with NCCL's choice kept */
         struct est_coll_plan plan;
@@ -178,13 +182,14 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
         out->coll_proto = plan.proto;
         out->coll_bytes = plan.bytes;
         fixed_us = plan.lat_us;
+        narrowed = plan.narrowed;
     } else {
         dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
     }
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;
 
-    if (want == EST_LEARNED && d.family != EST_HOST) {
+    if (want == EST_LEARNED && d.family != EST_HOST && !narrowed) {
         double ns;
         if (est_learned_predict(e->learned, &e->gpu, &e->cluster, &d, &ns) == 1) {
             dev = ns;

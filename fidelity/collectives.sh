@@ -42,10 +42,10 @@ trap 'rm -rf "$tmp"' EXIT
 
 WARMUP=1 ITERS=20 # nccl-tests' default iterations
 status=0
-# the curves: distinct (gpu, collective, ranks, nodes, mode)
-curves=$(grep -v '^#' "$data" | tail -n +2 | cut -d, -f1-5 | awk '!seen[$0]++')
+# the curves: distinct (gpu, collective, ranks, nodes, mode, source)
+curves=$(grep -v '^#' "$data" | tail -n +2 | cut -d, -f1-6 | awk '!seen[$0]++')
 for c in $curves; do
-    IFS=, read -r gpu coll ranks nodes mode <<< "$c"
+    IFS=, read -r gpu coll ranks nodes mode source <<< "$c"
     [ -n "$only" ] && [ "$only" != "$coll/$gpu/$ranks" ] && continue
     op=$(echo "$coll" | tr -d _)
     dir=$tmp/$coll-$gpu-$ranks
@@ -53,10 +53,15 @@ for c in $curves; do
     [ "$mode" = g8 ] && nproc=(-n "$nodes")
     est=()
     [ -n "$estimator" ] && est=(--estimator "$estimator")
+    # the job's NCCL settings as the source ran them: Azure's guide sets
+    # NCCL_ALGO=NVLS (NCCL falls back to its own choice where there is none);
+    # maya's estimator reads them from the environment as NCCL does
+    jobenv=(NCCL_ALGO= NCCL_PROTO=)
+    [ "$source" = azure ] && jobenv=(NCCL_ALGO=NVLS NCCL_PROTO=)
     # the published sizes, smallest to largest (nccl_perf sweeps by factors of 2)
     min=$(grep "^$gpu,$coll,$ranks,$nodes,$mode," "$data" | cut -d, -f7 | sort -n | head -1)
     max=$(grep "^$gpu,$coll,$ranks,$nodes,$mode," "$data" | cut -d, -f7 | sort -n | tail -1)
-    if ! "$MAYA" run -q --timeline full -g "${gpu}x$ranks" "${nproc[@]}" "${est[@]}" -o "$dir" -- \
+    if ! env "${jobenv[@]}" "$MAYA" run -q --timeline full -g "${gpu}x$ranks" "${nproc[@]}" "${est[@]}" -o "$dir" -- \
             "$NCCL_PERF" --op "$op" --devices $((ranks / nodes)) --min "$min" --max "$max" \
             --warmup $WARMUP --iters $ITERS > "$dir.log" 2>&1; then
         echo "collectives.sh: $coll on ${gpu}x$ranks failed: $(tail -3 "$dir.log")" >&2

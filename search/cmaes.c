@@ -43,6 +43,7 @@ struct search_cmaes {
     double *tmp;                /* n, and lambda for scratch */
     int *order;                 /* lambda: the samples best first */
     const double *score;        /* tell's, while it sorts */
+    const int *tier;            /* tell's tiers (NULL: by finiteness), while it sorts */
     int generation;
     uint64_t rng;
     int have_spare;
@@ -195,14 +196,29 @@ void search_cmaes_ask(struct search_cmaes *c, int *index)
     }
 }
 
-/* Valid before invalid, lower score first, then the order drawn: a total
- * order, so the update is the same on every machine. */
+void search_cmaes_move(struct search_cmaes *c, int k, const int *index)
+{
+    int n = c->n;
+    for (int i = 0; i < n; i++) {
+        double x = index[i] * c->steps[i];
+        if (fabs(x - c->x[k * n + i]) <= 0.5 * c->steps[i])
+            continue; /* the same value: the draw stays as it was */
+        c->x[k * n + i] = x;
+        c->y[k * n + i] = (x - c->mean[i]) / c->sigma;
+    }
+}
+
+/* Lower tier first (without tiers: valid before invalid), then within a
+ * tier lower score first (scores that are not finite last), then the order
+ * drawn: a total order, so the update is the same on every machine. */
 static int by_rank(const void *a, const void *b, void *arg)
 {
     const struct search_cmaes *c = arg;
     int i = *(const int *)a, j = *(const int *)b;
     double si = c->score[i], sj = c->score[j];
     int vi = isfinite(si), vj = isfinite(sj);
+    if (c->tier && c->tier[i] != c->tier[j])
+        return c->tier[i] < c->tier[j] ? -1 : 1;
     if (vi != vj)
         return vj - vi;
     if (vi && si != sj)
@@ -229,11 +245,18 @@ static void bound_sigma(struct search_cmaes *c)
 
 void search_cmaes_tell(struct search_cmaes *c, const double *score)
 {
+    search_cmaes_tell_tiers(c, score, NULL);
+}
+
+void search_cmaes_tell_tiers(struct search_cmaes *c, const double *score, const int *tier)
+{
     int n = c->n, lambda = c->lambda, mu = c->mu;
     for (int k = 0; k < lambda; k++)
         c->order[k] = k;
     c->score = score;
+    c->tier = tier;
     qsort_r(c->order, lambda, sizeof *c->order, by_rank, c);
+    c->tier = NULL;
 
     /* mean: the weighted mean of the mu best steps */
     double *yw = c->tmp, *t = c->tmp + n;

@@ -281,7 +281,7 @@ static int make_trial(struct search *s, struct search_trial *t, const int *choic
 }
 
 /* The trial for choice: an earlier trial's index when its command line was
- * seen before (seen maps keys to trial indexes), else, below s->planned
+ * seen before (seen maps keys to trial indexes), else, below s->capacity
  * trials, a new one's, made at s->trials[s->ntrials]; -2 when over the
  * plan, -1 on error. */
 int search_add_trial(struct search *s, struct maya_map *seen, const int *choice, const char *setup,
@@ -295,7 +295,7 @@ int search_add_trial(struct search *s, struct maya_map *seen, const int *choice,
         k2 = search_hash(t.key, t.keylen, 0x84222325cbf29ce4ULL);
         slot = maya_map_get(seen, k1, k2);
     }
-    if (rc == 0 && !slot && s->ntrials < s->planned) {
+    if (rc == 0 && !slot && s->ntrials < s->capacity) {
         int created;
         if (!(slot = maya_map_put(seen, k1, k2, &created))) {
             search_free_trial(&t);
@@ -315,11 +315,15 @@ int search_add_trial(struct search *s, struct maya_map *seen, const int *choice,
 int search_plan_trials(struct search *s, const char *setup, size_t setup_len)
 {
     uint64_t n = s->space.combinations;
-    s->planned = s->strategy == SEARCH_RANDOM && s->requested && (uint64_t)s->requested < n ? s->requested : (int)n;
+    /* random: every combination shuffled, run until --trials have run (the
+     * pruned and invalid ones drawn on the way cost nothing) */
+    s->planned = (int)n;
+    s->budget = s->strategy == SEARCH_RANDOM && s->requested && (uint64_t)s->requested < n ? s->requested : 0;
     int rc = 0, *choice = calloc(s->space.nparams, sizeof *choice);
     uint64_t *order = search_order(&s->space, s->strategy == SEARCH_RANDOM, s->seed);
     struct maya_map seen = { 0 };
-    s->trials = calloc(s->planned, sizeof *s->trials);
+    s->capacity = s->planned;
+    s->trials = calloc(s->capacity, sizeof *s->trials);
     if (!order || !s->trials || !choice)
         rc = maya_error("out of memory");
     for (uint64_t i = 0; i < n && s->ntrials < s->planned && rc == 0; i++) {
@@ -345,6 +349,8 @@ void search_free(struct search *s)
         free(s->targets[i].trace);
     }
     free(s->targets);
+    if (s->replay)
+        search_replay_free(s->replay);
     search_free_argv(s->run_opts.argv);
     search_free_argv(s->report_opts.argv);
     search_free_argv(s->slurm.sbatch);

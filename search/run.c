@@ -19,7 +19,7 @@ static void show_done(const struct search *s, const struct search_trial *t, int 
 {
     if (s->quiet)
         return;
-    fprintf(stderr, "maya search: [%d/%d]", done, s->planned);
+    fprintf(stderr, "maya search: [%d/%d]", done, s->budget ? s->budget : s->planned);
     for (int i = 0; i < s->space.nparams; i++)
         fprintf(stderr, " %s=%s", s->space.params[i].name, s->space.params[i].values[t->choice[i]]);
     if (t->status == SEARCH_OK)
@@ -35,13 +35,16 @@ static void finish(struct search *s, struct search_progress *p, struct search_tr
 {
     if (t->start_s > 0 && !t->cached)
         search_trial_save_time(t, search_now_s() - t->start_s);
-    /* only a directory this trial's own command wrote says how long it took */
-    t->wall_s = t->cached || t->start_s > 0 || t->attempts > 0 ? search_trial_load_time(t) : -1;
+    /* only a directory this trial's own command wrote says how long it took
+     * (a replayed trial's time is its replayed run's) */
+    if (!t->replayed[0])
+        t->wall_s = t->cached || t->start_s > 0 || t->attempts > 0 ? search_trial_load_time(t) : -1;
     t->phase = 2;
     p->done[p->ndone++] = t;
+    p->spent += !t->pruned_by[0] && !t->invalid;
     s->pruned += t->pruned_by[0] != 0;
     s->reused += t->reused[0] != 0;
-    show_done(s, t, p->ndone);
+    show_done(s, t, s->budget ? p->spent : p->ndone); /* a pruned trial spends none of a budget */
     if (t->status == SEARCH_OK && (p->best_s < 0 || t->iteration_s < p->best_s)) {
         p->best_s = t->iteration_s;
         p->since_best = 0;
@@ -50,6 +53,13 @@ static void finish(struct search *s, struct search_progress *p, struct search_tr
     }
     if (s->patience && p->since_best >= s->patience)
         p->stop = 1;
+}
+
+/* Has the budget been spent, counting the running trials as spent? (One
+ * that finishes pruned or invalid does not spend it: the next is tried.) */
+static int over_budget(const struct search *s, const struct search_progress *p, int running)
+{
+    return s->budget && p->spent + running >= s->budget;
 }
 
 /* What to do with a trial that has not started. */
@@ -70,6 +80,11 @@ static int ready(struct search *s, struct search_progress *p, struct search_tria
      * cache happens to hold */
     if (search_prune(&s->space, t, p->done, p->ndone))
         return READY_DONE;
+    if (s->replay) { /* as if it had run: it counts as run */
+        search_replay_answer(s->replay, &s->space, t);
+        p->run++;
+        return READY_DONE;
+    }
     if (search_trial_done(t)) {
         t->cached = 1;
         search_trial_read(t, -1);
@@ -117,7 +132,8 @@ static char **trial_command(struct search *s, struct search_trial *t, const stru
 {
     struct search_argv l = { 0 };
     const struct search_target *tg = &s->targets[t->target];
-    int rc = search_argv_push(&l, s->exe);
+    int srun = s->slurm.srun_nodes && !origin;
+    int rc = search_argv_push(&l, srun ? "srun" : s->exe);
     if (origin) {
         /* the trial's cluster as resolved for its GPU, in its directory */
         char path[PATH_MAX + 32];
@@ -135,6 +151,19 @@ static char **trial_command(struct search *s, struct search_trial *t, const stru
             rc = search_argv_push(&l, "report") < 0 || search_argv_push(&l, "-q") < 0 || search_argv_push_all(&l, s->report_opts.argv) < 0 ||
                  search_argv_push(&l, "-g") < 0 || search_argv_push(&l, tg->gpu_key) < 0 || search_argv_push(&l, "--cluster") < 0 ||
                  search_argv_push(&l, path) < 0 || search_argv_push(&l, t->dir) < 0 ? -1 : 0;
+    } else if (srun) {
+        /* the array task's nodes run the ranks, one task a node, each its
+         * share of them; the plugin's report lands in the trial's
+         * directory as maya run's would */
+        char nodes[32], emulate[PATH_MAX * 2 + 128];
+        snprintf(nodes, sizeof nodes, "--nodes=%d", s->slurm.srun_nodes);
+        int m = snprintf(emulate, sizeof emulate, "--maya-emulate=%sx%d%s%s,report=%s/report", tg->gpu_key, tg->count,
+                         t->cluster ? ",cluster=" : "", t->cluster ? t->cluster : "", t->dir);
+        rc = rc < 0 || m >= (int)sizeof emulate || search_trial_prepare(t) < 0 || search_argv_push(&l, nodes) < 0 ||
+             search_argv_push(&l, "--ntasks-per-node=1") < 0 || search_argv_push(&l, emulate) < 0 ||
+             search_argv_push_all(&l, t->argv) < 0 ? -1 : 0;
+        if (m >= (int)sizeof emulate)
+            maya_error("trial %s: its --maya-emulate value is too long", t->id);
     } else {
         rc = rc < 0 || search_trial_prepare(t) < 0 || search_argv_push(&l, "run") < 0 || search_argv_push_all(&l, s->run_opts.argv) < 0
                  ? -1 : 0;
@@ -170,6 +199,8 @@ static void start_more(struct search *s, struct search_progress *p, int first, i
         const struct search_trial *origin = NULL;
         if (t->phase != 0)
             continue;
+        if (over_budget(s, p, *running))
+            break;
         int what = ready(s, p, t, &origin);
         if (what == READY_DONE) {
             finish(s, p, t);
@@ -250,6 +281,8 @@ static int run_slurm(struct search *s, struct search_progress *p, int first)
             const struct search_trial *origin = NULL;
             if (t->phase != 0)
                 continue;
+            if (over_budget(s, p, n))
+                break;
             int what = ready(s, p, t, &origin);
             if (what == READY_DONE)
                 finish(s, p, t);
@@ -305,12 +338,83 @@ int search_run_trials(struct search *s, struct search_progress *p, int first)
 
 /* A CMA-ES stops when this many generations in a row drew no new trial. */
 #define CMAES_STALL 20
+/* The population is kept small enough for this many generations to fit
+ * the budget: one generation of the default population (4 + 3 ln n) is a
+ * random draw around the middle of the box, and a small budget that holds
+ * only one never moves the distribution. */
+#define CMAES_GENERATIONS 3
+
+static int cmaes_population(int n, int budget)
+{
+    int lambda = 4 + (int)floor(3 * log(n > 0 ? n : 1)), fit = budget / CMAES_GENERATIONS;
+    return fit < lambda ? (fit > 4 ? fit : 4) : lambda;
+}
+
+/* Has a trial of choice finished invalid (oom or failed)? O(trials x
+ * parameters). */
+static int known_invalid(const struct search *s, const int *choice)
+{
+    for (int i = 0; i < s->ntrials; i++) {
+        const struct search_trial *t = &s->trials[i];
+        if (t->phase != 2 || (t->status != SEARCH_OOM && t->status != SEARCH_FAILED))
+            continue;
+        if (!memcmp(t->choice, choice, s->space.nparams * sizeof *choice))
+            return 1;
+    }
+    return 0;
+}
+
+/* What a prefer-earlier rule says of a draw: its value of such a parameter
+ * can only be the fastest if the earlier value (all else equal) is invalid,
+ * so a draw at a later value takes the earlier one until that one is known
+ * invalid. A later value is then tried only when it can win, and the budget
+ * is not spent on a trial the rule would prune once its earlier value ran.
+ * 1 when choice was changed. */
+static int prefer_earlier(const struct search *s, int *choice)
+{
+    int moved = 0;
+    for (int i = 0; i < s->space.nparams; i++) {
+        if (!s->space.params[i].prefer)
+            continue;
+        while (choice[i] > 0) {
+            choice[i]--;
+            if (known_invalid(s, choice)) {
+                choice[i]++;
+                break;
+            }
+            moved = 1;
+        }
+    }
+    return moved;
+}
+
+/* A trial's rank for the CMA-ES: tier 0 valid (its time; a dominated one
+ * just slower than the valid trial that pruned it), 1 out of memory graded
+ * by its peak over the GPU's memory (so the search moves toward what fits;
+ * unknown peaks after known ones), 2 failed. */
+static void cmaes_score(const struct search_trial *t, double *score, int *tier)
+{
+    *tier = 2;
+    *score = INFINITY;
+    if (t->status == SEARCH_OK) {
+        *tier = 0;
+        *score = t->iteration_s;
+    } else if (t->status == SEARCH_PRUNED) {
+        *tier = 0;
+        *score = t->bound_s * (1 + 1e-9);
+    } else if (t->status == SEARCH_OOM) {
+        *tier = 1;
+        if (t->peak_bytes > 0 && t->gpu_memory_bytes > 0)
+            *score = t->peak_bytes / t->gpu_memory_bytes;
+    }
+}
 
 /* --strategy cmaes: draw a generation of points (value indexes of the
  * parameters that have more than one value), run the new ones, score every
  * point (a point or command line seen before gets its trial's result
  * without counting against the budget; oom and failed rank last), update,
- * until s->planned distinct trials, --patience, or CMAES_STALL generations
+ * until s->budget trials have run (pruned and invalid ones are free; oom
+ * graded, cmaes_score), --patience, or CMAES_STALL generations
  * without a new point. 0 or -1. */
 int search_cmaes_trials(struct search *s, struct search_progress *p, const char *setup, size_t setup_len)
 {
@@ -322,14 +426,16 @@ int search_cmaes_trials(struct search *s, struct search_progress *p, const char 
             dims[n] = i;
             nvalues[n++] = sp->params[i].nvalues;
         }
-    struct search_cmaes *c = dims && nvalues && choice ? search_cmaes_new(n, nvalues, 0, s->seed) : NULL;
+    struct search_cmaes *c = dims && nvalues && choice ? search_cmaes_new(n, nvalues, cmaes_population(n, s->budget),
+                                                                          s->seed) : NULL;
     int lambda = c ? search_cmaes_lambda(c) : 0;
     int *index = calloc(lambda * n + 1, sizeof *index), *which = calloc(lambda + 1, sizeof *which);
     double *score = calloc(lambda + 1, sizeof *score);
+    int *tier = calloc(lambda + 1, sizeof *tier);
     struct maya_map seen = { 0 };
-    int rc = c && index && which && score ? 0 : maya_error("out of memory");
+    int rc = c && index && which && score && tier ? 0 : maya_error("out of memory");
     s->population = lambda;
-    for (int stall = 0; rc == 0 && !p->stop && !*s->stop && s->ntrials < s->planned;) {
+    for (int stall = 0; rc == 0 && !p->stop && !*s->stop && p->spent < s->budget && s->ntrials < s->capacity;) {
         if (stall >= CMAES_STALL) {
             snprintf(s->stop_reason, sizeof s->stop_reason, "%d generations drew no new configuration",
                      CMAES_STALL);
@@ -341,6 +447,11 @@ int search_cmaes_trials(struct search *s, struct search_progress *p, const char 
         for (int k = 0; k < lambda && rc == 0; k++) {
             for (int j = 0; j < n; j++)
                 choice[dims[j]] = index[k * n + j];
+            if (prefer_earlier(s, choice)) {
+                for (int j = 0; j < n; j++)
+                    index[k * n + j] = choice[dims[j]];
+                search_cmaes_move(c, k, index + k * n);
+            }
             int before = s->ntrials;
             which[k] = search_add_trial(s, &seen, choice, setup, setup_len);
             rc = which[k] == -1 ? -1 : 0;
@@ -353,17 +464,17 @@ int search_cmaes_trials(struct search *s, struct search_progress *p, const char 
         for (int k = 0; k < lambda; k++) {
             const struct search_trial *t = which[k] >= 0 ? &s->trials[which[k]] : NULL;
             missing += !t || t->status == SEARCH_PENDING;
-            /* a dominated trial is slower than the valid one that pruned it */
-            score[k] = t && t->status == SEARCH_OK ? t->iteration_s
-                     : t && t->status == SEARCH_PRUNED ? t->bound_s * (1 + 1e-9) : INFINITY;
+            if (t)
+                cmaes_score(t, &score[k], &tier[k]);
         }
         if (missing) /* stopped, or out of trials */
             break;
-        search_cmaes_tell(c, score);
+        search_cmaes_tell_tiers(c, score, tier);
         stall = s->ntrials > first ? 0 : stall + 1;
     }
     maya_map_free(&seen);
     search_cmaes_free(c);
+    free(tier);
     free(score);
     free(which);
     free(index);

@@ -85,9 +85,19 @@ double search_cmaes_std(const struct search_cmaes *c, int i);
 /* The next generation: lambda samples, sample k's value indexes in
  * index[k * n .. k * n + n - 1]. */
 void search_cmaes_ask(struct search_cmaes *c, int *index);
+/* Move sample k of the last generation to the value indexes index[0..n)
+ * (the point evaluated in its place); the update then uses that step, as
+ * it uses a sample moved into the box. Coordinates whose value is
+ * unchanged keep their draw. */
+void search_cmaes_move(struct search_cmaes *c, int k, const int *index);
 /* Their scores, in the same order, lower better; not finite: invalid, worse
  * than every valid one. Updates the distribution. */
 void search_cmaes_tell(struct search_cmaes *c, const double *score);
+/* The same with a tier per sample: samples rank by tier first (lower
+ * better), then by score within it; so invalid points can be graded (an
+ * out-of-memory point by how far over memory it was) yet rank after every
+ * valid one. */
+void search_cmaes_tell_tiers(struct search_cmaes *c, const double *score, const int *tier);
 void search_cmaes_free(struct search_cmaes *c);
 
 /* A 64-bit FNV-1a hash from basis (0: FNV's own), and 12 hex digits of it
@@ -132,6 +142,7 @@ struct search_trial {
     int invalid;                /* no command for its choice (reason says why): failed, not run */
     int phase;                  /* 0 not started, 1 running (or in a Slurm wave), 2 finished */
     int target;                 /* index of its GPUs and cluster in the search's targets */
+    char replayed[13];          /* --replay: answered by this trial of the replayed search, or "" */
 };
 
 /* --prune NAME=RULE[,RULE] (prune.c): memory-up, memory-down,
@@ -162,11 +173,32 @@ double search_trial_load_time(const struct search_trial *t);
  * wait status ws; ws < 0: from the cache). */
 void search_trial_read(struct search_trial *t, int ws);
 
+/* --replay DIR (replay.c): trials answered from an earlier search of the
+ * same space instead of run. */
+struct search_replay_row {
+    char **values;              /* a value per parameter, as search.txt shows it */
+    char id[13];                /* its trial directory */
+};
+struct search_replay {
+    char dir[PATH_MAX];         /* DIR/trials */
+    struct search_replay_row *rows;
+    int nrows, nparams, header;
+};
+/* Read DIR/search.txt, whose parameters must be sp's, in order. 0, or -1
+ * with a message. */
+int search_replay_load(struct search_replay *r, const char *dir, const struct search_space *sp);
+/* t's result from the replayed search's trial of the same values (status,
+ * times, peak; t->replayed set): 1; 0 when it has none (t failed). */
+int search_replay_answer(const struct search_replay *r, const struct search_space *sp, struct search_trial *t);
+void search_replay_free(struct search_replay *r);
+
 /* --slurm (slurm.c): trials as job arrays. */
 struct search_slurm {
     char **sbatch;              /* --sbatch options, as given */
     int nsbatch;
     int retries;                /* submissions of a trial that never finished, after its first */
+    int srun_nodes;             /* --srun-nodes: each trial's ranks over this many nodes with
+                                 * srun --maya-emulate (0: maya run on one node) */
     char dir[PATH_MAX];         /* DIR/slurm */
     int waves, tasks;           /* arrays and array tasks submitted */
     double submit_s, array_s;   /* seconds writing and submitting; from submission to the queue empty */
@@ -243,13 +275,18 @@ struct search {
     struct maya_hwspecs hw;
     int duplicates, pruned, reused, resubmitted;
     int jobs, strategy, requested, patience, quiet, reuse, use_slurm;
-    int planned;                /* trials at most: grid, random all planned; cmaes its budget */
+    int planned;                /* trials at most: grid, random all planned; cmaes its budget of
+                                 * trials that run (pruned and invalid ones cost nothing) */
+    int capacity;               /* trials[]'s size: grid, random planned; cmaes the combinations */
+    int budget;                 /* random, cmaes: trials that run at most (0: every planned one);
+                                 * a pruned or invalid trial runs nothing and costs nothing */
     int population, generations; /* cmaes */
     char stop_reason[96];       /* why it ended before its planned trials, or "" */
     uint64_t seed;
     double price;               /* --price, or 0 */
     const char *gpus, *cluster;
     struct search_slurm slurm;
+    struct search_replay *replay;       /* --replay, or NULL */
     char exe[PATH_MAX];
     char dir[PATH_MAX];
     volatile sig_atomic_t *stop;        /* set by a signal: start no more, stop the running */
@@ -263,6 +300,7 @@ struct search_progress {
     double best_s;              /* < 0: no valid trial yet */
     int stop;                   /* --patience reached: start no more */
     int run;                    /* trials started */
+    int spent;                  /* trials counted against s->budget: finished, not pruned or invalid */
 };
 
 double search_now_s(void); /* monotonic seconds */
@@ -275,7 +313,7 @@ void search_describe_setup(FILE *key, const struct search *s, const struct maya_
  * first time; -1 on error. */
 int search_find_target(struct search *s, const char *gpus, const char *cluster);
 /* The trial for a choice of value indexes: an earlier trial's index when its
- * command line was seen before, else, below s->planned trials, a new one's;
+ * command line was seen before, else, below s->capacity trials, a new one's;
  * -2 when over the plan, -1 on error. */
 int search_add_trial(struct search *s, struct maya_map *seen, const int *choice, const char *setup, size_t setup_len);
 /* Grid and random: every trial, in the strategy's order. 0 or -1. */
@@ -285,8 +323,8 @@ void search_free(struct search *s);
 /* Run trials first.. (locally, -j at once, or as Slurm job arrays) until all
  * finished, --patience, or *s->stop; finished ones go to p->done. 0 or -1. */
 int search_run_trials(struct search *s, struct search_progress *p, int first);
-/* --strategy cmaes: generations until s->planned distinct trials, --patience
- * or a stall. 0 or -1. */
+/* --strategy cmaes: generations until s->budget trials have run (pruned and
+ * invalid ones are free), --patience or a stall. 0 or -1. */
 int search_cmaes_trials(struct search *s, struct search_progress *p, const char *setup, size_t setup_len);
 /* "ok", "oom", ... */
 const char *search_status_name(int status);

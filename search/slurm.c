@@ -9,7 +9,10 @@
  * finished (preempted, cancelled, its node failed, out of time): the caller
  * submits it again or reports it. The job's id is kept in DIR/slurm/job, so
  * that a search started again while its array still runs waits for it
- * rather than running the same trials twice.
+ * rather than running the same trials twice. With --srun-nodes N each task
+ * is N nodes (one Slurm task a node) and its command is srun
+ * --maya-emulate (run.c, trial_command), which spreads the trial's ranks
+ * over them.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -220,10 +223,11 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
     if (write_script(array, text, NULL, "", NULL) < 0)
         return -1;
 
-    char **argv = calloc(sl->nsbatch + 8, sizeof *argv), range[32], output[PATH_MAX + 32];
+    char **argv = calloc(sl->nsbatch + 10, sizeof *argv), range[32], output[PATH_MAX + 32], nodes[32];
     if (!argv)
         return maya_error("out of memory");
     snprintf(range, sizeof range, "--array=0-%d", n - 1);
+    snprintf(nodes, sizeof nodes, "--nodes=%d", sl->srun_nodes);
     snprintf(output, sizeof output, "--output=%s/task-%%a.out", wave);
     int a = 0;
     argv[a++] = "sbatch";
@@ -231,6 +235,10 @@ int search_slurm_run(struct search_slurm *sl, struct search_trial *const *trials
     argv[a++] = "--job-name=maya-search";
     argv[a++] = range;
     argv[a++] = output;
+    if (sl->srun_nodes) { /* each task an allocation of that many nodes, one srun task on each */
+        argv[a++] = nodes;
+        argv[a++] = "--ntasks-per-node=1";
+    }
     for (int i = 0; i < sl->nsbatch; i++)
         argv[a++] = sl->sbatch[i];
     argv[a++] = array;

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,6 +109,40 @@ static void json_top_str(const char *text, const char *key, char *buf, size_t si
         for (v++; *v && *v != '"' && n + 1 < size; v++)
             buf[n++] = *v == '\\' && (v[1] == '"' || v[1] == '\\') ? *++v : *v;
     buf[n] = 0;
+}
+
+/* A valid trial's steady iterations may differ by this factor at most
+ * (host noise moves them by percents); beyond it the iteration finder cut
+ * them at the wrong places (seen: 2.0 and 27.4 ms after a 1,421 ms first
+ * iteration, minigpt with interleaved stages and 128 micro-batches on 32
+ * GPUs), and the trial is failed rather than ranked by a wrong time. */
+#define UNSTEADY 2.0
+
+/* The shortest and longest of the report's steady iterations (its
+ * "iterations" array): how many there are. */
+static int steady_range(const char *text, double *lo, double *hi)
+{
+    const char *p = json_top(text, "iterations");
+    int n = 0;
+    if (!p || *p++ != '[')
+        return 0;
+    for (;;) {
+        p = skip_ws(p);
+        if (*p != '{')
+            break;
+        double t = json_top_num(p, "time_s");
+        if (json_top_true(p, "steady") && t > 0) {
+            *lo = n ? fmin(*lo, t) : t;
+            *hi = n ? fmax(*hi, t) : t;
+            n++;
+        }
+        if (!(p = skip_value(p)))
+            break;
+        p = skip_ws(p);
+        if (*p++ != ',')
+            break;
+    }
+    return n;
 }
 
 /* ---- running ---- */
@@ -302,6 +337,7 @@ static void workload_reason(struct search_trial *t)
 void search_trial_read(struct search_trial *t, int ws)
 {
     char *text = NULL, error[400];
+    double lo = 0, hi = 0;
     t->status = SEARCH_FAILED;
     t->iteration_s = -1;
     t->peak_bytes = -1;
@@ -326,6 +362,13 @@ void search_trial_read(struct search_trial *t, int ws)
         workload_reason(t);
     } else if (!json_top_true(text, "simulated") || iter <= 0) {
         snprintf(t->reason, sizeof t->reason, "%s", error[0] ? error : "no iteration time in the report");
+    } else if (steady_range(text, &lo, &hi) >= 2 && hi > UNSTEADY * lo) {
+        /* iterations that repeat the same work but differ this much were
+         * cut at the wrong places: their mean is no iteration's time, and
+         * a search must not choose by it */
+        snprintf(t->reason, sizeof t->reason, "its steady iterations are not alike (%.3f to %.3f ms), so the "
+                 "iteration time (%.3f ms) cannot be trusted; --iteration-marker would say where iterations start",
+                 lo * 1e3, hi * 1e3, iter * 1e3);
     } else {
         t->status = SEARCH_OK;
         t->iteration_s = iter;

@@ -13,9 +13,12 @@
  * a little between steps, as llm.c's uploads do; NVTX names with their
  * numbers left out, "Train step 7" as "Train step ") is searched for its
  * repeating period: for every shape occurring at least twice, the gaps
- * between its occurrences are compared (length and a rolling hash of the
- * shapes in between); the longest run of identical gaps, by ops covered,
- * gives the iteration's length; the region with that period is then widened
+ * from each occurrence to the L-th next (L = 1..MAX_LAG: a step may hold a
+ * shape several times, once per micro-batch or parameter tensor, and no
+ * shape once) are compared (length and a rolling hash of the shapes in
+ * between); the longest run of identical gaps, by ops covered, gives the
+ * iteration's length, cut to the shortest period that repeats over the
+ * whole region (a lag may span two steps); the region is then widened
  * op by op both ways (the anchor may be the loop's last op) and cut into
  * whole periods from its start. A period must hold device work (a kernel,
  * copy or collective) and the region must cover at least a fifth of the
@@ -27,9 +30,10 @@
  * kernels before the loop, repeats one candidate (and a cache-clearing
  * memset) at a time. Steps of CUDA graph launches are ops like any other: each
  * launch's ops come in the trace where it was launched. Grouping positions
- * by shape and comparing gaps costs O(n) for n ops, plus O(log n) per gap
- * for the hash; counting a candidate period's kinds costs O(length x
- * MAX_KINDS), only for candidates that could beat the best so far.
+ * by shape and comparing gaps costs O(n x MAX_LAG) for n ops (a gap's hash
+ * is O(1) from prefix hashes and a table of powers, 16 bytes an op);
+ * counting a candidate period's kinds costs O(length x MAX_KINDS), only
+ * for candidates that could beat the best so far.
  *
  * Iteration k ends when the last of its ops completes (device or host); the
  * job's iteration k ends when it has ended on every rank, and its time is
@@ -56,18 +60,10 @@
 
 #define HASH_BASE 0x100000001b3ull
 
-static uint64_t power(uint64_t b, uint64_t e)
+/* The hash of shapes [a, b): H holds prefix hashes, P the powers of the base. */
+static uint64_t seg_hash(const uint64_t *H, const uint64_t *P, uint64_t a, uint64_t b)
 {
-    uint64_t r = 1;
-    for (; e; e >>= 1, b *= b)
-        if (e & 1)
-            r *= b;
-    return r;
-}
-
-static uint64_t seg_hash(const uint64_t *H, uint64_t a, uint64_t b)
-{
-    return H[b] - H[a] * power(HASH_BASE, b - a);
+    return H[b] - H[a] * P[b - a];
 }
 
 static int is_device_work(const struct sim_op *o)
@@ -115,6 +111,7 @@ struct group {
 };
 
 #define MAX_KINDS 16
+#define MAX_LAG 8 /* occurrences of a shape per step that can anchor it */
 
 /* Distinct shapes of device work in ops [a, a+len), counted up to
  * MAX_KINDS: O(len * MAX_KINDS). */
@@ -142,6 +139,7 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
     if (n < 2)
         return 0;
     uint64_t *H = malloc((n + 1) * sizeof *H);
+    uint64_t *P = malloc((n + 1) * sizeof *P); /* powers of HASH_BASE */
     uint64_t *pos = malloc(n * sizeof *pos);
     uint32_t *dev = malloc((n + 1) * sizeof *dev); /* device ops before position i */
     uint32_t *shape = malloc(n * sizeof *shape);
@@ -149,13 +147,15 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
     struct group *groups = NULL;
     uint64_t ngroups = 0, capgroups = 0;
     int rc = -1;
-    if (!H || !pos || !dev || !shape)
+    if (!H || !P || !pos || !dev || !shape)
         goto out;
     H[0] = 0;
+    P[0] = 1;
     dev[0] = 0;
     for (uint64_t i = 0; i < n; i++) {
         shape[i] = op_shape(j, &r->ops[i]);
         H[i + 1] = H[i] * HASH_BASE + shape[i] + 1;
+        P[i + 1] = P[i] * HASH_BASE;
         dev[i + 1] = dev[i] + (uint32_t)is_device_work(&r->ops[i]);
         uint64_t *c = maya_map_put(&count, shape[i], 0, NULL);
         if (!c)
@@ -183,46 +183,68 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
     for (uint64_t g = 0; g < ngroups; g++) {
         const uint64_t *p = pos + groups[g].start;
         uint64_t c = groups[g].count;
-        if (c < 2)
-            continue;
-        uint64_t a = 0; /* first segment of the current run */
-        for (uint64_t k = 0; k + 1 < c; k++) {
-            uint64_t len = p[k + 1] - p[k];
-            uint64_t h = seg_hash(H, p[k], p[k + 1]);
-            /* does the run go on after segment k? */
-            int more = k + 2 < c && p[k + 2] - p[k + 1] == len && seg_hash(H, p[k + 1], p[k + 2]) == h;
-            if (more)
-                continue;
-            uint64_t segs = k - a + 1;
-            /* the occurrence that ends the run may start one more whole period */
-            uint64_t last = p[k + 1];
-            int tail = last + len <= n && seg_hash(H, last, last + len) == h;
-            uint64_t iters = segs + (uint64_t)tail;
-            uint64_t cover = iters * len;
-            int device_work = dev[p[a] + len] > dev[p[a]];
-            /* a loop that runs to the end: a fifth of what follows its start */
-            int to_end = cover * 5 >= n - p[a];
-            if (iters < 2 || !device_work || !to_end)
-                goto next;
-            /* a step runs many kinds of device work, a benchmark loop one or
-             * two: the score is the ops covered times the kinds (up to
-             * MAX_KINDS), so that autotuning's long loops before training do
-             * not outweigh the training loop's few steps */
-            if (cover * MAX_KINDS < best_score)
-                goto next;
-            uint64_t score = cover * (uint64_t)device_kinds(r, shape, p[a], len);
-            if (score > best_score || (score == best_score && p[a] < best_start) ||
-                (score == best_score && p[a] == best_start && len < best_len)) {
-                best_score = score;
-                best_start = p[a];
-                best_len = len;
-                best_iters = iters;
+        /* lag L: the segments from each occurrence to the L-th next; a
+         * shape that occurs L times per step (once per micro-batch, once
+         * per parameter tensor) has steps of equal segments at its lag */
+        for (uint64_t L = 1; L <= MAX_LAG && L < c; L++) {
+            uint64_t a = 0; /* first segment of the current run */
+            for (uint64_t k = 0; k + L < c; k++) {
+                uint64_t len = p[k + L] - p[k];
+                uint64_t h = seg_hash(H, P, p[k], p[k + L]);
+                /* does the run go on after segment k? */
+                int more = k + L + 1 < c && p[k + L + 1] - p[k + 1] == len &&
+                           seg_hash(H, P, p[k + 1], p[k + L + 1]) == h;
+                if (more)
+                    continue;
+                /* the run spans [p[a], p[k + L]): whole periods from its
+                 * start, and one more where the ops after it repeat it */
+                uint64_t iters = (p[k + L] - p[a]) / len;
+                uint64_t last = p[a] + iters * len;
+                int tail = last + len <= n && seg_hash(H, P, last, last + len) == h;
+                iters += (uint64_t)tail;
+                uint64_t cover = iters * len;
+                int device_work = dev[p[a] + len] > dev[p[a]];
+                /* a loop that runs to the end: a fifth of what follows its start */
+                int to_end = cover * 5 >= n - p[a];
+                if (iters < 2 || !device_work || !to_end)
+                    goto next;
+                /* a step runs many kinds of device work, a benchmark loop one or
+                 * two: the score is the ops covered times the kinds (up to
+                 * MAX_KINDS), so that autotuning's long loops before training do
+                 * not outweigh the training loop's few steps */
+                if (cover * MAX_KINDS < best_score)
+                    goto next;
+                uint64_t score = cover * (uint64_t)device_kinds(r, shape, p[a], len);
+                if (score > best_score || (score == best_score && p[a] < best_start) ||
+                    (score == best_score && p[a] == best_start && len < best_len)) {
+                    best_score = score;
+                    best_start = p[a];
+                    best_len = len;
+                    best_iters = iters;
+                }
+            next:
+                a = k + 1;
             }
-        next:
-            a = k + 1;
         }
     }
     if (best_iters >= 2) {
+        /* A period found at a lag above 1 may be a multiple of the step
+         * (two steps, at the lag of a shape occurring four times per
+         * step): the shortest period that repeats over the whole region
+         * and holds device work is the step. O(MAX_LAG x region). */
+        uint64_t end = best_start + best_iters * best_len;
+        for (uint64_t m = MAX_LAG; m >= 2; m--) {
+            uint64_t q = best_len / m, i = best_start;
+            if (best_len % m || dev[best_start + q] == dev[best_start])
+                continue;
+            while (i + q < end && shape[i] == shape[i + q])
+                i++;
+            if (i + q == end) {
+                best_iters *= m;
+                best_len = q;
+                break;
+            }
+        }
         /* The anchor may sit anywhere in the loop body (a sync at its end):
          * widen the periodic region [a, b) op by op both ways, then cut it
          * into whole periods from its start. */
@@ -248,6 +270,7 @@ out:
     if (rc < 0)
         maya_error("out of memory finding iterations");
     free(H);
+    free(P);
     free(pos);
     free(dev);
     free(shape);

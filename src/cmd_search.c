@@ -58,6 +58,9 @@ static void usage(FILE *fp)
         "                           re-reports that trace with maya report -g/--cluster)\n"
         "  -o, --output DIR         search directory: search.txt, search.json and trials/\n"
         "                           (default: maya-search); trials found there are reused\n"
+        "  --replay DIR             run nothing: answer each trial from the earlier search in DIR\n"
+        "                           of the same parameters (its search.txt and trials/), with\n"
+        "                           its recorded time; to compare strategies on a measured space\n"
         "  -j, --jobs N             trials run at once (default 1; --slurm: a job array's size,\n"
         "                           default every trial that is ready)\n"
         "  --slurm                  run the trials as Slurm job arrays (sbatch), one array task\n"
@@ -65,12 +68,16 @@ static void usage(FILE *fp)
         "  --sbatch OPT             one more sbatch option for the arrays (repeatable)\n"
         "  --retries N              --slurm: submit a trial whose task never finished (preempted,\n"
         "                           cancelled, node failure) up to N more times (default 2)\n"
+        "  --srun-nodes N           --slurm: each array task is N nodes, and its trial's ranks are\n"
+        "                           spread over them by srun --maya-emulate (maya-srun(1)) instead\n"
+        "                           of one maya run on one node; no trial options, no reuse\n"
         "  --strategy grid|random|cmaes\n"
         "                           every combination (default), --trials N drawn at random,\n"
         "                           or a CMA-ES that samples the value indexes a generation at\n"
         "                           a time and moves toward the fastest (for large spaces)\n"
-        "  --trials N               random, cmaes: at most N distinct trials (default: random\n"
-        "                           all; cmaes 20 x parameters with 2 values or more + 20)\n"
+        "  --trials N               random, cmaes: at most N distinct trials run (default: random\n"
+        "                           all; cmaes 20 x parameters with 2 values or more + 20); a\n"
+        "                           trial a pruning rule answers, or an invalid one, is free\n"
         "  --seed S                 random, cmaes: the seed of the draws (default 1)\n"
         "  --patience N             stop after N finished trials without a faster one\n"
         "                           (default: never)\n"
@@ -120,7 +127,7 @@ static int mkdir_one(const char *path)
 
 /* Parse the options; run_opts and report_opts get what passes on to the
  * trials. 0, 1 (--help), or 2 on bad usage. */
-static int parse_args(struct search *s, int argc, char **argv, const char **out, int *cmd_at)
+static int parse_args(struct search *s, int argc, char **argv, const char **out, const char **replay, int *cmd_at)
 {
     struct pipeline_opts popts = { 0 };
     struct search_argv sbatch = { 0 };
@@ -163,6 +170,8 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
             s->cluster = v;
         else if (!strcmp(a, "-o") || !strcmp(a, "--output"))
             *out = v;
+        else if (!strcmp(a, "--replay"))
+            *replay = v;
         else if (!strcmp(a, "--price")) {
             if (maya_parse_double(v, &s->price) < 0 || !(s->price > 0) || s->price > 1e9)
                 rc = maya_error("--price \"%s\": expected the cost of one GPU-hour, a number above 0", v);
@@ -182,6 +191,8 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
             rc = search_argv_push(&sbatch, v);
         else if (!strcmp(a, "--retries"))
             rc = parse_count(a, v, 0, &s->slurm.retries);
+        else if (!strcmp(a, "--srun-nodes"))
+            rc = parse_count(a, v, 1, &s->slurm.srun_nodes);
         else if (!strcmp(a, "-j") || !strcmp(a, "--jobs"))
             rc = parse_count(a, v, 1, &s->jobs), explicit_jobs = 1;
         else if (!strcmp(a, "--trials"))
@@ -220,6 +231,17 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
                    "combination)", s->requested);
         return 2;
     }
+    if (s->slurm.srun_nodes && !s->use_slurm) {
+        maya_error("--srun-nodes %d: spreading a trial's ranks over nodes needs --slurm", s->slurm.srun_nodes);
+        return 2;
+    }
+    if (s->slurm.srun_nodes && s->run_opts.n) {
+        maya_error("--srun-nodes: \"%s\" is a maya run option, which srun --maya-emulate does not take; expected "
+                   "no trial options with --srun-nodes", s->run_opts.argv[0]);
+        return 2;
+    }
+    if (s->slurm.srun_nodes)
+        s->reuse = 0; /* the plugin keeps no run directory in the trial's to re-report */
     if (sbatch.n && !s->use_slurm) {
         maya_error("--sbatch %s: sbatch options apply with --slurm only", sbatch.argv[0]);
         return 2;
@@ -252,16 +274,20 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
 int cmd_search(int argc, char **argv)
 {
     struct search s = { .jobs = 1, .seed = 1, .reuse = 1, .slurm = { .retries = 2 }, .stop = &interrupted };
-    const char *out = "maya-search";
+    const char *out = "maya-search", *replay_dir = NULL;
+    struct search_replay replay = { 0 };
     int cmd_at = 0;
     double t0 = search_now_s();
     if (self_exe(s.exe, sizeof s.exe) < 0) {
         search_free(&s);
         return 1;
     }
-    int rc = parse_args(&s, argc, argv, &out, &cmd_at);
+    int rc = parse_args(&s, argc, argv, &out, &replay_dir, &cmd_at);
     if (rc == 0 && search_space_set_command(&s.space, argv + cmd_at, argc - cmd_at) < 0)
         rc = 2;
+    if (rc == 0 && replay_dir)
+        rc = search_replay_load(&replay, replay_dir, &s.space) < 0 ? 2 : 0;
+    s.replay = replay_dir ? &replay : NULL;
     if (rc != 0) {
         search_free(&s);
         return rc == 1 ? 0 : rc;
@@ -324,13 +350,17 @@ int cmd_search(int argc, char **argv)
                     "combination (grid)\n", (unsigned long long)s.space.combinations,
                     s.space.combinations == 1 ? "" : "s", (unsigned long long)budget);
         s.strategy = cmaes ? SEARCH_CMAES : SEARCH_GRID;
-        s.planned = cmaes ? (int)budget : 0;
+        /* room for every combination: a pruned or invalid one costs no
+         * budget, so more trials than the budget may be made (the array is
+         * touched only as far as trials are made) */
+        s.budget = cmaes ? (int)budget : 0;
+        s.planned = s.capacity = cmaes ? (int)s.space.combinations : 0;
     }
     char trials_dir[PATH_MAX];
     if (maya_snprintf(trials_dir, sizeof trials_dir, "%s/trials", out) < 0 || mkdir_one(out) < 0 ||
         mkdir_one(trials_dir) < 0 || !realpath(out, s.dir) ||
         maya_snprintf(s.slurm.dir, sizeof s.slurm.dir, "%s/slurm", s.dir) < 0 ||
-        (cmaes ? !(s.trials = calloc(s.planned, sizeof *s.trials)) : search_plan_trials(&s, setup, setup_len) < 0)) {
+        (cmaes ? !(s.trials = calloc(s.capacity, sizeof *s.trials)) : search_plan_trials(&s, setup, setup_len) < 0)) {
         maya_error("cannot prepare the search in %s", out);
         free(setup);
         search_free(&s);
@@ -352,7 +382,7 @@ int cmd_search(int argc, char **argv)
     else
         snprintf(at_once, sizeof at_once, "%d at a time%s", s.jobs, s.use_slurm ? " (Slurm job arrays)" : "");
     if (!s.quiet && cmaes)
-        fprintf(stderr, "maya search: cmaes, at most %d trials (%llu combinations), %s -> %s\n", s.planned,
+        fprintf(stderr, "maya search: cmaes, at most %d trials run (%llu combinations), %s -> %s\n", s.budget,
                 (unsigned long long)s.space.combinations, at_once, out);
     else if (!s.quiet)
         fprintf(stderr, "maya search: %d trial%s (%llu combination%s, %d duplicate%s), %s -> %s\n", s.ntrials,
@@ -375,13 +405,13 @@ int cmd_search(int argc, char **argv)
     if (rc < 0)
         fprintf(stderr, "maya: %s\n", maya_last_error());
     free(setup);
-    if (p.stop && p.ndone < s.planned)
+    if (p.stop && p.ndone < s.planned && (!s.budget || p.spent < s.budget))
         snprintf(s.stop_reason, sizeof s.stop_reason, "--patience trials without a faster one");
     struct search_result res = {
         .space = &s.space, .trials = done, .ntrials = p.ndone, .gpus = s.gpus, .cluster = s.cluster,
         .strategy = strategy_name[s.strategy], .seed = s.seed, .requested = s.requested, .patience = s.patience,
         .duplicates = s.duplicates, .run = p.run, .stopped_early = s.stop_reason[0] != 0,
-        .stop_reason = s.stop_reason[0] ? s.stop_reason : NULL, .planned = s.planned,
+        .stop_reason = s.stop_reason[0] ? s.stop_reason : NULL, .planned = s.budget ? s.budget : s.planned,
         .population = s.population, .generations = s.generations, .pruned = s.pruned, .reused = s.reused,
         .whatif = whatif, .resubmitted = s.resubmitted, .slurm = s.use_slurm ? &s.slurm : NULL,
     };

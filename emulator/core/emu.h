@@ -418,6 +418,13 @@ struct emu_launch;
 /* A copy of the PTX text holding kernel k's .entry (the caller frees it):
  * 0, or -1 when its module carries no PTX for it (fatbin.c). */
 EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
+/* The nvdisasm text of a kernel's SASS (its cubin for the emulated GPU,
+ * fatbin.c's choice), where its parameters sit in constant bank 0
+ * (*param_base), the cubin's SM, and its constant bank 2 if it has one (the
+ * jump tables of switches; NULL, 0 if none): 0, or -1 (no cubin, no
+ * nvdisasm). *text and *bank2 are malloc'd. */
+EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm,
+                                   void **bank2, size_t *bank2_bytes);
 
 /* ---- small kernels computed (kernel_exec.c) ---- */
 
@@ -454,6 +461,9 @@ EMU_API void emu_real_forget(uint64_t p, uint64_t bytes);
  * device pointer among its 8-byte words may have been written, except the
  * words readonly (bit i: word i) says are pointers to const. */
 void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uint64_t readonly);
+/* Does some 8-byte word of a launch's parameters point at a real byte?
+ * (Without any real byte in the process: no lock, one load.) */
+int emu_real_any_word(const void *params, uint32_t bytes);
 /* The parameter words of k that its demangled signature declares pointers
  * to const ("float const*"): bit i for word i (layout known, first 64). */
 uint64_t emu_real_readonly_words(const struct emu_kernel *k);
@@ -652,7 +662,8 @@ struct emu_kernel {
     int non_portable_cluster;    /* cluster sizes past 8 allowed */
     int cluster_policy;          /* CUclusterSchedulingPolicy preference */
     void *exec;                  /* struct emu_ptx_prog decoded for the executor, once */
-    int exec_state;              /* 0 not tried, 1 runnable, -1 not (kernel_exec.c) */
+    int exec_state;              /* 0 not tried, 1 runnable from PTX, 2 from SASS, -1 not (kernel_exec.c) */
+    int exec_loads;              /* a run of it loaded global memory (kernel_exec.c) */
     uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
                                   * const, which a launch only reads (real_bytes.c) */
     /* the work summary read from its code (kernel_work.c), NULL if none,
@@ -766,6 +777,10 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
  * with the cubin: let other ranks read the kernel. */
 EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);
 /* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
+/* nvdisasm's text of function sym of a cubin (for the executor), cached on
+ * disk beside the work summaries: 0 with *text (malloc'd, NUL-ended), or -1. */
+EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          char **text, size_t *len);
 EMU_API const char *emu_nvdisasm(void);
 /* FNV-1a over bytes, continuing from h (0: start). */
 uint64_t emu_hash_bytes(const void *p, size_t n, uint64_t h);

@@ -1271,6 +1271,59 @@ EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *byt
     return 0;
 }
 
+/* The SASS text of a kernel that has no PTX, for the executor (sass_exec.c):
+ * the cubin the kernel runs from is copied out under the index lock and
+ * disassembled without it (sass_work.c caches the text on disk). */
+EMU_API int emu_fatbin_kernel_sass(struct emu_kernel *k, char **text, size_t *bytes, unsigned *param_base, int *sm,
+                                   void **bank2, size_t *bank2_bytes)
+{
+    *text = NULL;
+    *bytes = 0;
+    *bank2 = NULL;
+    *bank2_bytes = 0;
+    if (!k || !k->mangled || !k->module || !k->module->image)
+        return -1;
+    int temp;
+    pthread_mutex_lock(&index_lock);
+    struct emu_image_index *x = module_index(k->module, k->module->image, k->module->image_bytes, &temp);
+    struct layout l = { .regs = -1, .local_bytes = -1, .code = -1, .cbank_off = -1, .cbank_size = -1 };
+    unsigned char *copy = NULL;
+    size_t n = 0;
+    uint64_t hash = 0;
+    if (x && find_layout(x, k->mangled, &l) == 0 && l.code >= 0 && l.cbank_off >= 0) {
+        struct code *c = &x->codes[l.code];
+        if (code_ready(c) == 1) {
+            if (!c->hash)
+                c->hash = emu_hash_bytes(c->data.p, c->data.n, 0) | 1;
+            hash = c->hash;
+            copy = malloc(c->data.n ? c->data.n : 1);
+            n = copy ? c->data.n : 0;
+            if (copy)
+                memcpy(copy, c->data.p, n);
+        }
+    }
+    if (temp && x)
+        index_free_locked(x);
+    pthread_mutex_unlock(&index_lock);
+    free(l.params);
+    if (!copy)
+        return -1;
+    int rc = emu_sass_text(copy, n, hash, k->mangled, l.sym, text, bytes);
+    /* the kernel's constant bank 2 (jump tables of switches, BRX) */
+    struct blob b = { copy, n };
+    struct elf e;
+    struct shdr s;
+    if (rc == 0 && elf_open(&e, &b) == 0 && (elf_find(&e, ".nv.constant2.", k->mangled, &s) >= 0 || elf_find(&e, ".nv.constant2", NULL, &s) >= 0) && s.size &&
+        s.size <= (64u << 10) && in_bounds(&b, s.off, s.size) && (*bank2 = malloc(s.size)) != NULL) {
+        memcpy(*bank2, copy + s.off, s.size);
+        *bank2_bytes = s.size;
+    }
+    free(copy);
+    *param_base = (unsigned)l.cbank_off;
+    *sm = l.sm;
+    return rc;
+}
+
 static void add_feature(struct maya_kfeature *f, uint32_t *n, const char *name, int value)
 {
     if (value >= 0)

@@ -25,6 +25,7 @@
  */
 #define _GNU_SOURCE
 #include "ptx_exec.h"
+#include "exec_common.h"
 #include "ptx_parse.h"
 
 #include <math.h>
@@ -639,15 +640,10 @@ struct run {
 
 __attribute__((format(printf, 3, 4))) static int stop(struct run *r, enum emu_ptx_result res, const char *fmt, ...)
 {
-    if (r->res == EMU_PTX_DONE) {
-        r->res = res;
-        if (r->why && r->nwhy) {
-            va_list ap;
-            va_start(ap, fmt);
-            vsnprintf(r->why, r->nwhy, fmt, ap);
-            va_end(ap);
-        }
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    emu_exec_vstop(&r->res, r->why, r->nwhy, res, fmt, ap);
+    va_end(ap);
     return -1;
 }
 
@@ -1189,19 +1185,12 @@ static int warp_op(struct run *r, uint32_t w0, uint32_t w1)
             if (x->nops < 4)
                 return stop(r, EMU_PTX_FAULT, "shfl with %u operands", x->nops);
             uint32_t b = (uint32_t)val(r, t, &o[2], T_U32), c = (uint32_t)val(r, t, &o[3], T_U32);
-            /* c packs the clamp (bits 0-4) and the segment mask (bits 8-12) */
-            uint32_t clamp = c & 0x1f, segmask = (c >> 8) & 0x1f;
-            uint32_t maxl = (lane & segmask) | (clamp & ~segmask), minl = lane & segmask, j = lane;
+            static const int modes[] = { [SH_UP - SH_UP] = EMU_SHFL_UP, [SH_DOWN - SH_UP] = EMU_SHFL_DOWN,
+                                         [SH_BFLY - SH_UP] = EMU_SHFL_BFLY, [SH_IDX - SH_UP] = EMU_SHFL_IDX };
+            if (x->sub < SH_UP || x->sub > SH_IDX)
+                return stop(r, EMU_PTX_UNSUPPORTED, "shfl of this kind is not covered");
             int ok;
-            switch (x->sub) {
-            case SH_UP: j = lane - b; ok = (int32_t)j >= (int32_t)maxl; break;
-            case SH_DOWN: j = lane + b; ok = j <= maxl; break;
-            case SH_BFLY: j = lane ^ b; ok = j <= maxl; break;
-            case SH_IDX: j = minl | (b & ~segmask); ok = j <= maxl; break;
-            default: return stop(r, EMU_PTX_UNSUPPORTED, "shfl of this kind is not covered");
-            }
-            if (!ok || j >= 32 || !(live >> j & 1))
-                j = lane;
+            uint32_t j = emu_shfl_src(modes[x->sub - SH_UP], lane, b, c, live, &ok);
             set(r, t, o[0].reg, T_B32, vals[j]);
             if (o[0].reg2 != 0xffff)
                 set(r, t, o[0].reg2, T_PRED, ok);

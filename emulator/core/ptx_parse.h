@@ -52,6 +52,7 @@ struct emu_ptx_kernel {
      * P0, c[0x0][0x210]); parameters are read from constant bank 0 at
      * param_base. */
     int sass;
+    int sass_raw;                /* emu_sass_parse_raw: mnemonics and operands exactly as nvdisasm prints them */
     uint32_t param_base, param_bytes;
     /* the parameters' layout (offsets and sizes), while the SASS is read:
      * a 64-bit constant-bank load of two 4-byte parameters is two values */
@@ -87,6 +88,11 @@ void emu_ptx_kernel_free(struct emu_ptx_kernel *k);
  * -1 when the text has no such kernel or memory runs out. */
 int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
                    const struct maya_kparam *params, unsigned nparams, struct emu_ptx_kernel *out);
+
+/* The same text read for execution (sass_exec.c): nothing translated, the
+ * mnemonic ("ISETP.GE.U32.AND") and operands ("desc[UR4][R2.64+0x10]") as
+ * nvdisasm prints them, guards as "P0"/"UP1" with guard_neg, labels by name. */
+int emu_sass_parse_raw(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out);
 
 /* Past blanks, line ends (\n or \0) and comments (// and C style) from p,
  * never past end. fatbin.c's PTX reader shares it. */

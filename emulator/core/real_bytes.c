@@ -228,6 +228,27 @@ void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uin
     }
 }
 
+int emu_real_any_word(const void *params, uint32_t bytes)
+{
+    if (!params || bytes < 8 || !__atomic_load_n(&nspans_seen, __ATOMIC_RELAXED))
+        return 0; /* no real bytes anywhere: the common case, no lock */
+    uint64_t lo, hi;
+    emu_mem_device_va(&lo, &hi);
+    const unsigned char *b = params;
+    int any = 0;
+    pthread_mutex_lock(&lock);
+    for (uint32_t off = 0; off + 8 <= bytes && !any; off += 8) {
+        uint64_t w;
+        memcpy(&w, b + off, 8);
+        if (w < lo || w >= hi)
+            continue;
+        size_t i = find(w);
+        any = i < nspans && spans[i].start <= w && w < spans[i].end && spans[i].kind == MAYA_WRITER_REAL;
+    }
+    pthread_mutex_unlock(&lock);
+    return any;
+}
+
 EMU_API void emu_real_written(uint64_t p, uint32_t kind, uint32_t writer)
 {
     uint64_t lo, hi;

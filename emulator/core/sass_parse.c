@@ -476,16 +476,18 @@ static int line(struct emu_ptx_kernel *k, const char *s, const char *e)
             start = p + 1;
         }
     }
-    translate(k, &in);
+    if (!k->sass_raw)
+        translate(k, &in);
     return emu_ptx_add_inst(k, &in);
 }
 
-int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
-                   const struct maya_kparam *params, unsigned nparams, struct emu_ptx_kernel *out)
+static int parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
+                 const struct maya_kparam *params, unsigned nparams, int raw, struct emu_ptx_kernel *out)
 {
     memset(out, 0, sizeof *out);
     if (!text || !entry || !*entry)
         return -1;
+    out->sass_raw = raw;
     out->sass = 1;
     out->param_base = param_base;
     out->param_bytes = param_bytes;
@@ -527,4 +529,15 @@ int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t p
     out->sass_params = NULL; /* the caller's, read only while parsing */
     out->sass_nparams = 0;
     return 0;
+}
+
+int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t param_base, uint32_t param_bytes,
+                   const struct maya_kparam *params, unsigned nparams, struct emu_ptx_kernel *out)
+{
+    return parse(text, bytes, entry, param_base, param_bytes, params, nparams, 0, out);
+}
+
+int emu_sass_parse_raw(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out)
+{
+    return parse(text, bytes, entry, 0, 0, NULL, 0, 1, out);
 }

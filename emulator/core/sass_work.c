@@ -160,16 +160,18 @@ EMU_API const char *emu_nvdisasm(void)
     return tool[0] ? tool : NULL;
 }
 
-static int cache_dir(char *out, size_t size)
+/* The cache's directory for one kind of entry: "kwork-v1" (summaries) or
+ * "sass-v1" (the SASS texts the executor reads). */
+static int cache_dir_of(const char *kind, char *out, size_t size)
 {
     const char *d = getenv("MAYA_CACHE_DIR"), *x = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
     int n;
     if (d && *d)
-        n = snprintf(out, size, "%s/kwork-v1", d);
+        n = snprintf(out, size, "%s/%s", d, kind);
     else if (x && *x)
-        n = snprintf(out, size, "%s/maya/kwork-v1", x);
+        n = snprintf(out, size, "%s/maya/%s", x, kind);
     else if (home && *home)
-        n = snprintf(out, size, "%s/.cache/maya/kwork-v1", home);
+        n = snprintf(out, size, "%s/.cache/maya/%s", home, kind);
     else
         return -1;
     if (n < 0 || (size_t)n >= size)
@@ -182,6 +184,11 @@ static int cache_dir(char *out, size_t size)
             *p = '/';
         }
     return mkdir(out, 0755) == 0 || errno == EEXIST ? 0 : -1;
+}
+
+static int cache_dir(char *out, size_t size)
+{
+    return cache_dir_of("kwork-v1", out, size);
 }
 
 /* A cached summary: 1 with *out (malloc'd, NULL for "nvdisasm gave
@@ -432,6 +439,17 @@ EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned 
         unlink(lockp);
 }
 
+static int text_path(char *path, size_t size, uint64_t cubin_hash, const char *mangled, unsigned sym);
+static void text_write(const char *path, const char *t, size_t len);
+
+/* Keep the text nvdisasm gave for the work summary for the executor too. */
+static void text_keep(uint64_t cubin_hash, const char *mangled, unsigned sym, const char *t, size_t len)
+{
+    char path[4400];
+    if (text_path(path, sizeof path, cubin_hash, mangled, sym) == 0)
+        text_write(path, t, len);
+}
+
 EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           int sm, unsigned param_base, unsigned param_bytes, const struct maya_kparam *params,
                           unsigned nparams, void **out, size_t *out_bytes)
@@ -465,6 +483,7 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
         unlink(lockp);
         return -1; /* nvdisasm failed: not cached, the next run tries again */
     }
+    text_keep(cubin_hash, mangled, sym, text, len); /* the executor's, if it runs this kernel */
     int rc = -1;
     struct emu_ptx_kernel k;
     if (emu_sass_parse(text, len, mangled, param_base, param_bytes, params, nparams, &k) == 0) {
@@ -475,4 +494,84 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
     cache_write(path, rc == 0 ? *out : NULL, rc == 0 ? *out_bytes : 0);
     unlink(lockp);
     return rc;
+}
+
+/* The SASS text itself, for the executor (sass_exec.c): cached in sass-v1/
+ * beside kwork-v1/ as "<cubin hash>-<name hash>-<sym>.sass" (magic, length,
+ * text), written by rename as the summaries are. No lock: ranks that miss together each run
+ * nvdisasm once, which only the first small launch of a kernel pays. */
+#define TEXT_MAGIC "MAYASS01"
+
+static char *text_read(const char *path, size_t *len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return NULL;
+    char head[16];
+    char *b = NULL;
+    if (read(fd, head, sizeof head) == (ssize_t)sizeof head && !memcmp(head, TEXT_MAGIC, 8)) {
+        uint64_t n;
+        memcpy(&n, head + 8, sizeof n);
+        if (n > 0 && n <= MAX_SASS_BYTES && (b = malloc(n + 1)) != NULL) {
+            if (read(fd, b, n) == (ssize_t)n) {
+                b[n] = 0;
+                *len = n;
+            } else {
+                free(b);
+                b = NULL;
+            }
+        }
+    }
+    close(fd);
+    return b;
+}
+
+static int text_path(char *path, size_t size, uint64_t cubin_hash, const char *mangled, unsigned sym)
+{
+    char dir[4096];
+    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0)
+        return -1;
+    int n = snprintf(path, size, "%s/%016llx-%016llx-%u.sass", dir, (unsigned long long)cubin_hash,
+                     (unsigned long long)emu_hash_bytes(mangled, strlen(mangled), 0), sym);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+static void text_write(const char *path, const char *t, size_t len)
+{
+    char tmp[4500];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) >= (int)sizeof tmp)
+        return;
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    char head[16];
+    uint64_t n = len;
+    memcpy(head, TEXT_MAGIC, 8);
+    memcpy(head + 8, &n, sizeof n);
+    int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && write(fd, t, len) == (ssize_t)len;
+    ok = close(fd) == 0 && ok;
+    if (!ok || rename(tmp, path) != 0)
+        unlink(tmp);
+}
+
+EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
+                          char **text, size_t *len)
+{
+    *text = NULL;
+    *len = 0;
+    char dir[4096], path[4400], file[4400];
+    if (cache_dir_of("sass-v1", dir, sizeof dir) < 0 || text_path(path, sizeof path, cubin_hash, mangled, sym) < 0)
+        return -1;
+    if ((*text = text_read(path, len)) != NULL)
+        return 0;
+    const char *nvdisasm = emu_nvdisasm();
+    if (!nvdisasm || !cubin || write_cubin(dir, cubin, bytes, file, sizeof file) < 0)
+        return -1;
+    char *t = disassemble(nvdisasm, file, sym, len);
+    unlink(file);
+    if (!t)
+        return -1;
+    text_write(path, t, *len);
+    *text = t;
+    return 0;
 }

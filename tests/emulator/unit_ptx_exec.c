@@ -20,27 +20,7 @@ static int failures;
         } \
     } while (0)
 
-/* "Device memory" for the tests: one host buffer; reads of the bytes from
- * unreal_from on are refused as not real. */
-static unsigned char mem[1 << 16];
-static uint64_t unreal_from = sizeof mem;
-
-static int in_mem(uint64_t a, uint32_t n)
-{
-    uint64_t b = (uint64_t)(uintptr_t)mem;
-    return a >= b && a + n <= b + sizeof mem && a + n >= a;
-}
-static int can_read(void *ctx, uint64_t a, uint32_t n)
-{
-    (void)ctx;
-    return in_mem(a, n) && a + n <= (uint64_t)(uintptr_t)mem + unreal_from ? 0 : -1;
-}
-static int can_write(void *ctx, uint64_t a, uint32_t n)
-{
-    (void)ctx;
-    return in_mem(a, n) ? 0 : -1;
-}
-static const struct emu_ptx_mem M = { can_read, can_write, NULL };
+#include "exec_mem.h"
 
 static enum emu_ptx_result run(const char *ptx, const char *entry, unsigned grid, unsigned block, const void *params,
                                uint32_t pbytes, char *why, size_t nwhy)

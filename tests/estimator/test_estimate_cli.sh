@@ -30,20 +30,42 @@ expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 1453.848 "8
 # kernel's launch (perf.launch_ns: 2.1 us H100, 2.5 us A100). The pipeline
 # fill: S bytes over links of B reach S / (S + 68 us x B) of the peak.
 # All-reduce of 1 GiB over 8 H100 (dgx-h100: NVLink 450 GB/s per direction,
-# 369 GB/s for a ring, NVLS):
-#   NVLS  25 + 2^30 / (369e9 * 0.85 * 15/16 * fill(2^30, 369e9)) + 2.1 = 3764.034 us (the fastest)
-#   ring  8.4 + 14 * 3.4 + 2^30 / (369e9 * fill * 8/14) + 2.1 = 5300 us
+# 370.8 GB/s for a ring (NCCL's 20.6 GB/s x 18 links), NVLS):
+#   NVLS  25 + 2^30 / (370.8e9 * 0.85 * 15/16 * fill(2^30, 370.8e9)) + 2.1 = 3746.308 us (the fastest)
+#   ring  8.4 + 14 * 3.4 + 2^30 / (370.8e9 * fill * 8/14) + 2.1 = 5280 us
 out=$(est allreduce bytes=1G ranks=8 gpu=h100 model=analytical)
-expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 3764.034 "1 GiB all-reduce on 8 x H100"
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 3746.308 "1 GiB all-reduce on 8 x H100"
 echo "$out" | grep -q 'algo=nvls proto=Simple' || fail "1 GiB on 8 H100 runs NVLS: $out"
-# 8 A100 (dgx-a100: 300 GB/s, no NVLS): ring Simple 56 + 2^30 / (246e9 * fill * 8/14) + 2.5 = 7815.907 us
+# 8 A100 (dgx-a100: 300 GB/s, a ring 240 (NCCL's 20 GB/s x 12 links), no NVLS):
+#   ring Simple 56 + 2^30 / (240e9 * fill * 8/14) + 2.5 = 8006.867 us
 out=$(est allreduce bytes=1G ranks=8 gpu=a100 model=analytical)
-expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 7815.907 "1 GiB all-reduce on 8 x A100"
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 8006.867 "1 GiB all-reduce on 8 x A100"
 echo "$out" | grep -q 'algo=ring proto=Simple' || fail "1 GiB on 8 A100 runs a Simple ring: $out"
 # Small messages: ring LL, 6.6 + 14 steps * 0.6 us + 2.1 = 17.100 us (NVLink, 8 B on 8 H100)
 out=$(est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 17.100 "8 B all-reduce on 8 x H100"
 echo "$out" | grep -q 'algo=ring proto=LL ' || fail "8 B all-reduce runs LL: $out"
+# The job's NCCL_ALGO / NCCL_PROTO narrow NCCL's choice (estimator/nccl_env.c).
+# NVLS forced for 1 MiB on 8 H100: below the bytes in flight (68 us x 370.8 GB/s)
+# a message moves at half of NVLS's 370.8 * 0.85 * 15/16 = 295.48 GB/s:
+#   25 + 2^20 / (295.48e3 / 2) + 2.1 = 34.197 us (NCCL's own choice, ring LL, is faster)
+out=$(NCCL_ALGO=NVLS est allreduce bytes=1M ranks=8 gpu=h100)
+expect_eq "$(echo "$out" | field device_us)" 34.197 "1 MiB all-reduce on 8 x H100, NCCL_ALGO=NVLS"
+echo "$out" | tr '\n' ' ' | grep -q 'model=analytical .*algo=nvls proto=Simple' ||
+    fail "NCCL_ALGO=NVLS runs NVLS, priced by the model that honours it: $out"
+# where the variables leave nothing (no NVLS on A100), NCCL's own choice and
+# the learned model stand
+out=$(NCCL_ALGO=nvls est allreduce bytes=1M ranks=8 gpu=a100)
+echo "$out" | tr '\n' ' ' | grep -q 'model=learned .*algo=ring proto=LL ' || fail "NCCL_ALGO=nvls on A100: $out"
+out=$(NCCL_ALGO='^nvls' est allreduce bytes=1G ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=ring proto=Simple' || fail "NCCL_ALGO=^nvls on H100: $out"
+out=$(NCCL_PROTO=Simple est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'proto=Simple' || fail "NCCL_PROTO=Simple at 8 B: $out"
+# per-collective lists: the all-reduce's list replaces the default one
+out=$(NCCL_ALGO='ring;allreduce:tree' est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=tree ' || fail "NCCL_ALGO=ring;allreduce:tree: $out"
+out=$(NCCL_ALGO='ring;allreduce:tree' est allgather bytes=1G ranks=8 gpu=h100 model=analytical)
+echo "$out" | grep -q 'algo=ring ' || fail "NCCL_ALGO=ring;allreduce:tree, all-gather: $out"
 # a send/recv of 8 B over NVLink: 6.6 + 0.6 + 2.1 = 9.300 us
 out=$(est sendrecv bytes=8 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 9.300 "8 B send/recv on H100"

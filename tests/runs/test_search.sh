@@ -162,5 +162,33 @@ bad '"\{=pp\}": expected a number or a declared parameter at "pp\}"' --param tp=
 bad '--price "0": expected the cost of one GPU-hour' --price 0 --param tp=1 -- echo {tp}
 bad '--param gpus and -g both give the trials' -g h100x1 --param gpus=h100x2 -- echo x
 bad '--sbatch --time=5: sbatch options apply with --slurm only' --sbatch --time=5 --param tp=1 -- echo {tp}
+bad '--srun-nodes 2: spreading a trial.s ranks over nodes needs --slurm' --srun-nodes 2 --param tp=1 -- echo {tp}
+bad '--srun-nodes: "--dedup" is a maya run option, which srun --maya-emulate does not take' --slurm --srun-nodes 2 \
+    --run-option --dedup --param tp=1 -- echo {tp}
+bad '--srun-nodes "0": expected a whole number from 1' --slurm --srun-nodes 0 --param tp=1 -- echo {tp}
+bad '--replay .*/none: cannot open .*/none/search.txt' --replay "$TEST_TMP/none" --param tp=1 -- echo {tp}
+
+# A report whose steady iterations are not alike (cut at the wrong places)
+# fails its trial instead of ranking it by a wrong time; read through
+# --replay of a search directory written here, in maya's report format.
+mkdir -p "$TEST_TMP/odd/trials/0000000000aa" "$TEST_TMP/odd/trials/0000000000bb"
+printf '   #  a   iteration  peak memory  trial         status\n   1  1   14.7 ms  1.00 GiB  0000000000aa  ok\n   2  2  250.0 ms  1.00 GiB  0000000000bb  ok\n' \
+    > "$TEST_TMP/odd/search.txt"
+report() { # DIR ITERATION_S FIRST SECOND THIRD
+    cat > "$1/report.json" <<JSON
+{"workload_ok": true, "simulated": true, "error": null, "iteration_time_s": $2, "peak_memory_bytes": 1073741824,
+ "gpu_memory_bytes": 85017755648, "oom": false,
+ "iterations": [{"index": 1, "time_s": $3, "steady": false}, {"index": 2, "time_s": $4, "steady": true},
+                {"index": 3, "time_s": $5, "steady": true}]}
+JSON
+}
+report "$TEST_TMP/odd/trials/0000000000aa" 0.0147 1.42 0.0020 0.0274
+report "$TEST_TMP/odd/trials/0000000000bb" 0.25 0.26 0.2490 0.2510
+"$MAYA" search -q -g h100x1 -o "$TEST_TMP/odd-replay" --replay "$TEST_TMP/odd" --param a=1,2 -- echo {a} > "$TEST_TMP/odd.out" 2>&1 ||
+    fail "the replay of crafted reports failed: $(cat "$TEST_TMP/odd.out")"
+cat "$TEST_TMP/odd.out"
+expect_grep '^ +2  1 .* failed: its steady iterations are not alike \(2\.000 to 27\.400 ms\), so the iteration time \(14\.700 ms\) cannot be trusted' \
+    "$TEST_TMP/odd.out"
+expect_grep '^best: a=2 \(250\.000 ms per iteration' "$TEST_TMP/odd.out"
 bad 'unknown GPU' -g h100x2,nonex2 --param tp=1 -- echo {tp}
 exit 0

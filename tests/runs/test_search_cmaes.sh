@@ -41,7 +41,7 @@ expect_grep ' oom: out of GPU memory' "$TEST_TMP/grid.out"
 search "$TEST_TMP/cma" --strategy cmaes -j 2 > "$TEST_TMP/cma.out" 2> "$TEST_TMP/cma.err" ||
     fail "cmaes search failed: $(tail "$TEST_TMP/cma.err")"
 cat "$TEST_TMP/cma.err" "$TEST_TMP/cma.out"
-expect_grep '^maya search: cmaes, at most 80 trials \(800 combinations\), 2 at a time' "$TEST_TMP/cma.err"
+expect_grep '^maya search: cmaes, at most 80 trials run \(800 combinations\), 2 at a time' "$TEST_TMP/cma.err"
 expect_grep "$best" "$TEST_TMP/cma.out" "the CMA-ES's best"
 cmp -s "$TEST_TMP/cma.out" "$TEST_TMP/cma/search.txt" || fail "stdout and search.txt differ"
 python3 - "$TEST_TMP/grid/search.json" "$TEST_TMP/cma/search.json" > "$TEST_TMP/cma.order" <<'PY' ||
@@ -82,14 +82,19 @@ search "$TEST_TMP/cma" --strategy cmaes --seed 2 > "$TEST_TMP/cma3.out" 2> "$TES
 drawn "$TEST_TMP/cma" | cmp -s - "$TEST_TMP/cma.order" && fail "seeds 1 and 2 drew the same trials"
 expect_grep '[1-9][0-9]* from the cache' "$TEST_TMP/cma3.err"
 
-# --trials bounds the distinct trials; the first search's cache answers.
+# --trials bounds the trials run; a budget that would not hold 3
+# generations of 7 draws 4 a generation (so a short search is not the
+# start of a longer one); the same search again runs nothing.
 search "$TEST_TMP/cma" --strategy cmaes --trials 12 > "$TEST_TMP/cma4.out" 2> "$TEST_TMP/cma4.err" ||
     fail "cmaes --trials 12 failed: $(tail "$TEST_TMP/cma4.err")"
 expect_count 12 '^ +[0-9]+  [0-9]  [0-9]  [0-9x] ' "$TEST_TMP/cma4.out"
-expect_grep '12 trials finished \(0 run, 12 from the cache\)' "$TEST_TMP/cma4.err"
-head -n 12 "$TEST_TMP/cma.order" | awk '{print $2}' | sort > "$TEST_TMP/first12"
-drawn "$TEST_TMP/cma" | awk '{print $2}' | sort | cmp -s - "$TEST_TMP/first12" ||
-    fail "--trials 12 ran other trials than the first 12 of the same seed"
+python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); assert c["population"] == 4 and c["trials_run"] + c["trials_cached"] == 12, c' \
+    "$TEST_TMP/cma/search.json" || fail "--trials 12: not 12 trials run in generations of 4"
+drawn "$TEST_TMP/cma" > "$TEST_TMP/cma4.order"
+search "$TEST_TMP/cma" --strategy cmaes --trials 12 > /dev/null 2> "$TEST_TMP/cma4b.err" ||
+    fail "cmaes --trials 12 again failed: $(tail "$TEST_TMP/cma4b.err")"
+expect_grep '12 trials finished \(0 run, 12 from the cache\)' "$TEST_TMP/cma4b.err"
+drawn "$TEST_TMP/cma" | cmp -s - "$TEST_TMP/cma4.order" || fail "--trials 12 again drew other trials"
 
 # --patience stops it.
 search "$TEST_TMP/cma" --strategy cmaes --patience 3 > "$TEST_TMP/cma5.out" 2> "$TEST_TMP/cma5.err"

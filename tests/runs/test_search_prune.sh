@@ -64,6 +64,33 @@ run = pr["trials_run"]
 assert pr["trials_pruned"] == sum(1 for t in pr["trials"] if t["pruned_by"]) and run + pr["trials_pruned"] == 24
 print(f"pruned {pr['trials_pruned']} of 24 (ran {run}); best {pr['best']['params']} as the full grid's")
 PY
+# --replay: random and CMA-ES over the full grid, running nothing; each
+# answer is the grid's, and the budget counts only trials that would run
+# (pruned and invalid ones are free)
+for strat in random cmaes; do
+    "$MAYA" search -q -g h100x2 -o "$TEST_TMP/replay-$strat" --replay "$TEST_TMP/full" "${space[@]}" --prune mbs=memory-up \
+        --prune tp=memory-down --prune recompute=memory-down,prefer-earlier --strategy $strat --trials 6 --seed 3 -- \
+        "${cmd[@]}" > "$TEST_TMP/replay-$strat.out" 2> "$TEST_TMP/replay-$strat.err" ||
+        fail "--replay --strategy $strat failed: $(tail -5 "$TEST_TMP/replay-$strat.err")"
+    expect_eq "$(ls "$TEST_TMP/replay-$strat/trials" | wc -l)" 0 "trial directories a replay made"
+    python3 - "$TEST_TMP/full/search.json" "$TEST_TMP/replay-$strat/search.json" <<'PY' || fail "--replay $strat disagrees with the grid"
+import json, sys
+full, rep = (json.load(open(p)) for p in sys.argv[1:3])
+key = lambda t: tuple(sorted(t["params"].items()))
+grid = {key(t): t for t in full["trials"]}
+ran = [t for t in rep["trials"] if not t["pruned_by"]]
+assert rep["trials_run"] == len(ran) == 6 and rep["trials_cached"] == 0, (rep["trials_run"], len(ran))
+for t in ran:
+    g = grid[key(t)]
+    assert (t["status"], t["iteration_time_s"], t["trial_wall_s"]) == (g["status"], g["iteration_time_s"], g["trial_wall_s"]), (t, g)
+print(f"replayed {rep['strategy']}: {len(ran)} run, {rep['trials_pruned']} pruned, best {rep['best']['params']}")
+PY
+done
+"$MAYA" search -q -g h100x2 -o "$TEST_TMP/replay-bad" --replay "$TEST_TMP/full" --param mbs=1,2 --param tp=1,2 \
+    --param recompute=none -- "${cmd[@]}" > /dev/null 2> "$TEST_TMP/replay-bad.err"
+expect_eq "$?" 2 "exit status of --replay over another space"
+expect_grep 'its parameter 1 is "tp", this search.s is "mbs"' "$TEST_TMP/replay-bad.err"
+
 # the expression's inexact division is a failed trial, never run
 "$MAYA" search -q -g h100x2 -o "$TEST_TMP/expr" --param mbs=3 -- "$WORKLOADS/minigpt" --micro-batch-size {mbs} \
     --micro-batches '{=8 / mbs}' "${model[@]}" > "$TEST_TMP/expr.out" 2>&1

@@ -157,6 +157,43 @@ static void check_real(const char *what, const struct loop_opts *o, const char *
     sim_free(j);
 }
 
+/* Steps of micro-batches where no op occurs once per step: each step runs
+ * 4 x (upload, fwd, bwd), then the optimizer's kernel for 2 parameter
+ * tensors, with no sync. The step is the period, not the micro-batch
+ * (which repeats 4 times in a row and then breaks). */
+static void check_micro(int steps)
+{
+    size_t n = 0;
+#define ADD(...) (n += (size_t)snprintf(big + n, sizeof big - n, __VA_ARGS__))
+    ADD("stream id=1 dev=0\nalloc bytes=1G\n");
+    for (int i = 0; i < steps; i++) {
+        for (int m = 0; m < 4; m++)
+            ADD("memcpy stream=1 api=cudaMemcpyAsync kind=h2d bytes=1M async\n"
+                "launch stream=1 kernel=fwd grid=128\nlaunch stream=1 kernel=bwd grid=256\n");
+        ADD("launch stream=1 kernel=opt grid=64\nlaunch stream=1 kernel=opt grid=64\n");
+    }
+    ADD("sync sync=device\nfree bytes=1G\n");
+#undef ADD
+    static const struct dur d[] = {
+        { "fwd", 3 * MS, UINT64_MAX }, { "bwd", 5 * MS, UINT64_MAX }, { "opt", MS, UINT64_MAX },
+        { "cudaMemcpyAsync", MS, UINT64_MAX }, { NULL, 0, 0 },
+    };
+    const char *ranks[] = { big };
+    char what[64];
+    snprintf(what, sizeof what, "micro-batches, %d steps", steps);
+    struct sim_job *j = replay(what, ranks, 1, d, MS / 10, NULL);
+    if (!j)
+        return;
+    int k;
+    sim_iteration_times(j, &k);
+    EXPECT(k == steps, "%s: %d iterations found, expected %d", what, k, steps);
+    struct sim_summary s;
+    sim_summarize(j, &s);
+    /* 4 x (1 + 3 + 5) + 2 x 1 ms of device work a step, on one stream */
+    EXPECT_NEAR(s.iteration_s, 0.038, 1e-3, what);
+    sim_free(j);
+}
+
 /* A pipeline's send/recv each step, priced as a profile prices it (each
  * call its own measured time, so its latency differs every step): the loop
  * is found on both ranks, its steps whole. */
@@ -207,6 +244,9 @@ static void check_p2p(void)
 int main(void)
 {
     check_p2p();
+    check_micro(3);
+    check_micro(6);
+    check_micro(9);
     check(0);
     check(1);
     struct loop_opts o = { .steps = 6, .vary = 1 };

@@ -24,7 +24,10 @@ search "$JOBS_DIR/slurm" --slurm --sbatch --nodes=1 > slurm.out 2> slurm.err || 
 cat slurm.out slurm.err
 expect_grep 'submitting 4 trials as a job array' slurm.err
 expect_grep '1 job array of 4 tasks in all \(0 resubmitted\)' slurm.err
-python3 - local/search.json slurm/search.json <<'PY' || fail "the Slurm search differs from the local one (above)"
+# DIR's search gave the local search's table: the same trials with the same
+# status (and, when valid, peak memory and iteration time), and the same best.
+same_as_local() {
+    python3 - local/search.json "$1/search.json" <<'PY' || fail "the search in $1 differs from the local one (above)"
 import json, sys
 a, b = (json.load(open(p)) for p in sys.argv[1:3])
 rows = lambda s: {tuple(t["params"].values()): t for t in s["trials"]}
@@ -37,10 +40,26 @@ for k in ra:
     if x["status"] == "ok":
         assert abs(x["iteration_time_s"] - y["iteration_time_s"]) <= 1e-3 * x["iteration_time_s"], (x, y)
 assert a["best"]["params"] == b["best"]["params"]
-assert b["slurm"]["arrays"] == 1 and b["slurm"]["array_tasks"] == 4 and b["trials_run"] == 4
+assert b["slurm"]["array_tasks"] == 4 and b["trials_run"] == 4
 PY
+}
+same_as_local slurm
+python3 -c 'import json, sys; assert json.load(open(sys.argv[1]))["slurm"]["arrays"] == 1' slurm/search.json ||
+    fail "the Slurm search took more than one array"
 ls slurm/slurm/wave-1/task-0.sh slurm/slurm/wave-1/array.sh > /dev/null || fail "no task scripts kept"
 [ ! -e slurm/slurm/job ] || fail "the finished job is still recorded"
+
+# --srun-nodes 2: each array task is 2 nodes, and srun --maya-emulate runs
+# its trial's 2 ranks one a node; the same table as the local search.
+search "$JOBS_DIR/spread" --slurm --srun-nodes 2 > spread.out 2> spread.err ||
+    fail "the spread search failed: $(tail -5 spread.err)"
+cat spread.out
+grep -q -- "'srun' '--nodes=2' '--ntasks-per-node=1' '--maya-emulate=H100-SXMx2,report=" spread/slurm/wave-1/task-0.sh ||
+    fail "the task does not run its trial with srun --maya-emulate: $(cat spread/slurm/wave-1/task-0.sh)"
+same_as_local spread
+"$MAYA" search -o "$JOBS_DIR/bad" --srun-nodes 2 --param a=1 -- true {a} > bad.out 2>&1
+expect_eq "$?" 2 "exit status of --srun-nodes without --slurm"
+expect_grep 'spreading a trial.s ranks over nodes needs --slurm' bad.out
 
 # A task cancelled under its trial (as preemption does) is submitted again.
 cat > preempt.sh <<'SH'

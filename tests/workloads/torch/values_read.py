@@ -1,27 +1,51 @@
-# Values a PyTorch program reads back (docs/values.md): a tensor copied in
-# and back is right; the max of a small tensor and a torch.full are kernels
-# (not computed), so what .item() gives is not what a GPU gives and the
-# report counts those reads; a rank-id all-gather of ids copied in from the
-# host is right (small collectives of real bytes are real), one of ids made
-# by torch.full is not. Prints one line per check: "NAME right|differs".
+# Values a PyTorch program reads back (docs/values.md, docs/kernel-exec.md):
+# a tensor copied in and back is right; small kernels (a max, a torch.full,
+# torch.unique) are computed from their SASS when nvdisasm is there, so what
+# .item() gives is what a GPU gives; a kernel the executor does not cover
+# (torch.sort's bitonic sort) is not computed and the report counts the read.
+# On 2 ranks: rank-id all-gathers of copied and of filled ids, and, with
+# --objects, all_gather_object, broadcast_object_list and
+# scatter_object_list (each sizes its buffers with a .item() of a kernel's
+# result). Prints one line per check: "NAME right|differs".
 import os
+import sys
 import torch
 import torch.distributed as dist
 
 rank = int(os.environ.get("RANK", "0"))
 world = int(os.environ.get("WORLD_SIZE", "1"))
+objects = "--objects" in sys.argv
 torch.cuda.set_device(int(os.environ.get("LOCAL_RANK", "0")))
+
+
+def check(name, ok):
+    print(name, "right" if ok else "differs", flush=True)
+
+
 t = torch.tensor([3, 7, 5], device="cuda")
-print("roundtrip", "right" if t.cpu().tolist() == [3, 7, 5] else "differs")
-print("max", "right" if t.max().item() == 7 else "differs")
-print("full", "right" if torch.full((1,), rank + 2, device="cuda").item() == rank + 2 else "differs")
+check("roundtrip", t.cpu().tolist() == [3, 7, 5])
+check("max", t.max().item() == 7)
+check("full", torch.full((1,), rank + 2, device="cuda").item() == rank + 2)
+check("unique", torch.unique(torch.tensor([3, 1, 3, 2], device="cuda")).tolist() == [1, 2, 3])
+check("sort", torch.sort(torch.tensor([3, 1, 2], device="cuda")).values.tolist() == [1, 2, 3])
 if world > 1:
     dist.init_process_group("nccl")
     ids = torch.tensor([rank], device="cuda")  # copied in: real
     out = [torch.zeros(1, dtype=ids.dtype, device="cuda") for _ in range(world)]
     dist.all_gather(out, ids)
-    print("gather_copied", "right" if [int(o.cpu()) for o in out] == list(range(world)) else "differs")
-    ids = torch.full((1,), rank, device="cuda")  # a fill kernel: not real
+    check("gather_copied", [int(o.cpu()) for o in out] == list(range(world)))
+    ids = torch.full((1,), rank, device="cuda")  # a fill kernel
     dist.all_gather(out, ids)
-    print("gather_filled", "right" if [int(o.cpu()) for o in out] == list(range(world)) else "differs")
+    check("gather_filled", [int(o.cpu()) for o in out] == list(range(world)))
+    if objects:
+        got = [None] * world
+        # sizes differ by rank: the buffer is sized by the max that a compare kernel picks
+        dist.all_gather_object(got, {"rank": rank, "name": "r" * (1 + 40 * rank)})
+        check("all_gather_object", got == [{"rank": r, "name": "r" * (1 + 40 * r)} for r in range(world)])
+        obj = [{"step": 12, "lr": 0.5}, "cfg"] if rank == 0 else [None, None]
+        dist.broadcast_object_list(obj, src=0)
+        check("broadcast_object_list", obj == [{"step": 12, "lr": 0.5}, "cfg"])
+        part = [None]
+        dist.scatter_object_list(part, [["a" * (r + 1)] for r in range(world)] if rank == 0 else None, src=0)
+        check("scatter_object_list", part == [["a" * (rank + 1)]])
     dist.destroy_process_group()

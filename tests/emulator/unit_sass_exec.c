@@ -1,0 +1,365 @@
+/* Unit test of the SASS executor (emulator/core/sass_exec.c) on small
+ * kernels written as nvdisasm prints them: parameters from constant bank 0,
+ * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
+ * 64-bit compares (ISETP .EX) and SEL, predicated EXIT, shared memory and a
+ * barrier, a warp shuffle, lanes that exchange values through shared memory
+ * with no barrier (they run together), an indirect branch through a jump
+ * table in constant bank 2; how runs stop (an instruction not covered when
+ * reached, a loop past the step bound, bytes not real, a write outside
+ * memory); and that damaged texts (cut, bytes changed) never crash it.
+ * Exit 0 if all hold. */
+#include "sass_exec.h"
+#include "../unit_check.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "exec_mem.h"
+
+/* nvdisasm's text of one kernel from its lines: instructions get their
+ * addresses, lines starting with ".L" are labels. */
+static char *text_of(const char *entry, const char *const *lines)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *t = malloc(cap);
+    n += (size_t)snprintf(t + n, cap - n, "\t.section\t.text.%s,\"ax\",@progbits\n.text.%s:\n", entry, entry);
+    unsigned addr = 0;
+    for (size_t i = 0; lines[i]; i++) {
+        if (lines[i][0] == '.')
+            n += (size_t)snprintf(t + n, cap - n, "%s\n", lines[i]);
+        else
+            n += (size_t)snprintf(t + n, cap - n, "        /*%04x*/                   %s ;\n", addr, lines[i]), addr += 16;
+    }
+    snprintf(t + n, cap - n, "//--------------------- SYMBOLS --------------------------\n");
+    return t;
+}
+
+static enum emu_ptx_result run(const char *entry, const char *const *lines, unsigned grid, unsigned block,
+                               const void *params, uint32_t pbytes, const void *bank2, uint32_t nbank2, char *why,
+                               size_t nwhy)
+{
+    char *t = text_of(entry, lines);
+    struct emu_sass_prog *p = emu_sass_prog_new(t, strlen(t), entry, 0x210, 64, bank2, nbank2, why, nwhy);
+    free(t);
+    if (!p)
+        return EMU_PTX_FAULT;
+    struct emu_ptx_launch l = { { grid, 1, 1 }, { block, 1, 1 }, 0, params, pbytes, 1u << 20 };
+    enum emu_ptx_result r = emu_sass_run(p, &l, &M, why, nwhy);
+    emu_sass_prog_free(p);
+    return r;
+}
+
+/* y[i] = i + 7 for i < n; params: y at 0x210, n at 0x218 */
+static const char *const fill[] = {
+    "LDC R1, c[0x0][0x28]",
+    "S2R R0, SR_CTAID.X",
+    "S2R R3, SR_TID.X",
+    "ULDC UR4, c[0x0][0x0]",
+    "IMAD R0, R0, UR4, R3",
+    "ISETP.GE.AND P0, PT, R0, c[0x0][0x218], PT",
+    "@P0 EXIT",
+    "LDC.64 R2, c[0x0][0x210]",
+    "ULDC.64 UR4, c[0x0][0x208]",
+    "IMAD.WIDE R2, R0, 0x4, R2",
+    "IADD3 R5, R0, 0x7, RZ",
+    "STG.E desc[UR4][R2.64], R5",
+    "EXIT",
+    ".L_x_0:",
+    "BRA `(.L_x_0)",
+    NULL,
+};
+
+/* 64-bit arithmetic of one thread: x (0x210) holds a, b (u64); y (0x218)
+ * gets a + b, a - b (IADD3 carries), max(a, b) signed (ISETP .EX + SEL),
+ * a * 3 (IMAD.WIDE.U32 + IMAD), and y + 8*idx as LEA/LEA.HI.X computes it */
+static const char *const wide[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.64 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R6, desc[UR4][R2.64+0x8]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "IADD3 R10, P0, R4, R6, RZ",
+    "IADD3.X R11, R5, R7, RZ, P0, !PT",
+    "STG.E.64 desc[UR4][R8.64], R10",
+    "IADD3 R10, P0, R4, -R6, RZ",
+    "IADD3.X R11, R5, ~R7, RZ, P0, !PT",
+    "STG.E.64 desc[UR4][R8.64+0x8], R10",
+    "ISETP.GT.U32.AND P0, PT, R4, R6, PT",
+    "ISETP.GT.AND.EX P0, PT, R5, R7, PT, P0",
+    "SEL R10, R4, R6, P0",
+    "SEL R11, R5, R7, P0",
+    "STG.E.64 desc[UR4][R8.64+0x10], R10",
+    "IMAD.WIDE.U32 R10, R4, 0x3, RZ",
+    "IMAD R11, R5, 0x3, R11",
+    "STG.E.64 desc[UR4][R8.64+0x18], R10",
+    "MOV R12, 0x5",
+    "LEA R10, P0, R12, R8, 0x3",
+    "LEA.HI.X R11, R12, R9, RZ, 0x3, P0",
+    "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "EXIT",
+    NULL,
+};
+
+/* block sum of 64 ints: a warp shuffle sum, each warp's sum through shared
+ * memory, a barrier, thread 0 adds them; x at 0x210, y at 0x218 */
+static const char *const reduce[] = {
+    "S2R R0, SR_TID.X",
+    "LDC.64 R2, c[0x0][0x210]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "SHFL.BFLY PT, R5, R4, 0x10, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.BFLY PT, R5, R4, 0x8, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.BFLY PT, R5, R4, 0x4, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.BFLY PT, R5, R4, 0x2, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.BFLY PT, R5, R4, 0x1, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "S2UR UR6, SR_CgaCtaId",
+    "UMOV UR5, 0x400",
+    "ULEA UR5, UR6, UR5, 0x18",
+    "LOP3.LUT P0, RZ, R0, 0x1f, RZ, 0xc0, !PT",
+    "SHF.R.U32.HI R6, RZ, 0x5, R0",
+    "@!P0 STS [R6.X4+UR5], R4",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "ISETP.NE.AND P0, PT, R0, RZ, PT",
+    "@P0 EXIT",
+    "LDS.64 R4, [UR5]",
+    "IADD3 R4, R4, R5, RZ",
+    "LDC.64 R2, c[0x0][0x218]",
+    "STG.E desc[UR4][R2.64], R4",
+    "EXIT",
+    NULL,
+};
+
+/* the same block sum with the shared address computed (no .X4 form) */
+static const char *const reduce2[] = {
+    "S2R R0, SR_TID.X",
+    "LDC.64 R2, c[0x0][0x210]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "SHFL.DOWN PT, R5, R4, 0x10, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.DOWN PT, R5, R4, 0x8, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.DOWN PT, R5, R4, 0x4, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.DOWN PT, R5, R4, 0x2, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "SHFL.DOWN PT, R5, R4, 0x1, 0x1f",
+    "IADD3 R4, R4, R5, RZ",
+    "S2UR UR6, SR_CgaCtaId",
+    "UMOV UR5, 0x400",
+    "ULEA UR5, UR6, UR5, 0x18",
+    "LOP3.LUT P0, RZ, R0, 0x1f, RZ, 0xc0, !PT",
+    "SHF.R.U32.HI R6, RZ, 0x5, R0",
+    "LEA R6, R6, UR5, 0x2",
+    "@!P0 STS [R6], R4",
+    "BAR.SYNC.DEFER_BLOCKING 0x0",
+    "ISETP.NE.AND P0, PT, R0, RZ, PT",
+    "@P0 EXIT",
+    "LDS.64 R4, [UR5]",
+    "IADD3 R4, R4, R5, RZ",
+    "LDC.64 R2, c[0x0][0x218]",
+    "STG.E desc[UR4][R2.64], R4",
+    "EXIT",
+    NULL,
+};
+
+/* a warp reverses 32 values through shared memory with no barrier: lane l
+ * stores x[l] at l*4 and loads from (31-l)*4 (right only if the warp's
+ * stores are all done before its loads, as on a GPU) */
+static const char *const exchange[] = {
+    "S2R R0, SR_TID.X",
+    "LDC.64 R2, c[0x0][0x210]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "IMAD.SHL.U32 R6, R0, 0x4, RZ",
+    "STS [R6], R4",
+    "LOP3.LUT R7, RZ, R0, RZ, 0x33, !PT",
+    "LOP3.LUT R7, R7, 0x1f, RZ, 0xc0, !PT",
+    "IMAD.SHL.U32 R7, R7, 0x4, RZ",
+    "LDS R5, [R7]",
+    "LDC.64 R2, c[0x0][0x218]",
+    "IMAD.WIDE.U32 R2, R0, 0x4, R2",
+    "STG.E desc[UR4][R2.64], R5",
+    "EXIT",
+    NULL,
+};
+
+/* a switch through a jump table in constant bank 2: y = 10, 20 or 30 by
+ * x's value (0, 1, 2); x at 0x210, y at 0x218 */
+static const char *const jump[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "IMAD.SHL.U32 R4, R4, 0x4, RZ",
+    "LDC R6, c[0x2][R4]",
+    "BRX R6 -0x50                               (*\"BRANCH_TARGETS .L_x_1,.L_x_2,.L_x_3\"*)",
+    ".L_x_1:",
+    "MOV R5, 0xa",
+    "BRA `(.L_x_4)",
+    ".L_x_2:",
+    "MOV R5, 0x14",
+    "BRA `(.L_x_4)",
+    ".L_x_3:",
+    "MOV R5, 0x1e",
+    ".L_x_4:",
+    "LDC.64 R2, c[0x0][0x218]",
+    "STG.E desc[UR4][R2.64], R5",
+    "EXIT",
+    NULL,
+};
+
+/* an instruction not covered, on a path only x != 0 takes */
+static const char *const uncovered[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "ISETP.NE.AND P0, PT, R4, RZ, PT",
+    "@P0 BRA `(.L_x_1)",
+    "EXIT",
+    ".L_x_1:",
+    "HMMA.16816.F32 R8, R12, R16, R8",
+    "EXIT",
+    NULL,
+};
+
+static const char *const spin[] = {
+    ".L_x_0:",
+    "IADD3 R0, R0, 0x1, RZ",
+    "BRA `(.L_x_0)",
+    NULL,
+};
+
+int main(void)
+{
+    char why[256];
+    uint64_t pp[2] = { (uint64_t)(uintptr_t)mem, 100 };
+    memset(mem, 0, sizeof mem);
+    CHECK(run("fill", fill, 2, 64, pp, sizeof pp, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "fill: %s", why);
+    int ok = 1;
+    for (int i = 0; i < 128; i++)
+        ok &= ((int32_t *)mem)[i] == (i < 100 ? i + 7 : 0);
+    CHECK(ok, "fill: y[i] = i + 7 for i < 100, 0 after");
+
+    /* 64-bit arithmetic */
+    int64_t *x = (int64_t *)mem, *y = (int64_t *)(mem + 1024);
+    x[0] = 0x1ffffffffll;
+    x[1] = -5;
+    uint64_t pw[2] = { (uint64_t)(uintptr_t)x, (uint64_t)(uintptr_t)y };
+    CHECK(run("wide", wide, 1, 1, pw, sizeof pw, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "wide: %s", why);
+    CHECK(y[0] == 0x1ffffffffll - 5, "wide: a + b = %lld", (long long)y[0]);
+    CHECK(y[1] == 0x1ffffffffll + 5, "wide: a - b = %lld", (long long)y[1]);
+    CHECK(y[2] == 0x1ffffffffll, "wide: max = %lld", (long long)y[2]);
+    CHECK(y[3] == 3 * 0x1ffffffffll, "wide: a * 3 = %lld", (long long)y[3]);
+    CHECK((uint64_t)y[4] == pw[1] + 40, "wide: LEA = 0x%llx", (unsigned long long)y[4]);
+    x[0] = -7;
+    x[1] = 3;
+    CHECK(run("wide", wide, 1, 1, pw, sizeof pw, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "wide: %s", why);
+    CHECK(y[2] == 3 && y[0] == -4 && y[1] == -10, "wide: signed max %lld, sum %lld, difference %lld", (long long)y[2],
+          (long long)y[0], (long long)y[1]);
+
+    /* block sums */
+    int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
+    for (int i = 0; i < 64; i++)
+        xi[i] = i * i;
+    uint64_t pr[2] = { (uint64_t)(uintptr_t)xi, (uint64_t)(uintptr_t)out };
+    CHECK(run("reduce", reduce, 1, 64, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "reduce: %s", why);
+    CHECK(*out == 85344, "reduce: sum of squares below 64 = %d", *out);
+    *out = 0;
+    CHECK(run("reduce2", reduce2, 1, 64, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "reduce2: %s", why);
+    CHECK(*out == 85344, "reduce2: sum of squares below 64 = %d", *out);
+
+    /* lanes exchange through shared memory */
+    for (int i = 0; i < 32; i++)
+        xi[i] = 100 + i;
+    CHECK(run("exchange", exchange, 1, 32, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "exchange: %s",
+          why);
+    ok = 1;
+    for (int i = 0; i < 32; i++)
+        ok &= out[i] == 100 + 31 - i;
+    CHECK(ok, "exchange: lane l reads lane 31-l's value");
+
+    /* a jump table: entries are the targets' addresses */
+    uint32_t table[3] = { 0x50, 0x70, 0x90 };
+    for (int v = 0; v < 3; v++) {
+        xi[0] = v;
+        CHECK(run("jump", jump, 1, 1, pr, sizeof pr, table, sizeof table, why, sizeof why) == EMU_PTX_DONE,
+              "jump: %s", why);
+        CHECK(*out == 10 * (v + 1), "jump %d: %d", v, *out);
+    }
+    uint32_t bad_table[3] = { 0x40, 0x70, 0x90 }; /* not a listed target */
+    xi[0] = 0;
+    CHECK(run("jump", jump, 1, 1, pr, sizeof pr, bad_table, sizeof bad_table, why, sizeof why) ==
+              EMU_PTX_UNSUPPORTED, "jump to an unlisted target: %s", why);
+    CHECK(run("jump", jump, 1, 1, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED,
+          "jump without bank 2: %s", why);
+
+    /* not covered: only when reached */
+    xi[0] = 0;
+    CHECK(run("unc", uncovered, 1, 1, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "untaken: %s", why);
+    xi[0] = 1;
+    CHECK(run("unc", uncovered, 1, 1, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED, "taken");
+    CHECK(strstr(why, "HMMA") != NULL, "why names the instruction: %s", why);
+    CHECK(run("spin", spin, 1, 32, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_STEPS, "spin: %s", why);
+    unreal_from = 0;
+    CHECK(run("fill", fill, 1, 32, pp, sizeof pp, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "fill only writes");
+    CHECK(run("reduce2", reduce2, 1, 64, pr, sizeof pr, NULL, 0, why, sizeof why) == EMU_PTX_UNREAL, "unreal: %s",
+          why);
+    unreal_from = sizeof mem;
+    uint64_t far[2] = { 16, 100 };
+    CHECK(run("fill", fill, 1, 32, far, sizeof far, NULL, 0, why, sizeof why) == EMU_PTX_FAULT, "outside: %s", why);
+    uint64_t shortp[1] = { 0 };
+    CHECK(run("fill", fill, 1, 32, shortp, 4, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED,
+          "parameters past the buffer: %s", why);
+    char *t = text_of("fill", fill);
+    CHECK(emu_sass_prog_new(t, strlen(t), "other", 0x210, 0, NULL, 0, why, sizeof why) == NULL, "no such kernel");
+    free(t);
+
+    /* damaged texts: cut at every point and bytes changed; decode or refuse,
+     * run or stop, never crash */
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump" };
+    unsigned seed = 4321;
+    int tried = 0, decoded = 0;
+    for (int s = 0; s < 5; s++) {
+        char *src = text_of(names[s], srcs[s]);
+        size_t n = strlen(src);
+        char *buf = malloc(n + 1);
+        for (int trial = 0; trial < 1200; trial++) {
+            memcpy(buf, src, n + 1);
+            size_t len = n;
+            if (trial < 300) {
+                len = (size_t)trial * n / 300;
+            } else {
+                for (int k = 0; k < 1 + trial % 4; k++) {
+                    seed = seed * 1103515245u + 12345u;
+                    size_t at = (seed >> 8) % n;
+                    seed = seed * 1103515245u + 12345u;
+                    static const char alphabet[] = "RUPZT[]()`+-,;:.x0123456789 .L_\n\0cdesc!~|";
+                    buf[at] = alphabet[(seed >> 8) % (sizeof alphabet - 1)];
+                }
+            }
+            struct emu_sass_prog *p = emu_sass_prog_new(buf, len, names[s], 0x210, 64, table, sizeof table, why,
+                                                        sizeof why);
+            tried++;
+            if (!p)
+                continue;
+            decoded++;
+            memset(mem, 0, 16384);
+            uint64_t pd[2] = { (uint64_t)(uintptr_t)mem, (uint64_t)(uintptr_t)(mem + 4096) };
+            struct emu_ptx_launch l = { { 2, 1, 1 }, { 64, 1, 1 }, 0, pd, sizeof pd, 100000 };
+            emu_sass_run(p, &l, &M, why, sizeof why);
+            emu_sass_prog_free(p);
+        }
+        free(buf);
+        free(src);
+    }
+    printf("sass_exec: damaged SASS: %d tried, %d decoded and run, none crashed\n", tried, decoded);
+    CHECK(decoded > 0 && decoded < tried, "some damaged texts decode, some do not");
+    if (failures)
+        fprintf(stderr, "%d checks failed\n", failures);
+    return failures ? 1 : 0;
+}
