@@ -83,6 +83,9 @@ struct collator {
         struct col_shape *shape;
     } *shapes;
     size_t nshapes, shapes_cap;
+    struct col_ref_source **sources; /* the sources of ranks rebuilt as references, read once each */
+    size_t nsources, sources_cap;
+    int copy_rebuilt;           /* MAYA_REBUILT_COPY=1: rebuilt sections as full copies */
     int allow_incomplete;
     int gpus_per_node;
     int world;                  /* the largest WORLD_SIZE of the traces read so far (bounds communicators) */
@@ -458,17 +461,27 @@ struct take {
     uint64_t n, unsupported;
 };
 
+/* A rank's NCCL operation, for the checks. */
+static int check_coll(struct take *t, const struct maya_rec_coll *k)
+{
+    if (k->h.flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING) || k->call.result != 0)
+        return 0;
+    int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
+    return p2p ? note_p2p(t->c, k, t->rank, t->path) : note_collective(t->c, k, t->rank, t->path);
+}
+
+static int check_cb(void *ctx, const struct maya_rec_coll *k)
+{
+    return check_coll(ctx, k);
+}
+
 static int take_record(struct take *t, const struct maya_rec_hdr *rec)
 {
     struct collator *c = t->c;
     if (rec->type == MAYA_REC_COMM && note_comm(c, (const void *)rec, t->rank, t->path) < 0)
         return -1;
-    if (rec->type == MAYA_REC_COLL && !(rec->flags & (MAYA_F_UNSUPPORTED | MAYA_F_CAPTURING))) {
-        const struct maya_rec_coll *k = (const void *)rec;
-        int p2p = k->op == MAYA_COLL_SEND || k->op == MAYA_COLL_RECV;
-        if (k->call.result == 0 && (p2p ? note_p2p(c, k, t->rank, t->path) : note_collective(c, k, t->rank, t->path)) < 0)
-            return -1;
-    }
+    if (rec->type == MAYA_REC_COLL && check_coll(t, (const struct maya_rec_coll *)rec) < 0)
+        return -1;
     if (rec->flags & MAYA_F_UNSUPPORTED)
         t->unsupported++;
     if (rec->type == MAYA_REC_RANK_REBUILT) {
@@ -537,6 +550,31 @@ static const struct col_shape *shape_of(struct collator *c, const struct rank_fi
     return s;
 }
 
+/* The rest of a rebuilt rank's section, from the trace of the rank that ran
+ * for it (sf): a reference to that rank's section, which comes earlier in
+ * the job trace (the simulator reads it there), or, for a source after the
+ * rank or with MAYA_REBUILT_COPY=1, a full copy. */
+static int rebuild_from(struct collator *c, const struct col_shape *own, int rank, const struct rank_file *sf,
+                        struct take *t, struct maya_rec_rank_end *e)
+{
+    if (c->copy_rebuilt || sf->rank >= rank)
+        return col_rebuild(own, rank, sf->path, sf->rank, take_cb, t, e, 64);
+    struct col_ref_source *rs = NULL;
+    for (size_t i = 0; i < c->nsources && !rs; i++)
+        if (col_ref_source_rank(c->sources[i]) == sf->rank)
+            rs = c->sources[i];
+    if (!rs) {
+        if (grow_array((void **)&c->sources, &c->sources_cap, c->nsources + 1, sizeof *c->sources) < 0 ||
+            col_ref_source_load(sf->path, sf->rank, &rs) < 0)
+            return -1;
+        c->sources[c->nsources++] = rs;
+    }
+    /* a reference names a section that holds its work, never another reference */
+    if (col_ref_source_stopped(rs))
+        return col_rebuild(own, rank, sf->path, sf->rank, take_cb, t, e, 64);
+    return col_rebuild_ref(own, rank, rs, take_cb, check_cb, t, e, 64);
+}
+
 /* A declared replica (maya run --replicas) that ran only up to its first
  * NCCL call: its communicators follow from its proxy's (its folded digits
  * above 1 made 1: a rank that ran and that shares its communicators where
@@ -582,7 +620,7 @@ static int rebuild_replica(struct collator *c, const struct rank_file *f, const 
     int32_t gpu = h->node * MAYA_MAX(h->gpus_per_node, 1) + device;
     if (col_shape_replica_comms(shape, rank, ps, (int)proxy, &layout, device, gpu) < 0)
         return -1;
-    return col_rebuild(shape, rank, sf->path, sf->rank, take_cb, t, e, 64);
+    return rebuild_from(c, shape, rank, sf, t, e);
 }
 
 static int copy_rank(struct collator *c, const struct rank_file *f, const struct rank_file *files, int nfiles,
@@ -726,7 +764,7 @@ static int copy_rank(struct collator *c, const struct rank_file *f, const struct
             rc = maya_error("%s: rank %d was eliminated as a duplicate of rank %d, which left no trace", f->path,
                             rank, el->source);
         else
-            rc = col_rebuild(shape, rank, src->path, el->source, take_cb, &t, e, 64);
+            rc = rebuild_from(c, shape, rank, src, &t, e);
         info->rebuilt = 1;
     }
     col_shape_free(shape);
@@ -789,6 +827,9 @@ static void collator_free(struct collator *c)
     for (size_t i = 0; i < c->nshapes; i++)
         col_shape_free(c->shapes[i].shape);
     free(c->shapes);
+    for (size_t i = 0; i < c->nsources; i++)
+        col_ref_source_free(c->sources[i]);
+    free(c->sources);
     for (size_t i = 0; i < c->comms.n; i++)
         free(c->comms.v[i].members);
     free(c->comms.v);
@@ -804,6 +845,8 @@ int col_collate(const char *trace_dir, const char *job_path, int allow_incomplet
     struct collator c;
     memset(&c, 0, sizeof c);
     c.allow_incomplete = allow_incomplete;
+    const char *copy = getenv("MAYA_REBUILT_COPY");
+    c.copy_rebuilt = copy && !strcmp(copy, "1");
     memset(out, 0, sizeof *out);
     struct rank_file *files = NULL;
     int nfiles = 0;

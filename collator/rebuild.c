@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/map.h"
 #include "maya/replicas.h"
@@ -384,8 +385,9 @@ static int first_comm_device(const char *path, int32_t *dev)
     return rc;
 }
 
-int col_rebuild(const struct col_shape *own, int rank, const char *source_path, int source_rank,
-                col_take_fn take, void *ctx, struct maya_rec_rank_end *end, uint32_t max_devices)
+/* The checks both ways of rebuilding share: the rank's own trace is what
+ * the emulator wrote. */
+static int check_own(const struct col_shape *own, int rank)
 {
     const struct maya_rec_eliminated *el = &own->elim;
     if (!own->have_elim)
@@ -395,6 +397,15 @@ int col_rebuild(const struct col_shape *own, int rank, const char *source_path, 
                           "record says %llu (0x%016llx): the trace is not what the emulator wrote", rank,
                           (unsigned long long)own->ncoll, (unsigned long long)own->hash,
                           (unsigned long long)el->stop_op, (unsigned long long)el->stop_hash);
+    return 0;
+}
+
+int col_rebuild(const struct col_shape *own, int rank, const char *source_path, int source_rank,
+                col_take_fn take, void *ctx, struct maya_rec_rank_end *end, uint32_t max_devices)
+{
+    const struct maya_rec_eliminated *el = &own->elim;
+    if (check_own(own, rank) < 0)
+        return -1;
     struct maya_trace_reader *r;
     if (maya_trace_open(source_path, &r) < 0)
         return -1;
@@ -464,4 +475,229 @@ int col_rebuild(const struct col_shape *own, int rank, const char *source_path, 
     col_shape_free(src);
     maya_trace_close(r);
     return rc;
+}
+
+/* ---- a rebuilt rank as a reference to its source's section ---- */
+
+/* One NCCL operation of a source, as the collator's checks need it. 56 bytes. */
+struct ref_coll {
+    uint64_t comm, count, seq;
+    uint32_t op;
+    int32_t dtype, redop, peer, rank, nranks, result;
+    uint32_t flags;
+};
+
+/* What references to one source need: its shape, its NCCL operations and
+ * their prefix hashes (hash[i]: of the first i), its first communicator's
+ * device. Read once per source; 64 bytes per NCCL operation. */
+struct col_ref_source {
+    struct col_shape *shape;
+    struct ref_coll *colls;
+    uint64_t *hash;             /* [ncoll + 1] */
+    uint64_t ncoll, cap;
+    int32_t first_dev;          /* -1: it made no communicator */
+    int rank;
+};
+
+void col_ref_source_free(struct col_ref_source *s)
+{
+    if (!s)
+        return;
+    col_shape_free(s->shape);
+    free(s->colls);
+    free(s->hash);
+    free(s);
+}
+
+int col_ref_source_rank(const struct col_ref_source *s)
+{
+    return s->rank;
+}
+
+int col_ref_source_stopped(const struct col_ref_source *s)
+{
+    return s->shape->have_elim;
+}
+
+int col_ref_source_load(const char *path, int rank, struct col_ref_source **out)
+{
+    struct col_ref_source *s = calloc(1, sizeof *s);
+    struct maya_trace_reader *r = NULL;
+    if (!s || !(s->shape = col_shape_new()) || !(s->hash = calloc(1, sizeof *s->hash))) {
+        col_ref_source_free(s);
+        return maya_error("out of memory collating");
+    }
+    s->rank = rank;
+    s->first_dev = -1;
+    if (maya_trace_open(path, &r) < 0) {
+        col_ref_source_free(s);
+        return -1;
+    }
+    maya_trace_allow_truncated(r, 1);
+    const struct maya_rec_hdr *rec;
+    int rc = 0, got;
+    while (rc == 0 && (got = maya_trace_next(r, &rec)) > 0) {
+        if (rec->type == MAYA_REC_COMM && s->first_dev < 0)
+            s->first_dev = ((const struct maya_rec_comm *)rec)->device;
+        if ((rc = col_shape_note(s->shape, rec)) < 0)
+            break;
+        if (rec->type != MAYA_REC_COLL)
+            continue;
+        if (s->ncoll == s->cap) {
+            uint64_t n = s->cap ? s->cap * 2 : 256;
+            struct ref_coll *p = realloc(s->colls, n * sizeof *p);
+            uint64_t *q = realloc(s->hash, (n + 1) * sizeof *q);
+            if (p)
+                s->colls = p;
+            if (q)
+                s->hash = q;
+            if (!p || !q) {
+                rc = maya_error("out of memory collating");
+                break;
+            }
+            s->cap = n;
+        }
+        const struct maya_rec_coll *k = (const void *)rec;
+        s->colls[s->ncoll] = (struct ref_coll){ k->comm, k->count, k->seq, k->op, k->dtype, k->redop, k->peer,
+                                                k->rank, k->nranks, k->call.result, rec->flags };
+        s->hash[++s->ncoll] = s->shape->hash;
+    }
+    if (rc == 0 && got < 0)
+        rc = -1;
+    maya_trace_close(r);
+    if (rc < 0) {
+        col_ref_source_free(s);
+        return -1;
+    }
+    *out = s;
+    return 0;
+}
+
+int col_rebuild_ref(const struct col_shape *own, int rank, const struct col_ref_source *rs, col_take_fn take,
+                    col_coll_fn note, void *ctx, struct maya_rec_rank_end *end, uint32_t max_devices)
+{
+    if (check_own(own, rank) < 0)
+        return -1;
+    const struct maya_rec_eliminated *el = &own->elim;
+    const struct col_shape *src = rs->shape;
+    int source = rs->rank;
+    if (el->stop_op > rs->ncoll)
+        return maya_error("rank %d cannot be rebuilt from rank %d: rank %d was eliminated after %llu NCCL "
+                          "operations, but rank %d's trace holds only %llu", rank, source, rank,
+                          (unsigned long long)el->stop_op, source, (unsigned long long)rs->ncoll);
+    if (rs->hash[el->stop_op] != el->stop_hash)
+        return maya_error("rank %d was eliminated as a duplicate of rank %d, but their first %llu NCCL "
+                          "operations differ (hash 0x%016llx against 0x%016llx): the ranks are not alike; "
+                          "run without duplicate-rank elimination", rank, source, (unsigned long long)el->stop_op,
+                          (unsigned long long)el->stop_hash, (unsigned long long)rs->hash[el->stop_op]);
+    for (size_t i = 0; i < src->ncomms; i++) {
+        if (i >= own->ncomms)
+            return maya_error("rank %d cannot be rebuilt from rank %d: rank %d made communicator 0x%llx (its #%zu) "
+                              "after rank %d was eliminated, which had made %zu; run without duplicate-rank "
+                              "elimination", rank, source, source, (unsigned long long)src->comms[i].id, i + 1,
+                              rank, own->ncomms);
+        if (src->comms[i].nranks != own->comms[i].nranks)
+            return maya_error("rank %d cannot be rebuilt from rank %d: their communicator #%zu has %d members on "
+                              "rank %d and %d on rank %d", rank, source, i + 1, own->comms[i].nranks, rank,
+                              src->comms[i].nranks, source);
+    }
+    struct maya_rec_rank_rebuilt b;
+    memset(&b, 0, sizeof b);
+    b.h = (struct maya_rec_hdr){ MAYA_REC_RANK_REBUILT, 0, sizeof b };
+    b.rank = rank;
+    b.source = source;
+    b.stop_op = el->stop_op;
+    b.how = el->how;
+    b.flags = MAYA_REBUILT_F_REF;
+    int rc = take(ctx, &b.h);
+    for (int i = 0; rc == 0 && i < own->ndevices; i++)
+        rc = take(ctx, &own->devices_recs[i].h);
+    for (size_t i = 0; rc == 0 && i < src->ncomms; i++)
+        rc = take(ctx, &own->comm_recs[i].h);
+    /* the checks see the operations the copy would hold, mapped as it maps them */
+    struct joint j = { .own = own, .src = src, .rank = rank, .source = source, .dev_src = rs->first_dev,
+                       .dev_own = own->ncomms > 0 && rs->first_dev >= 0 ? own->comm_recs[0].device : -1 };
+    if (j.dev_own < 0)
+        j.dev_src = -1;
+    struct maya_rec_coll k;
+    memset(&k, 0, sizeof k);
+    k.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof k };
+    for (uint64_t i = 0; rc == 0 && i < rs->ncoll; i++) {
+        const struct ref_coll *x = &rs->colls[i];
+        k.h.flags = (uint16_t)x->flags;
+        k.call.result = x->result;
+        k.op = x->op;
+        k.count = x->count;
+        k.seq = x->seq;
+        k.dtype = x->dtype;
+        k.redop = x->redop;
+        k.nranks = x->nranks;
+        k.comm = x->comm;
+        k.rank = x->rank;
+        k.peer = x->peer;
+        if ((rc = map_coll(&j, &k)) == 0)
+            rc = note(ctx, &k);
+    }
+    if (rc == 0)
+        fill_end(&j, end, max_devices);
+    return rc;
+}
+
+/* ---- reading a reference: the source's records made the rank's own ---- */
+
+struct col_ref_map {
+    struct col_shape *own, *src;
+    struct joint j;
+    unsigned char *buf;
+    size_t cap;
+};
+
+int col_ref_map_new(int rank, int source, int32_t dev_src, struct col_ref_map **out)
+{
+    struct col_ref_map *m = calloc(1, sizeof *m);
+    if (!m || !(m->own = col_shape_new()) || !(m->src = col_shape_new())) {
+        col_ref_map_free(m);
+        return maya_error("out of memory reading rank %d's reference to rank %d", rank, source);
+    }
+    m->j = (struct joint){ .own = m->own, .src = m->src, .rank = rank, .source = source, .dev_src = dev_src,
+                           .dev_own = -1 };
+    *out = m;
+    return 0;
+}
+
+int col_ref_map_comm(struct col_ref_map *m, const struct maya_rec_comm *own)
+{
+    if (m->own->ncomms == 0)
+        m->j.dev_own = own->device;
+    return col_shape_note(m->own, &own->h);
+}
+
+int col_ref_map_record(struct col_ref_map *m, const struct maya_rec_hdr *rec, const struct maya_rec_hdr **out)
+{
+    if (col_shape_note(m->src, rec) < 0)
+        return -1;
+    if (rec->bytes > m->cap) {
+        unsigned char *p = realloc(m->buf, rec->bytes);
+        if (!p)
+            return maya_error("out of memory reading rank %d's reference", m->j.rank);
+        m->buf = p;
+        m->cap = rec->bytes;
+    }
+    memcpy(m->buf, rec, rec->bytes);
+    const struct maya_rec_hdr *instead;
+    int rc = map_record(&m->j, (struct maya_rec_hdr *)m->buf, &instead);
+    if (rc < 0)
+        return -1;
+    *out = instead ? instead : (const struct maya_rec_hdr *)m->buf;
+    return rc == 0;
+}
+
+void col_ref_map_free(struct col_ref_map *m)
+{
+    if (!m)
+        return;
+    col_shape_free(m->own);
+    col_shape_free(m->src);
+    free(m->buf);
+    free(m);
 }

@@ -47,4 +47,27 @@ typedef int (*col_take_fn)(void *ctx, const struct maya_rec_hdr *rec);
 int col_rebuild(const struct col_shape *own, int rank, const char *source_path, int source_rank,
                 col_take_fn take, void *ctx, struct maya_rec_rank_end *end, uint32_t max_devices);
 
+/* ---- a rebuilt rank as a reference (MAYA_REBUILT_F_REF) ---- */
+
+/* A source's trace, read once for all the ranks rebuilt from it: its shape
+ * and its NCCL operations (64 bytes each). */
+struct col_ref_source;
+int col_ref_source_load(const char *path, int rank, struct col_ref_source **out);
+int col_ref_source_rank(const struct col_ref_source *s);
+/* Was the source itself stopped (its section is rebuilt too)? */
+int col_ref_source_stopped(const struct col_ref_source *s);
+void col_ref_source_free(struct col_ref_source *s);
+
+/* Receives each NCCL operation a rebuilt rank's copy would hold, to check. */
+typedef int (*col_coll_fn)(void *ctx, const struct maya_rec_coll *k);
+
+/* As col_rebuild, but the section gets only RANK_REBUILT (flagged
+ * MAYA_REBUILT_F_REF), the rank's DEVICE records and its COMM records (the
+ * i-th for the source's i-th communicator); the NCCL operations a copy
+ * would hold go to note instead, mapped as the copy maps them, so that the
+ * collator checks the job the same. The same refusals as col_rebuild.
+ * O(the source's NCCL operations); nothing is read. */
+int col_rebuild_ref(const struct col_shape *own, int rank, const struct col_ref_source *rs, col_take_fn take,
+                    col_coll_fn note, void *ctx, struct maya_rec_rank_end *end, uint32_t max_devices);
+
 #endif

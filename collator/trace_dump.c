@@ -491,8 +491,9 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     case MAYA_REC_RANK_REBUILT: {
         const struct maya_rec_rank_rebuilt *b = (const void *)h;
         fprintf(o, "rank_rebuilt rank=%d source=%d stop_op=%" PRIu64 " own_records=%" PRIu64 " shift_ns=%" PRId64
-                " how=%s", b->rank, b->source, b->stop_op, b->own_records, b->shift_ns,
-                b->how == MAYA_ELIM_DECLARED ? "declared" : "matched");
+                " how=%s%s", b->rank, b->source, b->stop_op, b->own_records, b->shift_ns,
+                b->how == MAYA_ELIM_DECLARED ? "declared" : "matched",
+                b->flags & MAYA_REBUILT_F_REF ? " ref" : "");
         break;
     }
     case MAYA_REC_CALL:

@@ -36,6 +36,7 @@ struct maya_trace_reader {
     z_stream zs;                /* raw inflate, reused chunk after chunk */
     int zs_ready;
     uint32_t raw_len, raw_pos;
+    uint32_t rec_pos;           /* byte of the chunk where the last record handed out begins */
     int ended, complete, allow_truncated, failed;
     uint64_t records;
     uint64_t chunks;            /* whole chunks read from the file */
@@ -147,6 +148,34 @@ const struct maya_trace_header *maya_trace_header(const struct maya_trace_reader
 const char *maya_trace_path(const struct maya_trace_reader *r)
 {
     return r->path;
+}
+
+static int load_chunk(struct maya_trace_reader *r);
+
+void maya_trace_position(const struct maya_trace_reader *r, uint64_t *chunk, uint32_t *byte)
+{
+    *chunk = r->chunk_offset;
+    *byte = r->rec_pos;
+}
+
+int maya_trace_seek(struct maya_trace_reader *r, uint64_t chunk, uint32_t byte)
+{
+    if (r->from_tail)
+        return fail(r, chunk, "cannot seek in a trace read from its tail file");
+    if (chunk < sizeof r->hdr || (r->file_bytes && chunk >= r->file_bytes))
+        return fail(r, chunk, "seek to offset %llu: expected a chunk of the file (%llu to %llu)",
+                    (unsigned long long)chunk, (unsigned long long)sizeof r->hdr,
+                    (unsigned long long)r->file_bytes);
+    r->failed = r->ended = r->complete = 0;
+    r->next_offset = chunk;
+    r->raw_len = r->raw_pos = 0;
+    int rc = load_chunk(r);
+    if (rc <= 0)
+        return rc < 0 ? -1 : fail(r, chunk, "seek to offset %llu: no chunk there", (unsigned long long)chunk);
+    if (byte % 8 || byte >= r->raw_len)
+        return fail(r, chunk, "seek to byte %u of a chunk of %u bytes", byte, r->raw_len);
+    r->raw_pos = byte;
+    return 0;
 }
 
 uint64_t maya_trace_offset(const struct maya_trace_reader *r)
@@ -496,6 +525,7 @@ int maya_trace_next(struct maya_trace_reader *r, const struct maya_rec_hdr **rec
                     (unsigned long long)r->records, maya_rec_type_name(h->type), h->bytes, min);
     if (check_record(r, h, off) < 0)
         return -1;
+    r->rec_pos = r->raw_pos;
     r->raw_pos += h->bytes;
     r->records++;
     if (h->type == MAYA_REC_END) {

@@ -15,8 +15,9 @@ WORKLOADS=$MAYA_BUILD/tests/workloads
 # (each rank is a process on this machine; 256 take a few minutes on 2 CPUs)
 : "${FIDELITY_MAX_RANKS:=256}"
 # FIDELITY_MAX_GPUS: rows of more GPUs are skipped even when few of their
-# ranks are emulated: the report reads every rank, rebuilt ones in full
-# (512 GPUs take about 5 minutes and 1.5 GB on 2 CPUs)
+# ranks are emulated, to bound make fidelity's time: 512 GPUs took about 5
+# minutes and 1.5 GB on 2 CPUs when rebuilt ranks were copied in full; they
+# are references now (docs/dedup.md: 1,536 GPUs about 6 minutes, 4.6 GB)
 : "${FIDELITY_MAX_GPUS:=512}"
 # FIDELITY_RUN_OPTS: options added to every maya run (e.g. --dedup)
 : "${FIDELITY_RUN_OPTS:=}"

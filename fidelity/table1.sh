@@ -46,8 +46,8 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     # Beyond FIDELITY_MAX_RANKS GPUs the row declares its replicas (minigpt
     # orders ranks TP, DP, PP as Megatron does): only the ranks whose DP and TP
     # digits are 0 or 1 are emulated, the others are rebuilt from them
-    # (maya run --replicas, docs/dedup.md). The report still reads every
-    # rank, rebuilt ones in full, hence FIDELITY_MAX_GPUS.
+    # (maya run --replicas, docs/dedup.md), as references to their sources'
+    # sections. Rows beyond FIDELITY_MAX_GPUS take minutes each end to end.
     replicas=() procs=$gpus
     if [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ]; then
         spec=
@@ -61,7 +61,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
         continue
     fi
     if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ]; then
-        fid_skip table1 "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (the report reads every rank's trace, rebuilt ones in full)"
+        fid_skip table1 "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (minutes each end to end; raise it to run them)"
         continue
     fi
     args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))

@@ -69,6 +69,35 @@ def trace_bytes(head, recs):
     return data
 
 
+def ref_seeds(job):
+    """Job traces whose rank 1 is rebuilt as a reference to rank 0's
+    section (RANK_REBUILT flagged ref: its COMM records only), and broken
+    references: a source out of range, the rank itself, a later section."""
+    jh, jrecs = read_trace(job)
+    out, sec = [], None
+    for r in jrecs:
+        t = rtype(r)
+        if t == 66:
+            sec = struct.unpack_from("<i", r, 8)[0]
+            out.append(r)
+            if sec == 1:
+                reb = bytearray(48)
+                struct.pack_into("<HHIiiQQqII", reb, 0, 68, 0, 48, 1, 0, 0, 0, 0, 2, 1)
+                out.append(reb)
+        elif t in (67, 255) or sec != 1 or t in (3, 6):
+            out.append(r)
+    struct.pack_into("<Q", out[-1], 8, len(out) - 1)  # END counts the records before it
+    jobrec = first(out, 64)
+    struct.pack_into("<I", jobrec, 28, struct.unpack_from("<I", jobrec, 28)[0] | 2)
+    put("job_trace", "ref-rank1-of-rank0.mtrace", trace_bytes(jh, out))
+    reb = first(out, 68)
+    for name, source in (("regress-ref-source-out-of-range", 7), ("regress-ref-to-itself", 1),
+                         ("regress-ref-source-later", 2)):
+        struct.pack_into("<i", reb, 12, source)
+        put("job_trace", name + ".mtrace", trace_bytes(jh, out))
+    struct.pack_into("<i", reb, 12, 0)
+
+
 def main():
     run = sys.argv[1]
     r0, r1, job = (os.path.join(run, p) for p in ("traces/rank-0.mtrace", "traces/rank-1.mtrace", "job.mtrace"))
@@ -127,6 +156,7 @@ def main():
     struct.pack_into("<iii", first(bad, 64), 8, 1 << 24, 2, 1 << 24)  # world, nranks, nodes
     struct.pack_into("<i", first(bad, 64), 20, 4096)  # GPUs per node: 2^24 x 3 x 4096 links wrapped to 0
     put("job_trace", "regress-links-wrap-2p36.mtrace", trace_bytes(jh, bad))
+    ref_seeds(job)
 
     # ---- collate: flags byte, first length, two rank traces ----
     a, b = open(r0, "rb").read(), open(r1, "rb").read()

@@ -398,12 +398,34 @@ static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
     return theirs;
 }
 
-static int64_t mine_to_theirs(const struct sim_rank *r, uint32_t mine)
+int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine)
 {
     for (uint32_t k = 0; k < r->ncomm_map; k++)
         if (r->comm_map[k].mine == mine)
             return r->comm_map[k].theirs;
     return -1;
+}
+
+int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *a, uint32_t first)
+{
+    r->ops = malloc(MAYA_MAX(a->nops, 1) * sizeof *r->ops);
+    r->events = calloc(MAYA_MAX(a->nevents, 1), sizeof *r->events);
+    r->bars = malloc(MAYA_MAX(a->nbars, 1) * sizeof *r->bars);
+    if (!r->ops || !r->events || !r->bars)
+        return maya_error("out of memory copying rank %d's work for rank %d", a->rank, r->rank);
+    memcpy(r->ops, a->ops, a->nops * sizeof *r->ops);
+    r->nops = r->capops = a->nops;
+    for (uint64_t i = 0; i < r->nops; i++) {
+        struct sim_op *o = &r->ops[i];
+        if (o->stream)
+            o->stream = first + j->streams[o->stream - 1].lane + 1;
+        if (names_stream(o) && o->arg)
+            o->arg = first + j->streams[o->arg - 1].lane + 1;
+    }
+    r->nevents = r->capevents = a->nevents;
+    memcpy(r->bars, a->bars, a->nbars * sizeof *r->bars);
+    r->nbars = r->capbars = a->nbars;
+    return 0;
 }
 
 /* Rebuild folded rank ri's work from its representative's, on streams and
@@ -416,11 +438,8 @@ static int unfold(struct sim_job *j, uint32_t ri)
     if (SIM_GROW(j->streams, j->capstreams, j->nstreams + ns) < 0)
         return maya_error("out of memory unfolding rank %d", r->rank);
     a = &j->ranks[r->fold];
-    r->ops = malloc(MAYA_MAX(a->nops, 1) * sizeof *r->ops);
     r->streams = malloc(MAYA_MAX(ns, 1) * sizeof *r->streams);
-    r->events = calloc(MAYA_MAX(a->nevents, 1), sizeof *r->events);
-    r->bars = malloc(MAYA_MAX(a->nbars, 1) * sizeof *r->bars);
-    if (!r->ops || !r->streams || !r->events || !r->bars)
+    if (!r->streams)
         return maya_error("out of memory unfolding rank %d", r->rank);
     uint32_t first = j->nstreams;
     for (uint32_t k = 0; k < ns; k++) {
@@ -436,21 +455,13 @@ static int unfold(struct sim_job *j, uint32_t ri)
     }
     j->nstreams += ns;
     r->nstreams = ns;
-    memcpy(r->ops, a->ops, a->nops * sizeof *r->ops);
-    r->nops = r->capops = a->nops;
-    for (uint64_t i = 0; i < r->nops; i++) {
-        struct sim_op *o = &r->ops[i];
-        if (o->stream)
-            o->stream = first + j->streams[o->stream - 1].lane + 1;
-        if (names_stream(o) && o->arg)
-            o->arg = first + j->streams[o->arg - 1].lane + 1;
-        if (is_xfer(o))
-            o->arg = theirs_to_mine(r, o->arg);
-    }
-    r->nevents = r->capevents = a->nevents;
-    for (uint32_t k = 0; k < a->nbars; k++)
-        r->bars[k] = (struct sim_barrier){ a->bars[k].op, theirs_to_mine(r, a->bars[k].comm) };
-    r->nbars = r->capbars = a->nbars;
+    if (sim_copy_work(j, r, a, first) < 0)
+        return -1;
+    for (uint64_t i = 0; i < r->nops; i++)
+        if (is_xfer(&r->ops[i]))
+            r->ops[i].arg = theirs_to_mine(r, r->ops[i].arg);
+    for (uint32_t k = 0; k < r->nbars; k++)
+        r->bars[k].comm = theirs_to_mine(r, r->bars[k].comm);
     r->fold = -1;
     return 0;
 }
@@ -505,7 +516,7 @@ static int check_comms(struct checker *C)
             if (i < 0)
                 continue;
             const struct sim_rank *r = &j->ranks[i];
-            int64_t img = r->fold < 0 ? (int64_t)c : mine_to_theirs(r, c);
+            int64_t img = r->fold < 0 ? (int64_t)c : sim_fold_theirs(r, c);
             folded += r->fold >= 0;
             if (img < 0 || (image != -2 && img != image))
                 ok = 0;

@@ -11,6 +11,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/job_trace.h"
 #include "maya/progress.h"
@@ -87,6 +88,41 @@ struct loader {
     int ranks_announced;           /* the JOB record's nranks */
     uint32_t *node_seen, *nic_seen; /* placement: last communicator (stamp) that saw each */
     uint32_t stamp;
+    /* rebuilt ranks that are references (MAYA_REBUILT_F_REF): where each
+     * section begins, to read a source's again; 16 bytes per rank */
+    struct section {
+        uint64_t chunk;            /* its RANK_BEGIN: chunk offset and byte in it */
+        uint32_t byte;
+        int32_t first_dev;         /* device of its first communicator, -1 none */
+        int is_ref;
+        uint32_t *comms;           /* a section with work: its communicators, in the order it made them */
+        uint32_t ncomms;
+    } *sect;
+    uint64_t capsect;
+    struct maya_map sect_of;       /* global rank -> ranks[] index + 1 */
+    struct col_ref_map *ref;       /* the current section is a reference to ... */
+    int ref_source;                /* ... this ranks[] index */
+    struct maya_trace_reader *r2;  /* the job trace again, for the sources */
+    uint32_t *ref_comms;           /* the reference's communicators (comms[] index), in order */
+    uint32_t nref_comms, capref_comms;
+    int32_t ref_dev;               /* the device of its first communicator */
+    /* references read from their source, whose work later references with
+     * the same key take as a copy (take_copy) */
+    struct ref_template {
+        uint32_t rank;             /* ranks[] index */
+        uint64_t *key;             /* ref_key's words */
+        uint32_t nkey;
+        uint32_t *comms;           /* its k-th communicator */
+        uint32_t ncomms;
+        uint64_t extrapolated, kernel_launches, no_code_launches;
+        struct name_count {        /* what its loading added to the counts by name */
+            uint32_t which, id;
+            uint64_t n;
+        } *names;
+        uint32_t nnames;
+    } *tpl;
+    uint64_t ntpl, captpl;
+    struct maya_map tpl_of;        /* hash of a key -> tpl[] index + 1, chained by k2 */
 };
 
 /* Add one to counts[id - 1], growing the array (new entries zero). */
@@ -532,6 +568,403 @@ static int join_comm(struct loader *L, const struct maya_rec_comm *c)
     return 0;
 }
 
+/* One record of a rank's section (not a job record). */
+static int load_record(struct loader *L, const struct maya_rec_hdr *h)
+{
+    const char *path = maya_trace_path(L->r);
+    if (h->type == MAYA_REC_STREAM) {
+        const struct maya_rec_stream *s = (const void *)h;
+        if (!L->cur)
+            return maya_error("%s: a stream outside any rank section", path);
+        if (maya_map_get(&L->cur->stream_ids, s->stream, 0))
+            return maya_error("rank %d defines stream %llu twice", L->cur->rank, (unsigned long long)s->stream);
+        return new_stream(L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
+    }
+    if (h->type == MAYA_REC_COMM) {
+        if (!L->cur)
+            return maya_error("%s: a communicator outside any rank section", path);
+        struct section *sc = &L->sect[L->cur - L->j->ranks];
+        if (sc->first_dev < 0)
+            sc->first_dev = ((const struct maya_rec_comm *)h)->device;
+        return join_comm(L, (const struct maya_rec_comm *)h);
+    }
+    if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
+        if (!L->cur)
+            return maya_error("%s: a call outside any rank section", path);
+        L->cur->peak_bytes = MAYA_MAX(L->cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
+        return add_call(L, h);
+    }
+    if (maya_rec_is_call(h->type))
+        return L->cur ? add_call(L, h) : maya_error("%s: a call outside any rank section", path);
+    if (h->type == MAYA_REC_VALUE_READ)
+        return L->cur ? value_read(L, h) : maya_error("%s: a value read outside any rank section", path);
+    return 0;
+}
+
+/* ---- rebuilt ranks that are references ---- */
+
+/* RANK_REBUILT: a full copy follows (nothing to do), or the section is a
+ * reference to an earlier rank's section, which must hold work of its own. */
+static int rebuilt_record(struct loader *L, const struct maya_rec_rank_rebuilt *b)
+{
+    struct sim_rank *r = L->cur;
+    const char *path = maya_trace_path(L->r);
+    if (!r)
+        return maya_error("%s: a rebuilt-rank record outside any rank section", path);
+    if (!(b->flags & MAYA_REBUILT_F_REF))
+        return 0;
+    if (b->rank != r->rank)
+        return maya_error("%s: rank %d's section says it rebuilds rank %d", path, r->rank, b->rank);
+    if (L->ref || r->nops || r->nstreams || r->nbars)
+        return maya_error("%s: rank %d's section is a reference to rank %d after records of its own; expected "
+                          "RANK_REBUILT right after RANK_BEGIN", path, r->rank, b->source);
+    if (b->source < 0 || b->source == b->rank || (L->j->world_size > 0 && b->source >= L->j->world_size))
+        return maya_error("%s: rank %d is a reference to rank %d: expected another rank of the job's %d", path,
+                          r->rank, b->source, L->j->world_size);
+    uint64_t *si = maya_map_get(&L->sect_of, (uint64_t)(uint32_t)b->source, 0);
+    if (!si)
+        return maya_error("%s: rank %d is a reference to rank %d, whose section does not come before it", path,
+                          r->rank, b->source);
+    if (L->sect[*si - 1].is_ref)
+        return maya_error("%s: rank %d is a reference to rank %d, itself a reference: expected a section with "
+                          "work of its own", path, r->rank, b->source);
+    L->sect[r - L->j->ranks].is_ref = 1;
+    L->ref_source = (int)(*si - 1);
+    return col_ref_map_new(r->rank, b->source, L->sect[*si - 1].first_dev, &L->ref);
+}
+
+/* A record of a reference section: only its DEVICE and COMM records. */
+static int ref_record(struct loader *L, const struct maya_rec_hdr *h)
+{
+    if (h->type == MAYA_REC_COMM) {
+        const struct maya_rec_comm *c = (const void *)h;
+        uint64_t *ci = maya_map_get(&L->j->comm_ids, c->comm, 0);
+        if (!ci)
+            return maya_error("rank %d joins communicator 0x%llx, which the job trace does not list", L->cur->rank,
+                              (unsigned long long)c->comm);
+        if (SIM_GROW(L->ref_comms, L->capref_comms, L->nref_comms + 1) < 0)
+            return maya_error("out of memory loading the job");
+        if (!L->nref_comms)
+            L->ref_dev = c->device;
+        L->ref_comms[L->nref_comms++] = (uint32_t)(*ci - 1);
+        return col_ref_map_comm(L->ref, c);
+    }
+    if (h->type == MAYA_REC_DEVICE || h->type == MAYA_REC_STRING)
+        return 0;
+    return maya_error("%s: rank %d's section is a reference, but holds a %s record", maya_trace_path(L->r),
+                      L->cur ? L->cur->rank : -1, maya_rec_type_name(h->type));
+}
+
+/* At a reference's RANK_END: its work, read from its source's section and
+ * made its own as the collator's full copy would be (col_ref_map). */
+static int materialise(struct loader *L)
+{
+    struct col_ref_map *m = L->ref;
+    const struct section *sc = &L->sect[L->ref_source];
+    int source = L->j->ranks[L->ref_source].rank;
+    L->ref = NULL;
+    int rc = 0;
+    if (!L->r2)
+        rc = maya_trace_open(maya_trace_path(L->r), &L->r2);
+    if (rc == 0)
+        rc = maya_trace_seek(L->r2, sc->chunk, sc->byte);
+    const struct maya_rec_hdr *h;
+    if (rc == 0 && (maya_trace_next(L->r2, &h) <= 0 || h->type != MAYA_REC_RANK_BEGIN ||
+                    ((const struct maya_rec_rank_begin *)h)->rank != source))
+        rc = maya_error("%s: rank %d's section is not where it was read", maya_trace_path(L->r), source);
+    struct maya_trace_reader *main_reader = L->r;
+    L->r = L->r2; /* strings and kernels are the source section's */
+    int got = 0;
+    while (rc == 0 && (got = maya_trace_next(L->r2, &h)) > 0 && h->type != MAYA_REC_RANK_END) {
+        if (h->type >= MAYA_REC_JOB && h->type < 128) {
+            if (h->type != MAYA_REC_RANK_REBUILT)
+                rc = maya_error("%s: rank %d's section holds a %s record", maya_trace_path(L->r), source,
+                                maya_rec_type_name(h->type));
+            continue;
+        }
+        const struct maya_rec_hdr *mine;
+        int keep = col_ref_map_record(m, h, &mine);
+        rc = keep < 0 ? -1 : keep ? load_record(L, mine) : 0;
+    }
+    L->r = main_reader;
+    if (rc == 0 && got <= 0)
+        rc = got < 0 ? -1 : maya_error("%s: rank %d's section has no end", maya_trace_path(L->r), source);
+    col_ref_map_free(m);
+    return rc;
+}
+
+
+/* ---- references that take a copy of another's loaded work ---- */
+
+/* What a reference's loaded work depends on besides its source's records:
+ * its device (that of its first communicator), and for each communicator
+ * its size and placement (a collective's price, whether it crosses nodes),
+ * and where it carries send/recv (the source's does) the rank's place in
+ * it and which members share its node (a transfer's price). Two references
+ * to one source with equal keys load the same ops but for their
+ * communicators' ids. O(members of the send/recv communicators). */
+static int ref_key(struct loader *L, const struct section *src, uint64_t **out, uint32_t *n)
+{
+    struct sim_job *j = L->j;
+    uint64_t *k = NULL, cap = 0;
+    uint32_t len = 0;
+#define PUT(v) do { if (SIM_GROW(k, cap, (uint64_t)len + 1) < 0) { free(k); \
+                        return maya_error("out of memory loading the job"); } k[len++] = (uint64_t)(v); } while (0)
+    PUT(L->ref_source);
+    PUT((uint32_t)L->ref_dev);
+    PUT(L->nref_comms);
+    for (uint32_t i = 0; i < L->nref_comms; i++) {
+        const struct sim_comm *c = &j->comms[L->ref_comms[i]];
+        PUT((uint64_t)(uint32_t)c->nranks << 32 | (uint32_t)c->nnodes);
+        PUT(c->max_per_node);
+        int p2p = i < src->ncomms && j->comms[src->comms[i]].has_p2p;
+        if (!p2p)
+            continue;
+        int me = -1;
+        for (int m = 0; m < c->nranks && me < 0; m++)
+            if (c->member_rank[m] == L->cur->rank)
+                me = m;
+        PUT((uint32_t)me);
+        uint64_t w = 0;
+        for (int d = 0; me >= 0 && d < c->nranks; d++) {
+            w = w << 1 | (c->member_node[(me + d) % c->nranks] == c->member_node[me]);
+            if (d % 64 == 63 || d == c->nranks - 1) {
+                PUT(w);
+                w = 0;
+            }
+        }
+    }
+#undef PUT
+    *out = k;
+    *n = len;
+    return 0;
+}
+
+static uint64_t key_hash(const uint64_t *k, uint32_t n)
+{
+    uint64_t h = 0x243f6a8885a308d3ull;
+    for (uint32_t i = 0; i < n; i++)
+        h = (h ^ k[i]) * 0x9e3779b97f4a7c15ull, h ^= h >> 29;
+    return h;
+}
+
+static struct ref_template *find_template(struct loader *L, const uint64_t *k, uint32_t n)
+{
+    uint64_t h = key_hash(k, n);
+    for (uint64_t c = 0;; c++) {
+        uint64_t *v = maya_map_get(&L->tpl_of, h, c);
+        if (!v)
+            return NULL;
+        struct ref_template *t = &L->tpl[*v - 1];
+        if (t->nkey == n && !memcmp(t->key, k, n * sizeof *k))
+            return t;
+    }
+}
+
+/* The counts by name loading a rank adds (which: 0 unsupported, 1 no code,
+ * 2 values not computed, 3 declared), as the arrays stood before and after. */
+struct counts_before {
+    uint64_t *v[4], n[4];
+    uint64_t extrapolated, kernel_launches, no_code_launches;
+};
+
+static uint64_t **counts_array(struct loader *L, int which, uint64_t **cap)
+{
+    switch (which) {
+    case 0: *cap = &L->capunsup; return &L->unsup;
+    case 1: *cap = &L->capnocode; return &L->nocode;
+    case 2: *cap = &L->capunreal; return &L->unreal;
+    default: *cap = &L->capdeclared; return &L->declared;
+    }
+}
+
+static int counts_save(struct loader *L, struct counts_before *b)
+{
+    memset(b, 0, sizeof *b);
+    for (int w = 0; w < 4; w++) {
+        uint64_t *cap, **a = counts_array(L, w, &cap);
+        b->n[w] = *cap;
+        if (*cap && !(b->v[w] = malloc(*cap * sizeof **a)))
+            return maya_error("out of memory loading the job");
+        if (*cap)
+            memcpy(b->v[w], *a, *cap * sizeof **a);
+    }
+    b->extrapolated = L->j->extrapolated;
+    b->kernel_launches = L->j->kernel_launches;
+    b->no_code_launches = L->j->no_code_launches;
+    return 0;
+}
+
+static void counts_free(struct counts_before *b)
+{
+    for (int w = 0; w < 4; w++)
+        free(b->v[w]);
+}
+
+/* Keep the reference just read from its source as a template. */
+static int add_template(struct loader *L, uint64_t *key, uint32_t nkey, const struct counts_before *b)
+{
+    if (SIM_GROW(L->tpl, L->captpl, L->ntpl + 1) < 0)
+        return maya_error("out of memory loading the job");
+    struct ref_template *t = &L->tpl[L->ntpl];
+    memset(t, 0, sizeof *t);
+    t->rank = (uint32_t)(L->cur - L->j->ranks);
+    t->key = key;
+    t->nkey = nkey;
+    if (!(t->comms = malloc(MAYA_MAX(L->nref_comms, 1) * sizeof *t->comms)))
+        return maya_error("out of memory loading the job");
+    memcpy(t->comms, L->ref_comms, L->nref_comms * sizeof *t->comms);
+    t->ncomms = L->nref_comms;
+    t->extrapolated = L->j->extrapolated - b->extrapolated;
+    t->kernel_launches = L->j->kernel_launches - b->kernel_launches;
+    t->no_code_launches = L->j->no_code_launches - b->no_code_launches;
+    uint64_t cap = 0;
+    for (int w = 0; w < 4; w++) {
+        uint64_t *acap, **a = counts_array(L, w, &acap);
+        for (uint64_t i = 0; i < *acap; i++) {
+            uint64_t was = i < b->n[w] ? b->v[w][i] : 0;
+            if ((*a)[i] == was)
+                continue;
+            if (SIM_GROW(t->names, cap, (uint64_t)t->nnames + 1) < 0)
+                return maya_error("out of memory loading the job");
+            t->names[t->nnames++] = (struct name_count){ (uint32_t)w, (uint32_t)i + 1, (*a)[i] - was };
+        }
+    }
+    int created;
+    uint64_t h = key_hash(key, nkey);
+    for (uint64_t c = 0;; c++) {
+        uint64_t *v = maya_map_put(&L->tpl_of, h, c, &created);
+        if (!v)
+            return maya_error("out of memory loading the job");
+        if (created) {
+            *v = ++L->ntpl;
+            return 0;
+        }
+    }
+}
+
+/* The current reference's work as a copy of template t's loaded ops (or of
+ * the rank t folded into, whose ops are t's but for its communicators), its
+ * communicators renamed to the reference's: what reading its source again
+ * would load. 1 done, 0 not possible (nothing changed), -1 on error. */
+static int take_copy(struct loader *L, const struct ref_template *t)
+{
+    struct sim_job *j = L->j;
+    struct sim_rank *r = L->cur;
+    const struct sim_rank *T = &j->ranks[t->rank];
+    uint32_t xi = T->fold >= 0 ? (uint32_t)T->fold : t->rank;
+    if (t->ncomms != L->nref_comms || j->ranks[xi].fold >= 0 || (j->ranks[xi].nops && !j->ranks[xi].ops))
+        return 0;
+    struct maya_map to_mine = { 0 };   /* the copied rank's communicator -> the reference's */
+    int rc = 1;
+    for (uint32_t k = 0; k < t->ncomms && rc == 1; k++) {
+        int64_t x = T->fold >= 0 ? sim_fold_theirs(T, t->comms[k]) : t->comms[k];
+        uint64_t *v = x >= 0 ? maya_map_put(&to_mine, (uint64_t)x, 0, NULL) : NULL;
+        if (x < 0)
+            rc = 0;
+        else if (!v)
+            rc = maya_error("out of memory loading the job");
+        else
+            *v = (uint64_t)L->ref_comms[k] + 1;
+    }
+    const struct sim_rank *X = &j->ranks[xi];
+    for (uint64_t i = 0; rc == 1 && i < X->nops; i++)
+        if ((X->ops[i].kind == SK_COLL || X->ops[i].kind == SK_P2P) && !maya_map_get(&to_mine, X->ops[i].arg, 0))
+            rc = 0;
+    for (uint32_t k = 0; rc == 1 && k < X->nbars; k++)
+        if (!maya_map_get(&to_mine, X->bars[k].comm, 0))
+            rc = 0;
+    if (rc != 1) {
+        maya_map_free(&to_mine);
+        return rc;
+    }
+    uint32_t first = j->nstreams;
+    for (uint32_t k = 0; k < X->nstreams; k++) {
+        const struct sim_stream s = j->streams[j->ranks[xi].streams[k]];
+        if (new_stream(L, s.id, s.device, s.flags) < 0) {
+            maya_map_free(&to_mine);
+            return -1;
+        }
+    }
+    X = &j->ranks[xi]; /* new_stream may move j->streams, not ranks: kept obviously right */
+    if (sim_copy_work(j, r, X, first) < 0) {
+        maya_map_free(&to_mine);
+        return -1;
+    }
+    for (uint64_t i = 0; i < r->nops; i++) {
+        struct sim_op *o = &r->ops[i];
+        if (o->kind == SK_COLL || o->kind == SK_P2P) {
+            o->arg = (uint32_t)(*maya_map_get(&to_mine, o->arg, 0) - 1);
+            j->comms[o->arg].has_p2p |= o->kind == SK_P2P;
+            j->comms[o->arg].inter_used |= (o->flags & SF_INTER_NODE) != 0;
+        }
+    }
+    for (uint32_t k = 0; k < r->nbars; k++) {
+        uint32_t c = (uint32_t)(*maya_map_get(&to_mine, r->bars[k].comm, 0) - 1);
+        r->bars[k].comm = c;
+        if (!maya_map_put(&r->comms_joined, c, 0, NULL)) {
+            maya_map_free(&to_mine);
+            return maya_error("out of memory loading the job");
+        }
+        j->comms[c].joiners++;
+    }
+    maya_map_free(&to_mine);
+    /* what loading the template counted, counted again */
+    r->unsupported = T->unsupported;
+    r->values_not_computed = T->values_not_computed;
+    r->values_declared = T->values_declared;
+    r->peak_bytes = MAYA_MAX(r->peak_bytes, T->peak_bytes);
+    j->extrapolated += t->extrapolated;
+    j->kernel_launches += t->kernel_launches;
+    j->no_code_launches += t->no_code_launches;
+    for (uint32_t i = 0; i < t->nnames; i++) {
+        uint64_t *cap, **a = counts_array(L, (int)t->names[i].which, &cap), old = *cap;
+        if (SIM_GROW(*a, *cap, t->names[i].id) < 0)
+            return maya_error("out of memory loading the job");
+        memset(*a + old, 0, (*cap - old) * sizeof **a);
+        (*a)[t->names[i].id - 1] += t->names[i].n;
+    }
+    return 1;
+}
+
+/* At a reference's RANK_END: its work, as a copy of a template's where
+ * one has its key, else read from its source (and kept as a template).
+ * Only where an op's estimate depends on its record alone (not the
+ * oracle's ranks), no transfer's details are kept and no rank is slowed. */
+static int take_ref(struct loader *L)
+{
+    const struct section *src = &L->sect[L->ref_source];
+    int fast = L->cfg->estimate_by_content && !L->j->keep_xfers && L->slow == 1.0;
+    uint64_t *key = NULL;
+    uint32_t nkey = 0;
+    if (fast && ref_key(L, src, &key, &nkey) < 0)
+        return -1;
+    const struct ref_template *t = fast ? find_template(L, key, nkey) : NULL;
+    int rc = t ? take_copy(L, t) : 0;
+    if (rc != 0) {
+        L->j->refs_copied += rc > 0;
+        free(key);
+        col_ref_map_free(L->ref);
+        L->ref = NULL;
+        L->nref_comms = 0;
+        return rc < 0 ? -1 : 0;
+    }
+    struct counts_before b;
+    rc = fast && !t ? counts_save(L, &b) : 0;
+    if (rc == 0)
+        rc = materialise(L);
+    L->j->refs_read += rc == 0;
+    if (rc == 0 && fast && !t) {
+        rc = add_template(L, key, nkey, &b);
+        key = NULL;
+    }
+    if (fast && !t)
+        counts_free(&b);
+    free(key);
+    L->nref_comms = 0;
+    return rc;
+}
+
 /* ---- job records ---- */
 
 /* Most members a communicator may have: a send/recv's comm ranks are packed
@@ -665,6 +1098,21 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             return -1;
         if (SIM_GROW(j->ranks, L->capranks, (uint64_t)j->nranks + 1) < 0)
             return maya_error("out of memory loading the job");
+        if (SIM_GROW(L->sect, L->capsect, (uint64_t)j->nranks + 1) < 0)
+            return maya_error("out of memory loading the job");
+        struct section *sc = &L->sect[j->nranks];
+        maya_trace_position(L->r, &sc->chunk, &sc->byte);
+        sc->first_dev = -1;
+        sc->is_ref = 0;
+        sc->comms = NULL;
+        sc->ncomms = 0;
+        int created;
+        uint64_t *si = maya_map_put(&L->sect_of, (uint64_t)(uint32_t)b->rank, 0, &created);
+        if (!si)
+            return maya_error("out of memory loading the job");
+        if (!created)
+            return maya_error("%s: two sections for rank %d", maya_trace_path(L->r), b->rank);
+        *si = (uint64_t)j->nranks + 1;
         struct sim_rank *r = &j->ranks[j->nranks++];
         memset(r, 0, sizeof *r);
         r->rank = b->rank;
@@ -685,12 +1133,25 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
             return maya_error("rank %d is on node %d, but the job has %d nodes", b->rank, b->node, j->nodes);
         return 0;
     }
+    case MAYA_REC_RANK_REBUILT:
+        return rebuilt_record(L, (const struct maya_rec_rank_rebuilt *)h);
     case MAYA_REC_RANK_END: {
         const struct maya_rec_rank_end *e = (const void *)h;
         const struct maya_end_device *d = (const void *)(e + 1);
         struct sim_rank *r = L->cur;
         if (!r)
             return maya_error("%s: a rank end without its beginning", maya_trace_path(L->r));
+        if (L->ref && take_ref(L) < 0)
+            return -1;
+        struct section *sc = &L->sect[r - j->ranks];
+        if (!sc->is_ref && r->nbars) {
+            /* its communicators, for the keys of references to it (ref_key) */
+            if (!(sc->comms = malloc(r->nbars * sizeof *sc->comms)))
+                return maya_error("out of memory loading the job");
+            for (uint32_t k = 0; k < r->nbars; k++)
+                sc->comms[k] = r->bars[k].comm;
+            sc->ncomms = r->nbars;
+        }
         for (uint32_t i = 0; i < e->ndevices; i++)
             r->peak_bytes = MAYA_MAX(r->peak_bytes, d[i].peak_bytes);
         r->oom |= e->oom != 0;
@@ -730,31 +1191,25 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
-        rc = 0;
-        if (h->type >= MAYA_REC_JOB && h->type < 128) {
+        if (h->type >= MAYA_REC_JOB && h->type < 128)
             rc = job_record(&L, h, &ncomms);
-        } else if (h->type == MAYA_REC_STREAM) {
-            const struct maya_rec_stream *s = (const void *)h;
-            if (!L.cur)
-                rc = maya_error("%s: a stream outside any rank section", path);
-            else if (maya_map_get(&L.cur->stream_ids, s->stream, 0))
-                rc = maya_error("rank %d defines stream %llu twice", L.cur->rank, (unsigned long long)s->stream);
-            else
-                rc = new_stream(&L, s->stream, s->device, s->flags) < 0 ? -1 : 0;
-        } else if (h->type == MAYA_REC_COMM) {
-            rc = L.cur ? join_comm(&L, (const struct maya_rec_comm *)h)
-                       : maya_error("%s: a communicator outside any rank section", path);
-        } else if (h->type == MAYA_REC_ALLOC || h->type == MAYA_REC_FREE) {
-            if (L.cur)
-                L.cur->peak_bytes = MAYA_MAX(L.cur->peak_bytes, ((const struct maya_rec_alloc *)h)->device_peak_bytes);
-            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
-        } else if (maya_rec_is_call(h->type)) {
-            rc = L.cur ? add_call(&L, h) : maya_error("%s: a call outside any rank section", path);
-        } else if (h->type == MAYA_REC_VALUE_READ) {
-            rc = L.cur ? value_read(&L, h) : maya_error("%s: a value read outside any rank section", path);
-        }
+        else if (L.ref)
+            rc = ref_record(&L, h);
+        else
+            rc = load_record(&L, h);
     }
     maya_trace_close(L.r);
+    maya_trace_close(L.r2);
+    col_ref_map_free(L.ref);
+    for (uint64_t i = 0; i < L.capsect && i < (uint64_t)j->nranks; i++)
+        free(L.sect[i].comms);
+    free(L.sect);
+    maya_map_free(&L.sect_of);
+    free(L.ref_comms);
+    for (uint64_t i = 0; i < L.ntpl; i++)
+        free(L.tpl[i].key), free(L.tpl[i].comms), free(L.tpl[i].names);
+    free(L.tpl);
+    maya_map_free(&L.tpl_of);
     sim_memo_free(L.memo);
     free(L.sl);
     free(L.node_seen);

@@ -793,6 +793,8 @@ static void write_json(FILE *fp, const struct facts *f)
     json_uint(&w, "events", j ? j->events : 0);
     json_int(&w, "replayed_ranks", j ? j->replayed_ranks : 0);
     json_uint(&w, "replayed_ops", j ? j->replayed_ops : 0);
+    json_int(&w, "references_read", j ? (int)j->refs_read : 0);
+    json_int(&w, "references_copied", j ? (int)j->refs_copied : 0);
     json_str(&w, "fold_note", j && j->fold_note[0] ? j->fold_note : NULL);
     json_str(&w, "fold", !j ? NULL : j->no_fold ? "no" : j->fold_similar ? "similar" : "yes");
     if (j && !j->no_fold && !j->fold_similar)

@@ -303,6 +303,8 @@ struct sim_job {
     int replayed_ranks;
     uint64_t replayed_ops;
     char fold_note[512];          /* why some replicas were replayed after all, for the report */
+    uint32_t refs_read, refs_copied; /* rebuilt ranks that were references: work read from their
+                                        source's section, or copied from another's loaded work */
     int fold_gaps_only;           /* exact folding: replayed ranks that do a replica's work but for
                                      measured host gaps within SIM_FOLD_SIMILAR (--fold similar's) */
     /* replay state */
@@ -380,6 +382,12 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri);
  * loaded before it (while their streams are the last ones). 0 or -1. */
 int sim_fold_next_node(struct sim_job *j, int node);
 int sim_fold_finish(struct sim_job *j);
+/* r's ops, events and barriers made a's, on r's streams from index first
+ * (a's lanes in order); communicators are left a's, for the caller to
+ * rename. 0, or -1 with a message. */
+int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *a, uint32_t first);
+/* A folded rank's communicator (comms[] index) as its representative's, -1 if it has none. */
+int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine);
 
 /* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
  * or answer from an identical earlier question when the estimator answers

@@ -62,4 +62,21 @@ struct col_summary {
  * only report what their ranks did issue. 0, or -1 with a message. */
 int col_collate(const char *trace_dir, const char *job_path, int allow_incomplete, struct col_summary *out);
 
+/* ---- reading a rebuilt rank that is a reference (MAYA_REBUILT_F_REF) ---- */
+
+/* The records of a reference's source section made the rank's own, as the
+ * collator makes a full copy (docs/trace-format.md, "Rebuilt ranks"): give
+ * the reference's COMM records in order, then each record of the source's
+ * section. dev_src: the device of the source's first communicator (-1 none).
+ * Costs the two ranks' communicators and one record's copy. */
+struct col_ref_map;
+struct maya_rec_comm;
+struct maya_rec_hdr;
+int col_ref_map_new(int rank, int source, int32_t dev_src, struct col_ref_map **out);
+int col_ref_map_comm(struct col_ref_map *m, const struct maya_rec_comm *own);
+/* 1 with *out (the record made the rank's own, valid until the next call),
+ * 0 when the copy leaves it out, -1 with a message. */
+int col_ref_map_record(struct col_ref_map *m, const struct maya_rec_hdr *rec, const struct maya_rec_hdr **out);
+void col_ref_map_free(struct col_ref_map *m);
+
 #endif

@@ -9,7 +9,9 @@
  *   { RANK_BEGIN             one section per rank, in rank order:
  *       records of the rank    every record of its trace but END, unchanged
  *       [RANK_REBUILT          a rank duplicate-rank elimination stopped:
- *        records of its source  the rest of its run, from its source's trace]
+ *        records of its source  its run, from its source's trace, or only its
+ *                               DEVICE and COMM records: a reference to its
+ *                               source's section (MAYA_REBUILT_F_REF)]
  *     RANK_END }             what the rank's END record said
  *   END
  *
@@ -102,8 +104,13 @@ struct maya_rec_rank_rebuilt {
     uint64_t own_records;       /* records of the section before this one */
     int64_t shift_ns;           /* added to the source's host times */
     uint32_t how;               /* enum maya_elim_how (trace_format.h) */
-    uint32_t reserved;
+    uint32_t flags;             /* MAYA_REBUILT_F_* */
 };
+
+/* maya_rec_rank_rebuilt.flags */
+#define MAYA_REBUILT_F_REF 0x1  /* a reference: the section holds only the rank's DEVICE and COMM records
+                                 * (its i-th COMM for the source's i-th communicator); its work is the
+                                 * source's section, earlier in the file, mapped as a copy would be */
 
 _Static_assert(sizeof(struct maya_rec_job) == 112, "job size");
 _Static_assert(sizeof(struct maya_rec_rank_rebuilt) == 48, "rank rebuilt size");

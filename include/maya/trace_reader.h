@@ -32,6 +32,13 @@ int maya_trace_complete(const struct maya_trace_reader *r);
 const struct maya_trace_header *maya_trace_header(const struct maya_trace_reader *r);
 const char *maya_trace_path(const struct maya_trace_reader *r);
 
+/* Where the record just read begins: its chunk's file offset and its byte
+ * in the inflated chunk; maya_trace_seek goes back there (the next record
+ * read is that one). Strings and kernels stay those read so far. 0, or -1
+ * with a message. */
+void maya_trace_position(const struct maya_trace_reader *r, uint64_t *chunk, uint32_t *byte);
+int maya_trace_seek(struct maya_trace_reader *r, uint64_t chunk, uint32_t byte);
+
 /* File offset of the chunk holding the current record. */
 uint64_t maya_trace_offset(const struct maya_trace_reader *r);
 

@@ -55,11 +55,22 @@ expect_eq "$check" 99 "rank 2 compared its hash after two iterations"
 # the end of its fourth iteration, two before the last.
 [ $((n1 + 2 * 48)) -le "$n0" ] || fail "rank 2 issued $n1 of rank 0's $n0 operations: it did not stop early"
 
-# the job trace: every rank, the rebuilt ones with their source's operations
+# the job trace: every rank, the rebuilt ones as references to their
+# sources' sections (their own communicators only); collated as full copies
+# (MAYA_REBUILT_COPY=1) they hold their source's operations, and the report
+# is the same
 expect_count 8 '^rank_begin' "$TEST_TMP/job.dump"
-expect_count 5 '^rank_rebuilt' "$TEST_TMP/job.dump"
+expect_count 5 '^rank_rebuilt .* ref$' "$TEST_TMP/job.dump"
 expect_grep '^job .* rebuilt' "$TEST_TMP/job.dump" "the job record says ranks were rebuilt"
-python3 - "$TEST_TMP/job.dump" <<'PY' || fail "the rebuilt sections are wrong (above)"
+cp -r "$d" "$TEST_TMP/copies"
+MAYA_REBUILT_COPY=1 "$MAYA" report -q "$TEST_TMP/copies" > "$TEST_TMP/copies.out" 2>&1 ||
+    fail "maya report with full copies failed: $(tail -5 "$TEST_TMP/copies.out")"
+python3 "$MAYA_TOP/tests/runs/same_report.py" "$d/report.json" "$TEST_TMP/copies/report.json" ||
+    fail "the report differs with full copies (above)"
+"$MAYA" trace dump "$TEST_TMP/copies/job.mtrace" > "$TEST_TMP/copies.dump" || fail "cannot dump the copies"
+expect_count 5 '^rank_rebuilt' "$TEST_TMP/copies.dump"
+expect_count 0 '^rank_rebuilt .* ref$' "$TEST_TMP/copies.dump"
+python3 - "$TEST_TMP/copies.dump" <<'PY' || fail "the rebuilt sections are wrong (above)"
 import re, sys
 sec, colls, comms, begin = None, {}, {}, {}
 for line in open(sys.argv[1]):

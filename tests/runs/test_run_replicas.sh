@@ -84,6 +84,34 @@ stopped=$(grep -cE '^rank\.(2|3|9|10|11)\.note=eliminated, rebuilt from rank (1|
 [ "$stopped" -ge 2 ] || fail "--dedup on top stopped $stopped of ranks 2-3 and 9-11: $(grep note= "$TEST_TMP/both/run.conf")"
 expect_no_grep "^rank\.[01]\.note=" "$TEST_TMP/both/run.conf" "ranks 0 and 1 run on"
 
+# The job trace holds the rebuilt ranks as references to their sources'
+# sections (docs/trace-format.md, "Rebuilt ranks"); collated as full copies
+# instead (MAYA_REBUILT_COPY=1), the same traces give the same report, field
+# for field, and a larger job trace.
+# wide: DP8 on 32 GPUs (four nodes), where replicas of one source on the
+# same GPU of other nodes take a copy of the first one's loaded work
+mg_wide="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 4 --hidden 4096 --heads 32 --seq 1024 --layers 4"
+"$MAYA" run -q --replicas 8:2,2:1 -g h100x32 -o "$TEST_TMP/wide" -- $mg_wide > "$TEST_TMP/wide.out" 2>&1 ||
+    fail "maya run --replicas 8:2,2:1 minigpt failed: $(tail -20 "$TEST_TMP/wide.out")"
+for name in repl both wide; do
+    min_copied=$([ $name = wide ] && echo 8 || echo 0)
+    "$MAYA" trace dump "$TEST_TMP/$name/job.mtrace" > "$TEST_TMP/$name.job.dump" || fail "dump $name's job"
+    refs=$(grep -c '^rank_rebuilt .* ref$' "$TEST_TMP/$name.job.dump")
+    all=$(grep -c '^rank_rebuilt ' "$TEST_TMP/$name.job.dump")
+    [ "$refs" -ge 8 ] && [ "$refs" -eq "$all" ] || fail "$name: $refs of $all rebuilt ranks are references"
+    cp -r "$TEST_TMP/$name" "$TEST_TMP/$name.copy"
+    MAYA_REBUILT_COPY=1 "$MAYA" report -q "$TEST_TMP/$name.copy" > "$TEST_TMP/$name.copy.out" 2>&1 ||
+        fail "maya report with full copies failed: $(tail -5 "$TEST_TMP/$name.copy.out")"
+    "$MAYA" trace dump "$TEST_TMP/$name.copy/job.mtrace" > "$TEST_TMP/$name.copy.dump" || fail "dump the copies"
+    expect_count 0 '^rank_rebuilt .* ref$' "$TEST_TMP/$name.copy.dump"
+    expect_count "$all" '^rank_rebuilt ' "$TEST_TMP/$name.copy.dump"
+    python3 "$MAYA_TOP/tests/runs/same_report.py" "$TEST_TMP/$name/report.json" "$TEST_TMP/$name.copy/report.json" \
+        ${min_copied:-0} || fail "$name: references and copies differ (above)"
+    sa=$(stat -c %s "$TEST_TMP/$name/job.mtrace")
+    sb=$(stat -c %s "$TEST_TMP/$name.copy/job.mtrace")
+    [ "$sa" -lt "$sb" ] || fail "$name: the job trace with references ($sa bytes) is not smaller than with copies ($sb)"
+done
+
 # layouts that cannot be
 for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
     "$MAYA" run -q --replicas "$bad" -g h100x16 -o "$TEST_TMP/bad" -- $mg > "$TEST_TMP/bad.out" 2>&1

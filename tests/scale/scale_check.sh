@@ -19,7 +19,7 @@
 # micro-batches) with DP4, compared with its full run; mg1536e2e runs it with
 # DP24 on 1,536 GPUs end to end with --replicas and --dedup (no full run: 1,536
 # processes do not fit). mg1536 (the 1,536-GPU row of Megatron's Table 1) runs
-# only with --replicas and --dedup, emulation alone (docs/dedup.md says why).
+# end to end with --replicas and --dedup too.
 set -u
 top=${MAYA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 maya=$top/build/bin/maya
@@ -160,10 +160,9 @@ for c in $cases; do
         # Megatron-LM Table 1, 145.6 B: hidden 12288, 96 heads, 80 layers, seq 2048,
         # micro-batch 2, global batch 2304 = 48 micro-batches x 2 x DP 24, on H200s:
         # minigpt keeps every activation (no recomputation, as Megatron used), which
-        # does not fit an 80 GB GPU at this size. Only the
-        # emulation is measured: the job trace would hold 1,536 rebuilt sections,
-        # which the simulator does not fold from references yet (docs/dedup.md).
-        emulation_only mg1536_replicas "$tmp/mg1536_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
+        # does not fit an 80 GB GPU at this size. End to end: the job trace holds
+        # the 1,504 replicas and the stopped ranks as references (docs/dedup.md).
+        measure mg1536_replicas "$tmp/mg1536_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
             -g h200x1536 -o "$tmp/mg1536_replicas" -- "$mg" --tp 8 --pp 8 --hidden 12288 --heads 96 --layers 80 \
             --seq 2048 --micro-batch-size 2 --micro-batches 48 --vocab 51200 --iters 3 ;;
     *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536)" >&2; exit 2 ;;
