@@ -11,7 +11,7 @@
 . "$MAYA_TOP/tests/frameworks/fw_lib.sh"
 
 steps=4 world=2
-export MAYA_VALUES="BitwiseOrFunctor=u8:0" MAYA_RUN_OPTS="--iteration-marker step*"
+export MAYA_VALUES="BitwiseOrFunctor=u8:0;NonZeroOp=i32:0" MAYA_RUN_OPTS="--iteration-marker step*"
 for c in "1 --fused-adam" "2 --fused-adam" "3 --offload"; do
     set -- $c
     stage=$1
