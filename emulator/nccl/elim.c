@@ -42,12 +42,14 @@
 #define _GNU_SOURCE
 #include "nc.h"
 
+#include "maya/common.h"
 #include "maya/replicas.h"
 
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAYA_ELIM_MAX_OPS (1u << 14)
@@ -91,6 +93,9 @@ static uint64_t *syncs;          /* [MAYA_ELIM_MAX_OPS] host synchronisations be
 static int reported;
 static uint64_t last_sig, last_change; /* op index (from 0) where the signature last changed */
 static uint64_t check_op, check_hash; /* what was reported */
+static uint64_t check_period;   /* the repeating block's length in ops, at the check */
+static uint64_t check_ns;       /* CLOCK_MONOTONIC at the check */
+static int waited;              /* this rank waited for the verdict once */
 
 /* the verdict */
 static int verdict;             /* atomic: 1 once rep_table is filled */
@@ -276,6 +281,13 @@ void nc_elim_comm_freed(struct ncclComm *c)
 
 /* ---- the hash and the check ---- */
 
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 static uint64_t seg(uint64_t a, uint64_t b)
 {
     return prefix[b] - prefix[a] * powers[b - a];
@@ -375,6 +387,8 @@ void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index)
             reported = 1;
             check_op = nops;
             check_hash = hash;
+            check_period = p;
+            check_ns = now_ns();
             report();
             return;
         }
@@ -766,16 +780,44 @@ void nc_elim_replica_point(void)
     leave_process((int)maya_replicas_representative(r, me, emu_config()->world_size), MAYA_ELIM_DECLARED);
 }
 
+/* A rank one iteration past its check without the verdict waits for it,
+ * once, for up to twice the time that iteration took (at least 0.5 s, at
+ * most 30 s), off the host clock: the verdict needs every rank's report,
+ * and a rank that runs ahead (large collectives wait for nobody) would
+ * otherwise end before it arrives and run the whole job for nothing. The
+ * others reach their checks an iteration behind at most (each iteration's
+ * collectives over the whole world keep them so), so the wait ends when
+ * they do; a verdict that never comes (a rank whose operations never
+ * repeat) costs the wait once, then the rank runs on. */
+static void wait_for_verdict(void)
+{
+    if (waited || !reported || !check_period || nops < check_op + check_period ||
+        __atomic_load_n(&verdict, __ATOMIC_ACQUIRE))
+        return;
+    waited = 1;
+    uint64_t now = now_ns(), took = now - check_ns;
+    uint64_t limit = MAYA_MIN(MAYA_MAX(2 * took, 500000000ull), 30000000000ull);
+    emu_wait_begin();
+    while (!__atomic_load_n(&verdict, __ATOMIC_ACQUIRE) && now_ns() - now < limit) {
+        struct timespec ts = { 0, 1000000 };
+        nanosleep(&ts, NULL);
+    }
+    emu_wait_end();
+}
+
 void nc_elim_point(const struct nc_task *t, int n)
 {
-    if (!on() || kept || !__atomic_load_n(&verdict, __ATOMIC_ACQUIRE))
-        return;
-    int me = my_rank();
-    if (me < 0 || me >= world_n || rep_table[me] == me)
+    if (!on() || kept)
         return;
     for (int i = 0; i < n; i++)
         if (t[i].type != NC_T_COLL && t[i].type != NC_T_SEND && t[i].type != NC_T_RECV)
             return; /* never in the middle of making a communicator */
+    wait_for_verdict();
+    if (!__atomic_load_n(&verdict, __ATOMIC_ACQUIRE))
+        return;
+    int me = my_rank();
+    if (me < 0 || me >= world_n || rep_table[me] == me)
+        return;
     stop(rep_table[me]);
 }
 

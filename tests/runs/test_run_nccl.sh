@@ -45,7 +45,11 @@ d2=$TEST_TMP/two
 [ -f "$d2/cluster.conf" ] || fail "the cluster file was not kept in the run directory"
 expect_grep "^cluster=cluster.conf$" "$d2/run.conf"
 expect_eq "$(json "$d2/report.json" 'r["nodes"], r["gpus_per_node"], r["cluster"]')" "2 2 two-by-two" "two-node report"
-expect_eq "$(python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(b['communication_time_s'] > a['communication_time_s'])" "$d/report.json" "$d2/report.json")" \
+# nccl_colls computes nothing, so its steady iteration (a median) is its
+# collectives and their host gaps; the mean communication time of the
+# iterations also holds the waits for a peer's host, which vary from run to
+# run as much as the difference (13 to 28 us on one node, 28 to 43 on two)
+expect_eq "$(python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(a['compute_time_s'] == b['compute_time_s'] == 0 and b['iteration_time_s'] > 1.2 * a['iteration_time_s'])" "$d/report.json" "$d2/report.json")" \
     "True" "communication between nodes is slower than inside one"
 # maya report on the same directory again gives the same report
 cp "$d2/report.json" "$TEST_TMP/first.json"
