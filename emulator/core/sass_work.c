@@ -226,22 +226,30 @@ static int cache_read(const char *path, void **out, size_t *bytes)
     return rc;
 }
 
-static void cache_write(const char *path, const void *work, size_t bytes)
+/* Write a cache file (MAGIC, the length, the bytes) by rename, so that a
+ * reader sees a whole file or none; a failure leaves nothing (the cache is
+ * only a cache). Both caches here, summaries and SASS text, use it. */
+static void cache_file_write(const char *path, const char *magic, const void *data, size_t bytes)
 {
-    char tmp[4200];
+    char tmp[4500];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) >= (int)sizeof tmp)
         return;
     int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     if (fd < 0)
         return;
     char head[16];
-    memcpy(head, CACHE_MAGIC, 8);
+    memcpy(head, magic, 8);
     uint64_t n = bytes;
     memcpy(head + 8, &n, sizeof n);
-    int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && (!bytes || write(fd, work, bytes) == (ssize_t)bytes);
+    int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && (!bytes || write(fd, data, bytes) == (ssize_t)bytes);
     ok = close(fd) == 0 && ok;
     if (!ok || rename(tmp, path) != 0)
         unlink(tmp);
+}
+
+static void cache_write(const char *path, const void *work, size_t bytes)
+{
+    cache_file_write(path, CACHE_MAGIC, work, bytes);
 }
 
 static const char *host(void)
@@ -538,20 +546,7 @@ static int text_path(char *path, size_t size, uint64_t cubin_hash, const char *m
 
 static void text_write(const char *path, const char *t, size_t len)
 {
-    char tmp[4500];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%d.%ld", path, (int)getpid(), (long)gettid()) >= (int)sizeof tmp)
-        return;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    char head[16];
-    uint64_t n = len;
-    memcpy(head, TEXT_MAGIC, 8);
-    memcpy(head + 8, &n, sizeof n);
-    int ok = write(fd, head, sizeof head) == (ssize_t)sizeof head && write(fd, t, len) == (ssize_t)len;
-    ok = close(fd) == 0 && ok;
-    if (!ok || rename(tmp, path) != 0)
-        unlink(tmp);
+    cache_file_write(path, TEXT_MAGIC, t, len);
 }
 
 EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
