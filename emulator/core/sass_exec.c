@@ -958,8 +958,7 @@ static int addr_of(struct run *r, uint32_t t, const struct sinst *x, const struc
             }
         }
         if (o->ureg != URZ)
-            a += x->space == SP_SHARED || !o->wide ? (uint64_t)th->ur[o->ureg]
-                                                   : (uint64_t)th->ur[o->ureg]; /* a 32-bit uniform offset */
+            a += (uint64_t)th->ur[o->ureg]; /* a 32-bit uniform offset */
     }
     a += (uint64_t)(int64_t)o->imm;
     if (x->space == SP_SHARED)
