@@ -1130,7 +1130,7 @@ static int do_atom(struct run *r, uint32_t t, const struct sinst *x)
     if (addr_of(r, t, x, &x->o[i], &a) < 0)
         return -1;
     int wide = x->bytes == 8;
-    if (wide ? src64(r, t, &x->o[i + 1], &b) : src(r, t, &x->o[i + 1], (uint32_t *)&b) < 0)
+    if ((wide ? src64(r, t, &x->o[i + 1], &b) : src(r, t, &x->o[i + 1], (uint32_t *)&b)) < 0)
         return -1;
     if (!wide)
         b = (uint32_t)b;
@@ -1138,7 +1138,7 @@ static int do_atom(struct run *r, uint32_t t, const struct sinst *x)
         if (i + 3 > x->nops)
             return stop(r, EMU_PTX_FAULT, "CAS without its new value");
         uint32_t c32 = 0;
-        if (wide ? src64(r, t, &x->o[i + 2], &c) : src(r, t, &x->o[i + 2], &c32) < 0)
+        if ((wide ? src64(r, t, &x->o[i + 2], &c) : src(r, t, &x->o[i + 2], &c32)) < 0)
             return -1;
         if (!wide)
             c = c32;
