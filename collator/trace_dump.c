@@ -240,6 +240,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                 fprintf(o, "\n    %s %g", maya_kw_class_name(t[i].cls), (double)t[i].amount);
                 if (t[i].param != MAYA_KW_NO_PARAM)
                     fprintf(o, " via param@%u", t[i].param);
+                if (t[i].flags & MAYA_KT_F_SAME_EACH_BLOCK)
+                    fprintf(o, " same_each_block");
                 fprintf(o, " x %s", e);
             }
         } else if (why) {

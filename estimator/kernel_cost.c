@@ -12,7 +12,8 @@
  *    multiplier's mean times the launch's threads is the launch's total of
  *    its class. Global bytes that go through one pointer parameter reach
  *    DRAM at most once per byte of the allocation it points into (loads and
- *    stores apart): re-reads of a buffer are served by the caches.
+ *    stores apart): re-reads of a buffer are served by the caches; what
+ *    every block reads at the same addresses reaches it for one block.
  *
  * 2. est_kwork_ns: a roofline over the GPU's units, each at its peak from
  *    the hwspec: DRAM bytes against HBM bandwidth (scaled down when too few
@@ -355,6 +356,11 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
         out->amount[t[i].cls] += amount;
         if (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL)
             continue;
+        /* what every block loads (a LayerNorm's weights) or updates
+         * atomically (their gradients) at the same addresses reaches DRAM
+         * for one block; the others are served by L2 */
+        if ((t[i].flags & MAYA_KT_F_SAME_EACH_BLOCK) && out->blocks > 1)
+            amount /= out->blocks;
         int j = 0;
         while (j < nper && per[j].param != t[i].param)
             j++;

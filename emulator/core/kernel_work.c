@@ -62,6 +62,7 @@ struct term_key {
     uint32_t freq, loop;
     uint16_t param;
     uint8_t cls;
+    uint8_t tflags;           /* MAYA_KT_F_* */
 };
 
 struct term {
@@ -693,6 +694,27 @@ static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
     }
 }
 
+/* Does the value of e differ between blocks (it uses %ctaid, or memory)? A
+ * load whose address does not reads the same bytes in every block. */
+static int block_varies(const struct kw *w, uint32_t e, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    switch (x->op) {
+    case MAYA_KX_UNKNOWN: return 1;
+    case MAYA_KX_CONST: case MAYA_KX_PARAM: return 0;
+    case MAYA_KX_SREG: return x->arg >= MAYA_SR_CTAID_X && x->arg <= MAYA_SR_CTAID_Z;
+    default: break;
+    }
+    if (depth > MAX_WALK)
+        return 1;
+    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PHI) /* a loop-carried value: its entry */
+        return block_varies(w, x->a, depth + 1);
+    if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
+        return block_varies(w, x->a, depth + 1) || block_varies(w, x->b, depth + 1) ||
+               block_varies(w, x->c, depth + 1);
+    return block_varies(w, x->a, depth + 1) || block_varies(w, x->b, depth + 1);
+}
+
 /* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
 static uint32_t address(struct kw *w, struct emu_slice s)
 {
@@ -715,13 +737,15 @@ static uint32_t address(struct kw *w, struct emu_slice s)
 
 /* ---- terms ---- */
 
-static void add_term(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, uint16_t param, double amount)
+static void add_term_flags(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, uint16_t param, double amount,
+                           uint8_t tflags)
 {
     if (freq == X_ZERO || !(amount > 0))
         return;
     for (uint32_t i = w->nterms; i-- > 0 && i + 64 >= w->nterms;) {
         struct term *t = &w->terms[i];
-        if (t->key.freq == freq && t->key.loop == loop && t->key.cls == cls && t->key.param == param) {
+        if (t->key.freq == freq && t->key.loop == loop && t->key.cls == cls && t->key.param == param &&
+            t->key.tflags == tflags) {
             t->amount += amount;
             return;
         }
@@ -736,7 +760,12 @@ static void add_term(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, ui
         w->terms = nt;
         w->capterms = ncap;
     }
-    w->terms[w->nterms++] = (struct term){ { freq, loop, param, cls }, amount };
+    w->terms[w->nterms++] = (struct term){ { freq, loop, param, cls, tflags }, amount };
+}
+
+static void add_term(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, uint16_t param, double amount)
+{
+    add_term_flags(w, freq, loop, cls, param, amount, 0);
 }
 
 /* The amounts one execution of an instruction adds. */
@@ -756,7 +785,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
         else if (global && in->nops >= 2) {
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
-            add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes);
+            uint8_t tf = load && a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
+            add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes, tf);
         }
     } else if (emu_slice_is(opc, "atom") || emu_slice_is(opc, "red")) {
         uint32_t bytes = tb * vec_of(op);
@@ -766,9 +796,11 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         } else if (in->nops >= 2) {
             uint32_t a = address(w, in->ops[opc.p[0] == 'a' ? 1 : 0]);
             uint16_t p = base_param(w, a, 0);
+            /* every block updating the same addresses: resolved in L2 */
+            uint8_t tf = a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
             add_term(w, freq, loop, MAYA_KW_ATOMIC, MAYA_KW_NO_PARAM, 1);
-            add_term(w, freq, loop, MAYA_KW_LD_GLOBAL, p, bytes);
-            add_term(w, freq, loop, MAYA_KW_ST_GLOBAL, p, bytes);
+            add_term_flags(w, freq, loop, MAYA_KW_LD_GLOBAL, p, bytes, tf);
+            add_term_flags(w, freq, loop, MAYA_KW_ST_GLOBAL, p, bytes, tf);
         }
     } else if (emu_slice_is(opc, "cp")) {
         if (emu_ptx_has_part(op, "tensor")) {
@@ -1436,7 +1468,7 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
         uint32_t j = 0;
         for (; j < kept; j++)
             if (mult[j] == mult[i] && w->terms[j].key.cls == w->terms[i].key.cls &&
-                w->terms[j].key.param == w->terms[i].key.param)
+                w->terms[j].key.param == w->terms[i].key.param && w->terms[j].key.tflags == w->terms[i].key.tflags)
                 break;
         if (j < kept) {
             w->terms[j].amount += w->terms[i].amount;
@@ -1504,7 +1536,8 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
     for (uint32_t i = 0; i < nterms; i++) {
         float amount = (float)w->terms[i].amount;
         to[i] = (struct maya_kterm){ .mult = (uint16_t)(keep[mult[i]] - 1), .cls = w->terms[i].key.cls,
-                                     .param = w->terms[i].key.param, .amount = amount };
+                                     .flags = w->terms[i].key.tflags, .param = w->terms[i].key.param,
+                                     .amount = amount };
     }
     free(keep);
     free(mult);

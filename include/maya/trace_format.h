@@ -318,10 +318,15 @@ enum maya_kw_class {
 
 #define MAYA_KW_NO_PARAM 0xffffu
 
+/* maya_kterm.flags */
+#define MAYA_KT_F_SAME_EACH_BLOCK 0x01 /* a global load or atomic whose address does not depend on
+                                          the block (%ctaid) or on memory: every block reads (or
+                                          updates) the same bytes */
+
 struct maya_kterm {
     uint16_t mult;              /* expression: executions per thread */
     uint8_t cls;                /* enum maya_kw_class */
-    uint8_t reserved;
+    uint8_t flags;              /* MAYA_KT_F_* (0 in traces before it) */
     uint16_t param;             /* global memory: byte offset of the pointer parameter the
                                    address derives from, MAYA_KW_NO_PARAM if none is known */
     uint16_t reserved2;

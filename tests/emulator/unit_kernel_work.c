@@ -73,6 +73,27 @@ static const char row_loop[] =
     "\tadd.s32 %r3, %r3, %r4;\n\tsetp.lt.u32 %p2, %r3, %r1;\n\t@%p2 bra $L__BB1_1;\n"
     "$L__BB1_2:\n\tret;\n}\n";
 
+/* out[row][c] = in[row][c] * w[c] for c = tid; c < cols; c += ntid; row =
+ * ctaid.x: w's address does not depend on the block (a LayerNorm's weights) */
+static const char row_scale[] =
+    ".visible .entry rowscale(\n"
+    "\t.param .u64 rowscale_param_0,\n\t.param .u64 rowscale_param_1,\n\t.param .u64 rowscale_param_2,\n"
+    "\t.param .u32 rowscale_param_3\n)\n"
+    "{\n"
+    "\tld.param.u64 %rd1, [rowscale_param_0];\n\tld.param.u64 %rd9, [rowscale_param_1];\n"
+    "\tld.param.u64 %rd2, [rowscale_param_2];\n\tld.param.u32 %r1, [rowscale_param_3];\n"
+    "\tmov.u32 %r2, %ctaid.x;\n\tmul.wide.u32 %rd3, %r2, %r1;\n"
+    "\tmov.u32 %r3, %tid.x;\n\tmov.u32 %r4, %ntid.x;\n"
+    "\tsetp.ge.u32 %p1, %r3, %r1;\n\t@%p1 bra $L__BB5_2;\n"
+    "$L__BB5_1:\n"
+    "\tcvt.u64.u32 %rd4, %r3;\n\tadd.s64 %rd5, %rd3, %rd4;\n\tshl.b64 %rd6, %rd5, 2;\n"
+    "\tadd.s64 %rd7, %rd1, %rd6;\n\tld.global.nc.f32 %f1, [%rd7];\n"
+    "\tshl.b64 %rd10, %rd4, 2;\n\tadd.s64 %rd11, %rd9, %rd10;\n\tld.global.nc.f32 %f2, [%rd11];\n"
+    "\tmul.f32 %f3, %f1, %f2;\n"
+    "\tadd.s64 %rd8, %rd2, %rd6;\n\tst.global.f32 [%rd8], %f3;\n"
+    "\tadd.s32 %r3, %r3, %r4;\n\tsetp.lt.u32 %p2, %r3, %r1;\n\t@%p2 bra $L__BB5_1;\n"
+    "$L__BB5_2:\n\tret;\n}\n";
+
 /* A tensor-core k-loop: kk from 0 to K by 16, one mma.m16n8k16 (bf16) and
  * a 16-byte load per thread each step; extern "C" style, '\0' lines as in a
  * cubin's .nv_debug_ptx_txt. Built at run time from text with '\n'. */
@@ -279,6 +300,37 @@ static void test_row_loop(void)
     set(&b, 16, &cols, 4);
     EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
     NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * rows * cols, 0.05);
+    free(keep);
+}
+
+/* A pointer every block reads at the same addresses (the weights of a row
+ * normalisation) reaches DRAM once, not once per block, however large the
+ * allocation it points into; the L2 still sees every load. */
+static void test_block_shared(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(row_scale, sizeof row_scale - 1, "rowscale", &keep);
+    if (!w)
+        return;
+    unsigned rows = 8192, cols = 8192;
+    double bytes = 4.0 * rows * cols;
+    struct launch b;
+    launch(&b, rows, 1, 256, 1);
+    set(&b, 24, &cols, 4);
+    struct maya_kextent ext[3] = {
+        { .param = 0, .bytes = (uint64_t)bytes }, { .param = 8, .bytes = 1ull << 30 },
+        { .param = 16, .bytes = (uint64_t)bytes },
+    };
+    struct est_kwork_ctx ctx = { ext, 3 };
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, &ctx, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 2 * bytes, 0.01);
+    NEAR(k.dram_bytes, 2 * bytes + 4.0 * cols, 0.01); /* in, out, w once */
+    /* the rows' input depends on the block: read in full */
+    struct maya_kextent big[3] = { { .param = 0, .bytes = 1ull << 34 }, ext[1], ext[2] };
+    ctx.extents = big;
+    EXPECT(est_kwork_eval(w, &b.l, &ctx, &k) == 0);
+    NEAR(k.dram_bytes, 2 * bytes + 4.0 * cols, 0.01);
     free(keep);
 }
 
@@ -736,6 +788,7 @@ int main(void)
     test_parser();
     test_grid_stride();
     test_row_loop();
+    test_block_shared();
     test_mma();
     test_masked();
     test_sel_limit();
