@@ -425,13 +425,14 @@ static int polish_reserve(int n, int budget)
     return r > budget / 2 ? budget / 2 : r;
 }
 
-/* Has a trial of choice finished (any status)? O(trials x parameters). */
-static int tried(const struct search *s, const int *choice)
+/* The finished trial of choice (any status), or NULL. O(trials x
+ * parameters). */
+static const struct search_trial *tried(const struct search *s, const int *choice)
 {
     for (int i = 0; i < s->ntrials; i++)
         if (s->trials[i].phase == 2 && !memcmp(s->trials[i].choice, choice, s->space.nparams * sizeof *choice))
-            return 1;
-    return 0;
+            return &s->trials[i];
+    return NULL;
 }
 
 /* Is choice one of list[0..n) (np values each)? */
@@ -455,53 +456,97 @@ static const struct search_trial *fastest(const struct search *s)
     return best;
 }
 
+/* One polish candidate: from's choice with dimension j a step d away, the
+ * prefer-earlier rule applied, into x; its squared distance from the
+ * CMA-ES's mean (in [0, 1] a coordinate), or -1 when out of range, already
+ * tried or already taken (visited). */
+static double neighbour(const struct search *s, const struct search_cmaes *c, const int *dims, int n, const int *from,
+                        int j, int d, int *x, const int *visited, int nvisited)
+{
+    const struct search_space *sp = &s->space;
+    int v = from[dims[j]] + d;
+    if (v < 0 || v >= sp->params[dims[j]].nvalues)
+        return -1;
+    memcpy(x, from, sp->nparams * sizeof *x);
+    x[dims[j]] = v;
+    prefer_earlier(s, x);
+    if (tried(s, x) || seen_in(visited, nvisited, x, sp->nparams))
+        return -1;
+    double dist = 0;
+    for (int k = 0; k < n; k++) {
+        double e = x[dims[k]] / (double)(sp->params[dims[k]].nvalues - 1) - search_cmaes_mean(c, k);
+        dist += e * e;
+    }
+    return dist;
+}
+
 /* Local search after the CMA-ES's generations: the untried neighbours of
  * the fastest trial (one knob a value step up or down, the prefer-earlier
  * rule applied) one at a time, those nearest the CMA-ES's mean first (what
- * the distribution favours), moving to a faster one as soon as it is found,
- * until the budget is spent or every neighbour of the fastest has run. One
+ * the distribution favours), moving to a faster one as soon as it is found.
+ * A neighbour that failed (a combination the program refuses: sequence
+ * parallelism without tensor parallelism, say) is stepped over: once the
+ * direct neighbours have all run, the neighbours of the failed ones (another
+ * knob changed too) are tried, as a faster configuration can lie beyond a
+ * refused one. Until the budget is spent or there is no candidate left. One
  * at a time, so the same seed runs the same trials whatever -j is.
- * O(knobs x trials x parameters) a step. 0 or -1. */
+ * O(knobs^2 x trials x parameters) a step. 0 or -1. */
 static int polish(struct search *s, struct search_progress *p, const struct search_cmaes *c, const int *dims, int n,
                   struct maya_map *seen, const char *setup, size_t setup_len, int *converged)
 {
     *converged = 0;
     const struct search_space *sp = &s->space;
     int np = sp->nparams, rc = 0, nvisited = 0, cap_visited = 0;
-    int *cand = calloc(2 * n * np + 1, sizeof *cand), *visited = NULL; /* the candidates taken, np each */
-    double *dist = calloc(2 * n + 1, sizeof *dist);
-    if (!cand || !dist)
+    int *cand = calloc(3 * np + 1, sizeof *cand), *visited = NULL; /* the candidates taken, np each */
+    if (!cand)
         rc = maya_error("out of memory");
     while (rc == 0 && !p->stop && !*s->stop && p->spent < s->budget && s->ntrials < s->capacity) {
         const struct search_trial *best = fastest(s);
-        if (!best)
+        if (!best) { /* nothing valid to start from: the generations go on */
+            *converged = 1;
             break;
-        int m = 0, pick = -1;
-        for (int j = 0; j < n; j++)
-            for (int d = -1; d <= 1; d += 2) {
-                int *x = cand + m * np, v = best->choice[dims[j]] + d;
-                if (v < 0 || v >= sp->params[dims[j]].nvalues)
-                    continue;
-                memcpy(x, best->choice, np * sizeof *x);
-                x[dims[j]] = v;
-                prefer_earlier(s, x);
-                if (tried(s, x) || seen_in(visited, nvisited, x, np))
-                    continue;
-                dist[m] = 0;
-                for (int k = 0; k < n; k++) {
-                    double e = x[dims[k]] / (double)(sp->params[dims[k]].nvalues - 1) - search_cmaes_mean(c, k);
-                    dist[m] += e * e;
+        }
+        int *x = cand, *y = cand + np, *pickx = cand + 2 * np, pick = -1;
+        double pick_dist = 0;
+        for (int hop = 0; hop < 2 && pick < 0; hop++)
+            for (int j = 0; j < n; j++)
+                for (int d = -1; d <= 1; d += 2) {
+                    double e = -1;
+                    if (hop == 0) {
+                        e = neighbour(s, c, dims, n, best->choice, j, d, x, visited, nvisited);
+                    } else {
+                        int v = best->choice[dims[j]] + d;
+                        if (v < 0 || v >= sp->params[dims[j]].nvalues)
+                            continue;
+                        memcpy(y, best->choice, np * sizeof *y);
+                        y[dims[j]] = v;
+                        prefer_earlier(s, y);
+                        const struct search_trial *f = tried(s, y);
+                        if (!f || f->status != SEARCH_FAILED)
+                            continue;
+                        for (int j2 = 0; j2 < n; j2++)
+                            for (int d2 = -1; d2 <= 1; d2 += 2) {
+                                double e2 = j2 == j ? -1 : neighbour(s, c, dims, n, y, j2, d2, x, visited, nvisited);
+                                if (e2 >= 0 && (pick < 0 || e2 < pick_dist)) {
+                                    pick = 1;
+                                    pick_dist = e2;
+                                    memcpy(pickx, x, np * sizeof *x);
+                                }
+                            }
+                        continue;
+                    }
+                    if (e >= 0 && (pick < 0 || e < pick_dist)) {
+                        pick = 1;
+                        pick_dist = e;
+                        memcpy(pickx, x, np * sizeof *x);
+                    }
                 }
-                if (pick < 0 || dist[m] < dist[pick])
-                    pick = m;
-                m++;
-            }
         if (pick < 0) {
             *converged = 1;
             break;
         }
         int first = s->ntrials, before = s->ntrials;
-        int k = search_add_trial(s, seen, cand + pick * np, setup, setup_len);
+        int k = search_add_trial(s, seen, pickx, setup, setup_len);
         if (k == -1) {
             rc = -1;
             break;
@@ -515,7 +560,7 @@ static int polish(struct search *s, struct search_progress *p, const struct sear
             visited = v;
             cap_visited = 2 * cap_visited + 8;
         }
-        memcpy(visited + nvisited++ * np, cand + pick * np, np * sizeof *visited);
+        memcpy(visited + nvisited++ * np, pickx, np * sizeof *visited);
         if (k >= 0 && s->ntrials == before) { /* another choice's command line: its trial answers */
             s->duplicates++;
             continue;
@@ -524,7 +569,6 @@ static int polish(struct search *s, struct search_progress *p, const struct sear
             break;
     }
     free(visited);
-    free(dist);
     free(cand);
     return rc;
 }
@@ -556,16 +600,16 @@ int search_cmaes_trials(struct search *s, struct search_progress *p, const char 
     int rc = c && index && which && score && tier ? 0 : maya_error("out of memory");
     s->population = lambda;
     /* rounds: generations while one fits before the polish's reserve (were
-     * all its points new; a round's first always runs), then the polish;
-     * when that has run every neighbour of the fastest and budget is left,
-     * the CMA-ES goes on from where it was, with a reserve of what is left */
+     * all its points new; always until the round has drawn a new point),
+     * then the polish; when that has run every neighbour of the fastest and
+     * budget is left, the CMA-ES goes on from where it was, with a reserve
+     * of what is left */
     int limit = s->budget - polish_reserve(n, s->budget), missing = 0, stalled = 0, converged = 0;
     while (rc == 0) {
         int at_start = s->ntrials;
         stalled = 0;
-        for (int stall = 0, round = 0; rc == 0 && !p->stop && !*s->stop && p->spent < s->budget &&
-                                       (round == 0 || p->spent + lambda <= limit) && s->ntrials < s->capacity;
-             round++) {
+        for (int stall = 0; rc == 0 && !p->stop && !*s->stop && p->spent < s->budget &&
+                            (s->ntrials == at_start || p->spent + lambda <= limit) && s->ntrials < s->capacity;) {
             if (stall >= CMAES_STALL) {
                 stalled = 1;
                 break;
