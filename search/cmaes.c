@@ -177,6 +177,11 @@ double search_cmaes_std(const struct search_cmaes *c, int i)
     return c->sigma * sqrt(c->C[i * c->n + i]) / c->steps[i];
 }
 
+double search_cmaes_mean(const struct search_cmaes *c, int i)
+{
+    return c->mean[i];
+}
+
 void search_cmaes_ask(struct search_cmaes *c, int *index)
 {
     int n = c->n;

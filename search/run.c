@@ -409,6 +409,170 @@ static void cmaes_score(const struct search_trial *t, double *score, int *tier)
     }
 }
 
+/* The last trials of a CMA-ES's budget go to a local search around the
+ * fastest trial. A CMA-ES over a few discrete values per knob spends its
+ * trials on the region it favours, not on the one-knob changes of its best,
+ * and a small budget ends with the best one knob away from a faster
+ * configuration. POLISH_SHARE of the budget (at least one trial a knob
+ * where the budget allows, never more than half of it) is kept for that. */
+#define POLISH_SHARE 0.34
+
+static int polish_reserve(int n, int budget)
+{
+    int r = (int)ceil(POLISH_SHARE * budget);
+    if (r < n)
+        r = n;
+    return r > budget / 2 ? budget / 2 : r;
+}
+
+/* The finished trial of choice (any status), or NULL. O(trials x
+ * parameters). */
+static const struct search_trial *tried(const struct search *s, const int *choice)
+{
+    for (int i = 0; i < s->ntrials; i++)
+        if (s->trials[i].phase == 2 && !memcmp(s->trials[i].choice, choice, s->space.nparams * sizeof *choice))
+            return &s->trials[i];
+    return NULL;
+}
+
+/* Is choice one of list[0..n) (np values each)? */
+static int seen_in(const int *list, int n, const int *choice, int np)
+{
+    for (int i = 0; i < n; i++)
+        if (!memcmp(list + i * np, choice, np * sizeof *choice))
+            return 1;
+    return 0;
+}
+
+/* The fastest valid trial so far, or NULL. */
+static const struct search_trial *fastest(const struct search *s)
+{
+    const struct search_trial *best = NULL;
+    for (int i = 0; i < s->ntrials; i++) {
+        const struct search_trial *t = &s->trials[i];
+        if (t->phase == 2 && t->status == SEARCH_OK && (!best || t->iteration_s < best->iteration_s))
+            best = t;
+    }
+    return best;
+}
+
+/* One polish candidate: from's choice with dimension j a step d away, the
+ * prefer-earlier rule applied, into x; its squared distance from the
+ * CMA-ES's mean (in [0, 1] a coordinate), or -1 when out of range, already
+ * tried or already taken (visited). */
+static double neighbour(const struct search *s, const struct search_cmaes *c, const int *dims, int n, const int *from,
+                        int j, int d, int *x, const int *visited, int nvisited)
+{
+    const struct search_space *sp = &s->space;
+    int v = from[dims[j]] + d;
+    if (v < 0 || v >= sp->params[dims[j]].nvalues)
+        return -1;
+    memcpy(x, from, sp->nparams * sizeof *x);
+    x[dims[j]] = v;
+    prefer_earlier(s, x);
+    if (tried(s, x) || seen_in(visited, nvisited, x, sp->nparams))
+        return -1;
+    double dist = 0;
+    for (int k = 0; k < n; k++) {
+        double e = x[dims[k]] / (double)(sp->params[dims[k]].nvalues - 1) - search_cmaes_mean(c, k);
+        dist += e * e;
+    }
+    return dist;
+}
+
+/* Local search after the CMA-ES's generations: the untried neighbours of
+ * the fastest trial (one knob a value step up or down, the prefer-earlier
+ * rule applied) one at a time, those nearest the CMA-ES's mean first (what
+ * the distribution favours), moving to a faster one as soon as it is found.
+ * A neighbour that failed (a combination the program refuses: sequence
+ * parallelism without tensor parallelism, say) is stepped over: once the
+ * direct neighbours have all run, the neighbours of the failed ones (another
+ * knob changed too) are tried, as a faster configuration can lie beyond a
+ * refused one. Until the budget is spent or there is no candidate left. One
+ * at a time, so the same seed runs the same trials whatever -j is.
+ * O(knobs^2 x trials x parameters) a step. 0 or -1. */
+static int polish(struct search *s, struct search_progress *p, const struct search_cmaes *c, const int *dims, int n,
+                  struct maya_map *seen, const char *setup, size_t setup_len, int *converged)
+{
+    *converged = 0;
+    const struct search_space *sp = &s->space;
+    int np = sp->nparams, rc = 0, nvisited = 0, cap_visited = 0;
+    int *cand = calloc(3 * np + 1, sizeof *cand), *visited = NULL; /* the candidates taken, np each */
+    if (!cand)
+        rc = maya_error("out of memory");
+    while (rc == 0 && !p->stop && !*s->stop && p->spent < s->budget && s->ntrials < s->capacity) {
+        const struct search_trial *best = fastest(s);
+        if (!best) { /* nothing valid to start from: the generations go on */
+            *converged = 1;
+            break;
+        }
+        int *x = cand, *y = cand + np, *pickx = cand + 2 * np, pick = -1;
+        double pick_dist = 0;
+        for (int hop = 0; hop < 2 && pick < 0; hop++)
+            for (int j = 0; j < n; j++)
+                for (int d = -1; d <= 1; d += 2) {
+                    double e = -1;
+                    if (hop == 0) {
+                        e = neighbour(s, c, dims, n, best->choice, j, d, x, visited, nvisited);
+                    } else {
+                        int v = best->choice[dims[j]] + d;
+                        if (v < 0 || v >= sp->params[dims[j]].nvalues)
+                            continue;
+                        memcpy(y, best->choice, np * sizeof *y);
+                        y[dims[j]] = v;
+                        prefer_earlier(s, y);
+                        const struct search_trial *f = tried(s, y);
+                        if (!f || f->status != SEARCH_FAILED)
+                            continue;
+                        for (int j2 = 0; j2 < n; j2++)
+                            for (int d2 = -1; d2 <= 1; d2 += 2) {
+                                double e2 = j2 == j ? -1 : neighbour(s, c, dims, n, y, j2, d2, x, visited, nvisited);
+                                if (e2 >= 0 && (pick < 0 || e2 < pick_dist)) {
+                                    pick = 1;
+                                    pick_dist = e2;
+                                    memcpy(pickx, x, np * sizeof *x);
+                                }
+                            }
+                        continue;
+                    }
+                    if (e >= 0 && (pick < 0 || e < pick_dist)) {
+                        pick = 1;
+                        pick_dist = e;
+                        memcpy(pickx, x, np * sizeof *x);
+                    }
+                }
+        if (pick < 0) {
+            *converged = 1;
+            break;
+        }
+        int first = s->ntrials, before = s->ntrials;
+        int k = search_add_trial(s, seen, pickx, setup, setup_len);
+        if (k == -1) {
+            rc = -1;
+            break;
+        }
+        if (nvisited == cap_visited) {
+            int *v = realloc(visited, (2 * cap_visited + 8) * np * sizeof *v);
+            if (!v) {
+                rc = maya_error("out of memory");
+                break;
+            }
+            visited = v;
+            cap_visited = 2 * cap_visited + 8;
+        }
+        memcpy(visited + nvisited++ * np, pickx, np * sizeof *visited);
+        if (k >= 0 && s->ntrials == before) { /* another choice's command line: its trial answers */
+            s->duplicates++;
+            continue;
+        }
+        if (k < 0 || (rc = search_run_trials(s, p, first)) < 0)
+            break;
+    }
+    free(visited);
+    free(cand);
+    return rc;
+}
+
 /* --strategy cmaes: draw a generation of points (value indexes of the
  * parameters that have more than one value), run the new ones, score every
  * point (a point or command line seen before gets its trial's result
@@ -435,43 +599,59 @@ int search_cmaes_trials(struct search *s, struct search_progress *p, const char 
     struct maya_map seen = { 0 };
     int rc = c && index && which && score && tier ? 0 : maya_error("out of memory");
     s->population = lambda;
-    for (int stall = 0; rc == 0 && !p->stop && !*s->stop && p->spent < s->budget && s->ntrials < s->capacity;) {
-        if (stall >= CMAES_STALL) {
-            snprintf(s->stop_reason, sizeof s->stop_reason, "%d generations drew no new configuration",
-                     CMAES_STALL);
-            break;
-        }
-        int first = s->ntrials, missing = 0;
-        search_cmaes_ask(c, index);
-        s->generations++;
-        for (int k = 0; k < lambda && rc == 0; k++) {
-            for (int j = 0; j < n; j++)
-                choice[dims[j]] = index[k * n + j];
-            if (prefer_earlier(s, choice)) {
-                for (int j = 0; j < n; j++)
-                    index[k * n + j] = choice[dims[j]];
-                search_cmaes_move(c, k, index + k * n);
+    /* rounds: generations while one fits before the polish's reserve (were
+     * all its points new; always until the round has drawn a new point),
+     * then the polish; when that has run every neighbour of the fastest and
+     * budget is left, the CMA-ES goes on from where it was, with a reserve
+     * of what is left */
+    int limit = s->budget - polish_reserve(n, s->budget), missing = 0, stalled = 0, converged = 0;
+    while (rc == 0) {
+        int at_start = s->ntrials;
+        stalled = 0;
+        for (int stall = 0; rc == 0 && !p->stop && !*s->stop && p->spent < s->budget &&
+                            (s->ntrials == at_start || p->spent + lambda <= limit) && s->ntrials < s->capacity;) {
+            if (stall >= CMAES_STALL) {
+                stalled = 1;
+                break;
             }
-            int before = s->ntrials;
-            which[k] = search_add_trial(s, &seen, choice, setup, setup_len);
-            rc = which[k] == -1 ? -1 : 0;
-            s->duplicates += which[k] >= 0 && s->ntrials == before;
+            int first = s->ntrials;
+            search_cmaes_ask(c, index);
+            s->generations++;
+            for (int k = 0; k < lambda && rc == 0; k++) {
+                for (int j = 0; j < n; j++)
+                    choice[dims[j]] = index[k * n + j];
+                if (prefer_earlier(s, choice)) {
+                    for (int j = 0; j < n; j++)
+                        index[k * n + j] = choice[dims[j]];
+                    search_cmaes_move(c, k, index + k * n);
+                }
+                int before = s->ntrials;
+                which[k] = search_add_trial(s, &seen, choice, setup, setup_len);
+                rc = which[k] == -1 ? -1 : 0;
+                s->duplicates += which[k] >= 0 && s->ntrials == before;
+            }
+            if (rc < 0 || (rc = search_run_trials(s, p, first)) < 0)
+                break;
+            for (int k = 0; k < lambda; k++) {
+                const struct search_trial *t = which[k] >= 0 ? &s->trials[which[k]] : NULL;
+                missing += !t || t->status == SEARCH_PENDING;
+                if (t)
+                    cmaes_score(t, &score[k], &tier[k]);
+            }
+            if (missing) /* stopped, or out of trials */
+                break;
+            search_cmaes_tell_tiers(c, score, tier);
+            stall = s->ntrials > first ? 0 : stall + 1;
         }
-        if (rc < 0)
+        if (rc < 0 || missing || (rc = polish(s, p, c, dims, n, &seen, setup, setup_len, &converged)) < 0 ||
+            !converged || p->stop || *s->stop || p->spent >= s->budget || s->ntrials == at_start)
             break;
-        if ((rc = search_run_trials(s, p, first)) < 0)
-            break;
-        for (int k = 0; k < lambda; k++) {
-            const struct search_trial *t = which[k] >= 0 ? &s->trials[which[k]] : NULL;
-            missing += !t || t->status == SEARCH_PENDING;
-            if (t)
-                cmaes_score(t, &score[k], &tier[k]);
-        }
-        if (missing) /* stopped, or out of trials */
-            break;
-        search_cmaes_tell_tiers(c, score, tier);
-        stall = s->ntrials > first ? 0 : stall + 1;
+        limit = s->budget - polish_reserve(n, s->budget - p->spent);
     }
+    if (rc == 0 && !missing && converged && p->spent < s->budget)
+        snprintf(s->stop_reason, sizeof s->stop_reason, stalled ? "%d generations drew no new configuration, "
+                 "every neighbour of the fastest trial ran" : "every neighbour of the fastest trial ran, no room "
+                 "left for a generation of %d", stalled ? CMAES_STALL : lambda);
     maya_map_free(&seen);
     search_cmaes_free(c);
     free(tier);

@@ -82,6 +82,8 @@ struct search_cmaes *search_cmaes_new(int n, const int *nvalues, int lambda, uin
 int search_cmaes_lambda(const struct search_cmaes *c);
 /* Coordinate i's standard deviation, in value steps. */
 double search_cmaes_std(const struct search_cmaes *c, int i);
+/* Coordinate i of the mean, in [0, 1] (0 the first value, 1 the last). */
+double search_cmaes_mean(const struct search_cmaes *c, int i);
 /* The next generation: lambda samples, sample k's value indexes in
  * index[k * n .. k * n + n - 1]. */
 void search_cmaes_ask(struct search_cmaes *c, int *index);

@@ -91,6 +91,18 @@ expect_count 12 '^ +[0-9]+  [0-9]  [0-9]  [0-9x] ' "$TEST_TMP/cma4.out"
 python3 -c 'import json, sys; c = json.load(open(sys.argv[1])); assert c["population"] == 4 and c["trials_run"] + c["trials_cached"] == 12, c' \
     "$TEST_TMP/cma/search.json" || fail "--trials 12: not 12 trials run in generations of 4"
 drawn "$TEST_TMP/cma" > "$TEST_TMP/cma4.order"
+# The last trials of the budget (at least 5 of 12: a third, one a knob) are
+# the polish: each is the fastest trial before it with one knob a value
+# step away.
+python3 - "$TEST_TMP/cma/search.json" <<'PY' || fail "--trials 12: the last trials are not the fastest's neighbours"
+import json, sys
+t = sorted(json.load(open(sys.argv[1]))["trials"], key=lambda x: x["order"])
+index = lambda x: [int(x["params"]["a"]), int(x["params"]["b"]), -1 if x["params"]["c"] == "x" else int(x["params"]["c"])]
+for k in range(len(t) - 3, len(t)):
+    best = min((x for x in t[:k] if x["status"] == "ok"), key=lambda x: x["iteration_time_s"])
+    steps = sorted(abs(u - v) for u, v in zip(index(t[k]), index(best)))
+    assert steps == [0, 0, 1], (t[k]["params"], best["params"])
+PY
 search "$TEST_TMP/cma" --strategy cmaes --trials 12 > /dev/null 2> "$TEST_TMP/cma4b.err" ||
     fail "cmaes --trials 12 again failed: $(tail "$TEST_TMP/cma4b.err")"
 expect_grep '12 trials finished \(0 run, 12 from the cache\)' "$TEST_TMP/cma4b.err"
