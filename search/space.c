@@ -203,6 +203,28 @@ int search_space_set_command(struct search_space *s, char **argv, int argc)
     return 0;
 }
 
+int search_space_check_option(const struct search_space *s, const char *option, const char *arg)
+{
+    int *used = calloc(s->nparams ? s->nparams : 1, sizeof *used);
+    if (!used)
+        return maya_error("out of memory");
+    struct ref_check c = { s, used, arg };
+    int rc = each_ref(arg, check_ref, &c);
+    for (int i = 0; i < s->nparams && rc == 0; i++)
+        if (used[i] && s->params[i].flag)
+            rc = maya_error("%s \"%s\": {%s} is a --flag, which stands for words of the command only; "
+                            "expected a --param", option, arg, s->params[i].name);
+    for (const char *p = strstr(arg, "{="); p && rc == 0; p = strstr(p + 2, "{=")) {
+        long long v;
+        size_t len;
+        char why[256];
+        if (expr_eval(s, NULL, p + 2, &v, &len, used, why, sizeof why) < 0)
+            rc = maya_error("%s \"%s\": %s", option, arg, why);
+    }
+    free(used);
+    return rc;
+}
+
 void search_space_choice(const struct search_space *s, uint64_t index, int *choice)
 {
     for (int i = s->nparams - 1; i >= 0; i--) {
@@ -342,7 +364,7 @@ static int expr_eval(const struct search_space *s, const int *choice, const char
 }
 
 /* arg with every {NAME} replaced by the choice's value (malloc'd). */
-static char *substitute(const struct search_space *s, const int *choice, const char *arg, char *why, size_t size)
+char *search_space_substitute(const struct search_space *s, const int *choice, const char *arg, char *why, size_t size)
 {
     size_t cap = strlen(arg) + 1, len = 0;
     char *out = malloc(cap), num[32];
@@ -407,7 +429,7 @@ char **search_space_command(const struct search_space *s, const int *choice, cha
         if (f >= 0 && choice[f]) /* on: its words; off: nothing */
             rc = push_words(argv, &n, s->params[f].flag);
         else if (f < 0)
-            rc = (argv[n++] = substitute(s, choice, s->tmpl[i], why, size)) ? 0 : -1;
+            rc = (argv[n++] = search_space_substitute(s, choice, s->tmpl[i], why, size)) ? 0 : -1;
         if (rc < 0) {
             search_free_argv(argv);
             return NULL;
