@@ -313,6 +313,14 @@ static int make_trial(struct search *s, struct search_trial *t, const int *choic
                 fprintf(fp, "%s=%s%c", s->space.params[i].name, s->space.params[i].values[choice[i]], 0);
         }
     }
+    for (int r = 0; fp && t->argv && !t->invalid && r < s->requires.n; r++)
+        if (search_space_require(&s->space, t->choice, s->requires.argv[r], why, sizeof why) <= 0) {
+            /* a combination the program would refuse: failed unrun, and
+             * its key says by which rule */
+            snprintf(t->reason, sizeof t->reason, "%s", why);
+            t->invalid = 1;
+            fprintf(fp, "--require%c%s%c", 0, s->requires.argv[r], 0);
+        }
     if (fp && t->argv && !t->invalid && trial_options(s, t, fp, why, sizeof why) < 0 && why[0]) {
         /* an option's expression has no whole value for this choice */
         snprintf(t->reason, sizeof t->reason, "%s", why);
@@ -435,6 +443,7 @@ void search_free(struct search *s)
     if (s->replay)
         search_replay_free(s->replay);
     search_free_argv(s->run_opts.argv);
+    search_free_argv(s->requires.argv);
     search_free_argv(s->report_opts.argv);
     search_free_argv(s->slurm.sbatch);
     maya_hwspecs_free(&s->hw);

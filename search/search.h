@@ -70,6 +70,12 @@ char *search_space_substitute(const struct search_space *s, const int *choice, c
  * or {=EXPR}: every NAME a declared --param (not a --flag), every
  * expression well formed. 0, or -1 with a message. */
 int search_space_check_option(const struct search_space *s, const char *option, const char *arg);
+/* --require EXPR: EXPR as in {=EXPR} (a comparison, a --flag 0 or 1), its
+ * names declared. 0, or -1 with a message. */
+int search_space_check_require(const struct search_space *s, const char *text);
+/* Does choice meet --require text? 1 yes; 0 no, why saying so; -1 when it
+ * has no whole value, why saying why. */
+int search_space_require(const struct search_space *s, const int *choice, const char *text, char *why, size_t size);
 void search_free_argv(char **argv);
 void search_space_free(struct search_space *s);
 
@@ -279,6 +285,7 @@ struct search {
     struct search_space space;
     struct search_argv run_opts;          /* maya run's options for every trial */
     const char *replicas;                 /* --replicas N:STRIDE[,...] with {NAME}, {=EXPR}, or NULL */
+    struct search_argv requires;          /* --require EXPR: combinations the program accepts */
     struct search_argv report_opts;       /* the report pipeline's (for maya report) */
     struct search_trial *trials;
     int ntrials;

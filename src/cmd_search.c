@@ -44,6 +44,9 @@ static void usage(FILE *fp)
         "                           value is valid, later ones are slower); a trial needing no\n"
         "                           less memory than one that ran out is oom, one a valid trial\n"
         "                           dominates is pruned, neither run, each row naming the rule\n"
+        "  --require EXPR           only combinations where EXPR (as in {=EXPR}, with < <= > >=\n"
+        "                           == !=, a --flag 0 or 1) is not 0 run: the others are failed\n"
+        "                           without running and cost no trial, e.g. 'pp > vstage'\n"
         "  -g, --gpus GPUxCOUNT[,...] emulated GPUs of every trial (as maya run -g); several:\n"
         "                           a parameter gpus (a what-if over GPU types and counts)\n"
         "  --cluster FILE|NAME      cluster description (as maya run --cluster)\n"
@@ -193,6 +196,8 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
             rc = search_argv_push(&s->run_opts, v);
         else if (!strcmp(a, "--replicas"))
             s->replicas = v;
+        else if (!strcmp(a, "--require"))
+            rc = search_argv_push(&s->requires, v);
         else if (!strcmp(a, "--sbatch"))
             rc = search_argv_push(&sbatch, v);
         else if (!strcmp(a, "--retries"))
@@ -296,6 +301,9 @@ int cmd_search(int argc, char **argv)
             rc = 2;
     if (rc == 0 && s.replicas && search_space_check_option(&s.space, "--replicas", s.replicas) < 0)
         rc = 2;
+    for (int i = 0; rc == 0 && i < s.requires.n; i++)
+        if (search_space_check_require(&s.space, s.requires.argv[i]) < 0)
+            rc = 2;
     if (rc == 0 && replay_dir)
         rc = search_replay_load(&replay, replay_dir, &s.space) < 0 ? 2 : 0;
     s.replay = replay_dir ? &replay : NULL;
