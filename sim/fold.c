@@ -78,6 +78,11 @@ static inline int names_stream(const struct sim_op *o)
     return o->kind == SK_SYNC && o->sub == MAYA_SYNC_STREAM;
 }
 
+static inline int names_device(const struct sim_op *o)
+{
+    return o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE;
+}
+
 static uint32_t lane_of(const struct sim_job *j, uint32_t stream_plus_1)
 {
     return stream_plus_1 ? j->streams[stream_plus_1 - 1].lane + 1 : 0;
@@ -101,9 +106,27 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
 
 /* The hash of r's work without its host gaps (*loose), with them (the
  * return value), and the gaps' total: one pass over the ops. */
+/* A device as the hash sees it: itself, or where a rank may fold into one
+ * at another local rank (each process on its own GPU, cudaSetDevice(local
+ * rank)), its number in order of first use (from 1), as communicators. */
+static uint64_t device_key(const struct sim_job *j, struct maya_map *seen, int device, int *oom)
+{
+    if (!j->fold_in_node)
+        return (uint64_t)(uint16_t)device;
+    int created;
+    uint64_t *v = maya_map_put(seen, (uint64_t)(uint16_t)device, 0, &created);
+    if (!v) {
+        *oom = 1;
+        return 0;
+    }
+    if (created)
+        *v = seen->count;
+    return *v;
+}
+
 static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t *loose, int *oom)
 {
-    struct maya_map seen = { 0 };
+    struct maya_map seen = { 0 }, devices = { 0 };
     uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
     uint64_t g = 0x510e527fade682d1ull, total = 0;
     h = mix(mix(h, r->nbars), (uint64_t)r->complete);
@@ -111,15 +134,16 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
         h = mix(h, (uint64_t)(uint32_t)r->local_rank);
     for (uint32_t k = 0; k < r->nstreams; k++) {
         const struct sim_stream *s = &j->streams[r->streams[k]];
-        h = mix(mix(h, s->id), (uint64_t)(uint32_t)s->device << 32 | s->flags);
+        h = mix(mix(h, s->id), device_key(j, &devices, s->device, oom) << 32 | s->flags);
     }
     for (uint64_t i = 0; i < r->nops; i++) {
         const struct sim_op *o = &r->ops[i];
         h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
-                       (uint64_t)(uint16_t)o->device << 48);
+                       device_key(j, &devices, o->device, oom) << 48);
         h = mix(mix(h, o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
         h = mix(mix(h, o->arg2), lane_of(j, o->stream));
-        uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg) : o->arg;
+        uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg)
+                     : names_device(o) ? device_key(j, &devices, (int)o->arg, oom) : o->arg;
         h = mix(h, a);
         if (!is_xfer(o)) /* a collective's signature holds its communicator's id */
             h = mix(h, o->sig);
@@ -129,6 +153,7 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
     for (uint32_t k = 0; k < r->nbars; k++)
         h = mix(mix(h, r->bars[k].op), ordinal(&seen, r->bars[k].comm, oom));
     maya_map_free(&seen);
+    maya_map_free(&devices);
     r->gap_total = total;
     *loose = h;
     return mix(h, g);
@@ -138,6 +163,7 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
 
 struct renaming {
     struct maya_map fwd, back;  /* b's comm -> a's, a's -> b's (one to one) */
+    struct maya_map dfwd, dback; /* b's device -> a's, a's -> b's (with fold_in_node) */
     struct sim_comm_pair *v;
     uint32_t n, cap;
     int oom;
@@ -163,6 +189,28 @@ static int rename_ok(const struct sim_job *j, struct renaming *m, uint32_t bc, u
     return 1;
 }
 
+/* Are b's device bd and a's ad the same one, as renamed so far (one to one,
+ * where a rank may fold into one at another local rank)? */
+static int device_ok(const struct sim_job *j, struct renaming *m, int bd, int ad)
+{
+    if (!j->fold_in_node)
+        return bd == ad;
+    uint64_t *f = maya_map_get(&m->dfwd, (uint64_t)(uint16_t)bd, 0);
+    if (f)
+        return *f == (uint64_t)(uint16_t)ad;
+    if (maya_map_get(&m->dback, (uint64_t)(uint16_t)ad, 0))
+        return 0;
+    uint64_t *x = maya_map_put(&m->dfwd, (uint64_t)(uint16_t)bd, 0, NULL);
+    uint64_t *y = x ? maya_map_put(&m->dback, (uint64_t)(uint16_t)ad, 0, NULL) : NULL;
+    if (!x || !y) {
+        m->oom = 1;
+        return 0;
+    }
+    *x = (uint64_t)(uint16_t)ad;
+    *y = (uint64_t)(uint16_t)bd;
+    return 1;
+}
+
 /* Does b do a's work (communicators renamed one to one, in m)? With
  * fold_similar, host gaps may differ within SIM_FOLD_SIMILAR in total
  * (*gap_diff: by how much). */
@@ -176,13 +224,13 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
         return 0;
     for (uint32_t k = 0; k < a->nstreams; k++) {
         const struct sim_stream *x = &j->streams[a->streams[k]], *y = &j->streams[b->streams[k]];
-        if (x->id != y->id || x->device != y->device || x->flags != y->flags)
+        if (x->id != y->id || !device_ok(j, m, y->device, x->device) || x->flags != y->flags)
             return 0;
     }
     for (uint64_t i = 0; i < a->nops; i++) {
         const struct sim_op *x = &a->ops[i], *y = &b->ops[i];
         if (x->kind != y->kind || x->flags != y->flags || x->sub != y->sub || x->rec_type != y->rec_type ||
-            x->device != y->device || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
+            !device_ok(j, m, y->device, x->device) || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
             x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
             lane_of(j, x->stream) != lane_of(j, y->stream))
             return 0;
@@ -191,7 +239,9 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
         if (is_xfer(x)) {
             if (!rename_ok(j, m, y->arg, x->arg))
                 return 0;
-        } else if (x->sig != y->sig || (names_stream(x) ? lane_of(j, x->arg) != lane_of(j, y->arg) : x->arg != y->arg)) {
+        } else if (x->sig != y->sig || (names_stream(x) ? lane_of(j, x->arg) != lane_of(j, y->arg)
+                                        : names_device(x) ? !device_ok(j, m, (int)y->arg, (int)x->arg)
+                                                          : x->arg != y->arg)) {
             return 0;
         }
     }
@@ -206,6 +256,8 @@ static void renaming_free(struct renaming *m)
 {
     maya_map_free(&m->fwd);
     maya_map_free(&m->back);
+    maya_map_free(&m->dfwd);
+    maya_map_free(&m->dback);
     free(m->v);
 }
 
