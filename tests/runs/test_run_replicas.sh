@@ -3,8 +3,9 @@
 # PP2 x DP4 on 16 emulated H100s (two nodes), GPU-bound. --replicas 4:2,2:1
 # declares DP (4 replicas, stride 2) and TP (2, stride 1): the ranks whose DP
 # and TP digits are 0 or 1 run (8 of 16), the other 8 stop at their first
-# NCCL call and are rebuilt from the rank with their digits 0 (rank 1 for
-# rank 0's, whose host work is often its own); the
+# NCCL call and are rebuilt from the rank with their digits above 1 made 1
+# (DP replica 1 of their TP rank and stage: never rank 0, whose host work is
+# often its own); the
 # communicators the running ranks make hold the missing ones (the world,
 # the DP groups); the prediction is the full run's to within 0.5 %, with and
 # without --dedup on top (which stops ranks 2-3 and 9-11 too). Bad layouts
@@ -24,7 +25,7 @@ run both --replicas 4:2,2:1 --dedup
 
 d=$TEST_TMP/repl
 for r in 4 5 6 7 12 13 14 15; do
-    src=$([ $r -lt 8 ] && echo 1 || echo 8)
+    src=$((r - ((r / 2) % 4 - 1) * 2))
     expect_grep "^rank\.$r\.note=a replica, not emulated \\(--replicas\\), rebuilt from rank $src\$" "$d/run.conf" \
         "rank $r's note"
     expect_grep "^how=declared\$" "$d/traces/rank-$r.eliminated" "rank $r's elimination note"
