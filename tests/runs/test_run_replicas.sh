@@ -113,6 +113,22 @@ for name in repl both wide; do
     [ "$sa" -lt "$sb" ] || fail "$name: the job trace with references ($sa bytes) is not smaller than with copies ($sb)"
 done
 
+# Folding on the real run (a NIC per GPU): every replica's copy folds into
+# its proxy, on its own node too (the TP copy of a stage into its TP rank
+# 1), so that only the 8 emulated ranks are replayed; the report is the one
+# replaying all 16, field for field but for the simulator's own counts.
+cp -r "$TEST_TMP/repl" "$TEST_TMP/repl.nofold"
+"$MAYA" report -q --fold no "$TEST_TMP/repl.nofold" > "$TEST_TMP/repl.nofold.out" 2>&1 ||
+    fail "maya report --fold no failed: $(tail -5 "$TEST_TMP/repl.nofold.out")"
+python3 - "$TEST_TMP/repl/report.json" "$TEST_TMP/repl.nofold/report.json" <<'PY' || fail "folding the replicas changed the report (above)"
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a["simulator"]["replayed_ranks"] == 8 and b["simulator"]["replayed_ranks"] == 16, (a["simulator"], b["simulator"])
+for k in ("iteration_time_s", "first_iteration_time_s", "makespan_s", "compute_time_s", "communication_time_s",
+          "exposed_communication_time_s", "idle_time_s", "peak_memory_bytes", "iterations", "ranks"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
+
 # layouts that cannot be
 for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
     "$MAYA" run -q --replicas "$bad" -g h100x16 -o "$TEST_TMP/bad" -- $mg > "$TEST_TMP/bad.out" 2>&1
