@@ -511,6 +511,11 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
         /* rounding other than the default and saturation are not covered */
         if (part(m, "RZ") || part(m, "RM") || part(m, "RP") || part(m, "SAT"))
             x->op = X_BAD;
+    } else if (IS("DADD") || IS("DMUL") || IS("DFMA") || (IS("DSETP") && (x->sub = cmp_kind(m)))) {
+        x->op = IS("DADD") ? X_DADD : IS("DMUL") ? X_DMUL : IS("DFMA") ? X_DFMA : X_DSETP;
+        fl = 1;
+        if (part(m, "RZ") || part(m, "RM") || part(m, "RP") || part(m, "SAT"))
+            x->op = X_BAD;
     } else if (IS("P2R") || IS("R2P")) {
         x->op = IS("P2R") ? X_P2R : X_R2P;
     }

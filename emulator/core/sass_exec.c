@@ -423,7 +423,31 @@ static uint16_t half_bits(double v)
     return (uint16_t)(s | h);
 }
 
-static int fcmp(int c, float a, float b)
+/* A double source: a register pair's bits, two constant words, or an
+ * immediate (nvdisasm prints a double's); -x and |x|. */
+static int dsrc(struct run *r, uint32_t t, const struct sop *o, double *out)
+{
+    double d;
+    if (o->kind == O_FIMM) {
+        memcpy(&d, &o->val, sizeof d);
+    } else {
+        struct sop p = *o;
+        p.neg = p.absv = p.bnot = 0;
+        uint64_t w;
+        if (o->kind == O_IMM || src64(r, t, &p, &w) < 0)
+            return o->kind == O_IMM ? stop(r, EMU_PTX_UNSUPPORTED, "integer operand of a double op") : -1;
+        memcpy(&d, &w, sizeof d);
+    }
+    if (o->absv)
+        d = fabs(d);
+    if (o->neg)
+        d = -d;
+    *out = d;
+    return 0;
+}
+
+/* A float or double compare (floats compare exactly as doubles). */
+static int fcmp(int c, double a, double b)
 {
     int un = isnan(a) || isnan(b);
     switch (c) {
@@ -713,6 +737,7 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
             return -1;
         return dst(r, t, &o[0], pget(th, &o[3]) ? a : b);
     case X_ISETP:
+    case X_DSETP:
     case X_FSETP: {
         /* ISETP.cmp[.U32].{AND,OR,XOR}[.EX] Pd1, Pd2, a, b, Pc[, Plow] */
         int ex = (x->mods & M_EX) != 0;
@@ -724,6 +749,11 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
             if (fsrc(r, t, &o[2], &fa) < 0 || fsrc(r, t, &o[3], &fb) < 0)
                 return -1;
             v = fcmp(cmp, fa, fb);
+        } else if (x->op == X_DSETP) {
+            double da, db;
+            if (dsrc(r, t, &o[2], &da) < 0 || dsrc(r, t, &o[3], &db) < 0)
+                return -1;
+            v = fcmp(cmp, da, db);
         } else {
             if (src(r, t, &o[2], &a) < 0 || src(r, t, &o[3], &b) < 0)
                 return -1;
@@ -853,6 +883,21 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if ((x->mods & M_FTZ) && fpclassify(v) == FP_SUBNORMAL)
             v = copysignf(0, v);
         return dst(r, t, &o[0], w32(v));
+    }
+    case X_DADD:
+    case X_DMUL:
+    case X_DFMA: {
+        /* D{ADD,MUL} d, a, b; DFMA d, a, b, c: register pairs, round to nearest */
+        double da, db, dc = 0, v;
+        if (n != (x->op == X_DFMA ? 4u : 3u))
+            return stop(r, EMU_PTX_FAULT, "double op with %u operands", n);
+        if (dsrc(r, t, &o[1], &da) < 0 || dsrc(r, t, &o[2], &db) < 0 || (n == 4 && dsrc(r, t, &o[3], &dc) < 0))
+            return -1;
+        v = x->op == X_DADD ? da + db : x->op == X_DMUL ? da * db : fma(da, db, dc);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        uint32_t w[2] = { (uint32_t)bits, (uint32_t)(bits >> 32) };
+        return dstn(r, t, &o[0], w, 2);
     }
     case X_IMNMX: {
         /* VIMNMX[.U32] d, a, b, Pmin: the minimum if Pmin, else the maximum */

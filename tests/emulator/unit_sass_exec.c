@@ -1,7 +1,8 @@
 /* Unit test of the SASS executor (emulator/core/sass_exec.c) on small
  * kernels written as nvdisasm prints them: parameters from constant bank 0,
  * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
- * 64-bit compares (ISETP .EX) and SEL, predicated EXIT, shared memory and a
+ * 64-bit compares (ISETP .EX) and SEL, double arithmetic and compares
+ * (DADD, DMUL, DFMA, DSETP), predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
  * table in constant bank 2; how runs stop (an instruction not covered when
@@ -11,6 +12,7 @@
 #include "sass_exec.h"
 #include "../unit_check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,6 +98,30 @@ static const char *const wide[] = {
     "MOV R12, 0x5",
     "LEA R10, P0, R12, R8, 0x3",
     "LEA.HI.X R11, R12, R9, RZ, 0x3, P0",
+    "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "EXIT",
+    NULL,
+};
+
+/* double arithmetic of one thread: x (0x210) holds a, b (f64), c at
+ * 0x220; y (0x218) gets a + b, a * b, fma(a, b, c), max(a, b) (DSETP's
+ * unordered compare and SELs), -|a| + 2.5 */
+static const char *const dbl[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.64 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R6, desc[UR4][R2.64+0x8]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "DADD R10, R4, R6",
+    "STG.E.64 desc[UR4][R8.64], R10",
+    "DMUL R10, R4, R6",
+    "STG.E.64 desc[UR4][R8.64+0x8], R10",
+    "DFMA R10, R4, R6, c[0x0][0x220]",
+    "STG.E.64 desc[UR4][R8.64+0x10], R10",
+    "DSETP.GTU.AND P0, PT, R4, R6, PT",
+    "SEL R10, R4, R6, P0",
+    "SEL R11, R5, R7, P0",
+    "STG.E.64 desc[UR4][R8.64+0x18], R10",
+    "DADD R10, -|R4|, 2.5",
     "STG.E.64 desc[UR4][R8.64+0x20], R10",
     "EXIT",
     NULL,
@@ -261,6 +287,22 @@ int main(void)
     CHECK(y[2] == 3 && y[0] == -4 && y[1] == -10, "wide: signed max %lld, sum %lld, difference %lld", (long long)y[2],
           (long long)y[0], (long long)y[1]);
 
+    /* double arithmetic */
+    double *xd = (double *)mem, *yd = (double *)(mem + 1024);
+    xd[0] = -1.25;
+    xd[1] = 3.0 / 7;
+    double c = 1e-3;
+    uint64_t cbits;
+    memcpy(&cbits, &c, sizeof c);
+    uint64_t pdbl[3] = { (uint64_t)(uintptr_t)xd, (uint64_t)(uintptr_t)yd, cbits };
+    CHECK(run("dbl", dbl, 1, 1, pdbl, sizeof pdbl, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "dbl: %s", why);
+    CHECK(yd[0] == -1.25 + 3.0 / 7 && yd[1] == -1.25 * (3.0 / 7), "dbl: a + b = %.17g, a * b = %.17g", yd[0], yd[1]);
+    CHECK(yd[2] == fma(-1.25, 3.0 / 7, c), "dbl: fma = %.17g", yd[2]);
+    CHECK(yd[3] == 3.0 / 7 && yd[4] == 1.25, "dbl: max = %.17g, -|a| + 2.5 = %.17g", yd[3], yd[4]);
+    xd[1] = -2;
+    CHECK(run("dbl", dbl, 1, 1, pdbl, sizeof pdbl, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "dbl: %s", why);
+    CHECK(yd[3] == -1.25, "dbl: max(-1.25, -2) = %.17g", yd[3]);
+
     /* block sums */
     int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
     for (int i = 0; i < 64; i++)
@@ -320,11 +362,11 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < 6; s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);

@@ -2,7 +2,8 @@
 # Values a PyTorch program reads back under maya (tests/workloads/torch/
 # values_read.py on 2 ranks). Copies and small collectives of real bytes are
 # right. With nvdisasm (scripts/nvdisasm.sh), PyTorch's small kernels are
-# computed from their SASS (docs/kernel-exec.md): a max's .item(), a
+# computed from their SASS (docs/kernel-exec.md): a max's .item() (of ints
+# and of doubles: DSETP), a
 # torch.full, torch.unique, the rank-id all-gather of filled ids, and
 # all_gather_object, broadcast_object_list and scatter_object_list give a
 # GPU's values; torch.sort's bitonic kernel is not covered, its read is
@@ -17,7 +18,7 @@ if [ -n "${MAYA_NVDISASM:-}" ] && [ -x "$MAYA_NVDISASM" ]; then
     torch_run "$d" h100x2 values_read.py --objects
     for r in 0 1; do
         out=$d/logs/rank-$r.out
-        for c in roundtrip max full unique gather_copied gather_filled all_gather_object broadcast_object_list \
+        for c in roundtrip max max_f64 full unique gather_copied gather_filled all_gather_object broadcast_object_list \
                  scatter_object_list; do
             expect_grep "^$c right$" "$out"
         done
