@@ -239,6 +239,18 @@ static void dec_operand(struct dec *d, struct emu_slice s, struct sop *o, int fl
         o->reg = n == 3;
         return;
     }
+    if (n >= 2 && n <= 3 && p[0] == 'B' && isdigit((unsigned char)p[1]) && (n == 2 || isdigit((unsigned char)p[2]))) {
+        unsigned b = (unsigned)(p[1] - '0');
+        if (n == 3)
+            b = b * 10 + (unsigned)(p[2] - '0');
+        if (b >= NB) {
+            d->bad = 2;
+            return;
+        }
+        o->kind = O_B; /* a convergence barrier register (BMOV) */
+        o->reg = (uint8_t)b;
+        return;
+    }
     if (n == 3 && !memcmp(p, "SRZ", 3)) {
         o->kind = O_SRZ;
         return;
@@ -516,6 +528,23 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
         fl = 1;
         if (part(m, "RZ") || part(m, "RM") || part(m, "RP") || part(m, "SAT"))
             x->op = X_BAD;
+    } else if (IS("BMOV") && part(m, "32") && emu_ptx_opcode(m).n + 3 + (part(m, "CLEAR") ? 6 : 0) == m.n) {
+        x->op = X_BMOV; /* BMOV.32[.CLEAR]: no other form */
+        x->sub = part(m, "CLEAR") != 0;
+    } else if (IS("I2F") || IS("F2I")) {
+        /* 32-bit integers and f32 only */
+        int i2f = IS("I2F");
+        x->op = i2f ? X_I2F : X_F2I;
+        x->sub = i2f ? (part(m, "RZ") ? R_RZ : part(m, "RM") ? R_RM : part(m, "RP") ? R_RP : R_RN)
+                     : (part(m, "TRUNC") ? R_RZ : part(m, "FLOOR") ? R_RM : part(m, "CEIL") ? R_RP : R_RN);
+        static const char *const wide_or_narrow[] = { "F64", "S64", "U64", "F16", "BF16", "S16", "U16", "S8", "U8" };
+        for (size_t i = 0; i < sizeof wide_or_narrow / sizeof *wide_or_narrow; i++)
+            if (part(m, wide_or_narrow[i]))
+                x->op = X_BAD;
+        fl = !i2f;
+    } else if (IS("MUFU") && part(m, "RCP") && !part(m, "64H")) {
+        x->op = X_MUFU; /* the reciprocal only: the other functions are approximations of their own */
+        fl = 1;
     } else if (IS("P2R") || IS("R2P")) {
         x->op = IS("P2R") ? X_P2R : X_R2P;
     }

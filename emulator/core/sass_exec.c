@@ -25,7 +25,8 @@
  * static and the dynamic bytes; shared addresses are read modulo 2^24 (the
  * high bits name the CTA in its cluster, always 0 here).
  *
- * Costs: 1.3 KiB of registers per thread (256 + 64 words, 16 predicates);
+ * Costs: 1.4 KiB of registers per thread (256 + 64 + 16 words, 16
+ * predicates);
  * a step is one switch.
  */
 #define _GNU_SOURCE
@@ -49,6 +50,7 @@ enum tstate { TS_RUN, TS_BAR, TS_WARP, TS_EXIT };
 struct thr {
     uint32_t r[NR];
     uint32_t ur[NUR];
+    uint32_t b[NB];              /* convergence barriers: only BMOV reads and writes them here */
     uint8_t p[8], up[8];
 };
 
@@ -423,6 +425,19 @@ static uint16_t half_bits(double v)
     return (uint16_t)(s | h);
 }
 
+/* The f32 nearest exact (a 32-bit integer's value) in rounding mode k. */
+static float round_f32(double exact, int k)
+{
+    float f = (float)exact; /* to nearest, even on a tie */
+    if (k == R_RP && (double)f < exact)
+        f = nextafterf(f, INFINITY);
+    else if (k == R_RM && (double)f > exact)
+        f = nextafterf(f, -INFINITY);
+    else if (k == R_RZ && fabs((double)f) > fabs(exact))
+        f = nextafterf(f, 0);
+    return f;
+}
+
 /* A double source: a register pair's bits, two constant words, or an
  * immediate (nvdisasm prints a double's); -x and |x|. */
 static int dsrc(struct run *r, uint32_t t, const struct sop *o, double *out)
@@ -537,6 +552,55 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if (n < 2 || src(r, t, &o[1], &a) < 0)
             return n < 2 ? stop(r, EMU_PTX_FAULT, "MOV with %u operands", n) : -1;
         return dst(r, t, &o[0], a);
+    case X_BMOV:
+        /* BMOV.32 Bd, src, or BMOV.32[.CLEAR] Rd, Bs (then Bs is 0). BSSY,
+         * BSYNC and BREAK have no effect here (a warp's lanes run together
+         * to where their paths join), so a barrier holds only what BMOV put
+         * there: the spill and reload around nested regions round-trips. */
+        if (n == 2 && o[0].kind == O_B && !x->sub) {
+            if (src(r, t, &o[1], &a) < 0)
+                return -1;
+            th->b[o[0].reg] = a;
+            return 0;
+        }
+        if (n != 2 || o[1].kind != O_B)
+            return stop(r, EMU_PTX_FAULT, "BMOV form not covered");
+        a = th->b[o[1].reg];
+        if (x->sub)
+            th->b[o[1].reg] = 0;
+        return dst(r, t, &o[0], a);
+    case X_I2F: {
+        /* I2F[.U32][.RZ|.RM|.RP] d, a: an int to f32, rounded as the mode says */
+        if (n != 2 || src(r, t, &o[1], &a) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "I2F form not covered") : -1;
+        double exact = x->mods & M_U32 ? (double)a : (double)(int32_t)a;
+        return dst(r, t, &o[0], w32(round_f32(exact, x->sub)));
+    }
+    case X_F2I: {
+        /* F2I[.FTZ][.U32][.TRUNC|.FLOOR|.CEIL][.NTZ] d, a: saturating; NaN gives 0 */
+        float f;
+        if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "F2I form not covered") : -1;
+        if ((x->mods & M_FTZ) && fpclassify(f) == FP_SUBNORMAL)
+            f = copysignf(0, f);
+        double v = x->sub == R_RZ ? trunc(f) : x->sub == R_RM ? floor(f) : x->sub == R_RP ? ceil(f) : nearbyint(f);
+        uint32_t w;
+        if (isnan(v))
+            w = 0;
+        else if (x->mods & M_U32)
+            w = v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
+        else
+            w = v <= -2147483648.0 ? 0x80000000u : v >= 2147483647.0 ? 0x7fffffffu : (uint32_t)(int32_t)v;
+        return dst(r, t, &o[0], w);
+    }
+    case X_MUFU: {
+        /* MUFU.RCP d, a: 1 / a, rounded to nearest (the GPU's is within an
+         * ulp; the code that uses it, a division, corrects the estimate) */
+        float f;
+        if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "MUFU form not covered") : -1;
+        return dst(r, t, &o[0], w32(1.0f / f));
+    }
     case X_S2R:
         if (n != 2 || o[1].kind != O_SREG)
             return stop(r, EMU_PTX_FAULT, "S2R without a special register");

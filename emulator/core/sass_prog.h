@@ -21,9 +21,10 @@
 #define RZ 255
 #define URZ 63
 #define PT 7                     /* P7 / UP7 read true */
+#define NB 16                    /* convergence barrier registers B0..B15 */
 #define STACK_TOP 0x10000u       /* c[0x0][0x28]: the stack pointer's start */
 
-enum okind { O_NONE, O_R, O_UR, O_P, O_UP, O_IMM, O_CONST, O_MEM, O_SREG, O_LABEL, O_SRZ, O_FIMM, O_PR };
+enum okind { O_NONE, O_R, O_UR, O_P, O_UP, O_IMM, O_CONST, O_MEM, O_SREG, O_LABEL, O_SRZ, O_FIMM, O_PR, O_B };
 
 /* Special registers. */
 enum sreg { S_TID_X, S_TID_Y, S_TID_Z, S_CTAID_X, S_CTAID_Y, S_CTAID_Z, S_LANEID, S_LTMASK, S_LEMASK, S_GTMASK,
@@ -45,7 +46,7 @@ enum op {
     X_BAD, X_NOP, X_MOV, X_IMAD, X_IADD3, X_VIADD, X_LEA, X_SHF, X_LOP3, X_PLOP3, X_SEL, X_ISETP, X_PRMT, X_POPC,
     X_FLO, X_S2R, X_CS2R, X_LDC, X_HFMA2, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
     X_BRA, X_BRX, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
-    X_DADD, X_DMUL, X_DFMA, X_DSETP,
+    X_DADD, X_DMUL, X_DFMA, X_DSETP, X_BMOV, X_I2F, X_F2I, X_MUFU,
 };
 
 /* modifier bits */
@@ -59,6 +60,7 @@ enum cmpk { C_F, C_LT, C_EQ, C_LE, C_GT, C_NE, C_GE, C_T, C_NUM, C_NAN, C_LTU, C
 enum atomk { A_ADD = 1, A_MIN, A_MAX, A_EXCH, A_CAS, A_AND, A_OR, A_XOR, A_INC, A_DEC };
 enum shflk { SH_IDX = EMU_SHFL_IDX, SH_UP = EMU_SHFL_UP, SH_DOWN = EMU_SHFL_DOWN, SH_BFLY = EMU_SHFL_BFLY };
 enum votek { V_ALL = 1, V_ANY, V_EQ };
+enum roundk { R_RN, R_RZ, R_RM, R_RP };  /* I2F .RZ .RM .RP, F2I .TRUNC .FLOOR .CEIL; default nearest */
 
 struct sinst {
     uint8_t op, nops;

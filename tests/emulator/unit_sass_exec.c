@@ -2,7 +2,8 @@
  * kernels written as nvdisasm prints them: parameters from constant bank 0,
  * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
  * 64-bit compares (ISETP .EX) and SEL, double arithmetic and compares
- * (DADD, DMUL, DFMA, DSETP), predicated EXIT, shared memory and a
+ * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I), MUFU.RCP, BMOV,
+ * predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
  * table in constant bank 2; how runs stop (an instruction not covered when
@@ -123,6 +124,41 @@ static const char *const dbl[] = {
     "STG.E.64 desc[UR4][R8.64+0x18], R10",
     "DADD R10, -|R4|, 2.5",
     "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "EXIT",
+    NULL,
+};
+
+/* conversions, a reciprocal and barrier moves of one thread: x (0x210)
+ * holds 2^24 + 1, -3, 4.0f, 3.75f, -2.5f, NaN; y (0x218) gets I2F.U32.RP
+ * and I2F.U32 (to nearest) of 2^24 + 1, I2F of -3, MUFU.RCP of 4, F2I.U32
+ * truncated of 3.75 and of -2.5 (saturated to 0), F2I floored of -2.5,
+ * F2I of NaN, and BMOV's round trip through B3 then its cleared value */
+static const char *const conv[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R12, desc[UR4][R2.64+0x10]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "I2F.U32.RP R10, R4",
+    "STG.E desc[UR4][R8.64], R10",
+    "I2F.U32 R10, R4",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "I2F R10, R5",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "MUFU.RCP R10, R6",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "F2I.FTZ.U32.TRUNC.NTZ R10, R7",
+    "STG.E desc[UR4][R8.64+0x10], R10",
+    "F2I.FTZ.U32.TRUNC.NTZ R10, R12",
+    "STG.E desc[UR4][R8.64+0x14], R10",
+    "F2I.FLOOR.NTZ R10, R12",
+    "STG.E desc[UR4][R8.64+0x18], R10",
+    "F2I.TRUNC.NTZ R10, R13",
+    "STG.E desc[UR4][R8.64+0x1c], R10",
+    "BMOV.32 B3, R5",
+    "BMOV.32.CLEAR R10, B3",
+    "STG.E desc[UR4][R8.64+0x20], R10",
+    "BMOV.32.CLEAR R10, B3",
+    "STG.E desc[UR4][R8.64+0x24], R10",
     "EXIT",
     NULL,
 };
@@ -303,6 +339,24 @@ int main(void)
     CHECK(run("dbl", dbl, 1, 1, pdbl, sizeof pdbl, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "dbl: %s", why);
     CHECK(yd[3] == -1.25, "dbl: max(-1.25, -2) = %.17g", yd[3]);
 
+    /* conversions, reciprocal, barrier moves */
+    uint32_t *xc = (uint32_t *)mem, *yc = (uint32_t *)(mem + 1024);
+    float fin[4] = { 4.0f, 3.75f, -2.5f, NAN };
+    xc[0] = (1u << 24) + 1;
+    xc[1] = (uint32_t)-3;
+    memcpy(xc + 2, fin, sizeof fin);
+    memset(yc, 0xee, 40);
+    uint64_t pc[2] = { (uint64_t)(uintptr_t)xc, (uint64_t)(uintptr_t)yc };
+    CHECK(run("conv", conv, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "conv: %s", why);
+    float fo[4];
+    memcpy(fo, yc, sizeof fo);
+    CHECK(fo[0] == 16777218.0f && fo[1] == 16777216.0f && fo[2] == -3.0f && fo[3] == 0.25f,
+          "conv: I2F.U32.RP %.1f, I2F.U32 %.1f, I2F %.1f, MUFU.RCP %g", fo[0], fo[1], fo[2], fo[3]);
+    CHECK(yc[4] == 3 && yc[5] == 0 && (int32_t)yc[6] == -3 && yc[7] == 0,
+          "conv: F2I.U32.TRUNC 3.75 = %u, -2.5 = %u, F2I.FLOOR -2.5 = %d, NaN = %u", yc[4], yc[5], (int32_t)yc[6],
+          yc[7]);
+    CHECK(yc[8] == (uint32_t)-3 && yc[9] == 0, "conv: BMOV round trip 0x%x, cleared 0x%x", yc[8], yc[9]);
+
     /* block sums */
     int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
     for (int i = 0; i < 64; i++)
@@ -362,11 +416,11 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 6; s++) {
+    for (int s = 0; s < 7; s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);

@@ -1,9 +1,9 @@
 # Values a PyTorch program reads back (docs/values.md, docs/kernel-exec.md):
 # a tensor copied in and back is right; small kernels (a max, of ints and
 # of doubles, a torch.full, torch.unique) are computed from their SASS when
-# nvdisasm is there, so what
-# .item() gives is what a GPU gives; a kernel the executor does not cover
-# (torch.sort's bitonic sort) is not computed and the report counts the read.
+# nvdisasm is there, so what .item() gives is what a GPU gives, and so
+# does torch.sort of a small tensor (its bitonic sort); a kernel the executor does not cover is not
+# computed and the report counts the read.
 # On 2 ranks: rank-id all-gathers of copied and of filled ids, and, with
 # --objects, all_gather_object, broadcast_object_list and
 # scatter_object_list (each sizes its buffers with a .item() of a kernel's
