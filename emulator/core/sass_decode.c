@@ -187,6 +187,10 @@ static void dec_operand(struct dec *d, struct emu_slice s, struct sop *o, int fl
     memset(o, 0, sizeof *o);
     const char *p = s.p;
     size_t n = s.n;
+    if (n > 6 && (!memcmp(p + n - 6, ".H0_H0", 6) || !memcmp(p + n - 6, ".H1_H1", 6))) {
+        o->half = p[n - 4] == '0' ? 1 : 2; /* read by HADD2.F32 only: any other op refuses it */
+        n -= 6;
+    }
     if (n > 6 && !memcmp(p + n - 6, ".reuse", 6))
         n -= 6;
     while (n && (*p == '-' || *p == '~' || *p == '!' || *p == '|')) {
@@ -545,6 +549,11 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
     } else if (IS("MUFU") && part(m, "RCP") && !part(m, "64H")) {
         x->op = X_MUFU; /* the reciprocal only: the other functions are approximations of their own */
         fl = 1;
+    } else if (sl_eq(m, "HADD2.F32")) {
+        x->op = X_HADD2F32; /* HADD2.F32 d, -RZ, R.Hn_Hn: a half to f32 */
+    } else if (sl_eq(m, "F2FP.BF16.F32.PACK_AB") || sl_eq(m, "F2FP.F16.F32.PACK_AB")) {
+        x->op = X_F2FP; /* two f32 to a bf16 or f16 pair, to nearest */
+        x->sub = part(m, "BF16") ? 1 : 2;
     } else if (IS("P2R") || IS("R2P")) {
         x->op = IS("P2R") ? X_P2R : X_R2P;
     }

@@ -174,6 +174,8 @@ static int src(struct run *r, uint32_t t, const struct sop *o, uint32_t *out)
     case O_UP: v = (uint32_t)pget(th, o); break;
     default: return stop(r, EMU_PTX_UNSUPPORTED, "operand form not covered");
     }
+    if (o->half)
+        return stop(r, EMU_PTX_UNSUPPORTED, "half select of a register not covered here");
     uint32_t w = (uint32_t)v;
     if (o->absv)
         w = (int32_t)w < 0 ? 0u - w : w;
@@ -399,6 +401,26 @@ static int fsrc(struct run *r, uint32_t t, const struct sop *o, float *out)
     return 0;
 }
 
+/* The value of IEEE half bits h. */
+static float f16_value(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, mant = h & 0x3ff;
+    if (e == 0x1f)
+        return f32(s | 0x7f800000u | mant << 13);
+    if (e == 0)
+        return (s ? -1.0f : 1.0f) * ldexpf((float)mant, -24); /* zero or subnormal */
+    return f32(s | (e + 112) << 23 | mant << 13);
+}
+
+/* bfloat16 bits of f (round to nearest even; a NaN stays a quiet NaN). */
+static uint16_t bf16_bits(float f)
+{
+    uint32_t w = w32(f);
+    if (isnan(f))
+        return (uint16_t)(w >> 16 | 0x40);
+    return (uint16_t)((w + 0x7fff + (w >> 16 & 1)) >> 16);
+}
+
 /* IEEE half bits of v (round to nearest even). */
 static uint16_t half_bits(double v)
 {
@@ -600,6 +622,23 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
             return n != 2 ? stop(r, EMU_PTX_FAULT, "MUFU form not covered") : -1;
         return dst(r, t, &o[0], w32(1.0f / f));
+    }
+    case X_HADD2F32: {
+        /* HADD2.F32 d, -RZ, R.H0_H0 (or .H1_H1): the half, exactly, as f32
+         * (adding -0 changes no value) */
+        if (n != 3 || o[1].kind != O_R || o[1].reg != RZ || o[2].kind != O_R || !o[2].half || o[2].absv)
+            return stop(r, EMU_PTX_UNSUPPORTED, "HADD2.F32 other than a conversion not covered");
+        uint32_t w = rget(th, &o[2]);
+        float f = f16_value((uint16_t)(o[2].half == 2 ? w >> 16 : w));
+        return dst(r, t, &o[0], w32(o[2].neg ? -f : f));
+    }
+    case X_F2FP: {
+        /* F2FP.{BF16,F16}.F32.PACK_AB d, a, b: a in the high half, b in the low */
+        float fa, fb;
+        if (n != 3 || fsrc(r, t, &o[1], &fa) < 0 || fsrc(r, t, &o[2], &fb) < 0)
+            return n != 3 ? stop(r, EMU_PTX_FAULT, "F2FP form not covered") : -1;
+        uint16_t ha = x->sub == 1 ? bf16_bits(fa) : half_bits(fa), hb = x->sub == 1 ? bf16_bits(fb) : half_bits(fb);
+        return dst(r, t, &o[0], (uint32_t)ha << 16 | hb);
     }
     case X_S2R:
         if (n != 2 || o[1].kind != O_SREG)

@@ -38,6 +38,7 @@ struct sop {
     uint8_t ureg;                /* address: + UR (URZ if none); constant: index register kind */
     uint8_t ireg;                /* constant: R index register (RZ if none) */
     uint8_t scale;               /* address: the base register times 1 (0), 4, 8 or 16 (R6.X4) */
+    uint8_t half;                /* register: .H0_H0 (1) or .H1_H1 (2), one half for both lanes */
     int32_t imm;                 /* address/constant offset */
     uint64_t val;                /* immediate (integer bits, or a float's double bits for O_FIMM) */
 };
@@ -46,7 +47,7 @@ enum op {
     X_BAD, X_NOP, X_MOV, X_IMAD, X_IADD3, X_VIADD, X_LEA, X_SHF, X_LOP3, X_PLOP3, X_SEL, X_ISETP, X_PRMT, X_POPC,
     X_FLO, X_S2R, X_CS2R, X_LDC, X_HFMA2, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
     X_BRA, X_BRX, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
-    X_DADD, X_DMUL, X_DFMA, X_DSETP, X_BMOV, X_I2F, X_F2I, X_MUFU,
+    X_DADD, X_DMUL, X_DFMA, X_DSETP, X_BMOV, X_I2F, X_F2I, X_MUFU, X_HADD2F32, X_F2FP,
 };
 
 /* modifier bits */

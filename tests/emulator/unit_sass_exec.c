@@ -2,7 +2,8 @@
  * kernels written as nvdisasm prints them: parameters from constant bank 0,
  * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
  * 64-bit compares (ISETP .EX) and SEL, double arithmetic and compares
- * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I), MUFU.RCP, BMOV,
+ * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I, HADD2.F32 from f16,
+ * F2FP to bf16 and f16 pairs), MUFU.RCP, BMOV,
  * predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
@@ -159,6 +160,29 @@ static const char *const conv[] = {
     "STG.E desc[UR4][R8.64+0x20], R10",
     "BMOV.32.CLEAR R10, B3",
     "STG.E desc[UR4][R8.64+0x24], R10",
+    "EXIT",
+    NULL,
+};
+
+/* halves of one thread: x (0x210) holds the f16 pair (1.5 low, -2.25
+ * high) and two f32s (1 + 2^-8, 65520); y (0x218) gets both halves as f32
+ * (HADD2.F32), the f32s packed to bf16 (F2FP.BF16: 1 + 2^-8 ties to even,
+ * 1.0; 65520 rounds up to 65536) and to f16 (F2FP.F16: 65520 ties to
+ * infinity); a half select on an integer op stops the run */
+static const char *const halves[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "LDG.E.64 R6, desc[UR4][R2.64+0x8]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "HADD2.F32 R10, -RZ, R4.H0_H0",
+    "STG.E desc[UR4][R8.64], R10",
+    "HADD2.F32 R10, -RZ, R4.reuse.H1_H1",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "F2FP.BF16.F32.PACK_AB R10, R7, R6",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "F2FP.F16.F32.PACK_AB R10, RZ, R7",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "IADD3 R10, R4.H0_H0, 0x1, RZ",
     "EXIT",
     NULL,
 };
@@ -357,6 +381,19 @@ int main(void)
           yc[7]);
     CHECK(yc[8] == (uint32_t)-3 && yc[9] == 0, "conv: BMOV round trip 0x%x, cleared 0x%x", yc[8], yc[9]);
 
+    /* halves: conversions from f16, packs to bf16 and f16 */
+    uint32_t *xh = (uint32_t *)mem, *yh = (uint32_t *)(mem + 1024);
+    float hin[2] = { 1.0f + 1.0f / 256, 65520.0f };
+    xh[0] = 0xc0803e00u; /* -2.25 : 1.5 */
+    memcpy(xh + 2, hin, sizeof hin);
+    CHECK(run("halves", halves, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED,
+          "halves: a half select on an integer op stops the run: %s", why);
+    float ho[2];
+    memcpy(ho, yh, sizeof ho);
+    CHECK(ho[0] == 1.5f && ho[1] == -2.25f, "halves: HADD2.F32 %g %g", ho[0], ho[1]);
+    CHECK(yh[2] == 0x47803f80u, "halves: F2FP.BF16 pack 0x%08x", yh[2]);
+    CHECK(yh[3] == 0x00007c00u, "halves: F2FP.F16 pack 0x%08x", yh[3]);
+
     /* block sums */
     int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
     for (int i = 0; i < 64; i++)
@@ -416,11 +453,11 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 7; s++) {
+    for (int s = 0; s < 8; s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);
