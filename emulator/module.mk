@@ -158,7 +158,7 @@ ALL_TARGETS += $(PTX_EXEC_UNIT)
 # nvdisasm prints them
 SASS_EXEC_UNIT := $(B)/tests/unit/test_sass_exec
 $(B)/obj/tests/emulator/unit_sass_exec.o: EXTRA_CFLAGS := -Iemulator/core
-$(SASS_EXEC_UNIT): $(B)/obj/tests/emulator/unit_sass_exec.o $(B)/obj/emulator/core/sass_exec.o \
+$(SASS_EXEC_UNIT): $(B)/obj/tests/emulator/unit_sass_exec.o $(B)/obj/emulator/core/sass_exec.o $(B)/obj/emulator/core/sass_decode.o \
 		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/exec_common.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) -lm

@@ -464,8 +464,10 @@ void emu_real_launch(uint32_t kernel_id, const void *params, uint32_t bytes, uin
 /* Does some 8-byte word of a launch's parameters point at a real byte?
  * (Without any real byte in the process: no lock, one load.) */
 int emu_real_any_word(const void *params, uint32_t bytes);
-/* The parameter words of k that its demangled signature declares pointers
- * to const ("float const*"): bit i for word i (layout known, first 64). */
+/* The parameter words of k a launch only reads through: those its demangled
+ * signature declares pointers to const ("float const*"), and those no global
+ * store or atomic of its code goes through (its work summary,
+ * emu_kwork_unstored_words); bit i for word i (first 64). */
 uint64_t emu_real_readonly_words(const struct emu_kernel *k);
 /* An op not computed (a library call: kind LIBRARY, writer its API string
  * id) wrote at p: as one pointer of a launch. */
@@ -664,8 +666,8 @@ struct emu_kernel {
     void *exec;                  /* struct emu_ptx_prog decoded for the executor, once */
     int exec_state;              /* 0 not tried, 1 runnable from PTX, 2 from SASS, -1 not (kernel_exec.c) */
     int exec_loads;              /* a run of it loaded global memory (kernel_exec.c) */
-    uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer to
-                                  * const, which a launch only reads (real_bytes.c) */
+    uint64_t readonly_words;     /* bit i: parameter word i (bytes 8i..8i+7) is a pointer a
+                                  * launch only reads through (real_bytes.c) */
     /* the work summary read from its code (kernel_work.c), NULL if none,
      * and the pointer parameters whose extents each launch records */
     void *work;

@@ -773,6 +773,13 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
     add_term(w, freq, loop, MAYA_KW_INSTS, MAYA_KW_NO_PARAM, 1);
+    /* global stores the terms below do not see: a called function's, a
+     * surface's, a multimem or tensor-map write (sass_parse.c translates
+     * SASS's CALL and surface stores to these) */
+    static const char *const hidden_stores[] = { "call", "sust", "sured", "suatom", "multimem", "tensormap" };
+    for (size_t i = 0; i < sizeof hidden_stores / sizeof *hidden_stores; i++)
+        if (emu_slice_is(opc, hidden_stores[i]))
+            w->flags |= MAYA_KW_F_STORES_UNKNOWN;
     char kind = 0;
     unsigned tb = type_of(op, &kind);
     int global = !emu_ptx_has_part(op, "shared") && !emu_ptx_has_part(op, "param") &&
@@ -1629,4 +1636,24 @@ unsigned emu_kwork_pointer_params(const struct maya_kwork *w, uint16_t *offsets,
         n++;
     }
     return n;
+}
+
+uint64_t emu_kwork_unstored_words(const struct maya_kwork *w, size_t bytes)
+{
+    if (!w || bytes < sizeof *w ||
+        bytes < sizeof *w + (size_t)w->nexprs * sizeof(struct maya_kexpr) + (size_t)w->nterms * sizeof(struct maya_kterm))
+        return 0;
+    if ((w->flags & (MAYA_KW_F_TRUNCATED | MAYA_KW_F_BYTES_UNKNOWN | MAYA_KW_F_STORES_UNKNOWN)))
+        return 0;
+    const struct maya_kexpr *x = (const void *)(w + 1);
+    const struct maya_kterm *t = (const void *)(x + w->nexprs);
+    uint64_t stored = 0;
+    for (uint32_t i = 0; i < w->nterms; i++) {
+        if (t[i].cls != MAYA_KW_ST_GLOBAL)
+            continue; /* atomics count as stores too (count() adds both) */
+        if (t[i].param == MAYA_KW_NO_PARAM || t[i].param % 8 || t[i].param / 8 >= 64)
+            return 0; /* a store through an address not known: any pointer may be its */
+        stored |= 1ull << (t[i].param / 8);
+    }
+    return ~stored;
 }

@@ -14,7 +14,7 @@ struct emu_ptx_kernel;
 /* The version of the analysis (kernel_work.c, sass_parse.c): part of the
  * SASS cache's keys, so that summaries an older analysis wrote are not
  * read. Raise it with any change to what the analysis reads. */
-#define EMU_KWORK_ANALYSIS 9
+#define EMU_KWORK_ANALYSIS 10
 
 /* The summary's most expressions and terms (a larger one is cut and
  * flagged MAYA_KW_F_TRUNCATED). */
@@ -32,5 +32,11 @@ int emu_kwork_ptx_text(const char *text, size_t bytes, const char *entry, int sm
 /* Byte offsets of the pointer parameters the terms of summary w attribute
  * global memory traffic to (at most max, each once, ascending); their count. */
 unsigned emu_kwork_pointer_params(const struct maya_kwork *w, uint16_t *offsets, unsigned max);
+
+/* The parameter words (bit i: bytes 8i..8i+7) no global store or atomic of
+ * summary w (`bytes` long) goes through: a launch only reads what those point at. 0 when
+ * the summary cannot tell (a store whose address is not known to start
+ * from a parameter, stores it does not show, a summary cut short). */
+uint64_t emu_kwork_unstored_words(const struct maya_kwork *w, size_t bytes);
 
 #endif

@@ -27,9 +27,12 @@
  * A launch that is not computed may have written every buffer it was given:
  * each 8-byte word of its parameters (pointers inside structures included)
  * that points at device memory spoils the real bytes from there to the end
- * of the span it falls in. The parameters do not say which buffers a kernel
- * only reads, so a buffer a kernel only read is spoilt too (conservative:
- * a read of it is counted although the value it gives is still right).
+ * of the span it falls in, except the words the kernel only reads through:
+ * pointers to const in its demangled signature, and words no global store
+ * or atomic of its code goes through (its work summary, kernel_work.c, when
+ * that names the parameter of every store). Where neither tells, a buffer a
+ * kernel only read is spoilt too (conservative: a read of it is counted
+ * although the value it gives is still right).
  *
  * Cost on a launch: one pass over the parameter words, two compares each;
  * a device pointer stores one table entry, and takes the lock only if some
@@ -37,6 +40,7 @@
  */
 #define _GNU_SOURCE
 #include "emu.h"
+#include "kernel_work.h"
 #include "maya/common.h"
 
 #include <stdlib.h>
@@ -322,7 +326,8 @@ static int const_pointer(const char *a, const char *b)
     return n > 6 && memcmp(a, "const ", 6) == 0 && !memchr(a, '*', n);
 }
 
-uint64_t emu_real_readonly_words(const struct emu_kernel *k)
+/* The pointer-to-const parameters of the kernel's demangled signature. */
+static uint64_t const_pointer_words(const struct emu_kernel *k)
 {
     /* The parameter list is the last top-level "(...)" of the demangled
      * name; extern "C" kernels (Triton, PyTorch's jiterator) have none, and
@@ -365,4 +370,10 @@ uint64_t emu_real_readonly_words(const struct emu_kernel *k)
     }
     /* a list that does not match the layout says nothing */
     return index == k->nparams ? mask : 0;
+}
+
+uint64_t emu_real_readonly_words(const struct emu_kernel *k)
+{
+    /* const in the signature, or no store of the kernel's code through it */
+    return const_pointer_words(k) | emu_kwork_unstored_words(k->work, k->work_bytes);
 }

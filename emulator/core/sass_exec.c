@@ -1,17 +1,13 @@
 /* Running a small kernel on the CPU from its SASS, as nvdisasm prints it
- * (PyTorch's CUDA wheels ship SASS only, no PTX).
+ * (PyTorch's CUDA wheels ship SASS only, no PTX), from the program
+ * sass_decode.c made of it (sass_prog.h).
  *
- * The text is read by sass_parse.c's tokenizer (emu_sass_parse_raw: each
- * line's guard, mnemonic and operands as printed) and decoded once here into
- * a compact program: every operand resolved to a register (R0-R254, RZ;
- * uniform UR0-UR62, URZ; predicates P0-P6, PT, UP0-UP6, UPT), an immediate,
- * a constant-bank word, an address, a special register or a branch target.
  * Each instruction is executed with its exact SASS semantics (32-bit
  * registers, 64-bit values in register pairs, carries in predicates); an
- * opcode or modifier the decoder does not know becomes an instruction that
- * stops the run when a thread reaches it, so a kernel whose uncovered code is
- * never taken (an assertion's call, a multi-block path) still runs, and one
- * that takes it is never given a guessed value. What is covered is listed in
+ * instruction the decoder did not know (X_BAD) stops the run when a thread
+ * reaches it, so a kernel whose uncovered code is never taken (an
+ * assertion's call, a multi-block path) still runs, and one that takes it is
+ * never given a guessed value. What is covered is listed in
  * docs/kernel-exec.md.
  *
  * Threads run as in ptx_exec.c: block by block, each thread until a barrier
@@ -29,12 +25,14 @@
  * static and the dynamic bytes; shared addresses are read modulo 2^24 (the
  * high bits name the CTA in its cluster, always 0 here).
  *
- * Costs: 1.3 KiB of registers per thread (256 + 64 words, 16 predicates),
- * one 40-byte decoded instruction per SASS line; a step is one switch.
+ * Costs: 1.4 KiB of registers per thread (256 + 64 + 16 words, 16
+ * predicates);
+ * a step is one switch.
  */
 #define _GNU_SOURCE
 #include "sass_exec.h"
 #include "exec_common.h"
+#include "sass_prog.h"
 #include "ptx_parse.h"
 #include "maya/common.h"
 
@@ -45,673 +43,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_INSTS 65536u         /* kernels longer than this are not run */
-#define MAX_SMEM ((228u << 10) + 1024u)
-#define RESERVED_SMEM 1024u      /* sm_90's reserved shared bytes before the kernel's */
-#define NR 256                   /* R0..R254, RZ = 255 */
-#define NUR 64                   /* UR0..UR62, URZ = 63 */
-#define RZ 255
-#define URZ 63
-#define PT 7                     /* P7 / UP7 read true */
-#define STACK_TOP 0x10000u       /* c[0x0][0x28]: the stack pointer's start */
-
-enum okind { O_NONE, O_R, O_UR, O_P, O_UP, O_IMM, O_CONST, O_MEM, O_SREG, O_LABEL, O_SRZ, O_FIMM, O_PR };
-
-/* Special registers. */
-enum sreg { S_TID_X, S_TID_Y, S_TID_Z, S_CTAID_X, S_CTAID_Y, S_CTAID_Z, S_LANEID, S_LTMASK, S_LEMASK, S_GTMASK,
-            S_GEMASK, S_EQMASK, S_ZERO, S_NTID_X, S_NTID_Y, S_NTID_Z, S_NCTAID_X, S_NCTAID_Y, S_NCTAID_Z, S_WARPID };
-
-struct sop {
-    uint8_t kind;
-    uint8_t neg, bnot, absv;     /* -x, ~x (or !P), |x| */
-    uint8_t reg;                 /* R/UR/P/UP index, special register, constant bank */
-    uint8_t wide;                /* R2.64 in an address */
-    uint8_t ureg;                /* address: + UR (URZ if none); constant: index register kind */
-    uint8_t ireg;                /* constant: R index register (RZ if none) */
-    uint8_t scale;               /* address: the base register times 1 (0), 4, 8 or 16 (R6.X4) */
-    int32_t imm;                 /* address/constant offset */
-    uint64_t val;                /* immediate (integer bits, or a float's double bits for O_FIMM) */
-};
-
-enum op {
-    X_BAD, X_NOP, X_MOV, X_IMAD, X_IADD3, X_VIADD, X_LEA, X_SHF, X_LOP3, X_PLOP3, X_SEL, X_ISETP, X_PRMT, X_POPC,
-    X_FLO, X_S2R, X_CS2R, X_LDC, X_HFMA2, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
-    X_BRA, X_BRX, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
-};
-
-/* modifier bits */
-enum {
-    M_X = 1 << 0, M_HI = 1 << 1, M_WIDE = 1 << 2, M_U32 = 1 << 3, M_EX = 1 << 4, M_L = 1 << 5, M_R = 1 << 6,
-    M_S = 1 << 7, M_64 = 1 << 8, M_SX32 = 1 << 9, M_OR = 1 << 10, M_XOR = 1 << 11, M_DIV = 1 << 12, M_SH = 1 << 13,
-    M_U = 1 << 14, M_FTZ = 1 << 15,
-};
-enum space { SP_GLOBAL, SP_SHARED };
-enum cmpk { C_F, C_LT, C_EQ, C_LE, C_GT, C_NE, C_GE, C_T, C_NUM, C_NAN, C_LTU, C_EQU, C_LEU, C_GTU, C_NEU, C_GEU };
-enum atomk { A_ADD = 1, A_MIN, A_MAX, A_EXCH, A_CAS, A_AND, A_OR, A_XOR, A_INC, A_DEC };
-enum shflk { SH_IDX = EMU_SHFL_IDX, SH_UP = EMU_SHFL_UP, SH_DOWN = EMU_SHFL_DOWN, SH_BFLY = EMU_SHFL_BFLY };
-enum votek { V_ALL = 1, V_ANY, V_EQ };
-
-struct sinst {
-    uint8_t op, nops;
-    uint8_t gkind, greg, gneg;   /* guard: O_P/O_UP (O_NONE: always), register, negated */
-    uint8_t sub;                 /* compare, atomic, shuffle or vote kind; PRMT/float width */
-    uint8_t bytes;               /* memory width: 1, 2, 4, 8, 16; 0x80 | bytes: sign-extended */
-    uint8_t space;
-    uint32_t mods;
-    uint32_t target;             /* branch target */
-    struct sop o[7];
-    char name[24];               /* the mnemonic, for the message of a run that stops at it */
-};
-
-struct emu_sass_prog {
-    struct sinst *x;
-    uint32_t n;
-    uint32_t param_base, static_smem;
-    unsigned char *bank2;        /* constant bank 2 (jump tables), NULL if none */
-    uint32_t bank2_bytes;
-    /* BRX's possible targets, as nvdisasm lists them (BRANCH_TARGETS):
-     * instruction indexes, for all BRX of the kernel */
-    uint32_t *brx;
-    uint32_t nbrx;
-};
-
-/* ---- decoding ---- */
-
-struct dec {
-    const struct emu_ptx_kernel *k;
-    char *why;
-    size_t nwhy;
-    int bad;
-    struct emu_sass_prog *g;
-};
-
-static int sl_eq(struct emu_slice s, const char *w)
-{
-    size_t n = strlen(w);
-    return s.n == n && !memcmp(s.p, w, n);
-}
-
-/* Parse an integer immediate (0x.., decimal, leading '-'); 0 if it is not one. */
-static int parse_imm(const char *p, size_t n, uint64_t *out)
-{
-    int neg = 0;
-    if (n && (*p == '-' || *p == '+')) {
-        neg = *p == '-';
-        p++, n--;
-    }
-    if (!n || n > 20)
-        return 0;
-    char b[24];
-    memcpy(b, p, n);
-    b[n] = 0;
-    char *e;
-    unsigned long long v;
-    if (n > 2 && b[0] == '0' && (b[1] == 'x' || b[1] == 'X'))
-        v = strtoull(b + 2, &e, 16);
-    else if (isdigit((unsigned char)b[0]))
-        v = strtoull(b, &e, 10);
-    else
-        return 0;
-    if (*e)
-        return 0;
-    *out = neg ? (uint64_t)0 - v : v;
-    return 1;
-}
-
-/* A float immediate as nvdisasm prints it: 1, -0.5, 5.96e-08, +INF, -INF, +QNAN. */
-static int parse_fimm(const char *p, size_t n, double *out)
-{
-    char b[64];
-    if (!n || n >= sizeof b)
-        return 0;
-    memcpy(b, p, n);
-    b[n] = 0;
-    const char *s = b[0] == '+' || b[0] == '-' ? b + 1 : b;
-    if (!strcmp(s, "INF")) {
-        *out = b[0] == '-' ? -INFINITY : INFINITY;
-        return 1;
-    }
-    if (!strcmp(s, "QNAN") || !strcmp(s, "NAN")) {
-        *out = NAN;
-        return 1;
-    }
-    if (!isdigit((unsigned char)*s))
-        return 0;
-    char *e;
-    *out = strtod(b, &e);
-    return *e == 0;
-}
-
-/* Register name at p (R12, UR4, RZ, URZ, P0, PT, UP1, UPT): kind and index. */
-static int parse_reg(const char *p, size_t n, uint8_t *kind, uint8_t *idx)
-{
-    int u = n > 1 && p[0] == 'U';
-    const char *q = p + u;
-    size_t m = n - (size_t)u;
-    if (m < 2)
-        return 0;
-    if (q[0] == 'R' || q[0] == 'P') {
-        *kind = q[0] == 'R' ? (u ? O_UR : O_R) : (u ? O_UP : O_P);
-        if (m == 2 && q[1] == (q[0] == 'R' ? 'Z' : 'T')) {
-            *idx = q[0] == 'R' ? (u ? URZ : RZ) : PT;
-            return 1;
-        }
-        unsigned v = 0;
-        for (size_t i = 1; i < m; i++) {
-            if (!isdigit((unsigned char)q[i]) || i > 3)
-                return 0;
-            v = v * 10 + (unsigned)(q[i] - '0');
-        }
-        unsigned lim = q[0] == 'P' ? PT : u ? URZ : RZ;
-        if (v >= lim)
-            return 0;
-        *idx = (uint8_t)v;
-        return 1;
-    }
-    return 0;
-}
-
-static const struct { const char *name; uint8_t id; } sregs[] = {
-    { "SR_TID.X", S_TID_X }, { "SR_TID.Y", S_TID_Y }, { "SR_TID.Z", S_TID_Z }, { "SR_CTAID.X", S_CTAID_X },
-    { "SR_CTAID.Y", S_CTAID_Y }, { "SR_CTAID.Z", S_CTAID_Z }, { "SR_LANEID", S_LANEID }, { "SR_LTMASK", S_LTMASK },
-    { "SR_LEMASK", S_LEMASK }, { "SR_GTMASK", S_GTMASK }, { "SR_GEMASK", S_GEMASK }, { "SR_EQMASK", S_EQMASK },
-    { "SR_CgaCtaId", S_ZERO }, { "SR_VIRTUALSMID", S_ZERO }, { "SR_SM_ID", S_ZERO }, { "SR_VIRTID", S_WARPID },
-};
-
-/* Inside [...] of an address: terms joined by '+' (R2.64, UR4, 0x10, -0x8). */
-static int parse_addr(const char *p, size_t n, struct sop *o)
-{
-    o->kind = O_MEM;
-    o->reg = RZ;
-    o->ureg = URZ;
-    o->imm = 0;
-    size_t i = 0;
-    while (i < n) {
-        size_t j = i + 1;
-        while (j < n && p[j] != '+')
-            j++;
-        const char *t = p + i;
-        size_t tn = j - i;
-        if (*t == '+')
-            t++, tn--;
-        while (tn && *t == ' ')
-            t++, tn--;
-        while (tn && t[tn - 1] == ' ')
-            tn--;
-        uint64_t v;
-        uint8_t kind, idx;
-        if (parse_imm(t, tn, &v)) {
-            o->imm += (int32_t)v;
-        } else {
-            int wide = tn > 3 && !memcmp(t + tn - 3, ".64", 3);
-            if (wide)
-                tn -= 3;
-            uint8_t scale = 0;
-            if (tn > 3 && !memcmp(t + tn - 3, ".X4", 3))
-                scale = 4, tn -= 3;
-            else if (tn > 3 && !memcmp(t + tn - 3, ".X8", 3))
-                scale = 8, tn -= 3;
-            else if (tn > 4 && !memcmp(t + tn - 4, ".X16", 4))
-                scale = 16, tn -= 4;
-            if (!parse_reg(t, tn, &kind, &idx))
-                return 0;
-            if (kind == O_R && o->reg == RZ && !(wide && scale)) {
-                o->reg = idx;
-                o->wide = (uint8_t)wide;
-                o->scale = scale;
-            } else if (scale) {
-                return 0;
-            } else if (kind == O_UR && o->ureg == URZ && !wide) {
-                o->ureg = idx;
-            } else if (kind == O_UR && o->reg == RZ && wide) {
-                /* [UR4.64]: a 64-bit uniform base */
-                o->ureg = idx;
-                o->wide = 2;
-            } else {
-                return 0;
-            }
-        }
-        i = j;
-    }
-    return 1;
-}
-
-static void dec_operand(struct dec *d, struct emu_slice s, struct sop *o, int fl)
-{
-    memset(o, 0, sizeof *o);
-    const char *p = s.p;
-    size_t n = s.n;
-    if (n > 6 && !memcmp(p + n - 6, ".reuse", 6))
-        n -= 6;
-    while (n && (*p == '-' || *p == '~' || *p == '!' || *p == '|')) {
-        if (*p == '-')
-            o->neg = 1;
-        else if (*p == '~' || *p == '!')
-            o->bnot = 1;
-        else
-            o->absv = 1;
-        p++, n--;
-    }
-    if (o->absv && n && p[n - 1] == '|')
-        n--;
-    if (!n) {
-        d->bad = 1;
-        return;
-    }
-    uint64_t v;
-    double f;
-    if (n >= 4 && p[0] == '`' && p[1] == '(' && p[n - 1] == ')') {
-        int li = emu_ptx_label_find(d->k, (struct emu_slice){ p + 2, (uint32_t)(n - 3) });
-        if (li < 0) {
-            d->bad = 1;
-            return;
-        }
-        o->kind = O_LABEL;
-        o->val = d->k->labels[li].inst;
-        return;
-    }
-    int hex = n > 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X');
-    if ((!fl || hex) && parse_imm(p, n, &v)) {
-        /* an integer, or a float's bits written in hex */
-        o->kind = O_IMM;
-        o->val = o->neg ? (uint64_t)0 - v : v;
-        if (fl && o->neg)
-            o->val = v ^ 0x80000000u;
-        o->neg = 0;
-        return;
-    }
-    if (fl && parse_fimm(p, n, &f)) {
-        o->kind = O_FIMM;
-        if (o->neg)
-            f = -f;
-        o->neg = 0;
-        memcpy(&o->val, &f, sizeof f);
-        return;
-    }
-    if ((n == 2 && !memcmp(p, "PR", 2)) || (n == 3 && !memcmp(p, "UPR", 3))) {
-        o->kind = O_PR; /* the predicates as a bit set (P2R, R2P) */
-        o->reg = n == 3;
-        return;
-    }
-    if (n == 3 && !memcmp(p, "SRZ", 3)) {
-        o->kind = O_SRZ;
-        return;
-    }
-    if (n > 3 && !memcmp(p, "SR_", 3)) {
-        for (size_t i = 0; i < sizeof sregs / sizeof *sregs; i++)
-            if (strlen(sregs[i].name) == n && !memcmp(sregs[i].name, p, n)) {
-                o->kind = O_SREG;
-                o->reg = sregs[i].id;
-                return;
-            }
-        d->bad = 2; /* a special register not covered */
-        return;
-    }
-    if (n > 6 && p[0] == 'c' && p[1] == '[') {
-        /* c[0xB][0xOFF] or c[0xB][R2+0xOFF] */
-        const char *e = memchr(p, ']', n);
-        uint64_t bank;
-        if (!e || !parse_imm(p + 2, (size_t)(e - p - 2), &bank) || bank > 31 || e + 2 >= p + n || e[1] != '[' ||
-            p[n - 1] != ']') {
-            d->bad = 1;
-            return;
-        }
-        struct sop a;
-        memset(&a, 0, sizeof a);
-        if (!parse_addr(e + 2, (size_t)(p + n - e - 3), &a) || a.wide) {
-            d->bad = 1;
-            return;
-        }
-        o->kind = O_CONST;
-        o->reg = (uint8_t)bank;
-        o->ireg = a.reg;
-        o->ureg = a.ureg;
-        o->imm = a.imm;
-        return;
-    }
-    /* desc[URx][addr] or [addr] */
-    if (n > 5 && !memcmp(p, "desc[", 5)) {
-        const char *e = memchr(p, ']', n);
-        if (!e) {
-            d->bad = 1;
-            return;
-        }
-        n -= (size_t)(e + 1 - p);
-        p = e + 1;
-    }
-    if (n >= 2 && p[0] == '[' && p[n - 1] == ']') {
-        if (!parse_addr(p + 1, n - 2, o))
-            d->bad = 2; /* an address form not covered: the instruction stops a run */
-        return;
-    }
-    uint8_t kind, idx;
-    if (parse_reg(p, n, &kind, &idx)) {
-        o->kind = kind;
-        o->reg = idx;
-        return;
-    }
-    d->bad = 2; /* e.g. R2.H1 half selects, R0.B2: not covered */
-}
-
-static int part(struct emu_slice m, const char *w)
-{
-    return emu_ptx_has_part(m, w);
-}
-
-static uint8_t mem_width(struct emu_slice m)
-{
-    if (part(m, "128"))
-        return 16;
-    if (part(m, "64"))
-        return 8;
-    if (part(m, "U16"))
-        return 2;
-    if (part(m, "S16"))
-        return 0x80 | 2;
-    if (part(m, "U8"))
-        return 1;
-    if (part(m, "S8"))
-        return 0x80 | 1;
-    return 4;
-}
-
-static uint8_t cmp_kind(struct emu_slice m)
-{
-    static const struct { const char *w; uint8_t c; } cs[] = {
-        { "LT", C_LT }, { "EQ", C_EQ }, { "LE", C_LE }, { "GT", C_GT }, { "NE", C_NE }, { "GE", C_GE },
-        { "F", C_F }, { "T", C_T }, { "NUM", C_NUM }, { "NAN", C_NAN }, { "LTU", C_LTU }, { "EQU", C_EQU },
-        { "LEU", C_LEU }, { "GTU", C_GTU }, { "NEU", C_NEU }, { "GEU", C_GEU },
-    };
-    for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
-        if (part(m, cs[i].w))
-            return (uint8_t)(cs[i].c + 1);
-    return 0;
-}
-
-/* BRX R34 -0x690 (*"BRANCH_TARGETS .L_x_20,.L_x_21"*): an indirect branch
- * to R + offset + the next instruction's address, which must be one of the
- * targets nvdisasm lists (kept in g->brx). 0, or -1 if the form is another. */
-static int dec_brx(struct dec *d, const struct emu_ptx_inst *in, struct sinst *x)
-{
-    if (in->nops != 1)
-        return -1;
-    const char *p = in->ops[0].p, *e = p + in->ops[0].n;
-    const char *sp = memchr(p, ' ', (size_t)(e - p));
-    uint8_t kind, idx;
-    if (!sp || !parse_reg(p, (size_t)(sp - p), &kind, &idx) || kind != O_R)
-        return -1;
-    while (sp < e && *sp == ' ')
-        sp++;
-    const char *q = sp;
-    while (q < e && *q != ' ')
-        q++;
-    uint64_t off;
-    if (!parse_imm(sp, (size_t)(q - sp), &off))
-        return -1;
-    const char *t = memmem(q, (size_t)(e - q), "BRANCH_TARGETS ", 15);
-    if (!t)
-        return -1;
-    t += 15;
-    x->o[0].kind = O_R;
-    x->o[0].reg = idx;
-    x->o[1].kind = O_IMM;
-    x->o[1].val = off;
-    x->target = d->g->nbrx;
-    uint32_t count = 0;
-    while (t < e && *t != '"') {
-        const char *c = t;
-        while (c < e && *c != ',' && *c != '"')
-            c++;
-        int li = emu_ptx_label_find(d->k, (struct emu_slice){ t, (uint32_t)(c - t) });
-        if (li < 0)
-            return -1;
-        uint32_t *nb = realloc(d->g->brx, (d->g->nbrx + 1) * sizeof *nb);
-        if (!nb)
-            return -1;
-        d->g->brx = nb;
-        nb[d->g->nbrx++] = d->k->labels[li].inst;
-        count++;
-        t = c < e && *c == ',' ? c + 1 : c;
-    }
-    x->o[2].val = count;
-    x->nops = 2;
-    return count ? 0 : -1;
-}
-
-/* Which opcode a mnemonic is, and its modifiers; X_BAD if not covered. */
-static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst *x)
-{
-    memset(x, 0, sizeof *x);
-    struct emu_slice m = in->op, opc = emu_ptx_opcode(m);
-    struct emu_slice o = opc;
-    if (o.n > 2 && o.p[0] == 'U')
-        o = (struct emu_slice){ o.p + 1, o.n - 1 }; /* UIADD3 is IADD3 on uniform registers */
-#define IS(w) sl_eq(o, w)
-    static const struct { const char *w; uint32_t bit; } mods[] = {
-        { "X", M_X }, { "HI", M_HI }, { "WIDE", M_WIDE }, { "U32", M_U32 }, { "EX", M_EX }, { "L", M_L },
-        { "R", M_R }, { "S32", M_S }, { "S64", M_S | M_64 }, { "U64", M_64 }, { "SX32", M_SX32 }, { "OR", M_OR },
-        { "XOR", M_XOR }, { "DIV", M_DIV }, { "SH", M_SH }, { "U", M_U }, { "FTZ", M_FTZ },
-    };
-    for (size_t i = 0; i < sizeof mods / sizeof *mods; i++)
-        if (part(m, mods[i].w))
-            x->mods |= mods[i].bit;
-    int fl = 0;
-    if (IS("NOP") || IS("BSSY") || IS("BSYNC") || IS("BREAK") || IS("MEMBAR") || IS("FENCE") || IS("ERRBAR") ||
-        IS("CGAERRBAR") || IS("CCTL") || IS("DEPBAR") || IS("YIELD") || IS("NANOSLEEP"))
-        x->op = X_NOP;
-    else if (IS("MOV"))
-        x->op = X_MOV;
-    else if (IS("IMAD"))
-        x->op = X_IMAD;
-    else if (IS("IADD3"))
-        x->op = X_IADD3;
-    else if (IS("VIADD"))
-        x->op = X_VIADD;
-    else if (IS("LEA"))
-        x->op = X_LEA;
-    else if (IS("SHF"))
-        x->op = X_SHF;
-    else if (IS("LOP3") && part(m, "LUT"))
-        x->op = X_LOP3;
-    else if (IS("PLOP3") && part(m, "LUT"))
-        x->op = X_PLOP3;
-    else if (IS("SEL"))
-        x->op = X_SEL;
-    else if (IS("ISETP") && (x->sub = cmp_kind(m)) != 0)
-        x->op = X_ISETP;
-    else if (IS("PRMT") && emu_ptx_opcode(m).n == m.n)
-        x->op = X_PRMT;
-    else if (IS("VIMNMX") || IS("IMNMX"))
-        x->op = X_IMNMX;
-    else if (IS("BREV"))
-        x->op = X_BREV;
-    else if (IS("POPC"))
-        x->op = X_POPC;
-    else if (IS("FLO"))
-        x->op = X_FLO;
-    else if (IS("S2R") || IS("S2UR") || (IS("2UR") && opc.p[0] == 'S'))
-        x->op = X_S2R;
-    else if (sl_eq(opc, "R2UR"))
-        x->op = X_MOV;
-    else if (IS("CS2R") && !part(m, "32"))
-        x->op = X_CS2R;
-    else if (IS("LDC")) {
-        x->op = X_LDC;
-        x->bytes = mem_width(m);
-    } else if (IS("HFMA2")) {
-        x->op = X_HFMA2;
-        fl = 1;
-    } else if (IS("LDG") || IS("LDS") || IS("LD")) {
-        x->op = X_LD;
-        x->space = IS("LDS") ? SP_SHARED : SP_GLOBAL;
-        x->bytes = mem_width(m);
-        if (part(m, "256") || part(m, "U.128"))
-            x->op = X_BAD;
-    } else if (IS("STG") || IS("STS") || IS("ST")) {
-        x->op = X_ST;
-        x->space = IS("STS") ? SP_SHARED : SP_GLOBAL;
-        x->bytes = mem_width(m);
-        if (part(m, "256"))
-            x->op = X_BAD;
-    } else if (IS("ATOMG") || IS("ATOMS") || IS("ATOM") || IS("RED") || IS("REDG")) {
-        x->op = IS("RED") || IS("REDG") ? X_RED : X_ATOM;
-        x->space = IS("ATOMS") ? SP_SHARED : SP_GLOBAL;
-        static const struct { const char *w; uint8_t a; } as[] = {
-            { "ADD", A_ADD }, { "MIN", A_MIN }, { "MAX", A_MAX }, { "EXCH", A_EXCH }, { "CAS", A_CAS },
-            { "AND", A_AND }, { "OR", A_OR }, { "XOR", A_XOR }, { "INC", A_INC }, { "DEC", A_DEC },
-        };
-        for (size_t i = 0; i < sizeof as / sizeof *as; i++)
-            if (part(m, as[i].w))
-                x->sub = as[i].a;
-        x->bytes = part(m, "64") ? 8 : 4;
-        if (part(m, "S32"))
-            x->mods |= M_S;
-        if (part(m, "F32") || part(m, "F64") || part(m, "F16x2") || part(m, "BF16x2") || part(m, "128") ||
-            part(m, "S64") || !x->sub)
-            x->op = X_BAD;
-    } else if (IS("BAR") && part(m, "SYNC") && !part(m, "ARV") && !part(m, "RED") && in->nops <= 1)
-        x->op = X_BAR; /* BAR.SYNC 0x0: the whole block; with a thread count it is not covered */
-    else if (IS("SHFL")) {
-        x->op = X_SHFL;
-        x->sub = part(m, "IDX") ? SH_IDX : part(m, "UP") ? SH_UP : part(m, "DOWN") ? SH_DOWN : part(m, "BFLY") ? SH_BFLY : 0;
-        if (!x->sub)
-            x->op = X_BAD;
-    } else if (IS("VOTE") || IS("VOTEU")) {
-        x->op = opc.p[0] == 'U' || IS("VOTEU") ? X_VOTEU : X_VOTE;
-        x->sub = part(m, "ALL") ? V_ALL : part(m, "ANY") ? V_ANY : part(m, "EQ") ? V_EQ : 0;
-        if (!x->sub)
-            x->op = X_BAD;
-    } else if (IS("WARPSYNC"))
-        x->op = X_WARPSYNC;
-    else if (IS("BRA"))
-        x->op = X_BRA;
-    else if (IS("BRX") && emu_ptx_opcode(m).n == m.n) {
-        snprintf(x->name, sizeof x->name, "BRX");
-        x->op = dec_brx(d, in, x) == 0 ? X_BRX : X_BAD;
-        if (x->op == X_BRX && in->guard.n) {
-            uint8_t kind, idx;
-            if (!parse_reg(in->guard.p, in->guard.n, &kind, &idx) || (kind != O_P && kind != O_UP))
-                x->op = X_BAD;
-            else
-                x->gkind = kind, x->greg = idx, x->gneg = in->guard_neg;
-        }
-        return;
-    }
-    else if (IS("EXIT"))
-        x->op = X_EXIT;
-    else if (IS("FADD") || IS("FMUL") || IS("FFMA") || IS("FMNMX") || IS("FSEL") || (IS("FSETP") && (x->sub = cmp_kind(m)))) {
-        x->op = IS("FADD") ? X_FADD : IS("FMUL") ? X_FMUL : IS("FFMA") ? X_FFMA : IS("FMNMX") ? X_FMNMX : IS("FSEL") ? X_FSEL : X_FSETP;
-        fl = 1;
-        /* rounding other than the default and saturation are not covered */
-        if (part(m, "RZ") || part(m, "RM") || part(m, "RP") || part(m, "SAT"))
-            x->op = X_BAD;
-    } else if (IS("P2R") || IS("R2P")) {
-        x->op = IS("P2R") ? X_P2R : X_R2P;
-    }
-    snprintf(x->name, sizeof x->name, "%.*s", (int)MAYA_MIN(m.n, sizeof x->name - 1), m.p);
-    if (x->op == X_BAD || x->op == X_NOP)
-        return; /* operands of hints (BSSY B0, ...) are not read */
-    /* the guard */
-    if (in->guard.n) {
-        uint8_t kind, idx;
-        if (!parse_reg(in->guard.p, in->guard.n, &kind, &idx) || (kind != O_P && kind != O_UP)) {
-            d->bad = 1;
-            return;
-        }
-        x->gkind = kind, x->greg = idx, x->gneg = in->guard_neg;
-    }
-    x->nops = in->nops > 7 ? 7 : in->nops;
-    if (in->nops > 7) {
-        x->op = X_BAD;
-        return;
-    }
-    int sv = d->bad;
-    d->bad = 0;
-    for (unsigned i = 0; i < x->nops; i++) {
-        /* an FSETP's/HFMA2's predicates and registers are not floats */
-        dec_operand(d, in->ops[i], &x->o[i], fl);
-        if (d->bad) {
-            if (d->bad == 2)
-                x->op = X_BAD; /* an operand form not covered: the instruction stops a run */
-            d->bad = d->bad == 1 ? 1 : 0;
-            break;
-        }
-    }
-    if (!d->bad)
-        d->bad = sv;
-    if (x->op == X_BRA) {
-        int found = 0;
-        for (unsigned i = 0; i < x->nops; i++)
-            if (x->o[i].kind == O_LABEL) {
-                x->target = (uint32_t)x->o[i].val;
-                found = 1;
-            }
-        if (!found)
-            x->op = X_BAD; /* BRA to a register */
-    }
-#undef IS
-}
-
-struct emu_sass_prog *emu_sass_prog_new(const char *text, size_t bytes, const char *entry, uint32_t param_base,
-                                        uint32_t static_smem, const void *bank2, uint32_t bank2_bytes, char *why,
-                                        size_t nwhy)
-{
-    if (why && nwhy)
-        why[0] = 0;
-    struct emu_ptx_kernel k;
-    if (emu_sass_parse_raw(text, bytes, entry, &k) < 0) {
-        if (why && nwhy)
-            snprintf(why, nwhy, "no SASS for %s", entry ? entry : "?");
-        return NULL;
-    }
-    struct emu_sass_prog *g = NULL;
-    if (k.truncated || k.ninsts == 0 || k.ninsts > MAX_INSTS || static_smem > MAX_SMEM - RESERVED_SMEM) {
-        if (why && nwhy)
-            snprintf(why, nwhy, "%u SASS instructions, %u static shared bytes", k.ninsts, static_smem);
-        emu_ptx_kernel_free(&k);
-        return NULL;
-    }
-    g = calloc(1, sizeof *g);
-    if (g)
-        g->x = calloc(k.ninsts, sizeof *g->x);
-    if (!g || !g->x) {
-        free(g);
-        emu_ptx_kernel_free(&k);
-        return NULL;
-    }
-    g->n = k.ninsts;
-    if (bank2 && bank2_bytes && (g->bank2 = malloc(bank2_bytes)) != NULL) {
-        memcpy(g->bank2, bank2, bank2_bytes);
-        g->bank2_bytes = bank2_bytes;
-    }
-    g->param_base = param_base;
-    g->static_smem = static_smem;
-    struct dec d = { &k, why, nwhy, 0, g };
-    for (uint32_t i = 0; i < k.ninsts && d.bad != 1; i++) {
-        dec_inst(&d, &k.insts[i], &g->x[i]);
-        if (g->x[i].op == X_BRA && g->x[i].target > g->n)
-            d.bad = 1;
-    }
-    emu_ptx_kernel_free(&k);
-    if (d.bad == 1) {
-        if (why && nwhy)
-            snprintf(why, nwhy, "damaged SASS text");
-        emu_sass_prog_free(g);
-        return NULL;
-    }
-    return g;
-}
-
-void emu_sass_prog_free(struct emu_sass_prog *g)
-{
-    if (!g)
-        return;
-    free(g->x);
-    free(g->bank2);
-    free(g->brx);
-    free(g);
-}
-
 /* ---- running ---- */
 
 enum tstate { TS_RUN, TS_BAR, TS_WARP, TS_EXIT };
@@ -719,6 +50,7 @@ enum tstate { TS_RUN, TS_BAR, TS_WARP, TS_EXIT };
 struct thr {
     uint32_t r[NR];
     uint32_t ur[NUR];
+    uint32_t b[NB];              /* convergence barriers: only BMOV reads and writes them here */
     uint8_t p[8], up[8];
 };
 
@@ -842,6 +174,8 @@ static int src(struct run *r, uint32_t t, const struct sop *o, uint32_t *out)
     case O_UP: v = (uint32_t)pget(th, o); break;
     default: return stop(r, EMU_PTX_UNSUPPORTED, "operand form not covered");
     }
+    if (o->half)
+        return stop(r, EMU_PTX_UNSUPPORTED, "half select of a register not covered here");
     uint32_t w = (uint32_t)v;
     if (o->absv)
         w = (int32_t)w < 0 ? 0u - w : w;
@@ -1067,6 +401,26 @@ static int fsrc(struct run *r, uint32_t t, const struct sop *o, float *out)
     return 0;
 }
 
+/* The value of IEEE half bits h. */
+static float f16_value(uint16_t h)
+{
+    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, mant = h & 0x3ff;
+    if (e == 0x1f)
+        return f32(s | 0x7f800000u | mant << 13);
+    if (e == 0)
+        return (s ? -1.0f : 1.0f) * ldexpf((float)mant, -24); /* zero or subnormal */
+    return f32(s | (e + 112) << 23 | mant << 13);
+}
+
+/* bfloat16 bits of f (round to nearest even; a NaN stays a quiet NaN). */
+static uint16_t bf16_bits(float f)
+{
+    uint32_t w = w32(f);
+    if (isnan(f))
+        return (uint16_t)(w >> 16 | 0x40);
+    return (uint16_t)((w + 0x7fff + (w >> 16 & 1)) >> 16);
+}
+
 /* IEEE half bits of v (round to nearest even). */
 static uint16_t half_bits(double v)
 {
@@ -1093,7 +447,44 @@ static uint16_t half_bits(double v)
     return (uint16_t)(s | h);
 }
 
-static int fcmp(int c, float a, float b)
+/* The f32 nearest exact (a 32-bit integer's value) in rounding mode k. */
+static float round_f32(double exact, int k)
+{
+    float f = (float)exact; /* to nearest, even on a tie */
+    if (k == R_RP && (double)f < exact)
+        f = nextafterf(f, INFINITY);
+    else if (k == R_RM && (double)f > exact)
+        f = nextafterf(f, -INFINITY);
+    else if (k == R_RZ && fabs((double)f) > fabs(exact))
+        f = nextafterf(f, 0);
+    return f;
+}
+
+/* A double source: a register pair's bits, two constant words, or an
+ * immediate (nvdisasm prints a double's); -x and |x|. */
+static int dsrc(struct run *r, uint32_t t, const struct sop *o, double *out)
+{
+    double d;
+    if (o->kind == O_FIMM) {
+        memcpy(&d, &o->val, sizeof d);
+    } else {
+        struct sop p = *o;
+        p.neg = p.absv = p.bnot = 0;
+        uint64_t w;
+        if (o->kind == O_IMM || src64(r, t, &p, &w) < 0)
+            return o->kind == O_IMM ? stop(r, EMU_PTX_UNSUPPORTED, "integer operand of a double op") : -1;
+        memcpy(&d, &w, sizeof d);
+    }
+    if (o->absv)
+        d = fabs(d);
+    if (o->neg)
+        d = -d;
+    *out = d;
+    return 0;
+}
+
+/* A float or double compare (floats compare exactly as doubles). */
+static int fcmp(int c, double a, double b)
 {
     int un = isnan(a) || isnan(b);
     switch (c) {
@@ -1183,6 +574,72 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if (n < 2 || src(r, t, &o[1], &a) < 0)
             return n < 2 ? stop(r, EMU_PTX_FAULT, "MOV with %u operands", n) : -1;
         return dst(r, t, &o[0], a);
+    case X_BMOV:
+        /* BMOV.32 Bd, src, or BMOV.32[.CLEAR] Rd, Bs (then Bs is 0). BSSY,
+         * BSYNC and BREAK have no effect here (a warp's lanes run together
+         * to where their paths join), so a barrier holds only what BMOV put
+         * there: the spill and reload around nested regions round-trips. */
+        if (n == 2 && o[0].kind == O_B && !x->sub) {
+            if (src(r, t, &o[1], &a) < 0)
+                return -1;
+            th->b[o[0].reg] = a;
+            return 0;
+        }
+        if (n != 2 || o[1].kind != O_B)
+            return stop(r, EMU_PTX_FAULT, "BMOV form not covered");
+        a = th->b[o[1].reg];
+        if (x->sub)
+            th->b[o[1].reg] = 0;
+        return dst(r, t, &o[0], a);
+    case X_I2F: {
+        /* I2F[.U32][.RZ|.RM|.RP] d, a: an int to f32, rounded as the mode says */
+        if (n != 2 || src(r, t, &o[1], &a) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "I2F form not covered") : -1;
+        double exact = x->mods & M_U32 ? (double)a : (double)(int32_t)a;
+        return dst(r, t, &o[0], w32(round_f32(exact, x->sub)));
+    }
+    case X_F2I: {
+        /* F2I[.FTZ][.U32][.TRUNC|.FLOOR|.CEIL][.NTZ] d, a: saturating; NaN gives 0 */
+        float f;
+        if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "F2I form not covered") : -1;
+        if ((x->mods & M_FTZ) && fpclassify(f) == FP_SUBNORMAL)
+            f = copysignf(0, f);
+        double v = x->sub == R_RZ ? trunc(f) : x->sub == R_RM ? floor(f) : x->sub == R_RP ? ceil(f) : nearbyint(f);
+        uint32_t w;
+        if (isnan(v))
+            w = 0;
+        else if (x->mods & M_U32)
+            w = v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
+        else
+            w = v <= -2147483648.0 ? 0x80000000u : v >= 2147483647.0 ? 0x7fffffffu : (uint32_t)(int32_t)v;
+        return dst(r, t, &o[0], w);
+    }
+    case X_MUFU: {
+        /* MUFU.RCP d, a: 1 / a, rounded to nearest (the GPU's is within an
+         * ulp; the code that uses it, a division, corrects the estimate) */
+        float f;
+        if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
+            return n != 2 ? stop(r, EMU_PTX_FAULT, "MUFU form not covered") : -1;
+        return dst(r, t, &o[0], w32(1.0f / f));
+    }
+    case X_HADD2F32: {
+        /* HADD2.F32 d, -RZ, R.H0_H0 (or .H1_H1): the half, exactly, as f32
+         * (adding -0 changes no value) */
+        if (n != 3 || o[1].kind != O_R || o[1].reg != RZ || o[2].kind != O_R || !o[2].half || o[2].absv)
+            return stop(r, EMU_PTX_UNSUPPORTED, "HADD2.F32 other than a conversion not covered");
+        uint32_t w = rget(th, &o[2]);
+        float f = f16_value((uint16_t)(o[2].half == 2 ? w >> 16 : w));
+        return dst(r, t, &o[0], w32(o[2].neg ? -f : f));
+    }
+    case X_F2FP: {
+        /* F2FP.{BF16,F16}.F32.PACK_AB d, a, b: a in the high half, b in the low */
+        float fa, fb;
+        if (n != 3 || fsrc(r, t, &o[1], &fa) < 0 || fsrc(r, t, &o[2], &fb) < 0)
+            return n != 3 ? stop(r, EMU_PTX_FAULT, "F2FP form not covered") : -1;
+        uint16_t ha = x->sub == 1 ? bf16_bits(fa) : half_bits(fa), hb = x->sub == 1 ? bf16_bits(fb) : half_bits(fb);
+        return dst(r, t, &o[0], (uint32_t)ha << 16 | hb);
+    }
     case X_S2R:
         if (n != 2 || o[1].kind != O_SREG)
             return stop(r, EMU_PTX_FAULT, "S2R without a special register");
@@ -1383,6 +840,7 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
             return -1;
         return dst(r, t, &o[0], pget(th, &o[3]) ? a : b);
     case X_ISETP:
+    case X_DSETP:
     case X_FSETP: {
         /* ISETP.cmp[.U32].{AND,OR,XOR}[.EX] Pd1, Pd2, a, b, Pc[, Plow] */
         int ex = (x->mods & M_EX) != 0;
@@ -1394,6 +852,11 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
             if (fsrc(r, t, &o[2], &fa) < 0 || fsrc(r, t, &o[3], &fb) < 0)
                 return -1;
             v = fcmp(cmp, fa, fb);
+        } else if (x->op == X_DSETP) {
+            double da, db;
+            if (dsrc(r, t, &o[2], &da) < 0 || dsrc(r, t, &o[3], &db) < 0)
+                return -1;
+            v = fcmp(cmp, da, db);
         } else {
             if (src(r, t, &o[2], &a) < 0 || src(r, t, &o[3], &b) < 0)
                 return -1;
@@ -1523,6 +986,21 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if ((x->mods & M_FTZ) && fpclassify(v) == FP_SUBNORMAL)
             v = copysignf(0, v);
         return dst(r, t, &o[0], w32(v));
+    }
+    case X_DADD:
+    case X_DMUL:
+    case X_DFMA: {
+        /* D{ADD,MUL} d, a, b; DFMA d, a, b, c: register pairs, round to nearest */
+        double da, db, dc = 0, v;
+        if (n != (x->op == X_DFMA ? 4u : 3u))
+            return stop(r, EMU_PTX_FAULT, "double op with %u operands", n);
+        if (dsrc(r, t, &o[1], &da) < 0 || dsrc(r, t, &o[2], &db) < 0 || (n == 4 && dsrc(r, t, &o[3], &dc) < 0))
+            return -1;
+        v = x->op == X_DADD ? da + db : x->op == X_DMUL ? da * db : fma(da, db, dc);
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        uint32_t w[2] = { (uint32_t)bits, (uint32_t)(bits >> 32) };
+        return dstn(r, t, &o[0], w, 2);
     }
     case X_IMNMX: {
         /* VIMNMX[.U32] d, a, b, Pmin: the minimum if Pmin, else the maximum */

@@ -18,7 +18,8 @@
  *   HADD2/HMUL2/HMNMX2, DFMA/DADD/DMUL, MUFU, HMMA/IMMA/DMMA/QMMA by shape,
  *   HGMMA/QGMMA/IGMMA (warpgroup), UTC*MMA (tcgen05: shape not known);
  *   control: BRA (also .U, .DIV, and BRA P, label: the predicate joins the
- *   guard), EXIT, RET, BAR.
+ *   guard), EXIT, RET, BAR; CALL (call) and the surface stores SUST, SURED,
+ *   SUATOM (sust, sured, suatom), for the stores the summary cannot see.
  * Any other instruction writes an unknown value to its first operand.
  * Operands stay as SASS spells them; the analysis reads R/UR/P/UP
  * registers, RZ/URZ (0), PT/UPT (true), negations and c[0x0][offset].
@@ -389,6 +390,11 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         in->nops = 1;
     } else if (IS("EXIT") || IS("RET")) {
         SET("exit");
+        in->nops = 0;
+    } else if (IS("CALL") || IS("SUST") || IS("SURED") || IS("SUATOM")) {
+        /* a device function's or a surface's stores, which the summary
+         * does not attribute (it flags them) */
+        SET(IS("CALL") ? "call" : IS("SUST") ? "sust" : IS("SURED") ? "sured" : "suatom");
         in->nops = 0;
     } else if (IS("BAR")) {
         SET("bar.sync");

@@ -276,6 +276,11 @@ static void test_grid_stride(void)
     set(&b, 24, &n, 4);
     EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
     EXPECT(k.amount[MAYA_KW_LD_GLOBAL] == 0);
+    /* x (word 1) is only read, y (word 2) written: only y's buffer may
+     * change under a launch that is not computed */
+    uint64_t ro = emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes);
+    EXPECT((ro >> 1 & 1) && !(ro >> 2 & 1) && (ro & 1) && (ro >> 3 & 1));
+    EXPECT(emu_kwork_unstored_words(w, sizeof *w) == 0); /* a summary cut short says nothing */
     free(keep);
 }
 
@@ -391,6 +396,25 @@ static void test_masked(void)
     free(keep);
 }
 
+/* A store through a pointer read from memory: which buffer it writes is
+ * not in the code. */
+static const char indirect_store[] =
+    ".visible .entry indirect(\n\t.param .u64 indirect_param_0,\n\t.param .u64 indirect_param_1\n)\n{\n"
+    "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<4>;\n"
+    "\tld.param.u64 %rd1, [indirect_param_0];\n"
+    "\tld.global.u64 %rd2, [%rd1];\n\tmov.u32 %r1, 1;\n\tst.global.u32 [%rd2], %r1;\n"
+    "\tret;\n}\n";
+
+static void test_indirect_store(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(indirect_store, sizeof indirect_store - 1, "indirect", &keep);
+    if (!w)
+        return;
+    EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes) == 0);
+    free(keep);
+}
+
 static void test_unresolved(void)
 {
     void *keep;
@@ -403,6 +427,8 @@ static void test_unresolved(void)
     struct est_kwork k;
     EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
     NEAR(k.amount[MAYA_KW_LD_GLOBAL], 32.0 * 8, 0.001); /* counted once */
+    /* no store at all: every word is only read through */
+    EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes) == UINT64_MAX);
     free(keep);
 }
 
@@ -434,6 +460,9 @@ static void test_sass(void)
         /* addresses go through x and y: their extents are asked for */
         uint16_t off[4];
         EXPECT(emu_kwork_pointer_params(w, off, 4) == 2 && off[0] == 0 && off[1] == 8);
+        /* stores go through y (c[0x0][0x218], word 1) only */
+        uint64_t ro = emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)rk)->work_bytes);
+        EXPECT((ro & 1) && !(ro >> 1 & 1));
     }
     EXPECT(emu_sass_parse(sass_gs, sizeof sass_gs - 1, "_Z5otherv", 0x210, 0x14, NULL, 0, &k) < 0);
     free(rk);
@@ -515,6 +544,10 @@ static void test_sass_rows(void)
          * the range checks went */
         NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.001);
         NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+        /* a call: its stores are not in the terms, so no word is known
+         * to be only read */
+        EXPECT(w->flags & MAYA_KW_F_STORES_UNKNOWN);
+        EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)rk)->work_bytes) == 0);
     }
     free(rk);
 }
@@ -794,6 +827,7 @@ int main(void)
     test_sel_limit();
     test_lookahead();
     test_unresolved();
+    test_indirect_store();
     test_sass();
     test_sass_rows();
     test_sass_float_bits();

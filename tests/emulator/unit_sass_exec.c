@@ -1,7 +1,10 @@
 /* Unit test of the SASS executor (emulator/core/sass_exec.c) on small
  * kernels written as nvdisasm prints them: parameters from constant bank 0,
  * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
- * 64-bit compares (ISETP .EX) and SEL, predicated EXIT, shared memory and a
+ * 64-bit compares (ISETP .EX) and SEL, double arithmetic and compares
+ * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I, HADD2.F32 from f16,
+ * F2FP to bf16 and f16 pairs), MUFU.RCP, BMOV,
+ * predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
  * table in constant bank 2; how runs stop (an instruction not covered when
@@ -11,6 +14,7 @@
 #include "sass_exec.h"
 #include "../unit_check.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,6 +101,88 @@ static const char *const wide[] = {
     "LEA R10, P0, R12, R8, 0x3",
     "LEA.HI.X R11, R12, R9, RZ, 0x3, P0",
     "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "EXIT",
+    NULL,
+};
+
+/* double arithmetic of one thread: x (0x210) holds a, b (f64), c at
+ * 0x220; y (0x218) gets a + b, a * b, fma(a, b, c), max(a, b) (DSETP's
+ * unordered compare and SELs), -|a| + 2.5 */
+static const char *const dbl[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.64 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R6, desc[UR4][R2.64+0x8]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "DADD R10, R4, R6",
+    "STG.E.64 desc[UR4][R8.64], R10",
+    "DMUL R10, R4, R6",
+    "STG.E.64 desc[UR4][R8.64+0x8], R10",
+    "DFMA R10, R4, R6, c[0x0][0x220]",
+    "STG.E.64 desc[UR4][R8.64+0x10], R10",
+    "DSETP.GTU.AND P0, PT, R4, R6, PT",
+    "SEL R10, R4, R6, P0",
+    "SEL R11, R5, R7, P0",
+    "STG.E.64 desc[UR4][R8.64+0x18], R10",
+    "DADD R10, -|R4|, 2.5",
+    "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "EXIT",
+    NULL,
+};
+
+/* conversions, a reciprocal and barrier moves of one thread: x (0x210)
+ * holds 2^24 + 1, -3, 4.0f, 3.75f, -2.5f, NaN; y (0x218) gets I2F.U32.RP
+ * and I2F.U32 (to nearest) of 2^24 + 1, I2F of -3, MUFU.RCP of 4, F2I.U32
+ * truncated of 3.75 and of -2.5 (saturated to 0), F2I floored of -2.5,
+ * F2I of NaN, and BMOV's round trip through B3 then its cleared value */
+static const char *const conv[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R12, desc[UR4][R2.64+0x10]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "I2F.U32.RP R10, R4",
+    "STG.E desc[UR4][R8.64], R10",
+    "I2F.U32 R10, R4",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "I2F R10, R5",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "MUFU.RCP R10, R6",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "F2I.FTZ.U32.TRUNC.NTZ R10, R7",
+    "STG.E desc[UR4][R8.64+0x10], R10",
+    "F2I.FTZ.U32.TRUNC.NTZ R10, R12",
+    "STG.E desc[UR4][R8.64+0x14], R10",
+    "F2I.FLOOR.NTZ R10, R12",
+    "STG.E desc[UR4][R8.64+0x18], R10",
+    "F2I.TRUNC.NTZ R10, R13",
+    "STG.E desc[UR4][R8.64+0x1c], R10",
+    "BMOV.32 B3, R5",
+    "BMOV.32.CLEAR R10, B3",
+    "STG.E desc[UR4][R8.64+0x20], R10",
+    "BMOV.32.CLEAR R10, B3",
+    "STG.E desc[UR4][R8.64+0x24], R10",
+    "EXIT",
+    NULL,
+};
+
+/* halves of one thread: x (0x210) holds the f16 pair (1.5 low, -2.25
+ * high) and two f32s (1 + 2^-8, 65520); y (0x218) gets both halves as f32
+ * (HADD2.F32), the f32s packed to bf16 (F2FP.BF16: 1 + 2^-8 ties to even,
+ * 1.0; 65520 rounds up to 65536) and to f16 (F2FP.F16: 65520 ties to
+ * infinity); a half select on an integer op stops the run */
+static const char *const halves[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E R4, desc[UR4][R2.64]",
+    "LDG.E.64 R6, desc[UR4][R2.64+0x8]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "HADD2.F32 R10, -RZ, R4.H0_H0",
+    "STG.E desc[UR4][R8.64], R10",
+    "HADD2.F32 R10, -RZ, R4.reuse.H1_H1",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "F2FP.BF16.F32.PACK_AB R10, R7, R6",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "F2FP.F16.F32.PACK_AB R10, RZ, R7",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "IADD3 R10, R4.H0_H0, 0x1, RZ",
     "EXIT",
     NULL,
 };
@@ -261,6 +347,53 @@ int main(void)
     CHECK(y[2] == 3 && y[0] == -4 && y[1] == -10, "wide: signed max %lld, sum %lld, difference %lld", (long long)y[2],
           (long long)y[0], (long long)y[1]);
 
+    /* double arithmetic */
+    double *xd = (double *)mem, *yd = (double *)(mem + 1024);
+    xd[0] = -1.25;
+    xd[1] = 3.0 / 7;
+    double c = 1e-3;
+    uint64_t cbits;
+    memcpy(&cbits, &c, sizeof c);
+    uint64_t pdbl[3] = { (uint64_t)(uintptr_t)xd, (uint64_t)(uintptr_t)yd, cbits };
+    CHECK(run("dbl", dbl, 1, 1, pdbl, sizeof pdbl, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "dbl: %s", why);
+    CHECK(yd[0] == -1.25 + 3.0 / 7 && yd[1] == -1.25 * (3.0 / 7), "dbl: a + b = %.17g, a * b = %.17g", yd[0], yd[1]);
+    CHECK(yd[2] == fma(-1.25, 3.0 / 7, c), "dbl: fma = %.17g", yd[2]);
+    CHECK(yd[3] == 3.0 / 7 && yd[4] == 1.25, "dbl: max = %.17g, -|a| + 2.5 = %.17g", yd[3], yd[4]);
+    xd[1] = -2;
+    CHECK(run("dbl", dbl, 1, 1, pdbl, sizeof pdbl, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "dbl: %s", why);
+    CHECK(yd[3] == -1.25, "dbl: max(-1.25, -2) = %.17g", yd[3]);
+
+    /* conversions, reciprocal, barrier moves */
+    uint32_t *xc = (uint32_t *)mem, *yc = (uint32_t *)(mem + 1024);
+    float fin[4] = { 4.0f, 3.75f, -2.5f, NAN };
+    xc[0] = (1u << 24) + 1;
+    xc[1] = (uint32_t)-3;
+    memcpy(xc + 2, fin, sizeof fin);
+    memset(yc, 0xee, 40);
+    uint64_t pc[2] = { (uint64_t)(uintptr_t)xc, (uint64_t)(uintptr_t)yc };
+    CHECK(run("conv", conv, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_DONE, "conv: %s", why);
+    float fo[4];
+    memcpy(fo, yc, sizeof fo);
+    CHECK(fo[0] == 16777218.0f && fo[1] == 16777216.0f && fo[2] == -3.0f && fo[3] == 0.25f,
+          "conv: I2F.U32.RP %.1f, I2F.U32 %.1f, I2F %.1f, MUFU.RCP %g", fo[0], fo[1], fo[2], fo[3]);
+    CHECK(yc[4] == 3 && yc[5] == 0 && (int32_t)yc[6] == -3 && yc[7] == 0,
+          "conv: F2I.U32.TRUNC 3.75 = %u, -2.5 = %u, F2I.FLOOR -2.5 = %d, NaN = %u", yc[4], yc[5], (int32_t)yc[6],
+          yc[7]);
+    CHECK(yc[8] == (uint32_t)-3 && yc[9] == 0, "conv: BMOV round trip 0x%x, cleared 0x%x", yc[8], yc[9]);
+
+    /* halves: conversions from f16, packs to bf16 and f16 */
+    uint32_t *xh = (uint32_t *)mem, *yh = (uint32_t *)(mem + 1024);
+    float hin[2] = { 1.0f + 1.0f / 256, 65520.0f };
+    xh[0] = 0xc0803e00u; /* -2.25 : 1.5 */
+    memcpy(xh + 2, hin, sizeof hin);
+    CHECK(run("halves", halves, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED,
+          "halves: a half select on an integer op stops the run: %s", why);
+    float ho[2];
+    memcpy(ho, yh, sizeof ho);
+    CHECK(ho[0] == 1.5f && ho[1] == -2.25f, "halves: HADD2.F32 %g %g", ho[0], ho[1]);
+    CHECK(yh[2] == 0x47803f80u, "halves: F2FP.BF16 pack 0x%08x", yh[2]);
+    CHECK(yh[3] == 0x00007c00u, "halves: F2FP.F16 pack 0x%08x", yh[3]);
+
     /* block sums */
     int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
     for (int i = 0; i < 64; i++)
@@ -320,11 +453,11 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 5; s++) {
+    for (int s = 0; s < 8; s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);

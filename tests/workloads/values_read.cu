@@ -7,7 +7,7 @@
 // of its output), which the report counts by what would have had to run.
 //
 //   values_read            small launches only: every read is right
-//   values_read --large    also one launch over 64 MiB (recorded only)
+//   values_read --large    also launches over 64 MiB (recorded only)
 #include <cstring>
 #include <vector>
 
@@ -18,6 +18,14 @@ __global__ void fill_kernel(int *x, int n, int v)
     int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n)
         x[i] = v;
+}
+
+// Reads x (a pointer not declared const) and writes y.
+__global__ void copy_kernel(int *x, int *y, int n)
+{
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n)
+        y[i] = x[i];
 }
 
 __global__ void warp_max(const float *x, int n, float *out, unsigned *count)
@@ -117,6 +125,12 @@ int main(int argc, char **argv)
         sum_kernel<<<1, 256>>>(c, n, out);
         CHECK(cudaMemcpy(&v, out, sizeof v, cudaMemcpyDeviceToHost));
         printf("values_read: sum of its first %d: %d (a GPU gives %d)\n", n, v, 9 * n);
+        // A launch past the bound that only reads b: b stays real, its
+        // read back is not counted.
+        copy_kernel<<<big / 256, 256>>>(b, c, n);
+        CHECK(cudaMemcpy(back, b, sizeof back, cudaMemcpyDeviceToHost));
+        for (int i = 0; i < n; i++)
+            EXPECT(back[i] == 3 * i + 1);
         CHECK(cudaFree(c));
     }
     CHECK(cudaDeviceSynchronize());

@@ -1,8 +1,9 @@
 # Values a PyTorch program reads back (docs/values.md, docs/kernel-exec.md):
-# a tensor copied in and back is right; small kernels (a max, a torch.full,
-# torch.unique) are computed from their SASS when nvdisasm is there, so what
-# .item() gives is what a GPU gives; a kernel the executor does not cover
-# (torch.sort's bitonic sort) is not computed and the report counts the read.
+# a tensor copied in and back is right; small kernels (a max, of ints and
+# of doubles, a sum of bf16 and of f16, a torch.full, torch.unique) are computed from their SASS when
+# nvdisasm is there, so what .item() gives is what a GPU gives, and so
+# does torch.sort of a small tensor (its bitonic sort); a kernel the executor does not cover is not
+# computed and the report counts the read.
 # On 2 ranks: rank-id all-gathers of copied and of filled ids, and, with
 # --objects, all_gather_object, broadcast_object_list and
 # scatter_object_list (each sizes its buffers with a .item() of a kernel's
@@ -25,6 +26,9 @@ def check(name, ok):
 t = torch.tensor([3, 7, 5], device="cuda")
 check("roundtrip", t.cpu().tolist() == [3, 7, 5])
 check("max", t.max().item() == 7)
+check("max_f64", torch.tensor([1.5, -2.0, 3.25], device="cuda", dtype=torch.float64).max().item() == 3.25)
+check("sum_bf16", torch.tensor([1.5, -2.0, 3.25], device="cuda", dtype=torch.bfloat16).sum().item() == 2.75)
+check("sum_f16", torch.tensor([1.5, -2.0, 3.25], device="cuda", dtype=torch.float16).sum().item() == 2.75)
 check("full", torch.full((1,), rank + 2, device="cuda").item() == rank + 2)
 check("unique", torch.unique(torch.tensor([3, 1, 3, 2], device="cuda")).tolist() == [1, 2, 3])
 check("sort", torch.sort(torch.tensor([3, 1, 2], device="cuda")).values.tolist() == [1, 2, 3])
