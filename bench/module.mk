@@ -31,3 +31,11 @@ $(B)/bench/host_clock: bench/host_clock.sh
 	@mkdir -p $(@D)
 	cp $< $@
 ALL_TARGETS += $(B)/bench/host_clock
+
+# A search's trials as a Slurm job array against local processes: the
+# array's overhead per trial on a real test cluster (needs root, slurm-wlm
+# and munge; prints "skipped" without them).
+$(B)/bench/search_slurm: bench/search_slurm.sh
+	@mkdir -p $(@D)
+	cp $< $@
+ALL_TARGETS += $(B)/bench/search_slurm

@@ -187,9 +187,87 @@ void search_free_trial(struct search_trial *t)
 {
     free(t->choice);
     search_free_argv(t->argv);
+    search_free_argv(t->run_opts);
     free(t->key);
     free(t->dir);
     memset(t, 0, sizeof *t);
+}
+
+/* A --replicas value with its entries of degree 1 left out (maya run
+ * takes N of 2 or more; a trial whose data-parallel degree is 1 has no
+ * replicas); an entry that does not read N:STRIDE is kept, for maya run to
+ * refuse by name. Written over spec, which may end "". */
+static void drop_single_replicas(char *spec)
+{
+    char *out = spec;
+    for (char *p = spec; *p;) {
+        size_t len = strcspn(p, ",");
+        char *end;
+        long n = strtol(p, &end, 10);
+        if (!(end > p && *end == ':' && n == 1)) {
+            if (out != spec)
+                *out++ = ',';
+            memmove(out, p, len);
+            out += len;
+        }
+        p += len + (p[len] == ',');
+    }
+    *out = 0;
+}
+
+/* t's maya run options, the choice's values substituted into those that
+ * name knobs ({NAME}, {=EXPR}), and its --replicas; those are also written
+ * to the trial's key (the others are in the setup's, as written). 0, or -1 with why set when an
+ * expression has no whole value, why "" when out of memory. */
+static int trial_options(const struct search *s, struct search_trial *t, FILE *key, char *why, size_t size)
+{
+    why[0] = 0;
+    if (!(t->run_opts = calloc(s->run_opts.n + 1, sizeof *t->run_opts)))
+        return -1;
+    for (int i = 0; i < s->run_opts.n; i++) {
+        const char *o = s->run_opts.argv[i];
+        t->run_opts[i] = strchr(o, '{') ? search_space_substitute(&s->space, t->choice, o, why, size) : strdup(o);
+        if (!t->run_opts[i] && why[0]) /* failed as planned: its key says by what */
+            fprintf(key, "--run-option%c%s%c", 0, o, 0);
+        if (!t->run_opts[i]) {
+            search_free_argv(t->run_opts);
+            t->run_opts = NULL;
+            return -1;
+        }
+        if (strchr(o, '{'))
+            fprintf(key, "--run-option%c%s%c", 0, t->run_opts[i], 0);
+    }
+    if (!s->replicas)
+        return 0;
+    char *spec = search_space_substitute(&s->space, t->choice, s->replicas, why, size);
+    if (spec)
+        drop_single_replicas(spec);
+    if (spec && spec[0]) {
+        int n = s->run_opts.n;
+        char **grown = realloc(t->run_opts, (n + 3) * sizeof *grown);
+        if (grown) {
+            t->run_opts = grown;
+            grown[n] = strdup("--replicas");
+            grown[n + 1] = spec;
+            grown[n + 2] = NULL;
+            spec = NULL;
+        }
+        if (!grown || !grown[n]) {
+            free(spec);
+            search_free_argv(t->run_opts);
+            t->run_opts = NULL;
+            return -1;
+        }
+        fprintf(key, "--replicas%c%s%c", 0, grown[n + 1], 0);
+    } else if (!spec) {
+        if (why[0])
+            fprintf(key, "--replicas%c%s%c", 0, s->replicas, 0);
+        search_free_argv(t->run_opts);
+        t->run_opts = NULL;
+        return -1;
+    }
+    free(spec);
+    return 0;
 }
 
 /* Trial t for a choice of value indexes: its command, target, keys and
@@ -235,6 +313,19 @@ static int make_trial(struct search *s, struct search_trial *t, const int *choic
                 fprintf(fp, "%s=%s%c", s->space.params[i].name, s->space.params[i].values[choice[i]], 0);
         }
     }
+    for (int r = 0; fp && t->argv && !t->invalid && r < s->requires.n; r++)
+        if (search_space_require(&s->space, t->choice, s->requires.argv[r], why, sizeof why) <= 0) {
+            /* a combination the program would refuse: failed unrun, and
+             * its key says by which rule */
+            snprintf(t->reason, sizeof t->reason, "%s", why);
+            t->invalid = 1;
+            fprintf(fp, "--require%c%s%c", 0, s->requires.argv[r], 0);
+        }
+    if (fp && t->argv && !t->invalid && trial_options(s, t, fp, why, sizeof why) < 0 && why[0]) {
+        /* an option's expression has no whole value for this choice */
+        snprintf(t->reason, sizeof t->reason, "%s", why);
+        t->invalid = 1;
+    }
     if (fp) {
         for (int a = 0; t->argv && t->argv[a]; a++)
             fwrite(t->argv[a], 1, strlen(t->argv[a]) + 1, fp);
@@ -246,7 +337,7 @@ static int make_trial(struct search *s, struct search_trial *t, const int *choic
                 stamp_file(fp, t->argv[a]);
         }
     }
-    if (!fp || fclose(fp) != 0 || !t->argv) {
+    if (!fp || fclose(fp) != 0 || !t->argv || (!t->run_opts && !t->invalid)) {
         free(cmd);
         return maya_error("out of memory");
     }
@@ -352,6 +443,7 @@ void search_free(struct search *s)
     if (s->replay)
         search_replay_free(s->replay);
     search_free_argv(s->run_opts.argv);
+    search_free_argv(s->requires.argv);
     search_free_argv(s->report_opts.argv);
     search_free_argv(s->slurm.sbatch);
     maya_hwspecs_free(&s->hw);

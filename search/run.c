@@ -165,7 +165,7 @@ static char **trial_command(struct search *s, struct search_trial *t, const stru
         if (m >= (int)sizeof emulate)
             maya_error("trial %s: its --maya-emulate value is too long", t->id);
     } else {
-        rc = rc < 0 || search_trial_prepare(t) < 0 || search_argv_push(&l, "run") < 0 || search_argv_push_all(&l, s->run_opts.argv) < 0
+        rc = rc < 0 || search_trial_prepare(t) < 0 || search_argv_push(&l, "run") < 0 || search_argv_push_all(&l, t->run_opts) < 0
                  ? -1 : 0;
         if (rc == 0 && t->gpus)
             rc = search_argv_push(&l, "-g") < 0 || search_argv_push(&l, t->gpus) < 0 ? -1 : 0;

@@ -62,6 +62,20 @@ void search_space_choice(const struct search_space *s, uint64_t index, int *choi
  * set when an expression has no whole value for this choice (the trial is
  * invalid), NULL with why "" on allocation failure. */
 char **search_space_command(const struct search_space *s, const int *choice, char *why, size_t size);
+/* One argument with the choice's {NAME} values substituted and its {=EXPR}
+ * evaluated (malloc'd); NULL as search_space_command. */
+char *search_space_substitute(const struct search_space *s, const int *choice, const char *arg, char *why,
+                              size_t size);
+/* A trial option's value (option: --run-option, --replicas) holding {NAME}
+ * or {=EXPR}: every NAME a declared --param (not a --flag), every
+ * expression well formed. 0, or -1 with a message. */
+int search_space_check_option(const struct search_space *s, const char *option, const char *arg);
+/* --require EXPR: EXPR as in {=EXPR} (a comparison, a --flag 0 or 1), its
+ * names declared. 0, or -1 with a message. */
+int search_space_check_require(const struct search_space *s, const char *text);
+/* Does choice meet --require text? 1 yes; 0 no, why saying so; -1 when it
+ * has no whole value, why saying why. */
+int search_space_require(const struct search_space *s, const int *choice, const char *text, char *why, size_t size);
 void search_free_argv(char **argv);
 void search_space_free(struct search_space *s);
 
@@ -118,6 +132,7 @@ enum search_status {
 struct search_trial {
     int *choice;                /* value index per parameter */
     char **argv;                /* the command, substituted */
+    char **run_opts;            /* maya run's options, substituted */
     char *key;                  /* what identifies it: GPUs, cluster, options, command */
     size_t keylen;              /* (NUL bytes separate the command's arguments) */
     char id[13];                /* hash of key: the directory trials/<id> */
@@ -269,6 +284,8 @@ struct search_argv {
 struct search {
     struct search_space space;
     struct search_argv run_opts;          /* maya run's options for every trial */
+    const char *replicas;                 /* --replicas N:STRIDE[,...] with {NAME}, {=EXPR}, or NULL */
+    struct search_argv requires;          /* --require EXPR: combinations the program accepts */
     struct search_argv report_opts;       /* the report pipeline's (for maya report) */
     struct search_trial *trials;
     int ntrials;

@@ -1,5 +1,6 @@
 /* maya search: parameters, the command template they fill in, the order
  * strategies try combinations in, and the hash naming a trial's directory. */
+#define _GNU_SOURCE
 #include <ctype.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -203,6 +204,66 @@ int search_space_set_command(struct search_space *s, char **argv, int argc)
     return 0;
 }
 
+int search_space_check_option(const struct search_space *s, const char *option, const char *arg)
+{
+    int *used = calloc(s->nparams ? s->nparams : 1, sizeof *used);
+    if (!used)
+        return maya_error("out of memory");
+    struct ref_check c = { s, used, arg };
+    int rc = each_ref(arg, check_ref, &c);
+    for (int i = 0; i < s->nparams && rc == 0; i++)
+        if (used[i] && s->params[i].flag)
+            rc = maya_error("%s \"%s\": {%s} is a --flag, which stands for words of the command only; "
+                            "expected a --param", option, arg, s->params[i].name);
+    for (const char *p = strstr(arg, "{="); p && rc == 0; p = strstr(p + 2, "{=")) {
+        long long v;
+        size_t len;
+        char why[256];
+        if (expr_eval(s, NULL, p + 2, &v, &len, used, why, sizeof why) < 0)
+            rc = maya_error("%s \"%s\": %s", option, arg, why);
+    }
+    free(used);
+    return rc;
+}
+
+/* EXPR of --require evaluated for choice (NULL: checked only), as {=EXPR}. */
+static int require_eval(const struct search_space *s, const int *choice, const char *text, long long *v, char *why,
+                        size_t size)
+{
+    char *braced;
+    if (asprintf(&braced, "%s}", text) < 0) {
+        snprintf(why, size, "out of memory");
+        return -1;
+    }
+    size_t len;
+    int rc = expr_eval(s, choice, braced, v, &len, NULL, why, size);
+    if (rc == 0 && braced[len]) {
+        snprintf(why, size, "unexpected \"}\" in \"%s\"", text);
+        rc = -1;
+    }
+    free(braced);
+    return rc;
+}
+
+int search_space_check_require(const struct search_space *s, const char *text)
+{
+    long long v;
+    char why[256];
+    if (require_eval(s, NULL, text, &v, why, sizeof why) < 0)
+        return maya_error("--require \"%s\": %s", text, why);
+    return 0;
+}
+
+int search_space_require(const struct search_space *s, const int *choice, const char *text, char *why, size_t size)
+{
+    long long v;
+    if (require_eval(s, choice, text, &v, why, size) < 0)
+        return -1;
+    if (!v)
+        snprintf(why, size, "refused by --require \"%s\"", text);
+    return v ? 1 : 0;
+}
+
 void search_space_choice(const struct search_space *s, uint64_t index, int *choice)
 {
     for (int i = s->nparams - 1; i >= 0; i--) {
@@ -213,9 +274,11 @@ void search_space_choice(const struct search_space *s, uint64_t index, int *choi
 
 /* ---- {=EXPR}: whole-number arithmetic over parameters ----
  * EXPR is + - * / % and parentheses over whole numbers and parameter names
- * (whose values must then be whole numbers); / must divide exactly, so that
- * a derived count (micro-batches for a fixed global batch) is never rounded
- * silently. Recursive descent, O(length). */
+ * (whose values must then be whole numbers; a --flag is 0 off, 1 on); / must
+ * divide exactly, so that a derived count (micro-batches for a fixed global
+ * batch) is never rounded silently. One comparison (< <= > >= == !=, 1 true
+ * and 0 false) may join two sums, for --require. Recursive descent,
+ * O(length). */
 struct expr {
     const struct search_space *s;
     const int *choice;      /* NULL: check the syntax and names only */
@@ -276,6 +339,10 @@ static int expr_atom(struct expr *e, long long *v)
         *v = 1;
         return 0;
     }
+    if (e->s->params[i].flag) {
+        *v = e->choice[i];
+        return 0;
+    }
     const char *val = e->s->params[i].values[e->choice[i]];
     char *end;
     *v = strtoll(val, &end, 10);
@@ -324,6 +391,28 @@ static int expr_sum(struct expr *e, long long *v)
     }
 }
 
+/* A sum, or two compared: 1 when the comparison holds, else 0. */
+static int expr_compare(struct expr *e, long long *v)
+{
+    if (expr_sum(e, v) < 0)
+        return -1;
+    while (*e->p == ' ')
+        e->p++;
+    static const char *const ops[] = { "<=", ">=", "==", "!=", "<", ">" };
+    int k = 0;
+    while (k < 6 && strncmp(e->p, ops[k], strlen(ops[k])))
+        k++;
+    if (k == 6)
+        return 0;
+    e->p += strlen(ops[k]);
+    long long r;
+    if (expr_sum(e, &r) < 0)
+        return -1;
+    long long l = *v;
+    *v = k == 0 ? l <= r : k == 1 ? l >= r : k == 2 ? l == r : k == 3 ? l != r : k == 4 ? l < r : l > r;
+    return 0;
+}
+
 /* Evaluate the expression at text (just after "{="): its value, the
  * length up to and including the closing }, or -1 with why set. */
 static int expr_eval(const struct search_space *s, const int *choice, const char *text, long long *v, size_t *len,
@@ -331,7 +420,7 @@ static int expr_eval(const struct search_space *s, const int *choice, const char
 {
     struct expr e = { s, choice, text, why, size, used };
     why[0] = 0;
-    if (expr_sum(&e, v) < 0)
+    if (expr_compare(&e, v) < 0)
         return -1;
     while (*e.p == ' ')
         e.p++;
@@ -342,7 +431,7 @@ static int expr_eval(const struct search_space *s, const int *choice, const char
 }
 
 /* arg with every {NAME} replaced by the choice's value (malloc'd). */
-static char *substitute(const struct search_space *s, const int *choice, const char *arg, char *why, size_t size)
+char *search_space_substitute(const struct search_space *s, const int *choice, const char *arg, char *why, size_t size)
 {
     size_t cap = strlen(arg) + 1, len = 0;
     char *out = malloc(cap), num[32];
@@ -407,7 +496,7 @@ char **search_space_command(const struct search_space *s, const int *choice, cha
         if (f >= 0 && choice[f]) /* on: its words; off: nothing */
             rc = push_words(argv, &n, s->params[f].flag);
         else if (f < 0)
-            rc = (argv[n++] = substitute(s, choice, s->tmpl[i], why, size)) ? 0 : -1;
+            rc = (argv[n++] = search_space_substitute(s, choice, s->tmpl[i], why, size)) ? 0 : -1;
         if (rc < 0) {
             search_free_argv(argv);
             return NULL;

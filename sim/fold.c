@@ -2,8 +2,9 @@
  * work (the data-parallel replicas of a job) and lets it stand for all.
  *
  * A rank can fold into an earlier one at the same local rank (GPU of its
- * node: replicas sit at the same place on other nodes; two ranks of one
- * node never fold into each other) when their loaded work is the same op
+ * node: replicas sit at the same place on other nodes; with NICs shared by
+ * GPUs two ranks of one node never fold into each other, see below) when
+ * their loaded work is the same op
  * for op (kind, durations, host gaps, names, streams, events, sequence
  * numbers, send/recv positions) with a one-to-one renaming of their
  * communicators: the replica's tensor-parallel group for the
@@ -14,8 +15,13 @@
  * is loaded: they fold into the ranks of one other node, each communicator
  * agreeing with the ranks loaded so far, or they are all replayed (so that
  * a replica that differs, rank 0's say, leaves the next ones to fold into
- * the next replica). A folded rank's ops are dropped then, so memory
- * follows the distinct ranks plus one node, not the world size.
+ * the next replica). Where every GPU of a node has a NIC of its own
+ * (rail-optimised nodes) and no rank is slowed, a rank may fold into one
+ * at another local rank, and a node that does not fold whole decides rank
+ * by rank, its own ranks included (decide_ranks): a pipeline stage's
+ * tensor-parallel ranks, on one node, fold into one. A folded rank's ops
+ * are dropped then, so memory follows the distinct ranks plus one node,
+ * not the world size.
  *
  * The whole job must then be symmetric, or the folded replay would not be
  * the replay of every copy. After the last rank, until nothing changes, a
@@ -29,7 +35,10 @@
  *     representative is not a member too, or carries send/recv;
  *   - a node whose GPUs use NICs holds both replayed and folded ranks, or
  *     its folded ranks' representatives are not all on one node at the same
- *     local ranks: then NIC sharing would differ between the copies.
+ *     local ranks: then NIC sharing would differ between the copies. With a
+ *     NIC per GPU only a GPU holding a replayed and a folded rank is: a
+ *     folded rank's NIC and ports carry its representative's image alone
+ *     (a collective's speed is that of its busiest NIC, a replayed one).
  * With fold_similar, host gaps are left out of the hash and the comparison
  * (a replica's measured gaps are noise around the same host work, as
  * duplicate-rank elimination assumes): a rank whose total host gap is within
@@ -69,6 +78,11 @@ static inline int names_stream(const struct sim_op *o)
     return o->kind == SK_SYNC && o->sub == MAYA_SYNC_STREAM;
 }
 
+static inline int names_device(const struct sim_op *o)
+{
+    return o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE;
+}
+
 static uint32_t lane_of(const struct sim_job *j, uint32_t stream_plus_1)
 {
     return stream_plus_1 ? j->streams[stream_plus_1 - 1].lane + 1 : 0;
@@ -92,23 +106,44 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
 
 /* The hash of r's work without its host gaps (*loose), with them (the
  * return value), and the gaps' total: one pass over the ops. */
+/* A device as the hash sees it: itself, or where a rank may fold into one
+ * at another local rank (each process on its own GPU, cudaSetDevice(local
+ * rank)), its number in order of first use (from 1), as communicators. */
+static uint64_t device_key(const struct sim_job *j, struct maya_map *seen, int device, int *oom)
+{
+    if (!j->fold_in_node)
+        return (uint64_t)(uint16_t)device;
+    int created;
+    uint64_t *v = maya_map_put(seen, (uint64_t)(uint16_t)device, 0, &created);
+    if (!v) {
+        *oom = 1;
+        return 0;
+    }
+    if (created)
+        *v = seen->count;
+    return *v;
+}
+
 static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t *loose, int *oom)
 {
-    struct maya_map seen = { 0 };
+    struct maya_map seen = { 0 }, devices = { 0 };
     uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
     uint64_t g = 0x510e527fade682d1ull, total = 0;
-    h = mix(mix(mix(h, r->nbars), (uint64_t)r->complete), (uint64_t)(uint32_t)r->local_rank);
+    h = mix(mix(h, r->nbars), (uint64_t)r->complete);
+    if (!j->fold_in_node)
+        h = mix(h, (uint64_t)(uint32_t)r->local_rank);
     for (uint32_t k = 0; k < r->nstreams; k++) {
         const struct sim_stream *s = &j->streams[r->streams[k]];
-        h = mix(mix(h, s->id), (uint64_t)(uint32_t)s->device << 32 | s->flags);
+        h = mix(mix(h, s->id), device_key(j, &devices, s->device, oom) << 32 | s->flags);
     }
     for (uint64_t i = 0; i < r->nops; i++) {
         const struct sim_op *o = &r->ops[i];
         h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
-                       (uint64_t)(uint16_t)o->device << 48);
+                       device_key(j, &devices, o->device, oom) << 48);
         h = mix(mix(h, o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
         h = mix(mix(h, o->arg2), lane_of(j, o->stream));
-        uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg) : o->arg;
+        uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg)
+                     : names_device(o) ? device_key(j, &devices, (int)o->arg, oom) : o->arg;
         h = mix(h, a);
         if (!is_xfer(o)) /* a collective's signature holds its communicator's id */
             h = mix(h, o->sig);
@@ -118,6 +153,7 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
     for (uint32_t k = 0; k < r->nbars; k++)
         h = mix(mix(h, r->bars[k].op), ordinal(&seen, r->bars[k].comm, oom));
     maya_map_free(&seen);
+    maya_map_free(&devices);
     r->gap_total = total;
     *loose = h;
     return mix(h, g);
@@ -127,6 +163,7 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
 
 struct renaming {
     struct maya_map fwd, back;  /* b's comm -> a's, a's -> b's (one to one) */
+    struct maya_map dfwd, dback; /* b's device -> a's, a's -> b's (with fold_in_node) */
     struct sim_comm_pair *v;
     uint32_t n, cap;
     int oom;
@@ -152,6 +189,28 @@ static int rename_ok(const struct sim_job *j, struct renaming *m, uint32_t bc, u
     return 1;
 }
 
+/* Are b's device bd and a's ad the same one, as renamed so far (one to one,
+ * where a rank may fold into one at another local rank)? */
+static int device_ok(const struct sim_job *j, struct renaming *m, int bd, int ad)
+{
+    if (!j->fold_in_node)
+        return bd == ad;
+    uint64_t *f = maya_map_get(&m->dfwd, (uint64_t)(uint16_t)bd, 0);
+    if (f)
+        return *f == (uint64_t)(uint16_t)ad;
+    if (maya_map_get(&m->dback, (uint64_t)(uint16_t)ad, 0))
+        return 0;
+    uint64_t *x = maya_map_put(&m->dfwd, (uint64_t)(uint16_t)bd, 0, NULL);
+    uint64_t *y = x ? maya_map_put(&m->dback, (uint64_t)(uint16_t)ad, 0, NULL) : NULL;
+    if (!x || !y) {
+        m->oom = 1;
+        return 0;
+    }
+    *x = (uint64_t)(uint16_t)ad;
+    *y = (uint64_t)(uint16_t)bd;
+    return 1;
+}
+
 /* Does b do a's work (communicators renamed one to one, in m)? With
  * fold_similar, host gaps may differ within SIM_FOLD_SIMILAR in total
  * (*gap_diff: by how much). */
@@ -161,17 +220,17 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
     int gaps = !j->fold_similar;
     double ga = 0, gb = 0;
     if (a->nops != b->nops || a->nstreams != b->nstreams || a->nevents != b->nevents || a->nbars != b->nbars ||
-        a->complete != b->complete || a->local_rank != b->local_rank)
+        a->complete != b->complete || (!j->fold_in_node && a->local_rank != b->local_rank))
         return 0;
     for (uint32_t k = 0; k < a->nstreams; k++) {
         const struct sim_stream *x = &j->streams[a->streams[k]], *y = &j->streams[b->streams[k]];
-        if (x->id != y->id || x->device != y->device || x->flags != y->flags)
+        if (x->id != y->id || !device_ok(j, m, y->device, x->device) || x->flags != y->flags)
             return 0;
     }
     for (uint64_t i = 0; i < a->nops; i++) {
         const struct sim_op *x = &a->ops[i], *y = &b->ops[i];
         if (x->kind != y->kind || x->flags != y->flags || x->sub != y->sub || x->rec_type != y->rec_type ||
-            x->device != y->device || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
+            !device_ok(j, m, y->device, x->device) || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
             x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
             lane_of(j, x->stream) != lane_of(j, y->stream))
             return 0;
@@ -180,7 +239,9 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
         if (is_xfer(x)) {
             if (!rename_ok(j, m, y->arg, x->arg))
                 return 0;
-        } else if (x->sig != y->sig || (names_stream(x) ? lane_of(j, x->arg) != lane_of(j, y->arg) : x->arg != y->arg)) {
+        } else if (x->sig != y->sig || (names_stream(x) ? lane_of(j, x->arg) != lane_of(j, y->arg)
+                                        : names_device(x) ? !device_ok(j, m, (int)y->arg, (int)x->arg)
+                                                          : x->arg != y->arg)) {
             return 0;
         }
     }
@@ -195,7 +256,25 @@ static void renaming_free(struct renaming *m)
 {
     maya_map_free(&m->fwd);
     maya_map_free(&m->back);
+    maya_map_free(&m->dfwd);
+    maya_map_free(&m->dback);
     free(m->v);
+}
+
+/* sim_rank.fold of a rank of the node being decided rank by rank, before
+ * its turn (decide_ranks) */
+#define SIM_FOLD_UNDECIDED (-2)
+#define SIM_FOLD_UNKNOWN INT32_MIN
+
+/* The global rank replayed for global rank g among the ranks loaded so far;
+ * SIM_FOLD_UNKNOWN when g is not loaded or not decided yet. */
+static int replayed_rank(const struct sim_job *j, int g)
+{
+    uint64_t *x = maya_map_get(&j->fold_index, (uint64_t)(uint32_t)g, 0);
+    if (!x || j->ranks[*x - 1].fold == SIM_FOLD_UNDECIDED)
+        return SIM_FOLD_UNKNOWN;
+    const struct sim_rank *o = &j->ranks[*x - 1];
+    return o->fold >= 0 ? j->ranks[o->fold].rank : o->rank;
 }
 
 /* Would folding rank ri as m renames its communicators agree with the ranks
@@ -206,17 +285,17 @@ static void renaming_free(struct renaming *m)
  * group, the world) wait for sim_fold_finish. */
 static int agrees(const struct sim_job *j, uint32_t ri, const struct renaming *m)
 {
+    /* both sides as replayed where the other communicator's members may be
+     * folded too (into a rank of their own node) */
     for (uint32_t k = 0; k < m->n; k++) {
         if (m->v[k].mine == m->v[k].theirs)
             continue;
         const struct sim_comm *c = &j->comms[m->v[k].mine], *to = &j->comms[m->v[k].theirs];
         for (int i = 0; i < c->nranks; i++) {
-            uint64_t *x = maya_map_get(&j->fold_index, (uint64_t)(uint32_t)c->member_rank[i], 0);
-            if (!x || *x - 1 == ri)
-                continue;
-            const struct sim_rank *o = &j->ranks[*x - 1];
-            int rep = o->fold >= 0 ? j->ranks[o->fold].rank : o->rank;
-            if (rep != to->member_rank[i])
+            int mine = replayed_rank(j, c->member_rank[i]);
+            int theirs = j->fold_in_node ? replayed_rank(j, to->member_rank[i]) : to->member_rank[i];
+            if (c->member_rank[i] != j->ranks[ri].rank && mine != SIM_FOLD_UNKNOWN && theirs != SIM_FOLD_UNKNOWN &&
+                mine != theirs)
                 return 0;
         }
     }
@@ -287,6 +366,58 @@ static int candidate_on(struct sim_job *j, uint32_t ri, int t, struct renaming *
     }
 }
 
+/* The ranks of a node that did not fold whole into another, where every
+ * GPU has a NIC of its own: each folds into the first rank replayed so far,
+ * on any node, of its own node too, whose work is its own and whose
+ * communicators agree; the others are replayed. The tensor-parallel ranks
+ * of a pipeline stage do the same work on one node: they fold into one.
+ * Exact as folding into another node is: a folded rank's transfers are
+ * its representative's, renamed, on NICs and ports that carry nothing
+ * else (sim_fold_finish checks the communicators as for any fold). Memory
+ * and replay then follow the distinct work, not the GPUs of a node. m[],
+ * diff[]: n of each, zeroed, the caller's. */
+static int decide_ranks(struct sim_job *j, const uint32_t *p, uint32_t n, struct renaming *m, double *diff)
+{
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++)
+        j->ranks[p[i]].fold = SIM_FOLD_UNDECIDED;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        struct sim_rank *r = &j->ranks[p[i]];
+        r->fold = -1;
+        for (uint64_t k = 0; r->fold < 0; k++) {
+            uint64_t *v = maya_map_get(&j->fold_classes, r->fold_hash, k);
+            if (!v)
+                break;
+            memset(&m[i], 0, sizeof m[i]);
+            r->fold = (int)(*v - 1);
+            if (!same_work(j, &j->ranks[r->fold], r, &m[i], &diff[i]) || !agrees(j, p[i], &m[i]))
+                r->fold = -1;
+            else {
+                r->comm_map = m[i].v;
+                r->ncomm_map = m[i].n;
+                m[i].v = NULL;
+                j->fold_gap_diff = MAYA_MAX(j->fold_gap_diff, diff[i]);
+            }
+            renaming_free(&m[i]);
+            if (m[i].oom)
+                rc = maya_error("out of memory folding the job");
+            if (m[i].oom)
+                break;
+        }
+        if (r->fold < 0) {
+            j->fold_replays[r->node >= 0 && r->node < MAYA_MAX(j->nodes, 1) ? r->node : 0] = 1;
+            rc = add_candidate(j, p[i]);
+        }
+    }
+    for (uint32_t i = 0; i < n; i++)
+        if (j->ranks[p[i]].fold == SIM_FOLD_UNDECIDED)
+            j->ranks[p[i]].fold = -1;
+    for (uint32_t i = n; i-- > 0;) /* streams are given back where they are the last ones */
+        if (j->ranks[p[i]].fold >= 0)
+            release(j, &j->ranks[p[i]]);
+    return rc;
+}
+
 /* The ranks of one node, loaded: they fold together into the ranks of one
  * other node (each into a rank of the same local rank and work, every
  * communicator agreeing), or not at all: a node's NICs then carry what the
@@ -342,7 +473,9 @@ static int decide_node(struct sim_job *j)
             renaming_free(&m[i]);
         }
     }
-    if (rc == 0 && !done) {
+    if (rc == 0 && !done && j->fold_in_node)
+        rc = decide_ranks(j, p, n, m, diff);
+    else if (rc == 0 && !done) {
         j->fold_replays[node] = 1;
         for (uint32_t i = 0; i < n && rc == 0; i++)
             rc = add_candidate(j, p[i]);
@@ -374,6 +507,14 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
             return maya_error("out of memory folding the job");
         for (int n = 0; n < nodes; n++)
             j->fold_target[n] = -1;
+        /* every GPU of a node its own NIC (rail-optimised nodes); not with
+         * a --slow-rank, whose tensor-parallel peers would then unfold their
+         * whole column of the job instead of its replica alone */
+        int gpn = MAYA_MAX(j->gpus_per_node, 1);
+        j->fold_in_node = j->gpu_nic != NULL && !j->slowed;
+        for (int a = 0; a < gpn && j->fold_in_node; a++)
+            for (int b = a + 1; b < gpn && j->fold_in_node; b++)
+                j->fold_in_node = j->gpu_nic[a] != j->gpu_nic[b];
     }
     int oom = 0;
     uint64_t exact = work_hash(j, r, &r->loose_hash, &oom);
@@ -527,7 +668,8 @@ static int check_comms(struct checker *C)
         if (ok && image != (int64_t)c) {
             const struct sim_comm *to = &j->comms[image];
             for (int m = 0; m < cm->nranks && ok; m++)
-                ok = replayed_for(C, cm->member_rank[m]) == to->member_rank[m];
+                ok = replayed_for(C, cm->member_rank[m]) ==
+                     (j->fold_in_node ? replayed_for(C, to->member_rank[m]) : to->member_rank[m]);
         } else if (ok) {
             ok = !cm->has_p2p;
             struct maya_map members = { 0 };
@@ -548,6 +690,29 @@ static int check_comms(struct checker *C)
         for (int m = 0; m < cm->nranks; m++)
             mark(C, index_of(C, cm->member_rank[m]), why);
     }
+    return 0;
+}
+
+/* With a NIC per GPU: the nodes (bad[node] = 1) where a replayed and a
+ * folded rank share a GPU, and so its NIC and ports (two ranks on one GPU),
+ * among the nodes that use NICs (nic[node]). A folded rank's own NIC and
+ * ports otherwise carry only its representative's image, as a folded
+ * node's do. O(ranks + nodes x GPUs). */
+static int gpu_nics_shared(const struct sim_job *j, const uint8_t *nic, uint8_t *bad)
+{
+    int n = MAYA_MAX(j->nodes, 1), gpn = MAYA_MAX(j->gpus_per_node, 1);
+    uint8_t *use = calloc((size_t)n * (size_t)gpn, 1); /* 1 replayed, 2 folded ranks on that GPU */
+    if (!use)
+        return maya_error("out of memory folding the job");
+    for (int i = 0; i < j->nranks; i++) {
+        const struct sim_rank *r = &j->ranks[i];
+        if (r->node >= 0 && r->node < n && r->local_rank >= 0)
+            use[(size_t)r->node * (size_t)gpn + (size_t)(r->local_rank % gpn)] |= r->fold >= 0 ? 2 : 1;
+    }
+    for (size_t g = 0; g < (size_t)n * (size_t)gpn; g++)
+        if (use[g] == 3 && nic[g / (size_t)gpn])
+            bad[g / (size_t)gpn] = 1;
+    free(use);
     return 0;
 }
 
@@ -572,7 +737,7 @@ static int check_nodes(struct checker *C)
     for (int i = 0; i < j->nranks; i++)
         if (j->ranks[i].fold < 0 && j->ranks[i].node >= 0 && j->ranks[i].node < n)
             replayed[j->ranks[i].node] = 1;
-    for (int i = 0; i < j->nranks; i++) {
+    for (int i = 0; i < j->nranks && !j->fold_in_node; i++) {
         const struct sim_rank *r = &j->ranks[i];
         if (r->fold < 0 || r->node < 0 || r->node >= n || !nic[r->node])
             continue;
@@ -581,6 +746,10 @@ static int check_nodes(struct checker *C)
             (target[r->node] >= 0 && target[r->node] != a->node))
             bad[r->node] = 1;
         target[r->node] = a->node;
+    }
+    if (j->fold_in_node && gpu_nics_shared(j, nic, bad) < 0) {
+        free(nic), free(replayed), free(bad), free(target);
+        return -1;
     }
     for (int i = 0; i < j->nranks; i++) {
         const struct sim_rank *r = &j->ranks[i];

@@ -1184,6 +1184,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     j->gpu_spec = cfg->gpu;
     j->no_fold = cfg->no_fold;
     j->fold_similar = cfg->fold_similar;
+    j->slowed = cfg->nslow > 0;
     for (int k = 0; rc == 0 && k < cfg->nslow; k++)
         if (!(cfg->slow[k].factor > 0 && cfg->slow[k].factor < 1e6))
             rc = maya_error("slow rank %d: a factor of %g (expected more than 0)", cfg->slow[k].rank,

@@ -295,6 +295,10 @@ struct sim_job {
     int fold_similar;             /* sim_config.fold_similar: host gaps may differ */
     double fold_gap_diff;         /* the largest relative difference of a folded rank's host gaps */
     struct maya_map fold_classes; /* (work hash, k) -> ranks[] index + 1 of a replayed rank */
+    int fold_in_node;             /* every GPU of a node has a NIC of its own and no rank is
+                                     slowed: a rank may fold into one at another local rank, of
+                                     its own node too */
+    int slowed;                   /* sim_config.nslow: a what-if straggler */
     int32_t *fold_target;         /* by node: the node its ranks fold into (-1 none yet) */
     uint8_t *fold_replays;        /* by node: it holds a replayed rank */
     struct maya_map fold_index;   /* global rank -> ranks[] index + 1, of the ranks loaded so far */

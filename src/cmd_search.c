@@ -44,6 +44,9 @@ static void usage(FILE *fp)
         "                           value is valid, later ones are slower); a trial needing no\n"
         "                           less memory than one that ran out is oom, one a valid trial\n"
         "                           dominates is pruned, neither run, each row naming the rule\n"
+        "  --require EXPR           only combinations where EXPR (as in {=EXPR}, with < <= > >=\n"
+        "                           == !=, a --flag 0 or 1) is not 0 run: the others are failed\n"
+        "                           without running and cost no trial, e.g. 'pp > vstage'\n"
         "  -g, --gpus GPUxCOUNT[,...] emulated GPUs of every trial (as maya run -g); several:\n"
         "                           a parameter gpus (a what-if over GPU types and counts)\n"
         "  --cluster FILE|NAME      cluster description (as maya run --cluster)\n"
@@ -51,7 +54,11 @@ static void usage(FILE *fp)
         "                           price_per_gpu_hour); adds GPU-hours and cost per 1,000\n"
         "                           iterations to the table\n"
         "  -n, --nproc N            processes per trial (as maya run -n)\n"
-        "  --run-option OPT         one more option for every trial's maya run (repeatable)\n"
+        "  --run-option OPT         one more option for every trial's maya run (repeatable);\n"
+        "                           {NAME} and {=EXPR} in it take the trial's values\n"
+        "  --replicas N:STRIDE[,...] maya run --replicas for every trial, with {NAME} and\n"
+        "                           {=EXPR} taking the trial's values and entries whose N is 1\n"
+        "                           left out, e.g. '{=32 / (tp * pp)}:{tp}'\n"
         "  --no-reuse               emulate every trial, even one whose ranks do the same as an\n"
         "                           earlier trial's (by default a trial that differs only in\n"
         "                           the GPU type, or in a cluster of the same node layout,\n"
@@ -187,6 +194,10 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
                 rc = search_argv_push(&s->run_opts, a) < 0 || search_argv_push(&s->run_opts, v) < 0 ? -1 : 0;
         } else if (!strcmp(a, "--run-option"))
             rc = search_argv_push(&s->run_opts, v);
+        else if (!strcmp(a, "--replicas"))
+            s->replicas = v;
+        else if (!strcmp(a, "--require"))
+            rc = search_argv_push(&s->requires, v);
         else if (!strcmp(a, "--sbatch"))
             rc = search_argv_push(&sbatch, v);
         else if (!strcmp(a, "--retries"))
@@ -235,9 +246,9 @@ static int parse_args(struct search *s, int argc, char **argv, const char **out,
         maya_error("--srun-nodes %d: spreading a trial's ranks over nodes needs --slurm", s->slurm.srun_nodes);
         return 2;
     }
-    if (s->slurm.srun_nodes && s->run_opts.n) {
+    if (s->slurm.srun_nodes && (s->run_opts.n || s->replicas)) {
         maya_error("--srun-nodes: \"%s\" is a maya run option, which srun --maya-emulate does not take; expected "
-                   "no trial options with --srun-nodes", s->run_opts.argv[0]);
+                   "no trial options with --srun-nodes", s->run_opts.n ? s->run_opts.argv[0] : "--replicas");
         return 2;
     }
     if (s->slurm.srun_nodes)
@@ -285,6 +296,14 @@ int cmd_search(int argc, char **argv)
     int rc = parse_args(&s, argc, argv, &out, &replay_dir, &cmd_at);
     if (rc == 0 && search_space_set_command(&s.space, argv + cmd_at, argc - cmd_at) < 0)
         rc = 2;
+    for (int i = 0; rc == 0 && i < s.run_opts.n; i++)
+        if (strchr(s.run_opts.argv[i], '{') && search_space_check_option(&s.space, "--run-option", s.run_opts.argv[i]) < 0)
+            rc = 2;
+    if (rc == 0 && s.replicas && search_space_check_option(&s.space, "--replicas", s.replicas) < 0)
+        rc = 2;
+    for (int i = 0; rc == 0 && i < s.requires.n; i++)
+        if (search_space_check_require(&s.space, s.requires.argv[i]) < 0)
+            rc = 2;
     if (rc == 0 && replay_dir)
         rc = search_replay_load(&replay, replay_dir, &s.space) < 0 ? 2 : 0;
     s.replay = replay_dir ? &replay : NULL;

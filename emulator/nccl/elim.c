@@ -370,15 +370,17 @@ void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index)
     /* Two equal trailing blocks of p, each of more than one kind of op (a
      * row of like broadcasts at set-up is not an iteration), each holding a
      * host synchronisation (where training loops end an iteration: a loss
-     * read, a stream synchronize) or, for a rank that has never
-     * synchronised since its first operation, together covering >= 90 % of
-     * the ops (20 p >= 9 n). A rank that synchronises does so at its
-     * iterations' ends, so two blocks without a synchronisation are a part
-     * of one iteration repeating (a pipeline's warm-up micro-batches, which
-     * differ from stage to stage later on). At most n/2 O(1) comparisons per
-     * op, for the first MAYA_ELIM_MAX_OPS ops. */
+     * read, a stream synchronize) or, for a process that has never
+     * synchronised at all, together covering >= 90 % of the ops (20 p >=
+     * 9 n). A process that synchronises, if only once before its first
+     * operation, is taken to do so at its iterations' ends, so two blocks
+     * without a synchronisation are a part of one iteration repeating: a
+     * 1F1B pipeline's warm-up micro-batches after a set-up synchronisation
+     * (two on one stage, one on the next, whose first 2 x 6 operations
+     * agree) differ from stage to stage later on. At most n/2 O(1)
+     * comparisons per op, for the first MAYA_ELIM_MAX_OPS ops. */
     uint64_t n = nops;
-    int never_synced = syncs[n - 1] == syncs[0];
+    int never_synced = syncs[n - 1] == 0;
     for (uint64_t p = n / 2; p >= 2 && last_change > n - p; p--) {
         int synced = syncs[n - p] > syncs[n - 2 * p]; /* the first block ends an iteration */
         if (!synced && (!never_synced || 20 * p < 9 * n))

@@ -106,35 +106,26 @@ static inline int maya_replicas_emulated(const struct maya_replicas *r, int64_t 
     return 1;
 }
 
-/* The rank with every folded digit 0: what a replica is rebuilt from. */
-static inline int64_t maya_replicas_source(const struct maya_replicas *r, int64_t rank)
-{
-    int64_t s = rank;
-    for (int k = 0; k < r->ndims; k++)
-        s -= maya_replicas_digit(r, k, rank) * r->stride[k];
-    return s;
-}
-
-/* What a replica is rebuilt from, and stands in for it: its source, except
- * when that is rank 0, whose host work is often its own (it logs, saves
- * checkpoints): then the lowest other emulated rank of the same source. */
-static inline int64_t maya_replicas_representative(const struct maya_replicas *r, int64_t rank, int64_t world);
-
 /* rank with digit k set to d */
 static inline int64_t maya_replicas_with(const struct maya_replicas *r, int k, int64_t rank, int64_t d)
 {
     return rank + (d - maya_replicas_digit(r, k, rank)) * r->stride[k];
 }
 
+/* What a replica is rebuilt from, and stands in for it: the rank with its
+ * folded digits above 1 made 1 (its proxy, a rank that ran). Never rank 0,
+ * whose host work is often its own (it logs, saves checkpoints), and the
+ * same along a dimension for every pipeline stage: each stage's
+ * tensor-parallel replicas copy its TP rank 1, so that the simulator can
+ * fold a stage's copies into one rank, whatever stage 0's rank 0 does. */
 static inline int64_t maya_replicas_representative(const struct maya_replicas *r, int64_t rank, int64_t world)
 {
-    int64_t s = maya_replicas_source(r, rank);
-    if (s != 0)
-        return s;
-    for (int64_t i = 1; i < world; i++)
-        if (maya_replicas_emulated(r, i) && maya_replicas_source(r, i) == 0)
-            return i;
-    return 0;
+    (void)world;
+    int64_t s = rank;
+    for (int k = 0; k < r->ndims; k++)
+        if (maya_replicas_digit(r, k, rank) > 1)
+            s = maya_replicas_with(r, k, s, 1);
+    return s;
 }
 
 /* Emulated ranks of a world. */

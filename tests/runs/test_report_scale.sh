@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # maya report on GPT-shaped jobs of many ranks (traces from the benchmarks'
 # generator, bench/gpt_traces.c: Megatron's TP x PP x DP layout, 1F1B,
-# bucketed DP all-reduce): the data-parallel replicas are folded and the
+# bucketed DP all-reduce): the data-parallel replicas and each stage's
+# tensor-parallel ranks are folded and the
 # report, iterations and per-op times equal those of --fold no; --slow-rank
 # replays the straggler's replica on its own and slows the job; the
 # timelines are bounded by default, full on request, none if asked, with the
@@ -49,7 +50,8 @@ for k in ("iteration_time_s", "first_iteration_time_s", "makespan_s", "compute_t
     assert a[k] == b[k], (k, a[k], b[k])
 assert a["ranks"] == b["ranks"], "per-rank figures differ"
 assert a["simulator"]["ops"] == b["simulator"]["ops"], (a["simulator"], b["simulator"])
-assert a["simulator"]["replayed_ranks"] == 32 and b["simulator"]["replayed_ranks"] == 256, (a["simulator"], b["simulator"])
+# a NIC per GPU: the replicas and a stage's tensor-parallel ranks fold into one rank per stage
+assert a["simulator"]["replayed_ranks"] == 4 and b["simulator"]["replayed_ranks"] == 256, (a["simulator"], b["simulator"])
 assert len(a["iterations"]) == 3, a["iterations"]
 # bounded: rank 0 and its pipeline's stages (ranks 0, 64, 128, 192), sizes as stated
 ta, tb = a["timeline"], b["timeline"]
@@ -82,7 +84,7 @@ for svg in "$d/timeline.svg" "$TEST_TMP/nofold/timeline.svg" "$TEST_TMP/slow/tim
     python3 -c "import sys, xml.etree.ElementTree as ET; ET.parse(sys.argv[1])" "$svg" || fail "$svg is not well-formed"
 done
 expect_eq "$(grep -c '<text [^>]*text-anchor="end"[^>]*>rank ' "$d/timeline.svg")" 12 "lanes of the bounded SVG (4 ranks x 3 streams)"
-expect_grep "^replayed   32 of them: the other 224 are replicas" "$d/report.txt"
+expect_grep "^replayed   4 of them: the other 252 are replicas" "$d/report.txt"
 expect_grep "^timeline   4 of 256 ranks: rank 0, its pipeline's other stages, the busiest \(rank [0-9]+\); iterations 1\.\.3 of 3" "$d/report.txt"
 expect_grep "^files      report.html \(open in a browser\), report.json, timeline.json \([0-9.]+ (bytes|MiB|GiB); open in ui.perfetto.dev\), timeline.svg \(" "$d/report.txt"
 expect_grep "^           \([0-9]+ ranks that could fold replayed on their own, as symmetry breaks: communicator" \

@@ -8,7 +8,8 @@
 # they stop after their operations repeated, before the end; the
 # job trace holds every rank, each rebuilt one with its source's operations
 # on its own communicators; the prediction is the one without elimination
-# to within 0.5 %. Then the collator's refusals: a note without its record,
+# to within 0.5 %. Stages whose operations differ (TP2 x PP4) are not
+# taken as alike. Then the collator's refusals: a note without its record,
 # and a source whose operations differ from the stopped rank's.
 . "$MAYA_TOP/tests/lib.sh"
 
@@ -130,6 +131,32 @@ python3 - "$TEST_TMP/tiny/report.json" <<'PY' || fail "the tiny run's report is 
 import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["simulated"] and r["workload_ok"] and len(r["iterations"]) == 8, (r["error"], r["iterations"])
+assert all(x["traced"] for x in r["ranks"]), r["ranks"]
+PY
+
+# Pipeline stages that differ are never taken as alike: TP2 x PP4 (no
+# data-parallel replicas), 8 micro-batches. Each rank synchronises once
+# before its first NCCL operation; stage 1's two warm-up micro-batches and
+# stage 2's warm-up and first steady one issue the same first 12 operations
+# (a receive, four all-reduces, a send, twice), which once passed for two
+# iterations: stage 2 was stopped as a duplicate of stage 1 and the collator
+# refused the job. Only stages 1-3's second tensor-parallel ranks stop, as
+# duplicates of their first; stage 0's both run on (rank 0 runs on anyway,
+# and rank 1, the next of its class, would stand for the others).
+"$MAYA" run -q --dedup -g h100x8 -o "$TEST_TMP/pp4" -- "$WORKLOADS/minigpt" --tp 2 --pp 4 --iters 4 --hidden 64 \
+    --heads 4 --layers 4 --seq 32 --vocab 512 --micro-batches 8 > "$TEST_TMP/pp4.out" 2>&1 ||
+    fail "minigpt TP2 x PP4 with --dedup failed: $(tail -20 "$TEST_TMP/pp4.out")"
+for r in 3 5 7; do
+    expect_grep "^rank\.$r\.note=eliminated, rebuilt from rank $((r - 1))\$" "$TEST_TMP/pp4/run.conf" \
+        "rank $r rebuilt from the other rank of its stage"
+done
+for r in 0 1 2 4 6; do
+    expect_no_grep "^rank\.$r\.note=" "$TEST_TMP/pp4/run.conf" "rank $r, the first of its stage or rank 0, ran on"
+done
+python3 - "$TEST_TMP/pp4/report.json" <<'PY' || fail "the TP2 x PP4 run's report is wrong (above)"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["simulated"] and r["workload_ok"] and len(r["iterations"]) == 4, (r["error"], r["iterations"])
 assert all(x["traced"] for x in r["ranks"]), r["ranks"]
 PY
 

@@ -3,8 +3,9 @@
 # PP2 x DP4 on 16 emulated H100s (two nodes), GPU-bound. --replicas 4:2,2:1
 # declares DP (4 replicas, stride 2) and TP (2, stride 1): the ranks whose DP
 # and TP digits are 0 or 1 run (8 of 16), the other 8 stop at their first
-# NCCL call and are rebuilt from the rank with their digits 0 (rank 1 for
-# rank 0's, whose host work is often its own); the
+# NCCL call and are rebuilt from the rank with their digits above 1 made 1
+# (DP replica 1 of their TP rank and stage: never rank 0, whose host work is
+# often its own); the
 # communicators the running ranks make hold the missing ones (the world,
 # the DP groups); the prediction is the full run's to within 0.5 %, with and
 # without --dedup on top (which stops ranks 2-3 and 9-11 too). Bad layouts
@@ -24,7 +25,7 @@ run both --replicas 4:2,2:1 --dedup
 
 d=$TEST_TMP/repl
 for r in 4 5 6 7 12 13 14 15; do
-    src=$([ $r -lt 8 ] && echo 1 || echo 8)
+    src=$((r - ((r / 2) % 4 - 1) * 2))
     expect_grep "^rank\.$r\.note=a replica, not emulated \\(--replicas\\), rebuilt from rank $src\$" "$d/run.conf" \
         "rank $r's note"
     expect_grep "^how=declared\$" "$d/traces/rank-$r.eliminated" "rank $r's elimination note"
@@ -111,6 +112,22 @@ for name in repl both wide; do
     sb=$(stat -c %s "$TEST_TMP/$name.copy/job.mtrace")
     [ "$sa" -lt "$sb" ] || fail "$name: the job trace with references ($sa bytes) is not smaller than with copies ($sb)"
 done
+
+# Folding on the real run (a NIC per GPU): every replica's copy folds into
+# its proxy, on its own node too (the TP copy of a stage into its TP rank
+# 1), so that only the 8 emulated ranks are replayed; the report is the one
+# replaying all 16, field for field but for the simulator's own counts.
+cp -r "$TEST_TMP/repl" "$TEST_TMP/repl.nofold"
+"$MAYA" report -q --fold no "$TEST_TMP/repl.nofold" > "$TEST_TMP/repl.nofold.out" 2>&1 ||
+    fail "maya report --fold no failed: $(tail -5 "$TEST_TMP/repl.nofold.out")"
+python3 - "$TEST_TMP/repl/report.json" "$TEST_TMP/repl.nofold/report.json" <<'PY' || fail "folding the replicas changed the report (above)"
+import json, sys
+a, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert a["simulator"]["replayed_ranks"] == 8 and b["simulator"]["replayed_ranks"] == 16, (a["simulator"], b["simulator"])
+for k in ("iteration_time_s", "first_iteration_time_s", "makespan_s", "compute_time_s", "communication_time_s",
+          "exposed_communication_time_s", "idle_time_s", "peak_memory_bytes", "iterations", "ranks"):
+    assert a[k] == b[k], (k, a[k], b[k])
+PY
 
 # layouts that cannot be
 for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do

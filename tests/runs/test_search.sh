@@ -167,6 +167,27 @@ bad '--srun-nodes: "--dedup" is a maya run option, which srun --maya-emulate doe
     --run-option --dedup --param tp=1 -- echo {tp}
 bad '--srun-nodes "0": expected a whole number from 1' --slurm --srun-nodes 0 --param tp=1 -- echo {tp}
 bad '--replay .*/none: cannot open .*/none/search.txt' --replay "$TEST_TMP/none" --param tp=1 -- echo {tp}
+bad '--require "tq > 1": expected a number or a declared parameter at "tq > 1' --require 'tq > 1' --param tp=1 -- echo {tp}
+bad '--require "tp >": expected a number or a declared parameter' --require 'tp >' --param tp=1 -- echo {tp}
+
+# --require: a combination whose expression is 0 (a --flag is 0 off, 1 on)
+# is failed without running, named by the rule, and costs no trial; a
+# comparison is 1 or 0 in the command too.
+"$MAYA" search -g h100x1 -o "$TEST_TMP/req" --require 'a > f' --require 'a * 2 != 6' --param a=1,2,3 --flag f=--x -- \
+    sh -c 'exit $0' '{=a > 1}' {f} > "$TEST_TMP/req.out" 2>&1
+cat "$TEST_TMP/req.out"
+expect_grep '^ +[0-9]+  1  on  +- .*failed: refused by --require "a > f"$' "$TEST_TMP/req.out"
+expect_count 2 'failed: refused by --require "a \* 2 != 6"$' "$TEST_TMP/req.out"
+python3 - "$TEST_TMP/req/search.json" <<'PY' || fail "the --require search is wrong (above)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+assert s["trials_run"] == 3, s["trials_run"]
+ran = {(t["params"]["a"], t["params"]["f"]): t for t in s["trials"] if t["trial_wall_s"] is not None}
+assert sorted(ran) == [("1", "off"), ("2", "off"), ("2", "on")], sorted(ran)
+# sh -c 'exit $0' {=a > 1}: a=1 exits 0 (no GPU work: failed, no report), a=2 exits 1
+assert "exit 1" in ran["2", "off"]["reason"] and "exit 1" not in ran["1", "off"]["reason"], ran
+assert ran["2", "on"]["command"][-1] == "--x", ran["2", "on"]
+PY
 
 # A report whose steady iterations are not alike (cut at the wrong places)
 # fails its trial instead of ranking it by a wrong time; read through
