@@ -47,6 +47,29 @@ for spec in sys.argv[1:]:
 PY
 }
 
+# torchtitan and the packages its training path imports (docs/compatibility.md)
+# go into their own directory, .venv-torchtitan/, put on PYTHONPATH only for
+# torchtitan's runs: datasets, pandas, pyarrow and tensorboard stay out of the
+# venv the other frameworks run in. `scripts/venv.sh --torchtitan` adds them
+# (after the venv itself).
+TORCHTITAN="torchtitan==0.3.0 spmd_types==0.2.3 tyro==1.0.17 docstring_parser==0.18.0
+    typeguard==4.6.1 torchdata==0.11.0 torch_checkpointing==0.1.1 tensorboard==2.21.0
+    protobuf==7.36.2 absl_py==2.5.1 datasets==4.7.0 pyarrow==26.0.1 pandas==3.1.1
+    python_dateutil==4.0.0 pytz==2026.6 tzdata==2026.6 dill==0.4.1 multiprocess==0.70.19
+    xxhash==4.1.0 requests==2.34.2 urllib3==2.8.0 certifi==2026.10.19.post1
+    charset_normalizer==3.5.3 six==1.17.0 httpx==0.29.0 httpcore==1.0.9"
+titan_dir=.venv-torchtitan
+if [ "${1:-}" = --torchtitan ]; then
+    "$0"
+    [ -f "$titan_dir/torchtitan-0.3.0.dist-info/METADATA" ] && exit 0
+    echo "venv: installing torchtitan 0.3.0 into $titan_dir" >&2
+    rm -rf "$titan_dir.tmp"
+    # shellcheck disable=SC2086
+    "$py" -m pip install -q --no-deps --target "$titan_dir.tmp" $TORCHTITAN
+    rm -rf "$titan_dir" && mv "$titan_dir.tmp" "$titan_dir"
+    exit 0
+fi
+
 torch_ok=0
 if [ -x "$py" ] && pinned_ok "torch==$TORCH_VERSION" "triton==$TRITON_VERSION"; then
     torch_ok=1
