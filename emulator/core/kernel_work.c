@@ -694,6 +694,38 @@ static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
     }
 }
 
+/* How many parameters (at most 2) base_param could have chosen from:
+ * pointer-sized ones along the sums, differences and selects of e. */
+static unsigned param_leaves(const struct kw *w, uint32_t e, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (depth > MAX_WALK)
+        return 2; /* too deep to tell: as if two */
+    switch (x->op) {
+    case MAYA_KX_PARAM:
+        return base_param(w, e, depth) != MAYA_KW_NO_PARAM;
+    case MAYA_KX_ADD: case MAYA_KX_SEL: {
+        unsigned n = param_leaves(w, x->a, depth + 1);
+        n += param_leaves(w, x->b, depth + 1);
+        return n > 2 ? 2 : n;
+    }
+    case MAYA_KX_SUB: case MAYA_KX_PHI:
+        return param_leaves(w, x->a, depth + 1);
+    default:
+        return 0;
+    }
+}
+
+/* The parameter a store's address starts from (base_param); an address
+ * that could start from either of two (a pointer plus a 64-bit integer
+ * parameter) does not say which buffer it writes: flagged. */
+static uint16_t stored_param(struct kw *w, uint32_t a)
+{
+    if (param_leaves(w, a, 0) > 1)
+        w->flags |= MAYA_KW_F_STORES_UNKNOWN;
+    return base_param(w, a, 0);
+}
+
 /* Does the value of e differ between blocks (it uses %ctaid, or memory)? A
  * load whose address does not reads the same bytes in every block. */
 static int block_varies(const struct kw *w, uint32_t e, int depth)
@@ -793,7 +825,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         else if (global && in->nops >= 2) {
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
             uint8_t tf = load && a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
-            add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes, tf);
+            add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
+                           load ? base_param(w, a, 0) : stored_param(w, a), bytes, tf);
         }
     } else if (emu_slice_is(opc, "atom") || emu_slice_is(opc, "red")) {
         uint32_t bytes = tb * vec_of(op);
@@ -802,7 +835,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             add_term(w, freq, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
         } else if (in->nops >= 2) {
             uint32_t a = address(w, in->ops[opc.p[0] == 'a' ? 1 : 0]);
-            uint16_t p = base_param(w, a, 0);
+            uint16_t p = stored_param(w, a);
             /* every block updating the same addresses: resolved in L2 */
             uint8_t tf = a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
             add_term(w, freq, loop, MAYA_KW_ATOMIC, MAYA_KW_NO_PARAM, 1);
@@ -823,7 +856,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
                 w->flags |= MAYA_KW_F_BYTES_UNKNOWN;
             } else if (g && sh && g < sh) {
                 add_term(w, f, loop, MAYA_KW_LD_SHARED, MAYA_KW_NO_PARAM, 1);
-                add_term(w, f, loop, MAYA_KW_ST_GLOBAL, base_param(w, address(w, in->ops[0]), 0), 1);
+                add_term(w, f, loop, MAYA_KW_ST_GLOBAL, stored_param(w, address(w, in->ops[0])), 1);
             } else {
                 add_term(w, f, loop, MAYA_KW_LD_GLOBAL, base_param(w, address(w, in->ops[1]), 0), 1);
                 add_term(w, f, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, 1);
@@ -845,7 +878,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             if (emu_ptx_has_part(op, "shared"))
                 add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
             else
-                add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL, base_param(w, a, 0), bytes);
+                add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
+                         load ? base_param(w, a, 0) : stored_param(w, a), bytes);
         }
     } else if (emu_slice_is(opc, "mma") && shape_of(op, &m, &n, &k)) {
         add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);

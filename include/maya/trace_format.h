@@ -251,7 +251,8 @@ enum maya_kw_source { MAYA_KW_PTX = 1, MAYA_KW_SASS = 2 };
 #define MAYA_KW_F_TRUNCATED       0x02 /* code or summary too large: the rest is not counted */
 #define MAYA_KW_F_BYTES_UNKNOWN   0x04 /* copies whose size the code does not show (TMA, bulk) */
 #define MAYA_KW_F_STORES_UNKNOWN  0x08 /* global stores the terms do not show (a call, a surface
-                                          store): the stores' parameters are not all known */
+                                          store), or a store whose address adds two parameters:
+                                          the stores' parameters are not all known */
 
 struct maya_kwork {
     uint8_t source;             /* enum maya_kw_source */

@@ -405,12 +405,27 @@ static const char indirect_store[] =
     "\tld.global.u64 %rd2, [%rd1];\n\tmov.u32 %r1, 1;\n\tst.global.u32 [%rd2], %r1;\n"
     "\tret;\n}\n";
 
+/* A store at a 64-bit integer parameter plus a pointer parameter: either
+ * could be the buffer's. */
+static const char offset_store[] =
+    ".visible .entry offset(\n\t.param .u64 offset_param_0,\n\t.param .u64 offset_param_1\n)\n{\n"
+    "\t.reg .b32 %r<2>;\n\t.reg .b64 %rd<4>;\n"
+    "\tld.param.u64 %rd1, [offset_param_0];\n\tld.param.u64 %rd2, [offset_param_1];\n"
+    "\tadd.s64 %rd3, %rd1, %rd2;\n\tmov.u32 %r1, 1;\n\tst.global.u32 [%rd3], %r1;\n"
+    "\tret;\n}\n";
+
 static void test_indirect_store(void)
 {
     void *keep;
     const struct maya_kwork *w = analyse(indirect_store, sizeof indirect_store - 1, "indirect", &keep);
     if (!w)
         return;
+    EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes) == 0);
+    free(keep);
+    w = analyse(offset_store, sizeof offset_store - 1, "offset", &keep);
+    if (!w)
+        return;
+    EXPECT(w->flags & MAYA_KW_F_STORES_UNKNOWN);
     EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes) == 0);
     free(keep);
 }
