@@ -42,6 +42,12 @@ const struct maya_kterm *maya_kwork_terms(const struct maya_kwork *w)
     return (const struct maya_kterm *)(maya_kwork_exprs(w) + w->nexprs);
 }
 
+uint64_t maya_kwork_bytes(const struct maya_kwork *w)
+{
+    return sizeof *w + (uint64_t)w->nexprs * sizeof(struct maya_kexpr) +
+           (uint64_t)w->nterms * sizeof(struct maya_kterm);
+}
+
 /* Which operands an op reads: bit 0 a, bit 1 b, bit 2 c. */
 static unsigned operands(unsigned op)
 {
@@ -69,8 +75,7 @@ const struct maya_kwork *maya_kernel_work(const struct maya_rec_kernel *k, const
         return NULL;
     }
     const struct maya_kwork *w = (const void *)((const unsigned char *)k + at);
-    if (sizeof *w + (uint64_t)w->nexprs * sizeof(struct maya_kexpr) +
-            (uint64_t)w->nterms * sizeof(struct maya_kterm) > k->work_bytes) {
+    if (maya_kwork_bytes(w) > k->work_bytes) {
         *why = "work summary: expressions and terms overrun it";
         return NULL;
     }

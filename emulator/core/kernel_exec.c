@@ -17,6 +17,7 @@
  * costs one load here (no real byte anywhere) or one binary search per
  * parameter word; a large launch one multiplication and compare. */
 #define _GNU_SOURCE
+#include "maya/kwork.h"
 #include "emu.h"
 #include "maya/common.h"
 #include "ptx_exec.h"
@@ -170,12 +171,9 @@ static int loads_global(const struct emu_kernel *k)
     const struct maya_kwork *w = k->work;
     if (!w || k->work_bytes < sizeof *w)
         return 0;
-    uint64_t need = sizeof *w + (uint64_t)w->nexprs * sizeof(struct maya_kexpr) +
-                    (uint64_t)w->nterms * sizeof(struct maya_kterm);
-    if (need > k->work_bytes)
+    if (maya_kwork_bytes(w) > k->work_bytes)
         return 0;
-    const struct maya_kterm *t =
-        (const struct maya_kterm *)((const char *)w + sizeof *w + (size_t)w->nexprs * sizeof(struct maya_kexpr));
+    const struct maya_kterm *t = maya_kwork_terms(w);
     for (uint32_t i = 0; i < w->nterms; i++)
         if (t[i].cls == MAYA_KW_LD_GLOBAL || t[i].cls == MAYA_KW_ATOMIC)
             return 1;

@@ -27,6 +27,7 @@
  * terms, pending joins); past a bound the summary is flagged truncated.
  */
 #define _GNU_SOURCE
+#include "maya/kwork.h"
 #include "kernel_work.h"
 
 #include <ctype.h>
@@ -1652,8 +1653,7 @@ int emu_kwork_ptx_text(const char *text, size_t bytes, const char *entry, int sm
 
 unsigned emu_kwork_pointer_params(const struct maya_kwork *w, uint16_t *offsets, unsigned max)
 {
-    const struct maya_kexpr *x = (const void *)(w + 1);
-    const struct maya_kterm *t = (const void *)(x + w->nexprs);
+    const struct maya_kterm *t = maya_kwork_terms(w);
     unsigned n = 0;
     for (uint32_t i = 0; i < w->nterms; i++) {
         if (t[i].param == MAYA_KW_NO_PARAM || (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL))
@@ -1674,13 +1674,11 @@ unsigned emu_kwork_pointer_params(const struct maya_kwork *w, uint16_t *offsets,
 
 uint64_t emu_kwork_unstored_words(const struct maya_kwork *w, size_t bytes)
 {
-    if (!w || bytes < sizeof *w ||
-        bytes < sizeof *w + (size_t)w->nexprs * sizeof(struct maya_kexpr) + (size_t)w->nterms * sizeof(struct maya_kterm))
+    if (!w || bytes < sizeof *w || bytes < maya_kwork_bytes(w))
         return 0;
     if ((w->flags & (MAYA_KW_F_TRUNCATED | MAYA_KW_F_BYTES_UNKNOWN | MAYA_KW_F_STORES_UNKNOWN)))
         return 0;
-    const struct maya_kexpr *x = (const void *)(w + 1);
-    const struct maya_kterm *t = (const void *)(x + w->nexprs);
+    const struct maya_kterm *t = maya_kwork_terms(w);
     uint64_t stored = 0;
     for (uint32_t i = 0; i < w->nterms; i++) {
         if (t[i].cls != MAYA_KW_ST_GLOBAL)

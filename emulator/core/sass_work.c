@@ -23,6 +23,7 @@
  * written once).
  */
 #define _GNU_SOURCE
+#include "maya/kwork.h"
 #include "emu.h"
 #include "kernel_work.h"
 #include "maya/common.h"
@@ -211,8 +212,7 @@ static int cache_read(const char *path, void **out, size_t *bytes)
             void *b = malloc(n);
             if (b && read(fd, b, n) == (ssize_t)n) {
                 const struct maya_kwork *w = b;
-                if (sizeof *w + (uint64_t)w->nexprs * sizeof(struct maya_kexpr) +
-                        (uint64_t)w->nterms * sizeof(struct maya_kterm) == n) {
+                if (maya_kwork_bytes(w) == n) {
                     *out = b;
                     *bytes = n;
                     b = NULL;

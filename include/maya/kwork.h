@@ -13,6 +13,8 @@
 const struct maya_kwork *maya_kernel_work(const struct maya_rec_kernel *k, const char **why);
 const struct maya_kexpr *maya_kwork_exprs(const struct maya_kwork *w);
 const struct maya_kterm *maya_kwork_terms(const struct maya_kwork *w);
+/* The bytes a summary's header says it holds: itself, its expressions, its terms. */
+uint64_t maya_kwork_bytes(const struct maya_kwork *w);
 
 /* The extents a LAUNCH record carries after its parameters (*n of them),
  * or NULL when it has none or they do not fit in the record. */
