@@ -107,6 +107,10 @@ struct run {
     struct maya_replicas replicas;
     int next_replica;           /* the next declared replica to start */
     int replicas_alive;         /* declared replicas running now */
+    int replicas_more;          /* started beyond the usual few, since those all waited */
+    uint64_t replicas_ticks;    /* the CPU time of those running, at the last look */
+    double replicas_moved_at;   /* when one of them last used CPU, started or ended */
+    double replicas_looked_at;
     pid_t parent;               /* maya run itself */
     double t0;                  /* when the ranks started (now_s) */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
@@ -348,15 +352,61 @@ static void note_eliminated(struct run *r, int i)
 static int start_one(struct run *r, int i);
 static int is_replica(const struct run *r, int i);
 
+#define REPLICAS_ASLEEP_S 2.0
+
+/* The replicas running now have all been asleep (used no CPU) for
+ * REPLICAS_ASLEEP_S: they wait for something that ranks not started yet
+ * must do first. A program whose start-up is a rendezvous of every rank
+ * does that: PyTorch's TCP store (rank 0 waits until every rank has
+ * connected, the others then wait for rank 0's NCCL id). Looked at twice
+ * a second; costs a read of /proc/PID/stat per replica running. */
+static int replicas_asleep(struct run *r)
+{
+    double now = now_s();
+    if (now - r->replicas_looked_at < 0.5)
+        return 0;
+    r->replicas_looked_at = now;
+    uint64_t ticks = 0, t, rss;
+    for (int i = 0; i < r->desc.nprocs; i++) {
+        const struct maya_run_proc *p = &r->desc.procs[i];
+        if (is_replica(r, i) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN && run_proc_usage(p->pid, &t, &rss) == 0)
+            ticks += t;
+    }
+    if (ticks != r->replicas_ticks) {
+        r->replicas_ticks = ticks;
+        r->replicas_moved_at = now;
+    }
+    return now - r->replicas_moved_at >= REPLICAS_ASLEEP_S;
+}
+
+/* The memory the replicas running now hold, on average (resident). */
+static uint64_t replica_rss(const struct run *r)
+{
+    uint64_t sum = 0, t, rss;
+    int n = 0;
+    for (int i = 0; i < r->desc.nprocs; i++) {
+        const struct maya_run_proc *p = &r->desc.procs[i];
+        if (is_replica(r, i) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN && run_proc_usage(p->pid, &t, &rss) == 0) {
+            sum += rss;
+            n++;
+        }
+    }
+    return n ? sum / (uint64_t)n : 0;
+}
+
 /* Declared replicas (--replicas) run only up to their first NCCL call, for
  * the program's own start-up (a rank 0 that hands out the NCCL id waits for
  * every rank): a few at a time, as earlier ones end, so that a job of
- * thousands of ranks never holds more than that many of them. When the job
- * is stopping, those not started yet are noted so. Returns how many it took
- * off the count of processes to wait for. */
+ * thousands of ranks never holds more than that many of them. When all of
+ * those running wait (replicas_asleep: a rendezvous that needs every rank
+ * connected), one more is started, while the machine's available memory
+ * holds two more of them; when it does not, the job is stopped with a
+ * message saying why. When the job is stopping, those not started yet are
+ * noted so. Returns how many it took off the count of processes to wait
+ * for; -1: stop the job (its cause is set). */
 static int start_replicas(struct run *r, int stopping)
 {
-    int at_once = MAYA_MAX(2, r->cpus), skipped = 0;
+    int at_once = MAYA_MAX(2, r->cpus) + r->replicas_more, skipped = 0;
     while (r->replicas_spec && r->next_replica < r->desc.nprocs) {
         int i = r->next_replica;
         if (!is_replica(r, i)) {
@@ -372,10 +422,26 @@ static int start_replicas(struct run *r, int stopping)
             skipped++;
             continue;
         }
-        if (r->replicas_alive >= at_once || start_one(r, i) < 0)
+        if (r->replicas_alive >= at_once) {
+            if (!replicas_asleep(r))
+                break;
+            uint64_t each = replica_rss(r), avail = run_mem_available();
+            if (avail && avail < 2 * each) {
+                set_cause(r, "the %d replicas running (--replicas) all wait, as in a start-up that needs every "
+                          "rank at once (PyTorch's TCP store: its rank 0 waits until every rank has connected, "
+                          "then the others wait for its NCCL id); %d more of %d MiB each would not fit the "
+                          "%llu MiB available. Emulate fewer ranks, or use --dedup, which starts every rank",
+                          r->replicas_alive, r->desc.nprocs - i, (int)(each >> 20), (unsigned long long)(avail >> 20));
+                return -1;
+            }
+            r->replicas_more++;
+            at_once++;
+        }
+        if (start_one(r, i) < 0)
             break;
         r->replicas_alive++;
         r->next_replica++;
+        r->replicas_moved_at = now_s();
     }
     return skipped;
 }
@@ -408,7 +474,15 @@ static void wait_all(struct run *r)
     for (int i = 0; pids && i < n; i++)
         pids[i] = (pid_t)r->desc.procs[i].pid;
     while (done < n) {
-        done += start_replicas(r, stopping);
+        int skipped = start_replicas(r, stopping);
+        if (skipped < 0) {
+            stop_all(r, SIGTERM, "terminated: the replicas could not all be started (see the run's cause)");
+            stopping = 1;
+            stop_at = now_s() + KILL_GRACE_S;
+            save_desc(r, 1);
+            continue;
+        }
+        done += skipped;
         if (done >= n)
             break;
         int st;
@@ -426,8 +500,10 @@ static void wait_all(struct run *r)
                 p->code = WIFSIGNALED(st) ? WTERMSIG(st) : SIGKILL;
             }
             done++;
-            if (is_replica(r, i))
+            if (is_replica(r, i)) {
                 r->replicas_alive--;
+                r->replicas_moved_at = now_s();
+            }
             note_eliminated(r, i);
             dirty = 1;
             if (pids)

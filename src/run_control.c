@@ -149,8 +149,7 @@ int run_check_command(char *const *cmd)
     return maya_error("cannot execute %s: no such program on PATH", prog);
 }
 
-/* MemAvailable of /proc/meminfo, in bytes; 0 if unknown. */
-static uint64_t mem_available(void)
+uint64_t run_mem_available(void)
 {
     FILE *fp = fopen("/proc/meminfo", "r");
     char line[256];
@@ -187,12 +186,33 @@ static uint64_t tasks_left(void)
     return limit == UINT64_MAX ? UINT64_MAX : limit > total ? limit - total : 0;
 }
 
+int run_proc_usage(pid_t pid, uint64_t *ticks, uint64_t *rss_bytes)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *fp = fopen(path, "r");
+    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    buf[n] = 0;
+    /* the command name, in parentheses, may hold spaces: fields count from its end */
+    const char *p = strrchr(buf, ')');
+    unsigned long long ut = 0, st = 0;
+    long rss_pages = 0;
+    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
+                            "%*u %*u %ld", &ut, &st, &rss_pages) != 3)
+        return -1;
+    *ticks = ut + st;
+    *rss_bytes = rss_pages > 0 ? (uint64_t)rss_pages * (uint64_t)sysconf(_SC_PAGESIZE) : 0;
+    return 0;
+}
+
 int run_check_size(int nprocs, int cpus)
 {
     cpu_set_t set;
     if (cpus <= 0 && sched_getaffinity(0, sizeof set, &set) == 0)
         cpus = CPU_COUNT(&set);
-    uint64_t mem = mem_available(), tasks = tasks_left();
+    uint64_t mem = run_mem_available(), tasks = tasks_left();
     uint64_t by_mem = mem ? mem / RANK_MIN_BYTES : UINT64_MAX;
     uint64_t by_tasks = tasks == UINT64_MAX ? UINT64_MAX : tasks / RANK_MIN_TASKS;
     uint64_t by_cpus = cpus > 0 ? (uint64_t)cpus * RANKS_PER_CPU : UINT64_MAX;

@@ -7,6 +7,7 @@
 #define MAYA_RUN_CONTROL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "maya/run_desc.h"
@@ -24,6 +25,13 @@ int run_desc_save(const char *dir, const struct maya_run_desc *d);
 /* The program cmd[0] can be executed (found on PATH when it has no slash):
  * 0, or -1 with a message saying why not. */
 int run_check_command(char *const *cmd);
+
+/* MemAvailable of /proc/meminfo, in bytes; 0 if unknown. */
+uint64_t run_mem_available(void);
+
+/* Process pid's CPU time so far (user + system, all its threads, in clock
+ * ticks) and resident memory (/proc/PID/stat): 0, or -1 if it is gone. */
+int run_proc_usage(pid_t pid, uint64_t *ticks, uint64_t *rss_bytes);
 
 /* Would nprocs processes fit this machine (memory, the process limit, the
  * CPUs maya may use)? 0, or -1 with a message saying how many would. */

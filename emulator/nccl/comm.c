@@ -37,6 +37,9 @@ static void comm_free(struct ncclComm *c)
     c->magic = 0;
     free(c->gone);
     free(c->p2p_gone);
+    for (int i = 0; c->root_last && i < c->nranks; i++)
+        free(c->root_last[i]);
+    free(c->root_last);
     free(c->peers);
     free(c->send_seq);
     free(c->recv_seq);

@@ -339,8 +339,12 @@ static void note_gone(struct ncclComm *c, const struct nc_msg *m, int r)
 }
 
 /* The contributions of the members that stopped: their stand-in's (their
- * representative's, else rank 0's), or zeros where that does not fit (a
- * broadcast whose root stopped). borrowed[r]: in[r] is another's. */
+ * representative's, else rank 0's). A broadcast whose root is gone takes
+ * the data of the last broadcast of that size its stand-in was the root of:
+ * an all-gather made of one broadcast per root in a group (PyTorch's
+ * all-gather into a list of tensors) then gathers the stand-in's value for
+ * the gone member, as the all-gather itself would. Where nothing fits,
+ * zeros. borrowed[r]: in[r] is another's. */
 static int fill_gone(struct nc_task *t, struct nc_msg **in, const unsigned char *gone, unsigned char *borrowed)
 {
     struct ncclComm *c = t->comm;
@@ -353,8 +357,14 @@ static int fill_gone(struct nc_task *t, struct nc_msg **in, const unsigned char 
         if (s < 0 || s >= n || gone[s])
             s = 0;
         uint64_t want = contrib_elems(t->op, t->count, r, t->peer, n) * sz;
-        if (in[s] && in[s]->h.bytes == want) {
-            in[r] = in[s];
+        struct nc_msg *from = in[s];
+        if (t->op == MAYA_COLL_BROADCAST && r == t->peer) {
+            from = c->root_last ? c->root_last[s] : NULL;
+            if (from && from->h.dtype != (int32_t)t->dtype)
+                from = NULL;
+        }
+        if (from && from->h.bytes == want) {
+            in[r] = from;
             borrowed[r] = 1;
             continue;
         }
@@ -367,6 +377,22 @@ static int fill_gone(struct nc_task *t, struct nc_msg **in, const unsigned char 
         if (!in[r])
             return -1;
     }
+    return 0;
+}
+
+/* A broadcast on a communicator with gone members: keep its root's data,
+ * which fill_gone lends a gone root's later broadcast. */
+static int keep_root(struct ncclComm *c, int root, struct nc_msg **in, const unsigned char *gone)
+{
+    if (root < 0 || root >= c->nranks || gone[root] || !in[root])
+        return 0;
+    if (!c->root_last && !(c->root_last = calloc((size_t)c->nranks, sizeof *c->root_last)))
+        return -1;
+    struct nc_msg *m = nc_msg_new(&in[root]->h, in[root]->data);
+    if (!m)
+        return -1;
+    free(c->root_last[root]);
+    c->root_last[root] = m;
     return 0;
 }
 
@@ -455,6 +481,10 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
         if (code == ncclSystemError)
             snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
     } else if (code == ncclSuccess && kind != NC_KIND_SPLIT && fill_gone(t, in, gone, borrowed) < 0) {
+        code = ncclSystemError;
+        snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
+    }
+    if (code == ncclSuccess && kind == MAYA_COLL_BROADCAST && c->gone && keep_root(c, t->peer, in, gone) < 0) {
         code = ncclSystemError;
         snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
     }

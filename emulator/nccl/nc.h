@@ -249,6 +249,10 @@ struct ncclComm {
     struct nc_gone *gone;       /* rank 0: [nranks] members that stopped; NULL: none */
     uint64_t *p2p_gone;         /* [nranks] receives from that peer from which it is gone
                                    (UINT64_MAX: not gone); NULL: none */
+    struct nc_msg **root_last;  /* rank 0, once a member is gone: [nranks] the data of the
+                                   last small broadcast each member was the root of (a gone
+                                   root's broadcast is its stand-in's own; exchange.c), at
+                                   most one small message per member */
 };
 
 /* A communicator handle that is usable (waits for a pending non-blocking

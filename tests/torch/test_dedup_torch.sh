@@ -9,18 +9,38 @@
 # rebuilt from rank 1 without the program noticing (every process exits 0;
 # one that ran ahead may end before the verdict reaches it, and runs on);
 # the predicted step is the one of the run without elimination to within
-# 0.5 %.
+# 0.5 %. DDP runs a third time with --replicas 4:1 (ranks 2 and 3 never get
+# past PyTorch's start-up: they leave at their first communicator call and
+# are rebuilt from rank 1): the same bound. Then DDP on 8 ranks with
+# --replicas 8:1: PyTorch's TCP-store rendezvous needs every rank connected
+# before rank 0 goes on, so the launcher starts more replicas than its
+# usual few once those running all wait; six replicas, every one rebuilt.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
 steps=6
 
-# check SCRIPT MAYA_GPT
+# compare DIR PLAIN NAME: DIR's predicted step is PLAIN's to within 0.5 %.
+compare() {
+    python3 - "$1/report.json" "$2/report.json" "$3" <<'PY' || fail "$3: predictions differ (above)"
+import json, sys
+e, p = (json.load(open(f)) for f in sys.argv[1:3])
+assert e["simulated"] and p["simulated"] and e["workload_ok"], (e["error"], p["error"])
+assert len(e["iterations"]) >= 3 and len(p["iterations"]) >= 3, (e["iterations"], p["iterations"])
+assert e["idle_time_s"] < 0.05 * e["iteration_time_s"], "the GPU should bound this step"
+err = abs(e["iteration_time_s"] - p["iteration_time_s"]) / p["iteration_time_s"]
+print("%s: step %.6f s, without elimination %.6f s (%.3f %%)" % (sys.argv[3], e["iteration_time_s"], p["iteration_time_s"], 100 * err))
+assert err < 0.005, err
+PY
+}
+
+# check SCRIPT MAYA_GPT [replicas]: replicas adds a run with --replicas 4:1
 check() {
-    local script=$1 r mode flag
+    local script=$1 r mode flag modes="dedup plain ${3:-}"
     export MAYA_GPT=$2
-    for mode in dedup plain; do
+    for mode in $modes; do
         flag=; [ $mode = dedup ] && flag=--dedup
+        [ $mode = replicas ] && flag="--replicas 4:1"
         "$MAYA" run -q $flag -g h100x4 -o "$TEST_TMP/$script.$mode" -- "$PY" "$TORCH_WORKLOADS/$script" $steps \
             > "$TEST_TMP/$script.$mode.out" 2>&1 ||
             fail "maya run $flag $script failed: $(tail -20 "$TEST_TMP/$script.$mode.out")"
@@ -50,18 +70,31 @@ check() {
     dump "$d/job.mtrace" > "$TEST_TMP/$script.job.dump"
     expect_count $stopped '^rank_rebuilt' "$TEST_TMP/$script.job.dump"
 
-    python3 - "$d/report.json" "$TEST_TMP/$script.plain/report.json" "$script" <<'PY' || fail "$script: predictions differ (above)"
-import json, sys
-e, p = (json.load(open(f)) for f in sys.argv[1:3])
-assert e["simulated"] and p["simulated"] and e["workload_ok"], (e["error"], p["error"])
-assert len(e["iterations"]) >= 3 and len(p["iterations"]) >= 3, (e["iterations"], p["iterations"])
-assert e["idle_time_s"] < 0.05 * e["iteration_time_s"], "the GPU should bound this step"
-err = abs(e["iteration_time_s"] - p["iteration_time_s"]) / p["iteration_time_s"]
-print("%s: step with elimination %.6f s, without %.6f s (%.3f %%)" % (sys.argv[3], e["iteration_time_s"], p["iteration_time_s"], 100 * err))
-assert err < 0.005, err
-PY
+    compare "$d" "$TEST_TMP/$script.plain" "$script --dedup"
+    [ "${3:-}" = replicas ] || return 0
+    d=$TEST_TMP/$script.replicas
+    for r in 2 3; do
+        expect_grep "^rank\.$r\.note=a replica, not emulated \\(--replicas\\), rebuilt from rank 1\$" "$d/run.conf" \
+            "$script --replicas: rank $r's note in run.conf"
+        expect_grep "^how=declared\$" "$d/traces/rank-$r.eliminated" "$script --replicas: rank $r's note"
+        expect_no_grep '^MAYA_RESULT ' "$d/logs/rank-$r.out" "$script --replicas: rank $r ran to the end"
+    done
+    expect_grep "^status     all 4 processes exited 0; 2 replicas not emulated" "$d/report.txt" \
+        "$script --replicas: the report counts them"
+    compare "$d" "$TEST_TMP/$script.plain" "$script --replicas 4:1"
 }
 
-check train_ddp_gpt.py 8192,8192,64,2,4096
+check train_ddp_gpt.py 8192,8192,64,2,4096 replicas
 check train_fsdp_gpt.py 8192,8192,64,2,8192
+
+# Eight ranks, six replicas: more than the launcher starts at once on a
+# machine of fewer than six CPUs, and none of them can leave before all
+# have joined PyTorch's rendezvous.
+unset MAYA_GPT
+d=$TEST_TMP/ddp8.replicas
+"$MAYA" run -q --replicas 8:1 -g h100x8 -o "$d" -- "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" 2 > "$d.out" 2>&1 ||
+    fail "maya run --replicas 8:1 train_ddp_gpt.py failed: $(tail -20 "$d.out")"
+expect_grep "^status     all 8 processes exited 0; 6 replicas not emulated" "$d/report.txt" "ddp 8 --replicas: the report"
+expect_count 6 '^rank\.[2-7]\.note=a replica, not emulated \(--replicas\), rebuilt from rank 1$' "$d/run.conf"
+expect_eq "$(result "$d/logs/rank-1.out" steps)" 2 "ddp 8 --replicas: steps trained by rank 1"
 echo "dedup torch: ok"
