@@ -354,24 +354,39 @@ static int is_replica(const struct run *r, int i);
 
 #define REPLICAS_ASLEEP_S 2.0
 
+/* The CPU time (clock ticks) of the replicas running now, added up, and
+ * the memory one of them holds on average (resident). Costs a read of
+ * /proc/PID/stat per replica running. */
+static void replicas_usage(const struct run *r, uint64_t *ticks, uint64_t *rss_each)
+{
+    uint64_t t, rss, sum = 0;
+    int n = 0;
+    *ticks = 0;
+    for (int i = 0; i < r->desc.nprocs; i++) {
+        const struct maya_run_proc *p = &r->desc.procs[i];
+        if (is_replica(r, i) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN && run_proc_usage(p->pid, &t, &rss) == 0) {
+            *ticks += t;
+            sum += rss;
+            n++;
+        }
+    }
+    *rss_each = n ? sum / (uint64_t)n : 0;
+}
+
 /* The replicas running now have all been asleep (used no CPU) for
  * REPLICAS_ASLEEP_S: they wait for something that ranks not started yet
  * must do first. A program whose start-up is a rendezvous of every rank
  * does that: PyTorch's TCP store (rank 0 waits until every rank has
  * connected, the others then wait for rank 0's NCCL id). Looked at twice
- * a second; costs a read of /proc/PID/stat per replica running. */
-static int replicas_asleep(struct run *r)
+ * a second. rss_each: what one of them holds. */
+static int replicas_asleep(struct run *r, uint64_t *rss_each)
 {
     double now = now_s();
     if (now - r->replicas_looked_at < 0.5)
         return 0;
     r->replicas_looked_at = now;
-    uint64_t ticks = 0, t, rss;
-    for (int i = 0; i < r->desc.nprocs; i++) {
-        const struct maya_run_proc *p = &r->desc.procs[i];
-        if (is_replica(r, i) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN && run_proc_usage(p->pid, &t, &rss) == 0)
-            ticks += t;
-    }
+    uint64_t ticks;
+    replicas_usage(r, &ticks, rss_each);
     if (ticks != r->replicas_ticks) {
         r->replicas_ticks = ticks;
         r->replicas_moved_at = now;
@@ -379,29 +394,14 @@ static int replicas_asleep(struct run *r)
     return now - r->replicas_moved_at >= REPLICAS_ASLEEP_S;
 }
 
-/* The memory the replicas running now hold, on average (resident). */
-static uint64_t replica_rss(const struct run *r)
-{
-    uint64_t sum = 0, t, rss;
-    int n = 0;
-    for (int i = 0; i < r->desc.nprocs; i++) {
-        const struct maya_run_proc *p = &r->desc.procs[i];
-        if (is_replica(r, i) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN && run_proc_usage(p->pid, &t, &rss) == 0) {
-            sum += rss;
-            n++;
-        }
-    }
-    return n ? sum / (uint64_t)n : 0;
-}
-
 /* Declared replicas (--replicas) run only up to their first NCCL call, for
  * the program's own start-up (a rank 0 that hands out the NCCL id waits for
  * every rank): a few at a time, as earlier ones end, so that a job of
  * thousands of ranks never holds more than that many of them. When all of
  * those running wait (replicas_asleep: a rendezvous that needs every rank
- * connected), one more is started, while the machine's available memory
- * holds two more of them; when it does not, the job is stopped with a
- * message saying why. When the job is stopping, those not started yet are
+ * connected), another few are started, as many as the machine's available
+ * memory holds with one to spare; when it holds none, the job is stopped
+ * with a message saying why. When the job is stopping, those not started yet are
  * noted so. Returns how many it took off the count of processes to wait
  * for; -1: stop the job (its cause is set). */
 static int start_replicas(struct run *r, int stopping)
@@ -423,19 +423,29 @@ static int start_replicas(struct run *r, int stopping)
             continue;
         }
         if (r->replicas_alive >= at_once) {
-            if (!replicas_asleep(r))
+            uint64_t each, avail;
+            if (!replicas_asleep(r, &each))
                 break;
-            uint64_t each = replica_rss(r), avail = run_mem_available();
-            if (avail && avail < 2 * each) {
+            /* another batch, of as many as the memory holds with one to spare */
+            avail = run_mem_available();
+            int batch = MAYA_MAX(2, r->cpus);
+            if (avail && each && avail / each - 1 < (uint64_t)batch)
+                batch = avail / each > 1 ? (int)(avail / each - 1) : 0;
+            if (batch == 0) {
+                int left = 0;
+                for (int k = i; k < r->desc.nprocs; k++)
+                    left += is_replica(r, k);
                 set_cause(r, "the %d replicas running (--replicas) all wait, as in a start-up that needs every "
                           "rank at once (PyTorch's TCP store: its rank 0 waits until every rank has connected, "
-                          "then the others wait for its NCCL id); %d more of %d MiB each would not fit the "
-                          "%llu MiB available. Emulate fewer ranks, or use --dedup, which starts every rank",
-                          r->replicas_alive, r->desc.nprocs - i, (int)(each >> 20), (unsigned long long)(avail >> 20));
+                          "then the others wait for its NCCL id); the %d not started, at %llu MiB each, do not "
+                          "fit the %llu MiB available. Such a program needs every rank's process during its "
+                          "start-up: emulate fewer ranks, or run under Slurm across nodes",
+                          r->replicas_alive, left, (unsigned long long)(each >> 20),
+                          (unsigned long long)(avail >> 20));
                 return -1;
             }
-            r->replicas_more++;
-            at_once++;
+            r->replicas_more += batch;
+            at_once += batch;
         }
         if (start_one(r, i) < 0)
             break;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # make scale-check: duplicate-rank elimination (docs/dedup.md) at sizes too
 # large for `make test`. Each case runs the same job without elimination,
-# with --dedup and (minigpt) with --replicas; it checks that the predicted
+# with --dedup and with --replicas; it checks that the predicted
 # iteration agrees with the full run's to within 0.5 % and prints, for each
 # run, name=value lines:
 #   <case>_<mode>_emulation_wall_s   the workload's wall time (run.conf wall_s)
@@ -118,6 +118,10 @@ torch_case() {
     measure "${name}_dedup" "$tmp/${name}_dedup" -- "$maya" run -q --dedup -g "$gpus" -o "$tmp/${name}_dedup" -- \
         "$py" "$top/tests/workloads/torch/$script" 8
     compare "$name" dedup
+    # DP 8: ranks 0 and 1 run, 2-7 leave PyTorch's start-up at its first communicator
+    measure "${name}_replicas" "$tmp/${name}_replicas" -- "$maya" run -q --replicas 8:1 -g "$gpus" \
+        -o "$tmp/${name}_replicas" -- "$py" "$top/tests/workloads/torch/$script" 8
+    compare "$name" replicas
     unset MAYA_GPT
 }
 
