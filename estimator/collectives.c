@@ -25,7 +25,8 @@
  *   - a NIC reaches 0.92 of its line rate (NDR 400 Gb/s: 46 of 50 GB/s,
  *     nccl-tests #290).
  *   - one send/recv reaches 0.65 of NVLink line rate: 195 of 300 GB/s on
- *     8 A100 (sendrecv_perf, li-plus/playground cuda/nccl.md).
+ *     8 A100 (sendrecv_perf, li-plus/playground cuda/nccl.md); below that,
+ *     the channels NCCL splits it over (p2p_nvlink_channels: NCCL's rule).
  *   - every operation is a kernel and pays the GPU's launch latency
  *     (perf.launch_ns, hwspecs/gpus: published per GPU).
  *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
@@ -81,12 +82,20 @@ static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
  * bandwidth per link NCCL assumes (src/graph/topo.h SM70/80/86/90/100_NVLINK_BW:
  * 20, 20, 12, 20.6, 40.1 GB/s) over the link's rate per direction (NVLink
  * 2/3/4: 25 GB/s, NVLink 5: 50; A40's bridge: 4 links, 56.25 GB/s). */
+static double nvlink_bw(int gen, int major, int minor)
+{
+    if (major == 8 && minor >= 6)
+        return 12.0;
+    static const double bw[4] = { 20.0, 20.0, 20.6, 40.1 };
+    return bw[gen];
+}
+
 static double ring_eff_nvlink(int gen, int major, int minor)
 {
     if (major == 8 && minor >= 6)
         return 12.0 / (56.25 / 4);
-    static const double eff[4] = { 20.0 / 25, 20.0 / 25, 20.6 / 25, 40.1 / 50 };
-    return eff[gen];
+    static const double rate[4] = { 25, 25, 25, 50 };
+    return nvlink_bw(gen, major, minor) / rate[gen];
 }
 
 /* Share of line rate: a NIC, one send/recv over NVLink. */
@@ -110,8 +119,31 @@ static double ring_eff_nvlink(int gen, int major, int minor)
  * B200 and the other collectives judge it (fidelity/collectives.sh). */
 #define PIPELINE_FILL_US 68.0
 
-/* Sends below this size use LL (NCCL_P2P_LL_THRESHOLD). */
+/* Sends below this size use LL (NCCL_P2P_LL_THRESHOLD; per channel from
+ * NCCL 2.23). */
 #define P2P_LL_THRESHOLD 16384
+
+/* Send/recv over NVLink inside a node, as NCCL 2.23-2.28 splits it
+ * (src/enqueue.cc addP2pToPlan, src/graph/paths.cc): a peer gets
+ * pow2(2 x NVLinks) channels at most (32 on A100, H100 and B200), capped by
+ * the P2P_CHANNELS the communicator has, and each send of a communicator of
+ * n ranks starts on the largest power of two with n of them fitting
+ * (4 of 32 for 8 ranks, 16 for 2). A send is cut into parts of at least
+ * a chunk / 8, one per channel, and the channels double while a part is
+ * over 32 chunks. One channel moves half of NCCL's figure for one NVLink
+ * (its CTA's warps are split between the channel's send and its receive):
+ * 20 GB/s on B200; and no more than P2P_EFF_NVLINK of the link in all.
+ * So an 8-rank send/recv of 8 to 64 MiB moves at 80 GB/s on B200 and
+ * doubles from there to 585 GB/s (0.65 of 900) at 512 MiB, as measured (the
+ * B200 curve, fidelity/data, is held out: nothing here was fitted to it).
+ * The same rule on 8 A100s (4 channels of 10 GB/s) gives 80, 160, 195 and
+ * 195 GB/s at 128 MiB to 1 GiB against 111, 189, 193 and 195 measured
+ * (sendrecv_perf -g 8, li-plus/playground cuda/nccl.md, whose 1 GiB figure
+ * set P2P_EFF_NVLINK).
+ * P2P_CHANNELS: the "32 p2p channels" NCCL reports on DGX A100 and H100
+ * nodes (its MAXCHANNELS up to 2.21). */
+#define P2P_CHANNELS 32
+#define P2P_NVL_CHUNK (512.0 * 1024) /* NCCL_P2P_NVL_CHUNKSIZE */
 
 /* The tree's bandwidth correction for medium sizes, by log2(bytes / 64)
  * (NCCL's treeCorrectionFactor: trees fall below the model there). */
@@ -131,6 +163,8 @@ struct topo {
     double inter_bus;           /* GB/s a ring reaches between nodes: the node's NICs the members use */
     double ring_bus;            /* the slower of the two that the ring crosses */
     double p2p_intra, p2p_inter; /* GB/s of one send/recv inside a node, across */
+    double nvl_bw;              /* NCCL's figure for one NVLink, GB/s (0: no NVLink ring) */
+    int comm_n;                 /* ranks of the communicator (a send/recv's too) */
     double net_lat;             /* one network hop of the cluster, us */
 };
 
@@ -162,6 +196,8 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
     t->intra_hw = nvlink ? HW_NVLINK : HW_PCI;
     t->intra_bus = nvlink ? l.intra_gbps * ring_eff_nvlink(t->gen, major, g->prop.minor) : pcie * RING_EFF_PCIE;
     t->p2p_intra = nvlink ? l.intra_gbps * P2P_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->nvl_bw = nvlink ? nvlink_bw(t->gen, major, g->prop.minor) : 0;
+    t->comm_n = d->comm_ranks > t->n ? d->comm_ranks : t->n;
     t->nvls = l.nvls && l.intra == MAYA_LINK_NVSWITCH && t->gen >= G_HOPPER && t->ppn >= 2;
     /* between nodes: the NICs the node's members send through (rails: one
      * each; a DGX-1V's pairs share one) */
@@ -182,6 +218,33 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
     t->p2p_inter = nic * NIC_EFF;
     t->net_lat = l.inter_lat_us;
     t->ring_bus = t->nodes > 1 ? (t->ppn > 1 ? fmin(t->intra_bus, t->inter_bus) : t->inter_bus) : t->intra_bus;
+}
+
+static int pow2_up(int x)
+{
+    int p = 1;
+    while (p < x)
+        p *= 2;
+    return p;
+}
+
+static int p2p_nvlink_channels(const struct topo *t, double bytes)
+{
+    int links = (int)(t->intra_bus / t->nvl_bw + 0.5);
+    int per_peer = pow2_up(2 * (links > 1 ? links : 1));
+    if (per_peer > P2P_CHANNELS)
+        per_peer = P2P_CHANNELS;
+    int first = per_peer;
+    while (first * t->comm_n > P2P_CHANNELS && first > 1)
+        first /= 2;
+    double min_part = P2P_NVL_CHUNK / 8, max_part = P2P_NVL_CHUNK * 32;
+    int nch = (int)fmin(first, fmax(1, ceil(bytes / min_part)));
+    double part = fmax(min_part, ceil(bytes / nch));
+    while (part > max_part && nch <= per_peer / 2) {
+        nch *= 2;
+        part = ceil(bytes / nch);
+    }
+    return nch;
 }
 
 /* The share of its peak a Simple, LL128 or NVLS operation of `bytes`
@@ -310,12 +373,15 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
  * node over NVLink (or PCIe), `inter` bytes to other nodes at one NIC's
  * rate, both at once; `largest` is the biggest single message (LL below
  * NCCL's threshold). */
-static double p2p_time(const struct topo *t, double intra, double inter, double largest, struct est_coll_plan *plan)
+static double p2p_time(const struct topo *t, double intra, double inter, double largest, int channels,
+                       struct est_coll_plan *plan)
 {
-    int p = largest <= P2P_LL_THRESHOLD ? P_LL : P_SIMPLE;
+    int p = largest <= P2P_LL_THRESHOLD * (channels > 0 ? channels : 1) ? P_LL : P_SIMPLE;
     int net = inter > 0;
     double lat = base_lat[A_RING][p] + (net ? hw_lat[HW_NET][A_RING][p] + t->net_lat : hw_lat[t->intra_hw][A_RING][p]);
     double bw_intra = t->p2p_intra, bw_inter = t->p2p_inter;
+    if (channels > 0) /* one send over NVLink on `channels` channels, at most P2P_EFF_NVLINK */
+        bw_intra = fmin(channels * t->nvl_bw / 2, t->p2p_intra);
     if (p == P_LL) {
         bw_intra = fmin(bw_intra * 0.5, ll_max_bw[t->gen]);
         bw_inter = fmin(bw_inter * 0.5, ll_max_bw_net[0]);
@@ -346,7 +412,8 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     int n = t.n, op = d->coll_op;
     if (d->family == EST_SENDRECV) {
         int across = t.nodes > 1;
-        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, plan) + launch_us;
+        int channels = !across && t.nvl_bw > 0 ? p2p_nvlink_channels(&t, s) : 0;
+        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, channels, plan) + launch_us;
         plan->bytes = s;
         plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;
@@ -366,7 +433,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         if (op == MAYA_COLL_ALLTOALL && t.nodes > 1)
             nic = fmin(nic, t.inter_bus / t.ppn);
         double inter = remote_peers * s * (nic > 0 ? t.p2p_inter / nic : 1);
-        double us = p2p_time(&t, local_peers * s, inter, s, plan) + launch_us;
+        double us = p2p_time(&t, local_peers * s, inter, s, 0, plan) + launch_us;
         plan->bytes = n * s;
         plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;

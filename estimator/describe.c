@@ -370,6 +370,7 @@ static void describe_coll(const struct est_op *op, struct est_desc *d)
     }
     d->bytes = (double)c->bytes;
     d->nranks = c->nranks > 0 ? c->nranks : 1;
+    d->comm_ranks = d->nranks;
     if (d->family == EST_SENDRECV)
         d->nranks = 2;
     d->nodes = op->coll_nodes > 0 ? op->coll_nodes : 1;

@@ -76,6 +76,7 @@ struct est_desc {
     /* collectives */
     int coll_op;             /* enum maya_coll_op */
     int nranks, nodes, ranks_per_node;
+    int comm_ranks;          /* the communicator's ranks (a send/recv's nranks is 2) */
 };
 
 /* The links a collective or peer copy uses (from cluster and GPU). */

@@ -12,9 +12,10 @@
 #   fidelity collectives <coll> <gpu> <bytes> published=<GB/s> predicted=<GB/s> error=<+x.x>%
 # and a summary line per curve (points within 15 %, median and largest error).
 #
-# What fitted what (estimator/collectives.c): NCCL's tuning constants and
-# published link efficiencies, and one constant fitted on the 8 x A100
-# all-reduce curve (the pipeline fill); every other curve is held out.
+# What fitted what (estimator/collectives.c): NCCL's tuning constants, its
+# rule for splitting a send/recv over channels, and published link
+# efficiencies, and one constant fitted on the 8 x A100 all-reduce curve (the
+# pipeline fill); every other curve is held out.
 #
 # Usage: fidelity/collectives.sh [--curve COLL/GPU/RANKS] [--estimator SPEC]
 #   MAYA (default build/bin/maya) and NCCL_PERF (build/tests/workloads/nccl_perf)
@@ -30,7 +31,7 @@ while [ $# -gt 0 ]; do
     case $1 in
     --curve) only=$2; shift 2 ;;
     --estimator) estimator=$2; shift 2 ;;
-    -h|--help) sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^set -u/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "collectives.sh: unknown argument $1 (expected --curve COLL/GPU/RANKS or --estimator SPEC)" >&2; exit 2 ;;
     esac
 done

@@ -277,6 +277,49 @@ static void test_oracle_glob(const struct maya_gpu_spec *gpu)
     alarm(0);
 }
 
+/* A send/recv inside an 8-GPU B200 node, as NCCL splits it into channels
+ * (estimator/collectives.c, p2p_nvlink_channels): 4 channels of half an
+ * NVLink's 40.1 GB/s each from 256 KiB to 64 MiB (80 GB/s), then twice the
+ * channels at each doubling: 128 MiB takes as long as 64 MiB (the plateau
+ * the B200 curve of fidelity/data shows), 512 MiB moves at 0.65 of the
+ * link (585 GB/s); a pair alone (2 ranks) starts on 16 channels. */
+static void test_p2p_channels(const struct maya_hwspecs *hw)
+{
+    const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(hw, "b200");
+    struct maya_cluster_spec cl;
+    CHECK(gpu && maya_default_cluster(hw, gpu, 8, &cl) == 0, "B200 and its default node");
+    if (!gpu)
+        return;
+    struct est_config cfg = { .gpu = gpu, .cluster = &cl };
+    struct estimator *e;
+    CHECK(est_create(&cfg, &e) == 0, "analytical create");
+    struct maya_rec_coll c;
+    memset(&c, 0, sizeof c);
+    c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
+    c.op = MAYA_COLL_SEND;
+    c.nranks = 8;
+    struct est_op op = { .rec = &c.h, .api = "ncclSend", .coll_nodes = 1, .coll_ranks_per_node = 2 };
+    struct est_result r;
+    double us[4];
+    static const double mib[4] = { 16, 64, 128, 512 };
+    for (int i = 0; i < 4; i++) {
+        c.bytes = (uint64_t)(mib[i] * (1 << 20));
+        CHECK(est_estimate(e, &op, &r) == 0 && r.family == EST_SENDRECV, "send of %g MiB", mib[i]);
+        us[i] = r.device_ns / 1e3;
+    }
+    double gbps16 = 16 * 1048576 / us[0] / 1e3, gbps512 = 512 * 1048576 / us[3] / 1e3;
+    CHECK(gbps16 > 70 && gbps16 < 82, "16 MiB on 4 channels: %.1f GB/s, expected ~80", gbps16);
+    CHECK(us[2] > 0.95 * us[1] && us[2] < 1.05 * us[1], "128 MiB (%.0f us) as long as 64 MiB (%.0f us)",
+          us[2], us[1]);
+    CHECK(gbps512 > 570 && gbps512 < 586, "512 MiB on 32 channels: %.1f GB/s, expected ~585", gbps512);
+    c.nranks = 2;
+    c.bytes = 16 << 20;
+    CHECK(est_estimate(e, &op, &r) == 0, "send of 16 MiB, 2 ranks");
+    double pair = 16 * 1048576 / (r.device_ns / 1e3) / 1e3;
+    CHECK(pair > 250 && pair < 321, "16 MiB between 2 ranks on 16 channels: %.1f GB/s, expected ~320", pair);
+    est_destroy(e);
+}
+
 int main(void)
 {
     maya_set_error_prefix("test");
@@ -299,6 +342,7 @@ int main(void)
     test_oracle(gpu);
     test_oracle_glob(gpu);
     test_families(gpu);
+    test_p2p_channels(&hw);
     maya_hwspecs_free(&hw);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
