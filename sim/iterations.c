@@ -38,8 +38,10 @@
  * sit anywhere in the step) and cut into whole periods back from its end
  * when the rank's trace is complete (the program finished its last step
  * where the loop ends; what comes before the first cut, a step that did
- * not repeat whole, is warm-up), or from its start when the trace ended
- * early (its last iteration then the partial one: the ops after the last
+ * not repeat whole, is warm-up), unless the loop's last op is no host wait
+ * and the cut from its start falls after one (what followed the loop began
+ * as a step does); otherwise from its start, and when the trace ended
+ * early its last iteration is the partial one (the ops after the last
  * whole period that repeat its start, if they hold device work). Steps of
  * CUDA graph launches are ops like any other: each launch's ops come in the
  * trace where it was launched. Grouping positions by shape and comparing
@@ -85,6 +87,12 @@ static uint64_t seg_hash(const uint64_t *H, const uint64_t *P, uint64_t a, uint6
 static int is_device_work(const struct sim_op *o)
 {
     return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P;
+}
+
+/* Does the host wait for the device at op o (a synchronize, a synchronous copy)? */
+static int host_waits(const struct sim_op *o)
+{
+    return o->kind == SK_SYNC || (o->flags & SF_HOST_WAITS);
 }
 
 /* ---- shapes ---- */
@@ -317,22 +325,27 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
             b++;
         /* The region rarely holds whole periods from its start: the anchor
          * may sit anywhere in the step (torchtitan's steps begin with
-         * zero_grad's memsets, found at its graph launch). A program that
-         * ran to its end finished its last step where the region ends:
-         * cut the periods back from there, and the ops before the first
-         * cut, the end of a step that did not repeat whole, stay warm-up.
-         * A trace that ended early cuts from the start, its last iteration
-         * the partial one. */
-        if (r->complete && (b - a) % best_len && (b - a) / best_len >= 2)
-            a += (b - a) % best_len;
+         * zero_grad's memsets, found at its graph launch), and what follows
+         * the loop may begin as a step does (an evaluation's forward). A
+         * program that ran to its end finished its last step where the
+         * region ends, unless that op is no host wait and the cut from the
+         * region's start falls after one (a step ends reading its loss or
+         * synchronising): cut the periods back from the region's end, and
+         * the ops before the first cut, the end of a step that did not
+         * repeat whole, stay warm-up. Otherwise they are cut from its
+         * start. */
+        uint64_t rem = (b - a) % best_len;
+        if (r->complete && rem && (b - a) / best_len >= 2 &&
+            (host_waits(&r->ops[at[b - 1]]) || !host_waits(&r->ops[at[a + best_len - 1]])))
+            a += rem;
         best_start = a;
         best_iters = (b - a) / best_len;
-        /* what follows the last whole period and repeats its start is the
-         * last step cut short (the next step's first ops, which the period
-         * holds, never came): an iteration of its own if it holds device
-         * work, which the steady state leaves out when it is partial */
+        /* in a trace that ended early, what follows the last whole period
+         * and repeats its start is the last step cut short: an iteration of
+         * its own if it holds device work, which the steady state leaves
+         * out as partial; in a complete one it is what came after the loop */
         uint64_t whole = best_start + best_iters * best_len;
-        uint64_t niter = best_iters + (uint64_t)(dev[b] > dev[whole]);
+        uint64_t niter = best_iters + (uint64_t)(!r->complete && dev[b] > dev[whole]);
         r->iter_start = malloc(niter * sizeof *r->iter_start);
         r->iter_stop = malloc(niter * sizeof *r->iter_stop);
         if (!r->iter_start || !r->iter_stop)

@@ -88,6 +88,7 @@ struct loop_opts {
     int autotune;      /* kernels benchmarked before the loop: N x 25 x (memset, bench kernel) */
     int nvtx;          /* each step an NVTX range "Train step N" with a nested "backward" */
     int cut;           /* the last step stops after fwd (a trace that ended early) */
+    int eval;          /* after the loop, an evaluation's upload and forward */
     const char *fwd;   /* the fwd kernel's name */
 };
 
@@ -118,6 +119,9 @@ static const char *real_loop(const struct loop_opts *o)
         if (o->nvtx)
             ADD("marker name=\"Train step %d\" kind=pop\n", i + 1);
     }
+    if (o->eval)
+        ADD("memcpy stream=1 api=cudaMemcpyAsync kind=h2d bytes=1M async\n"
+            "launch stream=1 kernel=\"%s\" grid=128\nsync sync=device\n", o->fwd ? o->fwd : "fwd");
     if (!o->cut)
         ADD("free bytes=1G\n");
 #undef ADD
@@ -154,6 +158,8 @@ static void check_real(const char *what, const struct loop_opts *o, const char *
     if (o->autotune)
         EXPECT(s.warmup_ops >= (uint64_t)o->autotune * 50, "%s: %llu ops of warm-up", what,
                (unsigned long long)s.warmup_ops);
+    if (o->eval) /* the steps begin with their uploads: the set-up's allocation before them */
+        EXPECT(s.warmup_ops == 1, "%s: %llu ops of warm-up, expected 1", what, (unsigned long long)s.warmup_ops);
     sim_free(j);
 }
 
@@ -337,6 +343,10 @@ int main(void)
     check_real("kernel glob", &o, "fwd_k*", 6, 4);
     o = (struct loop_opts){ .steps = 6, .cut = 1 };
     check_real("cut short, marker", &o, "fwd", 6, 4);
+    /* an evaluation's forward after the loop begins as a step does: the
+     * steps stay cut after their syncs, the forward in none */
+    o = (struct loop_opts){ .steps = 6, .eval = 1 };
+    check_real("evaluation after the loop", &o, NULL, 6, 5);
     /* a marker that names nothing is an error, not a silent single iteration */
     const char *ranks[] = { loop(0) };
     const char *job = make_job("nomarker", ranks, 1);
