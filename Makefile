@@ -47,7 +47,7 @@ NVCC_FLAGS ?= -cudart shared -arch=sm_90 -O2 -lineinfo
 # The Debian packages the build needs; installed by scripts/deps.sh when missing.
 DEPS_STAMP := $(B)/.deps-ok
 
-.PHONY: all test test-frameworks-long bench demo install clean deps accuracy venv fidelity tools astra-check search-demo scale-check
+.PHONY: all test test-frameworks-long bench demo install clean deps accuracy venv venv-torchtitan fidelity tools astra-check search-demo scale-check
 all:
 
 $(DEPS_STAMP): scripts/deps.sh
@@ -94,9 +94,15 @@ tools:
 test: all venv tools fuzz
 	tests/run
 
+# torchtitan and the packages its trainer imports, in .venv-torchtitan/ (kept
+# out of .venv: docs/compatibility.md); idempotent.
+venv-torchtitan:
+	scripts/venv.sh --torchtitan
+
 # Larger framework runs than make test has time for (docs/compatibility.md):
-# Megatron-core TP2 x PP2 with virtual stages, DeepSpeed ZeRO-1/2/offload, ...
-test-frameworks-long: all venv
+# Megatron-core TP2 x PP2 with virtual stages, DeepSpeed ZeRO-1/2/offload,
+# torchtitan's Llama 3 debug model, ...
+test-frameworks-long: all venv venv-torchtitan
 	tests/run --long frameworks
 
 bench: all

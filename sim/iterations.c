@@ -12,28 +12,46 @@
  * one iteration to the next: type, name, stream; not sizes, which may vary
  * a little between steps, as llm.c's uploads do; NVTX names with their
  * numbers left out, "Train step 7" as "Train step ") is searched for its
- * repeating period: for every shape occurring at least twice, the gaps
- * from each occurrence to the L-th next (L = 1..MAX_LAG: a step may hold a
- * shape several times, once per micro-batch or parameter tensor, and no
- * shape once) are compared (length and a rolling hash of the shapes in
- * between); the longest run of identical gaps, by ops covered, gives the
- * iteration's length, cut to the shortest period that repeats over the
- * whole region (a lag may span two steps); the region is then widened
- * op by op both ways (the anchor may be the loop's last op) and cut into
- * whole periods from its start. A period must hold device work (a kernel,
- * copy or collective) and the region must cover at least a fifth of the
- * ops from its start to the end of the rank's ops: a training loop runs to
- * the end, while warm-up before it and set-up details do not. Among those,
- * the one covering the most ops times the kinds of device work in its
- * period (up to MAX_KINDS) wins: a training step runs many kinds of
- * kernels, while torch.compile's autotuning, which launches thousands of
- * kernels before the loop, repeats one candidate (and a cache-clearing
- * memset) at a time. Steps of CUDA graph launches are ops like any other: each
- * launch's ops come in the trace where it was launched. Grouping positions
- * by shape and comparing gaps costs O(n x MAX_LAG) for n ops (a gap's hash
- * is O(1) from prefix hashes and a table of powers, 16 bytes an op);
- * counting a candidate period's kinds costs O(length x MAX_KINDS), only
- * for candidates that could beat the best so far.
+ * repeating period. Only the ops that make a step's structure count:
+ * device work, stream and event ordering, synchronisation, NVTX markers;
+ * host-only calls (cudaGetDevice, pointer and capture queries, event
+ * queries, allocations) do not, because how many a step makes varies with
+ * the framework's caches (torchtitan's steps differ by a few
+ * cudaGetDevice calls); an iteration holds the host-only calls that follow
+ * its ops up to the next iteration's first. For every shape occurring at
+ * least twice, the gaps from each occurrence to the L-th next (L =
+ * 1..MAX_LAG: a step may hold a shape several times, once per micro-batch
+ * or parameter tensor, and no shape once) are compared (length and a
+ * rolling hash of the shapes in between); a run of identical gaps is a
+ * candidate loop. A period must hold device work (a kernel, copy or
+ * collective) and the region must span at least a fifth of the rank's
+ * ops (all of them) from its start to its end: a training loop runs to
+ * the end, while set-up details do not. Among those, the loop whose
+ * period holds the most kinds of device work (distinct shapes) wins, then
+ * the one covering the most ops: a training step runs the whole model's kernels,
+ * its optimizer's and its collectives, while a warm-up's benchmark loop
+ * (torch.compile's autotuning: thousands of launches before the loop, each
+ * candidate kernel timed between events after a cache-clearing memset)
+ * repeats one kernel at a time, however long it runs. The winner's period
+ * is cut to the shortest that repeats over the whole region (a lag may span
+ * two steps); the region is then widened op by op both ways (the anchor may
+ * sit anywhere in the step) and cut into whole periods back from its end
+ * when the rank's trace is complete (the program finished its last step
+ * where the loop ends; what comes before the first cut, a step that did
+ * not repeat whole, is warm-up), unless the loop's last op is no host wait
+ * and the cut from its start falls after one (what followed the loop began
+ * as a step does); otherwise from its start, and when the trace ended
+ * early its last iteration is the partial one (the ops after the last
+ * whole period that repeat its start, if they hold device work). Steps of
+ * CUDA graph launches are ops like any other: each launch's ops come in the
+ * trace where it was launched. Grouping positions by shape and comparing
+ * gaps costs O(n x MAX_LAG) for n structure ops (a gap's hash is O(1)
+ * from prefix hashes and a table of powers; 44 bytes a structure op in
+ * all, with positions, groups and the map back to the rank's ops);
+ * counting a candidate period's kinds costs O(length) with a stamp per
+ * shape, only for candidates that could beat the best so far and not
+ * already counted in the same region (every window of a period's length
+ * there holds the same shapes).
  *
  * Iteration k ends when the last of its ops completes (device or host); the
  * job's iteration k ends when it has ended on every rank, and its time is
@@ -69,6 +87,12 @@ static uint64_t seg_hash(const uint64_t *H, const uint64_t *P, uint64_t a, uint6
 static int is_device_work(const struct sim_op *o)
 {
     return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P;
+}
+
+/* Does the host wait for the device at op o (a synchronize, a synchronous copy)? */
+static int host_waits(const struct sim_op *o)
+{
+    return o->kind == SK_SYNC || (o->flags & SF_HOST_WAITS);
 }
 
 /* ---- shapes ---- */
@@ -110,57 +134,87 @@ struct group {
     uint64_t start, count;   /* positions[start .. start+count) */
 };
 
-#define MAX_KINDS 16
 #define MAX_LAG 8 /* occurrences of a shape per step that can anchor it */
 
-/* Distinct shapes of device work in ops [a, a+len), counted up to
- * MAX_KINDS: O(len * MAX_KINDS). */
-static int device_kinds(const struct sim_rank *r, const uint32_t *shape, uint64_t a, uint64_t len)
+/* Is op o part of a step's structure? Device work, stream and event
+ * ordering, synchronisation and NVTX markers are; host-only calls
+ * (cudaGetDevice, cuPointerGetAttribute, cudaStreamIsCapturing, event
+ * queries, allocations) are not: how many of them a step makes depends on
+ * the framework's caches and Python's state (torchtitan's steps differ by
+ * a few cudaGetDevice calls), and counting them would break the period. */
+static int in_structure(const struct sim_op *o)
 {
-    uint32_t seen[MAX_KINDS];
-    int k = 0;
-    for (uint64_t i = a; i < a + len && k < MAX_KINDS; i++) {
-        if (!is_device_work(&r->ops[i]))
+    return o->kind != SK_HOST || o->rec_type == MAYA_REC_MARKER;
+}
+
+/* The kinds of device work (distinct shapes) of a candidate period, with
+ * what the last count was for: every window of a period's length inside
+ * one periodic region holds the same shapes, so a candidate anchored
+ * elsewhere in the same region costs nothing. */
+struct kinds_memo {
+    uint64_t len, from, to; /* the region [from, to) counted for windows of len */
+    uint64_t kinds;
+};
+
+/* Distinct shapes of device work in structure ops [a, a+len): O(len), with
+ * seen[] (one stamp per group, stamp values never reused). */
+static uint64_t device_kinds(const uint32_t *gid, const uint32_t *dev, uint64_t a, uint64_t len, uint64_t *seen,
+                             uint64_t *stamp, struct kinds_memo *memo, uint64_t region_end)
+{
+    if (memo->len == len && a >= memo->from && a + len <= memo->to)
+        return memo->kinds;
+    uint64_t k = 0;
+    ++*stamp;
+    for (uint64_t i = a; i < a + len; i++) {
+        if (dev[i + 1] == dev[i] || seen[gid[i]] == *stamp)
             continue;
-        int dup = 0;
-        for (int q = 0; q < k; q++)
-            dup |= seen[q] == shape[i];
-        if (!dup)
-            seen[k++] = shape[i];
+        seen[gid[i]] = *stamp;
+        k++;
     }
+    *memo = (struct kinds_memo){ len, a, region_end, k };
     return k;
 }
 
-/* The repeating period of a rank's ops: anchors and length. 0, or -1. */
+/* The repeating period of a rank's structure ops (in_structure), found
+ * over them alone and set as anchors and length in the rank's ops. 0, or -1. */
 static int detect_period(const struct sim_job *j, struct sim_rank *r)
 {
-    uint64_t n = r->nops;
     r->niter = 0;
+    uint64_t n = 0;
+    for (uint64_t i = 0; i < r->nops; i++)
+        n += (uint64_t)in_structure(&r->ops[i]);
     if (n < 2)
         return 0;
+    uint64_t *at = malloc(n * sizeof *at); /* structure op i is the rank's op at[i] */
     uint64_t *H = malloc((n + 1) * sizeof *H);
     uint64_t *P = malloc((n + 1) * sizeof *P); /* powers of HASH_BASE */
     uint64_t *pos = malloc(n * sizeof *pos);
     uint32_t *dev = malloc((n + 1) * sizeof *dev); /* device ops before position i */
     uint32_t *shape = malloc(n * sizeof *shape);
+    uint32_t *gid = malloc(n * sizeof *gid); /* position i's group */
+    uint64_t *seen = NULL;
     struct maya_map count = { 0 };
     struct group *groups = NULL;
     uint64_t ngroups = 0, capgroups = 0;
     int rc = -1;
-    if (!H || !P || !pos || !dev || !shape)
+    if (!at || !H || !P || !pos || !dev || !shape || !gid)
         goto out;
     H[0] = 0;
     P[0] = 1;
     dev[0] = 0;
-    for (uint64_t i = 0; i < n; i++) {
-        shape[i] = op_shape(j, &r->ops[i]);
-        H[i + 1] = H[i] * HASH_BASE + shape[i] + 1;
-        P[i + 1] = P[i] * HASH_BASE;
-        dev[i + 1] = dev[i] + (uint32_t)is_device_work(&r->ops[i]);
-        uint64_t *c = maya_map_put(&count, shape[i], 0, NULL);
+    for (uint64_t i = 0, q = 0; i < r->nops; i++) {
+        if (!in_structure(&r->ops[i]))
+            continue;
+        at[q] = i;
+        shape[q] = op_shape(j, &r->ops[i]);
+        H[q + 1] = H[q] * HASH_BASE + shape[q] + 1;
+        P[q + 1] = P[q] * HASH_BASE;
+        dev[q + 1] = dev[q] + (uint32_t)is_device_work(&r->ops[i]);
+        uint64_t *c = maya_map_put(&count, shape[q], 0, NULL);
         if (!c)
             goto out;
         ++*c;
+        q++;
     }
     /* counting sort of positions by shape: each map value becomes its
      * group's write cursor */
@@ -178,8 +232,16 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
     }
     for (uint64_t i = 0; i < n; i++)
         pos[(*maya_map_get(&count, shape[i], 0))++] = i;
+    for (uint64_t g = 0; g < ngroups; g++)
+        for (uint64_t k = 0; k < groups[g].count; k++)
+            gid[pos[groups[g].start + k]] = (uint32_t)g;
+    seen = calloc(MAYA_MAX(ngroups, 1), sizeof *seen);
+    if (!seen)
+        goto out;
+    uint64_t stamp = 0;
+    struct kinds_memo memo = { 0 };
 
-    uint64_t best_score = 0, best_start = 0, best_len = 0, best_iters = 0;
+    uint64_t best_kinds = 0, best_cover = 0, best_start = 0, best_len = 0, best_iters = 0;
     for (uint64_t g = 0; g < ngroups; g++) {
         const uint64_t *p = pos + groups[g].start;
         uint64_t c = groups[g].count;
@@ -203,21 +265,29 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
                 int tail = last + len <= n && seg_hash(H, P, last, last + len) == h;
                 iters += (uint64_t)tail;
                 uint64_t cover = iters * len;
-                int device_work = dev[p[a] + len] > dev[p[a]];
-                /* a loop that runs to the end: a fifth of what follows its start */
-                int to_end = cover * 5 >= n - p[a];
-                if (iters < 2 || !device_work || !to_end)
+                uint64_t dev_ops = dev[p[a] + len] - dev[p[a]];
+                /* a loop that runs to the end: a fifth of the rank's ops that
+                 * follow its start (all of them, host-only calls too: two
+                 * uploads in a row, with the allocations between them left
+                 * out, are no loop of a short program) */
+                uint64_t spans = at[p[a] + cover - 1] + 1 - at[p[a]];
+                int to_end = spans * 5 >= r->nops - at[p[a]];
+                if (iters < 2 || !dev_ops || !to_end)
                     goto next;
-                /* a step runs many kinds of device work, a benchmark loop one or
-                 * two: the score is the ops covered times the kinds (up to
-                 * MAX_KINDS), so that autotuning's long loops before training do
-                 * not outweigh the training loop's few steps */
-                if (cover * MAX_KINDS < best_score)
+                /* a step runs the whole model's kernels, a benchmark loop one
+                 * candidate kernel and a cache-clearing memset, repeated: the
+                 * period with the most kinds of device work wins, then the one
+                 * covering the most ops, so that autotuning's long loops before
+                 * training (20 k kernels) do not outweigh the training loop's
+                 * few steps. The kinds are at most the period's device ops. */
+                if (dev_ops < best_kinds || (dev_ops == best_kinds && cover < best_cover))
                     goto next;
-                uint64_t score = cover * (uint64_t)device_kinds(r, shape, p[a], len);
-                if (score > best_score || (score == best_score && p[a] < best_start) ||
-                    (score == best_score && p[a] == best_start && len < best_len)) {
-                    best_score = score;
+                uint64_t kinds = device_kinds(gid, dev, p[a], len, seen, &stamp, &memo, p[a] + cover);
+                if (kinds > best_kinds || (kinds == best_kinds && cover > best_cover) ||
+                    (kinds == best_kinds && cover == best_cover && p[a] < best_start) ||
+                    (kinds == best_kinds && cover == best_cover && p[a] == best_start && len < best_len)) {
+                    best_kinds = kinds;
+                    best_cover = cover;
                     best_start = p[a];
                     best_len = len;
                     best_iters = iters;
@@ -253,27 +323,57 @@ static int detect_period(const struct sim_job *j, struct sim_rank *r)
             a--;
         while (b < n && shape[b] == shape[b - best_len])
             b++;
+        /* The region rarely holds whole periods from its start: the anchor
+         * may sit anywhere in the step (torchtitan's steps begin with
+         * zero_grad's memsets, found at its graph launch), and what follows
+         * the loop may begin as a step does (an evaluation's forward). A
+         * program that ran to its end finished its last step where the
+         * region ends, unless that op is no host wait and the cut from the
+         * region's start falls after one (a step ends reading its loss or
+         * synchronising): cut the periods back from the region's end, and
+         * the ops before the first cut, the end of a step that did not
+         * repeat whole, stay warm-up. Otherwise they are cut from its
+         * start. */
+        uint64_t rem = (b - a) % best_len;
+        if (r->complete && rem && (b - a) / best_len >= 2 &&
+            (host_waits(&r->ops[at[b - 1]]) || !host_waits(&r->ops[at[a + best_len - 1]])))
+            a += rem;
         best_start = a;
         best_iters = (b - a) / best_len;
-        r->iter_start = malloc(best_iters * sizeof *r->iter_start);
-        r->iter_stop = malloc(best_iters * sizeof *r->iter_stop);
+        /* in a trace that ended early, what follows the last whole period
+         * and repeats its start is the last step cut short: an iteration of
+         * its own if it holds device work, which the steady state leaves
+         * out as partial; in a complete one it is what came after the loop */
+        uint64_t whole = best_start + best_iters * best_len;
+        uint64_t niter = best_iters + (uint64_t)(!r->complete && dev[b] > dev[whole]);
+        r->iter_start = malloc(niter * sizeof *r->iter_start);
+        r->iter_stop = malloc(niter * sizeof *r->iter_stop);
         if (!r->iter_start || !r->iter_stop)
             goto out;
-        for (uint64_t k = 0; k < best_iters; k++) {
-            r->iter_start[k] = best_start + k * best_len;
-            r->iter_stop[k] = r->iter_start[k] + best_len;
+        /* back to the rank's ops: an iteration starts at its first
+         * structure op and holds the host-only calls up to the next one's;
+         * the last ends with its last structure op (the calls after it are
+         * tear-down) */
+        for (uint64_t k = 0; k < niter; k++) {
+            uint64_t first = best_start + k * best_len, stop = MAYA_MIN(first + best_len, b);
+            r->iter_start[k] = at[first];
+            r->iter_stop[k] = k + 1 < niter ? at[stop] : at[stop - 1] + 1;
         }
+        best_iters = niter;
         r->niter = (int)MAYA_MIN(best_iters, (uint64_t)INT32_MAX);
     }
     rc = 0;
 out:
     if (rc < 0)
         maya_error("out of memory finding iterations");
+    free(at);
     free(H);
     free(P);
     free(pos);
     free(dev);
     free(shape);
+    free(gid);
+    free(seen);
     free(groups);
     maya_map_free(&count);
     return rc;
@@ -477,6 +577,7 @@ int sim_find_iterations(struct sim_job *j)
     int K = -1;
     j->makespan = 0;
     j->warmup_ops = 0;
+    j->warmup_emulation_s = 0;
     for (int i = 0; i < j->nranks; i++) {
         struct sim_rank *r = &j->ranks[i];
         j->makespan = MAYA_MAX(j->makespan, r->done_at);
@@ -499,6 +600,7 @@ int sim_find_iterations(struct sim_job *j)
             r->niter = 1;
         }
         j->warmup_ops = MAYA_MAX(j->warmup_ops, r->iter_start[0]);
+        j->warmup_emulation_s = MAYA_MAX(j->warmup_emulation_s, r->ops[r->iter_start[0]].trace_ms / 1e3);
         K = K < 0 ? r->niter : MAYA_MIN(K, r->niter);
     }
     free(matched);

@@ -68,6 +68,7 @@ struct loader {
     struct maya_trace_reader *r;
     struct sim_rank *cur;
     uint64_t prev_exit;
+    uint64_t first_call;           /* the rank's first call's entry time + 1 (0: none yet) */
     struct stream_load {           /* by stream index */
         uint64_t last_group;       /* NCCL group of the last op enqueued (0 none) */
         uint64_t last_op;          /* that op's index */
@@ -346,6 +347,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
             o->gap_ns = (uint64_t)((double)o->gap_ns / L->cfg->host_speed);
         L->prev_exit = MAYA_MAX(L->prev_exit, c->t_exit_ns);
     }
+    if (!L->first_call)
+        L->first_call = c->t_enter_ns + 1;
+    uint64_t since_ns = c->t_enter_ns + 1 > L->first_call ? c->t_enter_ns + 1 - L->first_call : 0;
+    o->trace_ms = (uint32_t)MAYA_MIN(since_ns / 1000000, UINT32_MAX);
     const char *api = maya_trace_string(L->r, c->api);
     const char *kname = NULL;
     const struct maya_rec_kernel *kdef = NULL;
@@ -1125,6 +1130,7 @@ static int job_record(struct loader *L, const struct maya_rec_hdr *h, uint32_t *
         j->host_active_ranks += (b->flags & MAYA_TRACE_F_HOST_CPU) == 0 && (b->flags & MAYA_TRACE_F_HOST_ACTIVE) != 0;
         L->cur = r;
         L->prev_exit = 0;
+        L->first_call = 0;
         L->slow = 1.0;
         for (int k = 0; k < L->cfg->nslow; k++)
             if (L->cfg->slow[k].rank == b->rank)

@@ -447,9 +447,12 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         else
             fprintf(fp, "found      no repeating sequence of ops (--iteration-marker names an op, kernel or "
                     "NVTX range)\n");
-        if (n >= 2 && s->warmup_ops)
+        if (n >= 2 && s->warmup_ops) {
+            sim_fmt_time(b, sizeof b, s->warmup_emulation_s);
             fprintf(fp, "warm-up    %" PRIu64 " ops before the first iteration (set-up, compilation, autotuning), "
-                    "in no iteration (the most on any rank)\n", s->warmup_ops);
+                    "in no iteration (the most on any rank):\n           %s of emulation on this machine "
+                    "(%s clock), not predicted time\n", s->warmup_ops, b, host_clock_name(j));
+        }
         if (n >= 2) {
             fprintf(fp, "left out   iteration 1 (warm-up: first allocations, copies, lazy compilation)");
             for (int k = 1; k < n; k++)
@@ -677,6 +680,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_uint(&w, "warmup_ops", f->replayed ? s->warmup_ops : 0);
 #define TIME(key, v) do { if (f->replayed) json_num(&w, key, v); else json_null(&w, key); } while (0)
     TIME("makespan_s", s->makespan_s);
+    TIME("warmup_emulation_s", s->warmup_emulation_s);
     TIME("compute_time_s", s->compute_s);
     TIME("communication_time_s", s->comm_s);
     TIME("exposed_communication_time_s", s->exposed_comm_s);

@@ -47,6 +47,8 @@ struct sim_op {
     uint32_t arg;         /* COLL/P2P: comm index; EVENT_*: rank event index; SYNC: target
                              stream index + 1 (stream) or device (device) or event index */
     uint32_t sig;         /* signature for finding iterations */
+    uint32_t trace_ms;    /* when the call was made, in ms from the rank's first call on
+                             the trace's host clock: what emulating up to it took here */
     int16_t device;       /* the calling thread's device */
     uint8_t kind;         /* enum sim_kind */
     uint8_t flags;        /* SF_* */
@@ -340,6 +342,7 @@ struct sim_job {
     uint64_t *iter_end;           /* job-wide end of each iteration (ns) */
     uint8_t *iter_partial;        /* 1: partial on some rank, left out of the steady state */
     uint64_t warmup_ops;          /* ops before the first iteration (most on any rank) */
+    double warmup_emulation_s;    /* this machine's time before the first iteration (most on a rank) */
     uint64_t makespan;            /* last completion (ns) */
     int incomplete_ranks;         /* ranks whose trace was cut short (load.c) */
     int workload_failed;          /* sim_config's */

@@ -201,6 +201,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->no_code_launches = j->no_code_launches;
     out->steady_iterations = sim_steady_count(j);
     out->warmup_ops = j->warmup_ops;
+    out->warmup_emulation_s = j->warmup_emulation_s;
     struct sim_window w[SIM_MAX_WINDOWS];
     int nw = sim_steady_windows(j, w, SIM_MAX_WINDOWS);
     int iters = MAYA_MAX(out->steady_iterations, 1);

@@ -25,6 +25,14 @@ fail() {
     exit 1
 }
 
+# skip WHY: the test cannot run here (what it needs is not installed); WHY
+# says what is missing and the command that installs it. tests/run lists it
+# as skipped, neither passed nor failed.
+skip() {
+    echo "skipped: $*"
+    exit 77
+}
+
 # emu TRACE_DIR CMD...: run CMD under the emulator (LD_LIBRARY_PATH),
 # writing its trace into TRACE_DIR. Extra MAYA_* settings come from the
 # caller's environment.

@@ -72,6 +72,7 @@ struct sim_summary {
     int iterations;             /* detected iterations (1 when none repeat) */
     int steady_iterations;      /* of which in the steady state (after the first, not partial) */
     uint64_t warmup_ops;        /* ops before the first iteration (set-up, warm-up), most on a rank */
+    double warmup_emulation_s;  /* what emulating them took on this machine (trace clock), most on a rank */
     double iteration_s;         /* steady state: median of the steady iterations */
     double first_iteration_s;
     double makespan_s;          /* first host start to last completion */

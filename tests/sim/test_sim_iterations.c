@@ -88,6 +88,7 @@ struct loop_opts {
     int autotune;      /* kernels benchmarked before the loop: N x 25 x (memset, bench kernel) */
     int nvtx;          /* each step an NVTX range "Train step N" with a nested "backward" */
     int cut;           /* the last step stops after fwd (a trace that ended early) */
+    int eval;          /* after the loop, an evaluation's upload and forward */
     const char *fwd;   /* the fwd kernel's name */
 };
 
@@ -118,6 +119,9 @@ static const char *real_loop(const struct loop_opts *o)
         if (o->nvtx)
             ADD("marker name=\"Train step %d\" kind=pop\n", i + 1);
     }
+    if (o->eval)
+        ADD("memcpy stream=1 api=cudaMemcpyAsync kind=h2d bytes=1M async\n"
+            "launch stream=1 kernel=\"%s\" grid=128\nsync sync=device\n", o->fwd ? o->fwd : "fwd");
     if (!o->cut)
         ADD("free bytes=1G\n");
 #undef ADD
@@ -154,6 +158,80 @@ static void check_real(const char *what, const struct loop_opts *o, const char *
     if (o->autotune)
         EXPECT(s.warmup_ops >= (uint64_t)o->autotune * 50, "%s: %llu ops of warm-up", what,
                (unsigned long long)s.warmup_ops);
+    if (o->eval) /* the steps begin with their uploads: the set-up's allocation before them */
+        EXPECT(s.warmup_ops == 1, "%s: %llu ops of warm-up, expected 1", what, (unsigned long long)s.warmup_ops);
+    sim_free(j);
+}
+
+/* What torch.compile does before training, as torchtitan's trace shows it:
+ * Inductor autotunes a kernel template by benchmarking CHOICES candidates,
+ * each loaded (cuModuleLoad), launched REPS times under the template's one
+ * name between two recorded events after a cache-clearing memset, then
+ * timed (cudaEventElapsedTime per launch); an eager first step (compiled
+ * graphs running for the first time: other kernels); then STEPS steps of
+ * zero_grad's memsets, the batch's upload, 20 kernels of forward and
+ * backward, the optimizer's, and a host read of the gradient norm that
+ * waits. Between the step's ops the host makes a few cudaGetDevice calls,
+ * one to three (a framework's caches decide: torchtitan's steps differ so).
+ * The benchmark loop holds far more ops than the training loop, but one
+ * kind of kernel: the steps are the iterations, all of them whole, and the
+ * autotuning is warm-up, whose emulation took the 2.5 s of the trace's clock
+ * before the first step (the host's time, not predicted time). */
+static void check_autotune_steps(void)
+{
+    enum { CHOICES = 12, REPS = 100, STEPS = 5 };
+    size_t n = 0;
+#define ADD(...) (n += (size_t)snprintf(big + n, sizeof big - n, __VA_ARGS__))
+    ADD("stream id=1 dev=0\nalloc bytes=1G\n");
+    for (int c = 0; c < CHOICES; c++) {
+        ADD("call api=cuModuleLoad\ncall api=cuModuleGetFunction\n");
+        for (int k = 0; k < REPS; k++)
+            ADD("memset stream=1 bytes=256M async\nevent_record stream=1 event=%d version=1\n"
+                "launch stream=1 kernel=triton_flex_attention_backward grid=64\n"
+                "event_record stream=1 event=%d version=1\n", 2 * k + 1, 2 * k + 2);
+        ADD("sync sync=device\n");
+        for (int k = 0; k < REPS; k++)
+            ADD("call api=cudaEventQuery\ncall api=cudaEventElapsedTime\n");
+    }
+    for (int e = 0; e < 6; e++)
+        ADD("launch stream=1 kernel=eager_%d grid=32\n", e);
+    ADD("memcpy stream=1 api=cudaMemcpyAsync kind=d2h bytes=4 host_waits\n");
+    for (int i = 0; i < STEPS; i++) {
+        ADD("memset stream=1 bytes=1M async%s\nmemset stream=1 bytes=1M async\n", i ? "" : " t=2500ms");
+        ADD("memcpy stream=1 api=cudaMemcpyAsync kind=h2d bytes=64K async\n");
+        for (int k = 0; k < 20; k++) {
+            ADD("launch stream=1 kernel=%s_%d grid=128\n", k < 10 ? "fwd" : "bwd", k % 10);
+            for (int g = 0; g < 1 + (i * 7 + k) % 3 * (k % 4 == 0); g++)
+                ADD("call api=cudaGetDevice\n");
+        }
+        ADD("launch stream=1 kernel=adamw grid=64\n"
+            "memcpy stream=1 api=cudaMemcpyAsync kind=d2h bytes=4 host_waits\n");
+    }
+    ADD("sync sync=device\nfree bytes=1G\n");
+#undef ADD
+    static const struct dur d[] = {
+        { "cudaLaunchKernel", MS, UINT64_MAX }, { "cudaMemsetAsync", MS / 10, UINT64_MAX },
+        { "cudaMemcpyAsync", MS / 10, UINT64_MAX }, { NULL, 0, 0 },
+    };
+    const char *ranks[] = { big };
+    struct sim_job *j = replay("autotuning, then steps", ranks, 1, d, 0, NULL);
+    if (!j)
+        return;
+    int k;
+    sim_iteration_times(j, &k);
+    EXPECT(k == STEPS, "autotuning, then steps: %d iterations found, expected the %d steps", k, STEPS);
+    struct sim_summary s;
+    sim_summarize(j, &s);
+    EXPECT(s.steady_iterations == STEPS - 1, "autotuning, then steps: %d steady iterations, expected %d",
+           s.steady_iterations, STEPS - 1);
+    /* a step on one stream: 2 memsets, the upload and the gradient norm's
+     * read (0.1 ms each), 21 kernels (1 ms each) */
+    EXPECT_NEAR(s.iteration_s, 0.0214, 1e-9, "autotuning, then steps: the step");
+    /* every op before the first step's is warm-up: the benchmarks' 4 a
+     * launch and their sync, the eager step's 7 */
+    EXPECT(s.warmup_ops >= (uint64_t)CHOICES * (REPS * 4 + 1) + 7, "autotuning, then steps: %llu ops of warm-up",
+           (unsigned long long)s.warmup_ops);
+    EXPECT_NEAR(s.warmup_emulation_s, 2.5, 1e-9, "autotuning, then steps: the warm-up's emulation time");
     sim_free(j);
 }
 
@@ -244,6 +322,7 @@ static void check_p2p(void)
 int main(void)
 {
     check_p2p();
+    check_autotune_steps();
     check_micro(3);
     check_micro(6);
     check_micro(9);
@@ -264,6 +343,10 @@ int main(void)
     check_real("kernel glob", &o, "fwd_k*", 6, 4);
     o = (struct loop_opts){ .steps = 6, .cut = 1 };
     check_real("cut short, marker", &o, "fwd", 6, 4);
+    /* an evaluation's forward after the loop begins as a step does: the
+     * steps stay cut after their syncs, the forward in none */
+    o = (struct loop_opts){ .steps = 6, .eval = 1 };
+    check_real("evaluation after the loop", &o, NULL, 6, 5);
     /* a marker that names nothing is an error, not a silent single iteration */
     const char *ranks[] = { loop(0) };
     const char *job = make_job("nomarker", ranks, 1);

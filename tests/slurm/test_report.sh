@@ -24,7 +24,7 @@ same_report() {
 import json, sys
 timed = {"iteration_time_s", "first_iteration_time_s", "iterations", "makespan_s",
          "idle_time_s", "communication_time_s", "exposed_communication_time_s", "launcher", "timeline",
-         "breakdown", "host_work_s", "host_bound",
+         "breakdown", "host_work_s", "host_bound", "warmup_emulation_s",
          # each run's communicators have ids of its own, and the times of
          # collectives (the slowest ops) count the wait for the last peer
          "communicators", "slowest_ops", *sys.argv[3:]}
