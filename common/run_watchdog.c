@@ -113,20 +113,6 @@ static void look(struct run_watchdog *w, int i, uint64_t now)
     r->have = 1;
 }
 
-/* Reads /proc/PID/stat (path) into buf and returns where its fields after
- * "pid (comm" start: the last ')' (a command name may hold one), or NULL
- * when the process is gone. */
-static const char *proc_stat_fields(const char *path, char *buf, size_t size)
-{
-    FILE *fp = fopen(path, "r");
-    size_t n = fp ? fread(buf, 1, size - 1, fp) : 0;
-    if (fp)
-        fclose(fp);
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')');
-    return p && p[1] == ' ' && p[2] ? p : NULL;
-}
-
 /* CPU time (clock ticks) of the processes of process group pgid: a rank
  * and what it started (maya run makes each rank a group). Scans /proc:
  * called only for a rank that has made no call for the hang time. */
@@ -140,7 +126,7 @@ static uint64_t group_cpu_ticks(pid_t pgid)
             continue;
         char path[300], buf[1024];
         snprintf(path, sizeof path, "/proc/%s/stat", e->d_name);
-        const char *p = proc_stat_fields(path, buf, sizeof buf);
+        const char *p = maya_proc_stat_fields(path, buf, sizeof buf);
         long pgrp;
         unsigned long long ut, st;
         /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime */
@@ -161,7 +147,7 @@ static const char *proc_state(pid_t pid)
     if (pid <= 0)
         return ""; /* started elsewhere: its state is not ours to see */
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    const char *p = proc_stat_fields(path, buf, sizeof buf);
+    const char *p = maya_proc_stat_fields(path, buf, sizeof buf);
     if (p && (p[2] == 'T' || p[2] == 't'))
         return " (its process is stopped)";
     return "";

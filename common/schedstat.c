@@ -4,13 +4,27 @@
  * waiting for a CPU in ns (run-queue delay: descheduled, not blocked), and
  * its time slices. The emulator's active host clock (emulator/core/
  * host_clock.c) takes the delay off the wall clock; the launchers ask
- * whether it can be read before they choose that clock. */
+ * whether it can be read before they choose that clock.
+ * Also a process's /proc/<pid>/stat, read by the launcher and its
+ * watchdog (CPU time, state, resident memory). */
 #define _GNU_SOURCE
 #include "maya/common.h"
 
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
+
+const char *maya_proc_stat_fields(const char *path, char *buf, size_t size)
+{
+    FILE *fp = fopen(path, "r");
+    size_t n = fp ? fread(buf, 1, size - 1, fp) : 0;
+    if (fp)
+        fclose(fp);
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')');
+    return p && p[1] == ' ' && p[2] ? p : NULL;
+}
 
 int maya_schedstat_read(int fd, uint64_t *run_ns, uint64_t *delay_ns)
 {

@@ -190,16 +190,12 @@ int run_proc_usage(pid_t pid, uint64_t *ticks, uint64_t *rss_bytes)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *fp = fopen(path, "r");
-    size_t n = fp ? fread(buf, 1, sizeof buf - 1, fp) : 0;
-    if (fp)
-        fclose(fp);
-    buf[n] = 0;
-    /* the command name, in parentheses, may hold spaces: fields count from its end */
-    const char *p = strrchr(buf, ')');
+    const char *p = maya_proc_stat_fields(path, buf, sizeof buf);
     unsigned long long ut = 0, st = 0;
     long rss_pages = 0;
-    if (!p || sscanf(p + 1, " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
+    /* after "pid (comm)": state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+       cutime cstime priority nice threads itrealvalue starttime vsize rss */
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu %*d %*d %*d %*d %*d %*d "
                             "%*u %*u %ld", &ut, &st, &rss_pages) != 3)
         return -1;
     *ticks = ut + st;

@@ -480,11 +480,9 @@ ncclResult_t nc_exchange_serve(struct nc_task *t)
         }
         if (code == ncclSystemError)
             snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
-    } else if (code == ncclSuccess && kind != NC_KIND_SPLIT && fill_gone(t, in, gone, borrowed) < 0) {
-        code = ncclSystemError;
-        snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
-    }
-    if (code == ncclSuccess && kind == MAYA_COLL_BROADCAST && c->gone && keep_root(c, t->peer, in, gone) < 0) {
+    } else if (code == ncclSuccess && kind != NC_KIND_SPLIT &&
+               (fill_gone(t, in, gone, borrowed) < 0 ||
+                (kind == MAYA_COLL_BROADCAST && c->gone && keep_root(c, t->peer, in, gone) < 0))) {
         code = ncclSystemError;
         snprintf(text, sizeof text, "rank 0 ran out of memory for an exchange");
     }

@@ -93,5 +93,9 @@ uint64_t maya_mono_ns(void);
 int maya_schedstat_read(int fd, uint64_t *run_ns, uint64_t *delay_ns);
 /* 1 if this kernel reports the calling thread's run-queue delay. */
 int maya_schedstat_readable(void);
+/* Reads a /proc/PID/stat file (path) into buf and returns where its fields
+ * after "pid (comm" start: the last ')' (a command name may hold one), or
+ * NULL when the process is gone. */
+const char *maya_proc_stat_fields(const char *path, char *buf, size_t size);
 
 #endif
