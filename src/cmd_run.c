@@ -429,8 +429,11 @@ static int start_replicas(struct run *r, int stopping)
             /* another batch, of as many as the memory holds with one to spare */
             avail = run_mem_available();
             int batch = MAYA_MAX(2, r->cpus);
-            if (avail && each && avail / each - 1 < (uint64_t)batch)
-                batch = avail / each > 1 ? (int)(avail / each - 1) : 0;
+            if (avail && each) {
+                uint64_t fit = avail / each, spare = fit > 1 ? fit - 1 : 0;
+                if (spare < (uint64_t)batch)
+                    batch = (int)spare;
+            }
             if (batch == 0) {
                 int left = 0;
                 for (int k = i; k < r->desc.nprocs; k++)
