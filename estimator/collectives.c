@@ -78,10 +78,8 @@ static const double nvls_eff[4] = { 0, 0, 0.85, 0.74 };
 /* Channels NVLS spreads over (one is the head's): (n-1)/n of it carries data. */
 #define NVLS_CHANNELS 16
 
-/* Share of NVLink's line rate a Simple ring reaches, by generation: the
- * bandwidth per link NCCL assumes (src/graph/topo.h SM70/80/86/90/100_NVLINK_BW:
- * 20, 20, 12, 20.6, 40.1 GB/s) over the link's rate per direction (NVLink
- * 2/3/4: 25 GB/s, NVLink 5: 50; A40's bridge: 4 links, 56.25 GB/s). */
+/* The bandwidth per NVLink NCCL assumes, by generation (src/graph/topo.h
+ * SM70/80/86/90/100_NVLINK_BW: 20, 20, 12, 20.6, 40.1 GB/s). */
 static double nvlink_bw(int gen, int major, int minor)
 {
     if (major == 8 && minor >= 6)
@@ -90,12 +88,14 @@ static double nvlink_bw(int gen, int major, int minor)
     return bw[gen];
 }
 
+/* Share of NVLink's line rate a Simple ring reaches: nvlink_bw over the
+ * link's rate per direction (NVLink 2/3/4: 25 GB/s, NVLink 5: 50; A40's
+ * bridge: 4 links, 56.25 GB/s). */
 static double ring_eff_nvlink(int gen, int major, int minor)
 {
-    if (major == 8 && minor >= 6)
-        return 12.0 / (56.25 / 4);
     static const double rate[4] = { 25, 25, 25, 50 };
-    return nvlink_bw(gen, major, minor) / rate[gen];
+    double link = major == 8 && minor >= 6 ? 56.25 / 4 : rate[gen];
+    return nvlink_bw(gen, major, minor) / link;
 }
 
 /* Share of line rate: a NIC, one send/recv over NVLink. */
