@@ -478,8 +478,9 @@ static int literal(struct emu_slice s, double *v)
 static uint32_t operand(struct kw *w, struct emu_slice s);
 
 /* A constant-bank operand of SASS, c[0x0][0x210]: the block and grid sizes
- * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide. */
-static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes)
+ * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide,
+ * sign-extended when `sgn` (LDC.S8, LDC.S16). */
+static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
 {
     char buf[48];
     if (s.n >= sizeof buf || s.n < 9 || memcmp(s.p, "c[0x0][", 7) != 0 || s.p[s.n - 1] != ']')
@@ -500,7 +501,7 @@ static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes)
         return node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
                     0, 0, 0, 0);
     if (off >= k->param_base && off + bytes <= (uint64_t)k->param_base + k->param_bytes)
-        return node(w, MAYA_KX_PARAM, 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
+        return node(w, MAYA_KX_PARAM, sgn ? 1 : 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
     return X_UNKNOWN;
 }
 
@@ -526,7 +527,7 @@ static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
     if (s.n > 1 && s.p[0] == '-' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
         return bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
-        return cbank(w, s, 4);
+        return cbank(w, s, 4, 0);
     *done = 0;
     return X_UNKNOWN;
 }
@@ -1008,9 +1009,12 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return X_UNKNOWN;
     }
     if (w->k->sass && emu_slice_is(op, "mov.b64") && in->nops == 2)
-        return cbank(w, in->ops[1], 8); /* LDC.64: a 64-bit parameter (a pointer) */
+        return cbank(w, in->ops[1], 8, 0); /* LDC.64: a 64-bit parameter (a pointer) */
     if (w->k->sass && is_pair(in))
-        return cbank(w, in->ops[1], 4); /* the pair's low register (the high: interpret) */
+        return cbank(w, in->ops[1], 4, 0); /* the pair's low register (the high: interpret) */
+    if (w->k->sass && in->nops == 2 && (emu_slice_is(op, "mov.u8") || emu_slice_is(op, "mov.s8") ||
+                                        emu_slice_is(op, "mov.u16") || emu_slice_is(op, "mov.s16")))
+        return cbank(w, in->ops[1], op.p[op.n - 1] == '8' ? 1 : 2, op.p[4] == 's'); /* LDC.U8 .S16 ... */
     if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
         return in->nops == 2 ? a : X_UNKNOWN;
     if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
@@ -1447,7 +1451,7 @@ static int interpret(struct kw *w)
             set_reg(w, in->ops[0], v);
             if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
                 int32_t r = reg_id(w, in->ops[2]);
-                uint32_t hi = cbank(w, in->ops[3], 4);
+                uint32_t hi = cbank(w, in->ops[3], 4, 0);
                 if (r >= 0)
                     w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? sel(w, g, hi, (uint32_t)w->env[r]) : hi);
             }

@@ -230,8 +230,12 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         if (IS("CS2R") && n >= 2 && !emu_slice_is(ops[1], "SRZ"))
             SET("unknown");
     } else if (IS("LDC")) {
-        SET(part(m, "64") ? "mov.b64" : "mov.b32");
-        if (part(m, "64"))
+        /* LDC.U8 of a bool field reads one byte: the three after it are a
+         * struct's padding, whatever the host left there */
+        unsigned w = width(m);
+        int sgn = part(m, "S8") || part(m, "S16");
+        SET(w == 8 ? "mov.b64" : w == 2 ? (sgn ? "mov.s16" : "mov.u16") : w == 1 ? (sgn ? "mov.s8" : "mov.u8") : "mov.b32");
+        if (w == 8)
             split_pair(k, in);
     } else if (IS("IMAD")) {
         if (part(m, "X") || part(m, "HI")) {

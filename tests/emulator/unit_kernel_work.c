@@ -677,6 +677,62 @@ static void test_sass_pair(void)
     sass_pair_with(one, 1);
 }
 
+/* A bool field of a struct parameter read with ULDC.U8 (PyTorch's
+ * ReduceConfig): the three bytes after it are padding the host never set,
+ * so only the byte itself may count. The same kernel with .S8 and a sign
+ * test reads the byte sign-extended. */
+static const char sass_flag_u8[] =
+    "//--------------------- .text._Z4flag3Cfg --------------------------\n"
+    ".text._Z4flag3Cfg:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   ULDC.U8 UR4, c[0x0][0x214] ;\n"
+    "        /*0020*/                   ISETP.NE.AND P0, PT, RZ, UR4, PT ;\n"
+    "        /*0030*/               @P0 EXIT ;\n"
+    "        /*0040*/                   ULDC UR5, c[0x0][0x210] ;\n"
+    "        /*0050*/                   ISETP.GE.AND P1, PT, R0, UR5, PT ;\n"
+    "        /*0060*/               @P1 EXIT ;\n"
+    "        /*0070*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0080*/                   ULDC.64 UR6, c[0x0][0x208] ;\n"
+    "        /*0090*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*00a0*/                   STG.E desc[UR6][R2.64], RZ ;\n"
+    "        /*00b0*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static double flag_stores(const char *text, size_t n, unsigned char flag)
+{
+    static const struct maya_kparam one[] = { { 0, 16, 0, { 0 } } };
+    void *rk;
+    double st = -1;
+    const struct maya_kwork *w = analyse_sass(text, n, "_Z4flag3Cfg", 0x10, one, 1, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        int m = 64;
+        unsigned char field[4] = { flag, 0xad, 0x40, 0xa5 }; /* the flag, then garbage */
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        set(&b, 0, &m, 4);
+        set(&b, 4, field, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        st = kw.amount[MAYA_KW_ST_GLOBAL];
+    }
+    free(rk);
+    return st;
+}
+
+static void test_sass_narrow_constant(void)
+{
+    NEAR(flag_stores(sass_flag_u8, sizeof sass_flag_u8 - 1, 0), 4.0 * 64, 0.001); /* false: every thread below m stores */
+    EXPECT(flag_stores(sass_flag_u8, sizeof sass_flag_u8 - 1, 1) == 0);        /* true: all exit */
+    char s8[sizeof sass_flag_u8];
+    memcpy(s8, sass_flag_u8, sizeof s8);
+    char *u = strstr(s8, "ULDC.U8"), *ne = strstr(s8, "ISETP.NE.AND P0, PT, RZ");
+    memcpy(u, "ULDC.S8", 7);
+    memcpy(ne, "ISETP.GT.AND P0, PT, RZ", 23); /* exit where 0 > flag */
+    EXPECT(flag_stores(s8, sizeof s8 - 1, 0xff) == 0);              /* -1: all exit */
+    NEAR(flag_stores(s8, sizeof s8 - 1, 0x7f), 4.0 * 64, 0.001);    /* 127: all below m store */
+}
+
 /* An unrolled strided loop whose test looks ahead of its step (PyTorch's
  * reductions): four loads at i, i + s, i + 2 s, i + 3 s, then i += 4 s,
  * continued while i + 3 s < n. */
@@ -847,6 +903,7 @@ int main(void)
     test_sass_rows();
     test_sass_float_bits();
     test_sass_pair();
+    test_sass_narrow_constant();
     test_damage();
     test_bad_summary();
     if (failures) {
