@@ -18,7 +18,7 @@ if [ -n "${MAYA_NVDISASM:-}" ] && [ -x "$MAYA_NVDISASM" ]; then
     torch_run "$d" h100x2 values_read.py --objects
     for r in 0 1; do
         out=$d/logs/rank-$r.out
-        for c in roundtrip max max_f64 sum_bf16 sum_f16 full unique sort gather_copied gather_filled all_gather_object \
+        for c in roundtrip max max_f64 sum_bf16 sum_f16 i64_to_f64 f32_to_f16 full unique sort gather_copied gather_filled all_gather_object \
                  broadcast_object_list scatter_object_list; do
             expect_grep "^$c right$" "$out"
         done
