@@ -355,21 +355,30 @@ static uint8_t cmp_kind(struct emu_slice m)
     return 0;
 }
 
+/* The next part of mnemonic m after offset *i (at a '.'): 0 at the end. */
+static int next_part(struct emu_slice m, size_t *i, struct emu_slice *w)
+{
+    if (*i >= m.n)
+        return 0;
+    size_t j = *i + 1;
+    while (j < m.n && m.p[j] != '.')
+        j++;
+    *w = (struct emu_slice){ m.p + *i + 1, (uint32_t)(j - *i - 1) };
+    *i = j;
+    return 1;
+}
+
 /* The parts of mnemonic m after its opcode, each one of ok (NULL-ended); 0 if any other. */
 static int parts_only(struct emu_slice m, const char *const *ok)
 {
     size_t i = emu_ptx_opcode(m).n;
-    while (i < m.n) {
-        size_t j = i + 1;
-        while (j < m.n && m.p[j] != '.')
-            j++;
-        struct emu_slice w = { m.p + i + 1, (uint32_t)(j - i - 1) };
+    struct emu_slice w;
+    while (next_part(m, &i, &w)) {
         int found = 0;
         for (size_t k = 0; ok[k] && !found; k++)
             found = sl_eq(w, ok[k]);
         if (!found)
             return 0;
-        i = j;
     }
     return 1;
 }
@@ -389,11 +398,8 @@ static int conv_types(struct emu_slice m, uint8_t fl[2], unsigned *nfl, uint8_t 
             return 0;
     *nfl = *nin = 0;
     size_t i = emu_ptx_opcode(m).n;
-    while (i < m.n) {
-        size_t j = i + 1;
-        while (j < m.n && m.p[j] != '.')
-            j++;
-        struct emu_slice w = { m.p + i + 1, (uint32_t)(j - i - 1) };
+    struct emu_slice w;
+    while (next_part(m, &i, &w)) {
         for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
             if (sl_eq(w, ts[k].w)) {
                 if (ts[k].t <= T_F64 && *nfl < 2)
@@ -403,7 +409,6 @@ static int conv_types(struct emu_slice m, uint8_t fl[2], unsigned *nfl, uint8_t 
                 else
                     return 0;
             }
-        i = j;
     }
     return 1;
 }
