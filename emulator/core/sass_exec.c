@@ -457,6 +457,14 @@ static int fp_of(int t)
     return t == T_F16 ? FP_F16 : t == T_BF16 ? FP_BF16 : t == T_F64 ? FP_F64 : FP_F32;
 }
 
+/* 1 if v, a value of type ty, is a subnormal one (below the smallest
+ * normal: exponent field 1, mantissa 0). */
+static int subnormal_of(long double v, int ty)
+{
+    uint64_t min_normal = ty == T_F64 ? 1ull << 52 : ty == T_F32 ? 1u << 23 : ty == T_BF16 ? 1u << 7 : 1u << 10;
+    return isfinite(v) && v != 0 && fabsl(v) < emu_fp_value(min_normal, fp_of(ty));
+}
+
 /* A conversion's float source of type ty: f16/bf16 from a register's half
  * (.H1 the high one, else the low), f32 or f64 (fsrc, dsrc); -x, |x|. */
 static int conv_src(struct run *r, uint32_t t, const struct sop *o, int ty, long double *out)
@@ -603,7 +611,7 @@ static int do_f2i(struct run *r, uint32_t t, const struct sinst *x)
     long double f;
     if (x->nops != 2 || conv_src(r, t, &x->o[1], x->st, &f) < 0)
         return x->nops != 2 ? stop(r, EMU_PTX_FAULT, "F2I form not covered") : -1;
-    if ((x->mods & M_FTZ) && fpclassify(f) != FP_NAN && fabsl(f) < (x->st == T_F64 ? 0x1p-1022L : 0x1p-126L))
+    if ((x->mods & M_FTZ) && subnormal_of(f, x->st))
         f = 0; /* .FTZ: a subnormal source reads as zero */
     long double v = x->sub == R_RZ ? truncl(f) : x->sub == R_RM ? floorl(f) : x->sub == R_RP ? ceill(f) : nearbyintl(f);
     uint64_t w;
@@ -633,7 +641,7 @@ static int do_f2f(struct run *r, uint32_t t, const struct sinst *x)
     if (x->nops != 2 || conv_src(r, t, &x->o[1], x->st, &v) < 0)
         return x->nops != 2 ? stop(r, EMU_PTX_FAULT, "F2F form not covered") : -1;
     int ftz = (x->mods & M_FTZ) != 0;
-    if (ftz && isfinite(v) && v != 0 && fabsl(v) < emu_fp_value(x->st == T_F64 ? 1ull << 52 : x->st == T_F32 ? 1u << 23 : x->st == T_BF16 ? 1u << 7 : 1u << 10, fp_of(x->st)))
+    if (ftz && subnormal_of(v, x->st))
         v = copysignl(0, v);
     if (isnan(v) && x->dt == T_F64)
         return stop(r, EMU_PTX_UNSUPPORTED, "F2F of a NaN to f64 not covered");
