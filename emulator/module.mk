@@ -159,7 +159,8 @@ ALL_TARGETS += $(PTX_EXEC_UNIT)
 SASS_EXEC_UNIT := $(B)/tests/unit/test_sass_exec
 $(B)/obj/tests/emulator/unit_sass_exec.o: EXTRA_CFLAGS := -Iemulator/core
 $(SASS_EXEC_UNIT): $(B)/obj/tests/emulator/unit_sass_exec.o $(B)/obj/emulator/core/sass_exec.o $(B)/obj/emulator/core/sass_decode.o \
-		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/exec_common.o
+		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/exec_common.o \
+		$(B)/obj/emulator/core/float_formats.o
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) -lm
 ALL_TARGETS += $(SASS_EXEC_UNIT)

@@ -187,9 +187,14 @@ static void dec_operand(struct dec *d, struct emu_slice s, struct sop *o, int fl
     memset(o, 0, sizeof *o);
     const char *p = s.p;
     size_t n = s.n;
+    while (n && p[n - 1] == ' ')
+        n--; /* "+QNAN , 1" */
     if (n > 6 && (!memcmp(p + n - 6, ".H0_H0", 6) || !memcmp(p + n - 6, ".H1_H1", 6))) {
-        o->half = p[n - 4] == '0' ? 1 : 2; /* read by HADD2.F32 only: any other op refuses it */
+        o->half = p[n - 4] == '0' ? 1 : 2; /* read by the half ops only: src() refuses it */
         n -= 6;
+    } else if (n > 3 && (!memcmp(p + n - 3, ".H0", 3) || !memcmp(p + n - 3, ".H1", 3))) {
+        o->half = p[n - 1] == '0' ? 1 : 2; /* F2F.F64.F16 R4, R5.H1: a conversion's source half */
+        n -= 3;
     }
     if (n > 6 && !memcmp(p + n - 6, ".reuse", 6))
         n -= 6;
@@ -350,6 +355,64 @@ static uint8_t cmp_kind(struct emu_slice m)
     return 0;
 }
 
+/* The next part of mnemonic m after offset *i (at a '.'): 0 at the end. */
+static int next_part(struct emu_slice m, size_t *i, struct emu_slice *w)
+{
+    if (*i >= m.n)
+        return 0;
+    size_t j = *i + 1;
+    while (j < m.n && m.p[j] != '.')
+        j++;
+    *w = (struct emu_slice){ m.p + *i + 1, (uint32_t)(j - *i - 1) };
+    *i = j;
+    return 1;
+}
+
+/* The parts of mnemonic m after its opcode, each one of ok (NULL-ended); 0 if any other. */
+static int parts_only(struct emu_slice m, const char *const *ok)
+{
+    size_t i = emu_ptx_opcode(m).n;
+    struct emu_slice w;
+    while (next_part(m, &i, &w)) {
+        int found = 0;
+        for (size_t k = 0; ok[k] && !found; k++)
+            found = sl_eq(w, ok[k]);
+        if (!found)
+            return 0;
+    }
+    return 1;
+}
+
+/* A conversion's types from its mnemonic (F2F.F64.F32, I2F.F64.S64,
+ * F2I.U64.F64.TRUNC): the float parts in order in fl[], the integer part in
+ * *in; 0 if a type not covered (8- or 16-bit integers) is there. */
+static int conv_types(struct emu_slice m, uint8_t fl[2], unsigned *nfl, uint8_t *in, unsigned *nin)
+{
+    static const struct { const char *w; uint8_t t; } ts[] = {
+        { "F16", T_F16 }, { "BF16", T_BF16 }, { "F32", T_F32 }, { "F64", T_F64 },
+        { "S32", T_S32 }, { "U32", T_U32 }, { "S64", T_S64 }, { "U64", T_U64 },
+    };
+    static const char *const narrow[] = { "S16", "U16", "S8", "U8", "E4M3", "E5M2", "TF32" };
+    for (size_t i = 0; i < sizeof narrow / sizeof *narrow; i++)
+        if (part(m, narrow[i]))
+            return 0;
+    *nfl = *nin = 0;
+    size_t i = emu_ptx_opcode(m).n;
+    struct emu_slice w;
+    while (next_part(m, &i, &w)) {
+        for (size_t k = 0; k < sizeof ts / sizeof *ts; k++)
+            if (sl_eq(w, ts[k].w)) {
+                if (ts[k].t <= T_F64 && *nfl < 2)
+                    fl[(*nfl)++] = ts[k].t;
+                else if (ts[k].t > T_F64 && *nin < 1)
+                    *in = ts[k].t, (*nin)++;
+                else
+                    return 0;
+            }
+    }
+    return 1;
+}
+
 /* BRX R34 -0x690 (*"BRANCH_TARGETS .L_x_20,.L_x_21"*): an indirect branch
  * to R + offset + the next instruction's address, which must be one of the
  * targets nvdisasm lists (kept in g->brx). 0, or -1 if the form is another. */
@@ -460,8 +523,16 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
     else if (IS("LDC")) {
         x->op = X_LDC;
         x->bytes = mem_width(m);
-    } else if (IS("HFMA2")) {
-        x->op = X_HFMA2;
+    } else if (IS("HADD2") || IS("HMUL2") || IS("HFMA2")) {
+        /* packed halves: f16x2, or bf16x2 (.BF16_V2); .F32 (HADD2 only): one
+         * f32 result; .SAT and .RELU are not covered */
+        static const char *const ok[] = { "MMA", "BF16_V2", "BF16", "FTZ", "F32", NULL };
+        x->op = X_HOP;
+        x->sub = IS("HADD2") ? H_ADD : IS("HMUL2") ? H_MUL : H_FMA;
+        x->dt = part(m, "BF16_V2") || part(m, "BF16") ? T_BF16 : T_F16;
+        x->st = part(m, "F32") ? T_F32 : T_NONE;
+        if (!parts_only(m, ok) || (x->st == T_F32 && x->sub != H_ADD))
+            x->op = X_BAD;
         fl = 1;
     } else if (IS("LDG") || IS("LDS") || IS("LD")) {
         x->op = X_LD;
@@ -535,25 +606,41 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
     } else if (IS("BMOV") && part(m, "32") && emu_ptx_opcode(m).n + 3 + (part(m, "CLEAR") ? 6 : 0) == m.n) {
         x->op = X_BMOV; /* BMOV.32[.CLEAR]: no other form */
         x->sub = part(m, "CLEAR") != 0;
-    } else if (IS("I2F") || IS("F2I")) {
-        /* 32-bit integers and f32 only */
-        int i2f = IS("I2F");
-        x->op = i2f ? X_I2F : X_F2I;
-        x->sub = i2f ? (part(m, "RZ") ? R_RZ : part(m, "RM") ? R_RM : part(m, "RP") ? R_RP : R_RN)
-                     : (part(m, "TRUNC") ? R_RZ : part(m, "FLOOR") ? R_RM : part(m, "CEIL") ? R_RP : R_RN);
-        static const char *const wide_or_narrow[] = { "F64", "S64", "U64", "F16", "BF16", "S16", "U16", "S8", "U8" };
-        for (size_t i = 0; i < sizeof wide_or_narrow / sizeof *wide_or_narrow; i++)
-            if (part(m, wide_or_narrow[i]))
-                x->op = X_BAD;
+    } else if (IS("I2F") || IS("F2I") || IS("F2F")) {
+        /* I2F[.float][.int][.RZ|.RM|.RP]: an integer (default S32) to a
+         * float (default f32); F2I[.FTZ][.int][.float][.TRUNC|.FLOOR|.CEIL][.NTZ]:
+         * a float (default f32) to an integer (default S32); F2F[.FTZ].dst.src[.RZ|.RM|.RP] */
+        static const char *const ok_i2f[] = { "F16", "BF16", "F32", "F64", "S32", "U32", "S64", "U64", "RN",
+                                              "RZ", "RM", "RP", NULL };
+        static const char *const ok_f2i[] = { "F16", "BF16", "F32", "F64", "S32", "U32", "S64", "U64", "FTZ",
+                                              "TRUNC", "FLOOR", "CEIL", "NTZ", NULL };
+        static const char *const ok_f2f[] = { "F16", "BF16", "F32", "F64", "FTZ", "RN", "RZ", "RM", "RP", NULL };
+        int i2f = IS("I2F"), f2f = IS("F2F");
+        x->op = i2f ? X_I2F : f2f ? X_F2F : X_F2I;
+        x->sub = !i2f && !f2f ? (part(m, "TRUNC") ? R_RZ : part(m, "FLOOR") ? R_RM : part(m, "CEIL") ? R_RP : R_RN)
+                              : (part(m, "RZ") ? R_RZ : part(m, "RM") ? R_RM : part(m, "RP") ? R_RP : R_RN);
+        uint8_t ft[2] = { T_F32, T_F32 }, it = T_S32;
+        unsigned nf = 0, ni = 0;
+        int ok = parts_only(m, i2f ? ok_i2f : f2f ? ok_f2f : ok_f2i) && conv_types(m, ft, &nf, &it, &ni);
+        if (f2f) {
+            x->dt = ft[0], x->st = ft[1];
+            ok = ok && nf == 2 && ni == 0 && x->dt != x->st;
+        } else {
+            x->dt = i2f ? (nf ? ft[0] : T_F32) : (ni ? it : T_S32);
+            x->st = i2f ? (ni ? it : T_S32) : (nf ? ft[0] : T_F32);
+            ok = ok && nf <= 1;
+        }
+        if (!ok)
+            x->op = X_BAD;
         fl = !i2f;
     } else if (IS("MUFU") && part(m, "RCP") && !part(m, "64H")) {
         x->op = X_MUFU; /* the reciprocal only: the other functions are approximations of their own */
         fl = 1;
-    } else if (sl_eq(m, "HADD2.F32")) {
-        x->op = X_HADD2F32; /* HADD2.F32 d, -RZ, R.Hn_Hn: a half to f32 */
-    } else if (sl_eq(m, "F2FP.BF16.F32.PACK_AB") || sl_eq(m, "F2FP.F16.F32.PACK_AB")) {
-        x->op = X_F2FP; /* two f32 to a bf16 or f16 pair, to nearest */
-        x->sub = part(m, "BF16") ? 1 : 2;
+    } else if (sl_eq(m, "F2FP.BF16.F32.PACK_AB") || sl_eq(m, "F2FP.F16.F32.PACK_AB") ||
+               sl_eq(m, "F2FP.BF16.F32.PACK_AB.RZ") || sl_eq(m, "F2FP.F16.F32.PACK_AB.RZ")) {
+        x->op = X_F2FP; /* two f32 to a bf16 or f16 pair, to nearest or toward zero */
+        x->dt = part(m, "BF16") ? T_BF16 : T_F16;
+        x->sub = part(m, "RZ") ? R_RZ : R_RN;
     } else if (IS("P2R") || IS("R2P")) {
         x->op = IS("P2R") ? X_P2R : X_R2P;
     }

@@ -33,6 +33,7 @@
 #include "sass_exec.h"
 #include "exec_common.h"
 #include "sass_prog.h"
+#include "float_formats.h"
 #include "ptx_parse.h"
 #include "maya/common.h"
 
@@ -224,6 +225,8 @@ static int src64(struct run *r, uint32_t t, const struct sop *o, uint64_t *out)
 static int dst(struct run *r, uint32_t t, const struct sop *o, uint32_t v)
 {
     struct thr *th = &r->t[t];
+    if (o->half)
+        return stop(r, EMU_PTX_UNSUPPORTED, "half select of a destination not covered");
     if (o->kind == O_R) {
         if (o->reg != RZ)
             th->r[o->reg] = v;
@@ -401,65 +404,6 @@ static int fsrc(struct run *r, uint32_t t, const struct sop *o, float *out)
     return 0;
 }
 
-/* The value of IEEE half bits h. */
-static float f16_value(uint16_t h)
-{
-    uint32_t s = (uint32_t)(h & 0x8000) << 16, e = h >> 10 & 0x1f, mant = h & 0x3ff;
-    if (e == 0x1f)
-        return f32(s | 0x7f800000u | mant << 13);
-    if (e == 0)
-        return (s ? -1.0f : 1.0f) * ldexpf((float)mant, -24); /* zero or subnormal */
-    return f32(s | (e + 112) << 23 | mant << 13);
-}
-
-/* bfloat16 bits of f (round to nearest even; a NaN stays a quiet NaN). */
-static uint16_t bf16_bits(float f)
-{
-    uint32_t w = w32(f);
-    if (isnan(f))
-        return (uint16_t)(w >> 16 | 0x40);
-    return (uint16_t)((w + 0x7fff + (w >> 16 & 1)) >> 16);
-}
-
-/* IEEE half bits of v (round to nearest even). */
-static uint16_t half_bits(double v)
-{
-    uint32_t w = w32((float)v);
-    uint32_t s = w >> 16 & 0x8000, e = w >> 23 & 0xff, mant = w & 0x7fffff;
-    if (e == 0xff)
-        return (uint16_t)(s | 0x7c00 | (mant ? 0x200 : 0));
-    int ee = (int)e - 127 + 15;
-    if (ee >= 31)
-        return (uint16_t)(s | 0x7c00);
-    if (ee <= 0) {
-        if (ee < -10)
-            return (uint16_t)s;
-        mant |= 0x800000;
-        int shift = 14 - ee;
-        uint32_t h = mant >> shift, rem = mant & ((1u << shift) - 1), half = 1u << (shift - 1);
-        if (rem > half || (rem == half && (h & 1)))
-            h++;
-        return (uint16_t)(s | h);
-    }
-    uint32_t h = (uint32_t)ee << 10 | mant >> 13, rem = mant & 0x1fff;
-    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
-        h++;
-    return (uint16_t)(s | h);
-}
-
-/* The f32 nearest exact (a 32-bit integer's value) in rounding mode k. */
-static float round_f32(double exact, int k)
-{
-    float f = (float)exact; /* to nearest, even on a tie */
-    if (k == R_RP && (double)f < exact)
-        f = nextafterf(f, INFINITY);
-    else if (k == R_RM && (double)f > exact)
-        f = nextafterf(f, -INFINITY);
-    else if (k == R_RZ && fabs((double)f) > fabs(exact))
-        f = nextafterf(f, 0);
-    return f;
-}
-
 /* A double source: a register pair's bits, two constant words, or an
  * immediate (nvdisasm prints a double's); -x and |x|. */
 static int dsrc(struct run *r, uint32_t t, const struct sop *o, double *out)
@@ -506,6 +450,202 @@ static int fcmp(int c, double a, double b)
     case C_GEU: return un || a >= b;
     default: return 0;
     }
+}
+
+static int fp_of(int t)
+{
+    return t == T_F16 ? FP_F16 : t == T_BF16 ? FP_BF16 : t == T_F64 ? FP_F64 : FP_F32;
+}
+
+/* 1 if v, a value of type ty, is a subnormal one (below the smallest
+ * normal: exponent field 1, mantissa 0). */
+static int subnormal_of(long double v, int ty)
+{
+    uint64_t min_normal = ty == T_F64 ? 1ull << 52 : ty == T_F32 ? 1u << 23 : ty == T_BF16 ? 1u << 7 : 1u << 10;
+    return isfinite(v) && v != 0 && fabsl(v) < emu_fp_value(min_normal, fp_of(ty));
+}
+
+/* A conversion's float source of type ty: f16/bf16 from a register's half
+ * (.H1 the high one, else the low), f32 or f64 (fsrc, dsrc); -x, |x|. */
+static int conv_src(struct run *r, uint32_t t, const struct sop *o, int ty, long double *out)
+{
+    if (ty == T_F64) {
+        double d;
+        if (dsrc(r, t, o, &d) < 0)
+            return -1;
+        *out = d;
+        return 0;
+    }
+    if (ty == T_F32) {
+        float f;
+        if (fsrc(r, t, o, &f) < 0)
+            return -1;
+        *out = f;
+        return 0;
+    }
+    struct sop p = *o;
+    p.half = p.neg = p.absv = 0;
+    uint32_t w;
+    if (o->kind == O_FIMM || src(r, t, &p, &w) < 0)
+        return o->kind == O_FIMM ? stop(r, EMU_PTX_UNSUPPORTED, "half immediate of a conversion not covered") : -1;
+    long double v = emu_fp_value(o->half == 2 ? w >> 16 : w & 0xffff, fp_of(ty));
+    if (o->absv)
+        v = fabsl(v);
+    *out = o->neg ? -v : v;
+    return 0;
+}
+
+/* Write the bits of a float result of type ty: a register (an f16 or bf16
+ * in its low half, the high half 0), or a pair for f64. */
+static int conv_dst(struct run *r, uint32_t t, const struct sop *o, int ty, uint64_t bits)
+{
+    if (ty == T_F64 || ty == T_S64 || ty == T_U64) {
+        uint32_t w[2] = { (uint32_t)bits, (uint32_t)(bits >> 32) };
+        return dstn(r, t, o, w, 2);
+    }
+    return dst(r, t, o, (uint32_t)bits);
+}
+
+/* The two halves (low, high) a half op reads from o[*i]: a register or
+ * constant (.H0_H0 / .H1_H1: one half for both lanes), or the immediate pair
+ * o[*i], o[*i + 1] (nvdisasm prints the high half first); -x and |x| act on
+ * each half's sign. *i moves past what was read. */
+static int hpair(struct run *r, uint32_t t, const struct sinst *x, unsigned *i, uint16_t h[2])
+{
+    const struct sop *o = &x->o[*i];
+    int f = fp_of(x->dt);
+    if (o->kind == O_FIMM) {
+        double hi, lo;
+        if (*i + 1 >= x->nops || o[1].kind != O_FIMM)
+            return stop(r, EMU_PTX_UNSUPPORTED, "half immediate without its pair");
+        memcpy(&hi, &o->val, sizeof hi);
+        memcpy(&lo, &o[1].val, sizeof lo);
+        if (isnan(hi) || isnan(lo))
+            return stop(r, EMU_PTX_UNSUPPORTED, "NaN half immediate (its bits are not printed) not covered");
+        h[0] = (uint16_t)emu_fp_bits(lo, f, RD_RN, 0);
+        h[1] = (uint16_t)emu_fp_bits(hi, f, RD_RN, 0);
+        *i += 2;
+        return 0;
+    }
+    struct sop p = *o;
+    p.half = p.neg = p.absv = 0;
+    uint32_t w;
+    if (src(r, t, &p, &w) < 0)
+        return -1;
+    h[0] = (uint16_t)(o->half == 2 ? w >> 16 : w);
+    h[1] = (uint16_t)(o->half == 1 ? w : w >> 16);
+    for (int k = 0; k < 2; k++) {
+        if (o->absv)
+            h[k] &= 0x7fff;
+        if (o->neg)
+            h[k] ^= 0x8000;
+    }
+    *i += 1;
+    return 0;
+}
+
+/* HADD2 d, a, b; HMUL2 d, a, b; HFMA2 d, a, b, c (.MMA alike): each lane
+ * fused and rounded once to nearest even, subnormals kept (.FTZ: flushed,
+ * in and out), a NaN the canonical 0x7fff; .BF16_V2 on bf16 pairs.
+ * HADD2.F32 d, a.Hn, b.Hn: one sum of the selected halves as f32. */
+static int do_hop(struct run *r, uint32_t t, const struct sinst *x)
+{
+    int f = fp_of(x->dt), ftz = (x->mods & M_FTZ) != 0;
+    unsigned need = x->sub == H_FMA ? 3 : 2, i = 1;
+    uint16_t h[3][2] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
+    if (x->nops < 2 || x->o[0].kind != O_R)
+        return stop(r, EMU_PTX_FAULT, "half op form not covered");
+    for (unsigned k = 0; k < need; k++) {
+        if (i >= x->nops)
+            return stop(r, EMU_PTX_FAULT, "half op with %u operands", x->nops);
+        if (x->st == T_F32 && (x->o[i].kind == O_FIMM || (!x->o[i].half && x->o[i].reg != RZ)))
+            return stop(r, EMU_PTX_UNSUPPORTED, "HADD2.F32 of a half pair (not one half) not covered");
+        if (hpair(r, t, x, &i, h[k]) < 0)
+            return -1;
+    }
+    if (i != x->nops)
+        return stop(r, EMU_PTX_FAULT, "half op with %u operands", x->nops);
+    uint16_t out[2];
+    for (int lane = 0; lane < 2; lane++) {
+        double v[3];
+        for (unsigned k = 0; k < 3; k++) {
+            v[k] = (double)emu_fp_value(h[k][lane], f);
+            if (ftz && emu_fp_subnormal(h[k][lane], f))
+                v[k] = copysign(0, v[k]);
+        }
+        double e = x->sub == H_ADD ? emu_fp_fma_odd(v[0], 1, v[1])
+                 : x->sub == H_MUL ? emu_fp_fma_odd(v[0], v[1], -0.0) : emu_fp_fma_odd(v[0], v[1], v[2]);
+        if (x->st == T_F32)
+            return dst(r, t, &x->o[0], (uint32_t)emu_fp_bits(e, FP_F32, RD_RN, ftz));
+        out[lane] = (uint16_t)emu_fp_bits(e, f, RD_RN, ftz);
+    }
+    return dst(r, t, &x->o[0], (uint32_t)out[1] << 16 | out[0]);
+}
+
+/* I2F: an integer (32 or 64 bits) to a float, rounded as the mode says. */
+static int do_i2f(struct run *r, uint32_t t, const struct sinst *x)
+{
+    const struct sop *o = x->o;
+    if (x->nops != 2)
+        return stop(r, EMU_PTX_FAULT, "I2F form not covered");
+    long double v;
+    if (x->st == T_S64 || x->st == T_U64) {
+        uint64_t w;
+        if (src64(r, t, &o[1], &w) < 0)
+            return -1;
+        v = x->st == T_S64 ? (long double)(int64_t)w : (long double)w;
+    } else {
+        uint32_t w;
+        if (src(r, t, &o[1], &w) < 0)
+            return -1;
+        v = x->st == T_S32 ? (long double)(int32_t)w : (long double)w;
+    }
+    return conv_dst(r, t, &o[0], x->dt, emu_fp_bits(v, fp_of(x->dt), x->sub, 0));
+}
+
+/* F2I: a float to an integer, rounded as the mode says, saturating; NaN
+ * gives 0 (32 bits) or 0x8000000000000000 (64 bits, as CUDA's
+ * __half2ll_rz and __half2ull_rz document). */
+static int do_f2i(struct run *r, uint32_t t, const struct sinst *x)
+{
+    long double f;
+    if (x->nops != 2 || conv_src(r, t, &x->o[1], x->st, &f) < 0)
+        return x->nops != 2 ? stop(r, EMU_PTX_FAULT, "F2I form not covered") : -1;
+    if ((x->mods & M_FTZ) && subnormal_of(f, x->st))
+        f = 0; /* .FTZ: a subnormal source reads as zero */
+    long double v = x->sub == R_RZ ? truncl(f) : x->sub == R_RM ? floorl(f) : x->sub == R_RP ? ceill(f) : nearbyintl(f);
+    uint64_t w;
+    if (x->dt == T_S64 || x->dt == T_U64) {
+        if (isnan(v))
+            w = 0x8000000000000000ull;
+        else if (x->dt == T_U64)
+            w = v <= 0 ? 0 : v >= 0x1p64L ? UINT64_MAX : (uint64_t)v;
+        else
+            w = v < -0x1p63L ? (uint64_t)INT64_MIN : v >= 0x1p63L ? (uint64_t)INT64_MAX : (uint64_t)(int64_t)v;
+    } else if (isnan(v)) {
+        w = 0;
+    } else if (x->dt == T_U32) {
+        w = v <= 0 ? 0 : v >= 4294967295.0L ? 0xffffffffu : (uint32_t)v;
+    } else {
+        w = v <= -2147483648.0L ? 0x80000000u : v >= 2147483647.0L ? 0x7fffffffu : (uint32_t)(int32_t)v;
+    }
+    return conv_dst(r, t, &x->o[0], x->dt, w);
+}
+
+/* F2F.dst.src: between f16, bf16, f32 and f64, rounded as the mode says
+ * (widening is exact); .FTZ flushes subnormal sources and results. An f64
+ * NaN result stops the run: which NaN the GPU makes is not known here. */
+static int do_f2f(struct run *r, uint32_t t, const struct sinst *x)
+{
+    long double v;
+    if (x->nops != 2 || conv_src(r, t, &x->o[1], x->st, &v) < 0)
+        return x->nops != 2 ? stop(r, EMU_PTX_FAULT, "F2F form not covered") : -1;
+    int ftz = (x->mods & M_FTZ) != 0;
+    if (ftz && subnormal_of(v, x->st))
+        v = copysignl(0, v);
+    if (isnan(v) && x->dt == T_F64)
+        return stop(r, EMU_PTX_UNSUPPORTED, "F2F of a NaN to f64 not covered");
+    return conv_dst(r, t, &x->o[0], x->dt, emu_fp_bits(v, fp_of(x->dt), x->sub, ftz));
 }
 
 static int do_atom(struct run *r, uint32_t t, const struct sinst *x)
@@ -591,30 +731,10 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if (x->sub)
             th->b[o[1].reg] = 0;
         return dst(r, t, &o[0], a);
-    case X_I2F: {
-        /* I2F[.U32][.RZ|.RM|.RP] d, a: an int to f32, rounded as the mode says */
-        if (n != 2 || src(r, t, &o[1], &a) < 0)
-            return n != 2 ? stop(r, EMU_PTX_FAULT, "I2F form not covered") : -1;
-        double exact = x->mods & M_U32 ? (double)a : (double)(int32_t)a;
-        return dst(r, t, &o[0], w32(round_f32(exact, x->sub)));
-    }
-    case X_F2I: {
-        /* F2I[.FTZ][.U32][.TRUNC|.FLOOR|.CEIL][.NTZ] d, a: saturating; NaN gives 0 */
-        float f;
-        if (n != 2 || fsrc(r, t, &o[1], &f) < 0)
-            return n != 2 ? stop(r, EMU_PTX_FAULT, "F2I form not covered") : -1;
-        if ((x->mods & M_FTZ) && fpclassify(f) == FP_SUBNORMAL)
-            f = copysignf(0, f);
-        double v = x->sub == R_RZ ? trunc(f) : x->sub == R_RM ? floor(f) : x->sub == R_RP ? ceil(f) : nearbyint(f);
-        uint32_t w;
-        if (isnan(v))
-            w = 0;
-        else if (x->mods & M_U32)
-            w = v <= 0 ? 0 : v >= 4294967295.0 ? 0xffffffffu : (uint32_t)v;
-        else
-            w = v <= -2147483648.0 ? 0x80000000u : v >= 2147483647.0 ? 0x7fffffffu : (uint32_t)(int32_t)v;
-        return dst(r, t, &o[0], w);
-    }
+    case X_I2F: return do_i2f(r, t, x);
+    case X_F2I: return do_f2i(r, t, x);
+    case X_F2F: return do_f2f(r, t, x);
+    case X_HOP: return do_hop(r, t, x);
     case X_MUFU: {
         /* MUFU.RCP d, a: 1 / a, rounded to nearest (the GPU's is within an
          * ulp; the code that uses it, a division, corrects the estimate) */
@@ -623,22 +743,14 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
             return n != 2 ? stop(r, EMU_PTX_FAULT, "MUFU form not covered") : -1;
         return dst(r, t, &o[0], w32(1.0f / f));
     }
-    case X_HADD2F32: {
-        /* HADD2.F32 d, -RZ, R.H0_H0 (or .H1_H1): the half, exactly, as f32
-         * (adding -0 changes no value) */
-        if (n != 3 || o[1].kind != O_R || o[1].reg != RZ || o[2].kind != O_R || !o[2].half || o[2].absv)
-            return stop(r, EMU_PTX_UNSUPPORTED, "HADD2.F32 other than a conversion not covered");
-        uint32_t w = rget(th, &o[2]);
-        float f = f16_value((uint16_t)(o[2].half == 2 ? w >> 16 : w));
-        return dst(r, t, &o[0], w32(o[2].neg ? -f : f));
-    }
     case X_F2FP: {
-        /* F2FP.{BF16,F16}.F32.PACK_AB d, a, b: a in the high half, b in the low */
+        /* F2FP.{BF16,F16}.F32.PACK_AB[.RZ] d, a, b: a in the high half, b in the low */
         float fa, fb;
         if (n != 3 || fsrc(r, t, &o[1], &fa) < 0 || fsrc(r, t, &o[2], &fb) < 0)
             return n != 3 ? stop(r, EMU_PTX_FAULT, "F2FP form not covered") : -1;
-        uint16_t ha = x->sub == 1 ? bf16_bits(fa) : half_bits(fa), hb = x->sub == 1 ? bf16_bits(fb) : half_bits(fb);
-        return dst(r, t, &o[0], (uint32_t)ha << 16 | hb);
+        int f = fp_of(x->dt);
+        uint64_t ha = emu_fp_bits(fa, f, x->sub, 0), hb = emu_fp_bits(fb, f, x->sub, 0);
+        return dst(r, t, &o[0], (uint32_t)(ha << 16 | hb));
     }
     case X_S2R:
         if (n != 2 || o[1].kind != O_SREG)
@@ -916,20 +1028,6 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
         if (x->mods & M_SH)
             v = a ? (uint32_t)__builtin_clz(a) : 0xffffffffu;
         return dst(r, t, &o[0], v);
-    }
-    case X_HFMA2: {
-        /* HFMA2[.MMA] d, -RZ, RZ, hi, lo: only the form that makes a constant
-         * (nvdisasm prints the high half first: "0, 4.76837158203125e-07"
-         * is 8, the cat kernel's offset into its parameters) */
-        if (n != 5 || (o[1].kind != O_R && o[1].kind != O_UR) || rget(th, &o[1]) != 0 ||
-            (o[2].kind != O_R && o[2].kind != O_UR) || rget(th, &o[2]) != 0 || o[3].kind != O_FIMM ||
-            o[4].kind != O_FIMM || o[1].reg != RZ || o[2].reg != RZ)
-            return stop(r, EMU_PTX_UNSUPPORTED, "HFMA2 other than a constant not covered");
-        double lo, hi;
-        memcpy(&hi, &o[3].val, sizeof hi);
-        memcpy(&lo, &o[4].val, sizeof lo);
-        /* -0 * 0 + c is c, and -0 + -0 keeps the sign: as the half adds */
-        return dst(r, t, &o[0], (uint32_t)half_bits(hi) << 16 | half_bits(lo));
     }
     case X_LD: {
         if (n != 2)

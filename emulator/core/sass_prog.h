@@ -3,7 +3,7 @@
  * addresses, special registers or branch targets; one instruction per SASS
  * line.
  *
- * Costs: 208 bytes a decoded instruction (seven 24-byte operands and the
+ * Costs: 216 bytes a decoded instruction (seven 24-byte operands and the
  * mnemonic's 24 bytes).
  */
 #ifndef MAYA_SASS_PROG_H
@@ -38,16 +38,16 @@ struct sop {
     uint8_t ureg;                /* address: + UR (URZ if none); constant: index register kind */
     uint8_t ireg;                /* constant: R index register (RZ if none) */
     uint8_t scale;               /* address: the base register times 1 (0), 4, 8 or 16 (R6.X4) */
-    uint8_t half;                /* register: .H0_H0 (1) or .H1_H1 (2), one half for both lanes */
+    uint8_t half;                /* register: .H0_H0 or .H0 (1), .H1_H1 or .H1 (2): one half, for both lanes */
     int32_t imm;                 /* address/constant offset */
     uint64_t val;                /* immediate (integer bits, or a float's double bits for O_FIMM) */
 };
 
 enum op {
     X_BAD, X_NOP, X_MOV, X_IMAD, X_IADD3, X_VIADD, X_LEA, X_SHF, X_LOP3, X_PLOP3, X_SEL, X_ISETP, X_PRMT, X_POPC,
-    X_FLO, X_S2R, X_CS2R, X_LDC, X_HFMA2, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
+    X_FLO, X_S2R, X_CS2R, X_LDC, X_HOP, X_LD, X_ST, X_ATOM, X_RED, X_BAR, X_SHFL, X_VOTE, X_VOTEU, X_WARPSYNC,
     X_BRA, X_BRX, X_EXIT, X_FADD, X_FMUL, X_FFMA, X_FMNMX, X_FSETP, X_FSEL, X_P2R, X_R2P, X_IMNMX, X_BREV,
-    X_DADD, X_DMUL, X_DFMA, X_DSETP, X_BMOV, X_I2F, X_F2I, X_MUFU, X_HADD2F32, X_F2FP,
+    X_DADD, X_DMUL, X_DFMA, X_DSETP, X_BMOV, X_I2F, X_F2I, X_MUFU, X_F2F, X_F2FP,
 };
 
 /* modifier bits */
@@ -62,13 +62,17 @@ enum atomk { A_ADD = 1, A_MIN, A_MAX, A_EXCH, A_CAS, A_AND, A_OR, A_XOR, A_INC, 
 enum shflk { SH_IDX = EMU_SHFL_IDX, SH_UP = EMU_SHFL_UP, SH_DOWN = EMU_SHFL_DOWN, SH_BFLY = EMU_SHFL_BFLY };
 enum votek { V_ALL = 1, V_ANY, V_EQ };
 enum roundk { R_RN, R_RZ, R_RM, R_RP };  /* I2F .RZ .RM .RP, F2I .TRUNC .FLOOR .CEIL; default nearest */
+enum hopk { H_ADD = 1, H_MUL, H_FMA };    /* HADD2, HMUL2, HFMA2 */
+/* a conversion's types (dt, st), or a half op's (dt: f16 or bf16; st T_F32 for .F32) */
+enum convt { T_NONE, T_F16, T_BF16, T_F32, T_F64, T_S32, T_U32, T_S64, T_U64 };
 
 struct sinst {
     uint8_t op, nops;
     uint8_t gkind, greg, gneg;   /* guard: O_P/O_UP (O_NONE: always), register, negated */
-    uint8_t sub;                 /* compare, atomic, shuffle or vote kind; PRMT/float width */
+    uint8_t sub;                 /* compare, atomic, shuffle, vote or half op kind; rounding */
     uint8_t bytes;               /* memory width: 1, 2, 4, 8, 16; 0x80 | bytes: sign-extended */
     uint8_t space;
+    uint8_t dt, st;              /* conversions and half ops: enum convt */
     uint32_t mods;
     uint32_t target;             /* branch target */
     struct sop o[7];

@@ -3,7 +3,9 @@
  * 32- and 64-bit integer arithmetic with carries (IADD3/.X, IMAD.WIDE, LEA.HI),
  * 64-bit compares (ISETP .EX) and SEL, double arithmetic and compares
  * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I, HADD2.F32 from f16,
- * F2FP to bf16 and f16 pairs), MUFU.RCP, BMOV,
+ * F2FP to bf16 and f16 pairs; 64-bit I2F/F2I and F2F, with rounding ties,
+ * overflow, saturation and NaN checked bit for bit), packed half arithmetic
+ * (HADD2, HMUL2, HFMA2 on f16 and bf16 pairs), MUFU.RCP, BMOV,
  * predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
@@ -183,6 +185,101 @@ static const char *const halves[] = {
     "F2FP.F16.F32.PACK_AB R10, RZ, R7",
     "STG.E desc[UR4][R8.64+0xc], R10",
     "IADD3 R10, R4.H0_H0, 0x1, RZ",
+    "EXIT",
+    NULL,
+};
+
+/* packed half arithmetic of one thread: x (0x210) holds the f16 pairs
+ * (high | low) A = 2048 | 1, B = 3 | 2^-11, C = 65504 | 2^-24 (subnormal),
+ * D = -inf | +inf and the bf16 pairs E = 1 | 1, F = 3 * 2^-8 | 2^-8; y
+ * (0x218) gets one word each (see main) */
+static const char *const hops[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "LDG.E.64 R12, desc[UR4][R2.64+0x10]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "HADD2 R10, R4, R5",
+    "STG.E desc[UR4][R8.64], R10",
+    "HMUL2 R10, R4.reuse, R6.H1_H1",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "HADD2 R10, R7, R7.H0_H0",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "HFMA2.MMA R10, R6.H0_H0, 3, 1.5, -RZ",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "HFMA2.MMA.FTZ R10, R6.H0_H0, 3, 1.5, -RZ",
+    "STG.E desc[UR4][R8.64+0x10], R10",
+    "HADD2 R10, -|R5|, R4.H0_H0",
+    "STG.E desc[UR4][R8.64+0x14], R10",
+    "HFMA2 R10, R4, R5, R6",
+    "STG.E desc[UR4][R8.64+0x18], R10",
+    "HADD2.BF16_V2 R10, R12, R13",
+    "STG.E desc[UR4][R8.64+0x1c], R10",
+    "HMUL2.BF16_V2 R10, R12, 2, 32",
+    "STG.E desc[UR4][R8.64+0x20], R10",
+    "HADD2.F32 R10, R4.H1_H1, R5.H1_H1",
+    "STG.E desc[UR4][R8.64+0x24], R10",
+    "HFMA2.MMA R10, -RZ, RZ, 0, 4.76837158203125e-07",
+    "STG.E desc[UR4][R8.64+0x28], R10",
+    "HFMA2.MMA.RELU R10, R4, R5, R6",
+    "EXIT",
+    NULL,
+};
+
+/* 64-bit and float-to-float conversions of one thread: x (0x210) holds
+ * 64-bit words (see main); y (0x218) gets one 64-bit word each (32-bit
+ * results in its low half) */
+static const char *const conv64[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "I2F.F64.S64 R10, R4",
+    "STG.E.64 desc[UR4][R8.64], R10",
+    "I2F.F64.U64 R10, R6",
+    "STG.E.64 desc[UR4][R8.64+0x8], R10",
+    "I2F.S64 R10, R6",
+    "STG.E desc[UR4][R8.64+0x10], R10",
+    "I2F.S64.RZ R10, R4",
+    "STG.E desc[UR4][R8.64+0x18], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x10]",
+    "F2I.U64.F64.TRUNC R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x20], R10",
+    "F2I.S64.F64.TRUNC R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x28], R10",
+    "F2I.S64.F64 R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x30], R10",
+    "F2I.S64.F64.TRUNC R10, R6",
+    "STG.E.64 desc[UR4][R8.64+0x38], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x20]",
+    "F2I.S64.F64.TRUNC R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x40], R10",
+    "F2I.U64.TRUNC R10, R6",
+    "STG.E.64 desc[UR4][R8.64+0x48], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x30]",
+    "F2F.F32.F64 R10, R4",
+    "STG.E desc[UR4][R8.64+0x50], R10",
+    "F2F.F32.F64.RP R10, R4",
+    "STG.E desc[UR4][R8.64+0x58], R10",
+    "F2F.F16.F64 R10, R6",
+    "STG.E desc[UR4][R8.64+0x60], R10",
+    "F2F.F16.F64.RZ R10, R6",
+    "STG.E desc[UR4][R8.64+0x68], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x40]",
+    "F2F.F64.F16 R10, R4.H1",
+    "STG.E.64 desc[UR4][R8.64+0x70], R10",
+    "F2F.F64.F16 R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x78], R10",
+    "F2I.F16.TRUNC.NTZ R10, R4.H1",
+    "STG.E desc[UR4][R8.64+0x80], R10",
+    "F2F.BF16.F32 R10, R5",
+    "STG.E desc[UR4][R8.64+0x88], R10",
+    "F2F.F16.F32.RM R10, R6",
+    "STG.E desc[UR4][R8.64+0x90], R10",
+    "F2F.F64.F32 R10, R5",
+    "STG.E.64 desc[UR4][R8.64+0x98], R10",
+    "I2F.F16 R10, R7",
+    "STG.E desc[UR4][R8.64+0xa0], R10",
+    "LDG.E R12, desc[UR4][R2.64+0x50]",
+    "F2F.F64.F32 R10, R12",
     "EXIT",
     NULL,
 };
@@ -394,6 +491,77 @@ int main(void)
     CHECK(yh[2] == 0x47803f80u, "halves: F2FP.BF16 pack 0x%08x", yh[2]);
     CHECK(yh[3] == 0x00007c00u, "halves: F2FP.F16 pack 0x%08x", yh[3]);
 
+    /* packed half arithmetic: exact bits */
+    uint32_t hx[6] = { 0x68003c00u, 0x42001000u, 0x7bff0001u, 0xfc007c00u, 0x3f803f80u, 0x3c403b80u };
+    memcpy(xh, hx, sizeof hx);
+    memset(yh, 0xee, 48);
+    CHECK(run("hops", hops, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
+              strstr(why, "RELU") != NULL, "hops: HFMA2.RELU stops the run: %s", why);
+    CHECK(yh[0] == 0x68023c00u, "HADD2: 2048 + 3 ties up to 2052, 1 + 2^-11 ties down to 1: 0x%08x", yh[0]);
+    CHECK(yh[1] == 0x7c007bffu, "HMUL2 by 65504: 65504 | inf (overflow): 0x%08x", yh[1]);
+    CHECK(yh[2] == 0x7fff7c00u, "HADD2: -inf + inf is the canonical NaN, inf + inf inf: 0x%08x", yh[2]);
+    CHECK(yh[3] == 0x00030002u, "HFMA2 immediates on a subnormal: 3 * 2^-24 | 1.5 * 2^-24 ties to 2 * 2^-24: 0x%08x",
+          yh[3]);
+    CHECK(yh[4] == 0, "HFMA2.FTZ flushes the subnormal: 0x%08x", yh[4]);
+    CHECK(yh[5] == 0xc0003bffu, "HADD2 -|B| + A.H0: -2 | 1 - 2^-11: 0x%08x", yh[5]);
+    CHECK(yh[6] == 0x7c001000u, "HFMA2: 2048 * 3 + 65504 overflows, 2^-11 + 2^-24 rounds down: 0x%08x", yh[6]);
+    CHECK(yh[7] == 0x3f823f80u, "HADD2.BF16_V2: 1 + 3 * 2^-8 ties up, 1 + 2^-8 ties down: 0x%08x", yh[7]);
+    CHECK(yh[8] == 0x40004200u, "HMUL2.BF16_V2 by the immediates 2 | 32: 0x%08x", yh[8]);
+    CHECK(yh[9] == 0x45003000u, "HADD2.F32 of the high halves: 2051.0f, not rounded to a half: 0x%08x", yh[9]);
+    CHECK(yh[10] == 0x00000008u, "HFMA2 constant 0 | 8 * 2^-24: 0x%08x", yh[10]);
+
+    /* 64-bit and float-to-float conversions: exact bits */
+    uint64_t *x64 = (uint64_t *)mem, *y64 = (uint64_t *)(mem + 1024);
+    double dv[4] = { -3.7, NAN, 1e30, 1 + 0x1p-24 };
+    float fv[2] = { 1e20f, 1 + 0x1p-8f + 0x1p-20f };
+    float fneg = -1e-10f;
+    uint32_t w32s[4];
+    x64[0] = (1ull << 53) + 1;
+    x64[1] = ~0ull;
+    memcpy(&x64[2], &dv[0], 8);
+    memcpy(&x64[3], &dv[1], 8);
+    memcpy(&x64[4], &dv[2], 8);
+    memcpy(&x64[5], &fv[0], 4);
+    memcpy(&x64[6], &dv[3], 8);
+    double d65520 = 65520;
+    memcpy(&x64[7], &d65520, 8);
+    w32s[0] = 0xc4000001u; /* f16 pair -4 | 2^-24 */
+    memcpy(&w32s[1], &fv[1], 4);
+    memcpy(&w32s[2], &fneg, 4);
+    w32s[3] = 70000;
+    memcpy(&x64[8], w32s, sizeof w32s);
+    uint32_t fnan = 0x7fc00000u;
+    memcpy(&x64[10], &fnan, 4);
+    memset(y64, 0, 0xa8);
+    pc[0] = (uint64_t)(uintptr_t)x64;
+    pc[1] = (uint64_t)(uintptr_t)y64;
+    CHECK(run("conv64", conv64, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
+              strstr(why, "NaN") != NULL, "conv64: F2F of a NaN to f64 stops the run: %s", why);
+    CHECK(y64[0] == 0x4340000000000000ull, "I2F.F64.S64 2^53 + 1 ties to 2^53: 0x%016llx", (unsigned long long)y64[0]);
+    CHECK(y64[1] == 0x43f0000000000000ull, "I2F.F64.U64 2^64 - 1 rounds to 2^64: 0x%016llx",
+          (unsigned long long)y64[1]);
+    CHECK(y64[2] == 0xbf800000u, "I2F.S64 of -1: 0x%llx", (unsigned long long)y64[2]);
+    CHECK(y64[3] == 0x5a000000u, "I2F.S64.RZ of 2^53 + 1: 2^53: 0x%llx", (unsigned long long)y64[3]);
+    CHECK(y64[4] == 0, "F2I.U64.F64.TRUNC of -3.7 saturates to 0: 0x%llx", (unsigned long long)y64[4]);
+    CHECK((int64_t)y64[5] == -3 && (int64_t)y64[6] == -4, "F2I.S64.F64 of -3.7: truncated %lld, nearest %lld",
+          (long long)y64[5], (long long)y64[6]);
+    CHECK(y64[7] == 0x8000000000000000ull, "F2I.S64.F64 of NaN: 0x%llx", (unsigned long long)y64[7]);
+    CHECK(y64[8] == 0x7fffffffffffffffull, "F2I.S64.F64 of 1e30 saturates: 0x%llx", (unsigned long long)y64[8]);
+    CHECK(y64[9] == ~0ull, "F2I.U64 of 1e20f saturates: 0x%llx", (unsigned long long)y64[9]);
+    CHECK(y64[10] == 0x3f800000u && y64[11] == 0x3f800001u, "F2F.F32.F64 1 + 2^-24: ties to 0x%llx, .RP 0x%llx",
+          (unsigned long long)y64[10], (unsigned long long)y64[11]);
+    CHECK(y64[12] == 0x7c00 && y64[13] == 0x7bff, "F2F.F16.F64 65520: to inf 0x%llx, .RZ to the largest 0x%llx",
+          (unsigned long long)y64[12], (unsigned long long)y64[13]);
+    CHECK(y64[14] == 0xc010000000000000ull && y64[15] == 0x3e70000000000000ull,
+          "F2F.F64.F16 of .H1 -4: 0x%llx, of the low subnormal 2^-24: 0x%llx", (unsigned long long)y64[14],
+          (unsigned long long)y64[15]);
+    CHECK((int32_t)y64[16] == -4, "F2I.F16.TRUNC of .H1: %d", (int32_t)y64[16]);
+    CHECK(y64[17] == 0x3f81, "F2F.BF16.F32 rounds up past the tie: 0x%llx", (unsigned long long)y64[17]);
+    CHECK(y64[18] == 0x8001, "F2F.F16.F32.RM of -1e-10: the smallest negative subnormal: 0x%llx",
+          (unsigned long long)y64[18]);
+    CHECK(y64[19] == 0x3ff0100100000000ull, "F2F.F64.F32 exact: 0x%llx", (unsigned long long)y64[19]);
+    CHECK(y64[20] == 0x7c00, "I2F.F16 of 70000 overflows to inf: 0x%llx", (unsigned long long)y64[20]);
+
     /* block sums */
     int32_t *xi = (int32_t *)mem, *out = (int32_t *)(mem + 4096);
     for (int i = 0; i < 64; i++)
@@ -453,11 +621,11 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves, hops, conv64 };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves", "hops", "conv64" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 8; s++) {
+    for (int s = 0; s < 10; s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);
