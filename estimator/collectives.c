@@ -30,7 +30,8 @@
  *   - every operation is a kernel and pays the GPU's launch latency
  *     (perf.launch_ns, hwspecs/gpus: published per GPU).
  *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
- *     all-reduce curve, see there. NVLS below the bytes in flight moves at
+ *     all-reduce curve, see there; inside a node its bytes scale with the
+ *     NVLink count (hwspecs), not the rate (ring_window). NVLS below the bytes in flight moves at
  *     half its rate (nvls_fill: a structural assumption, chosen after
  *     seeing that a ring's fill put forced-NVLS H100/H200 runs 60-77 %
  *     low at 64 KiB-16 MiB; no constant fitted).
@@ -108,16 +109,23 @@ static double ring_eff_nvlink(int gen, int major, int minor)
 /* Filling the pipeline: a Simple ring (or NVLS) moves data through
  * NCCL_STEPS slots of one chunk per channel, each step waiting for the
  * previous hop; until an operation is several times the bytes in flight
- * (channels x steps x chunk) it runs below its rate. NCCL opens channels
- * in proportion to the links' bandwidth (a channel carries ~20-40 GB/s), so
- * the bytes in flight grow with the bandwidth and filling them takes about
- * the same time everywhere: modelled as PIPELINE_FILL_US more at full rate
- * (bandwidth S / (S + PIPELINE_FILL_US x bus bandwidth) of the peak; LL128
- * alike). Fitted on the 8 x A100 all-reduce curve alone (Azure ND A100 v4,
- * sizes of 4 MiB and more, where rings run LL128 and Simple): 68 us, i.e.
- * 16 MiB at A100's 246 GB/s, 16 channels x 8 steps x 128 KiB. H100, H200,
- * B200 and the other collectives judge it (fidelity/collectives.sh). */
+ * (channels x steps x chunk) it runs below its rate: bandwidth
+ * S / (S + W) of the peak for a window of W bytes (LL128 alike). Fitted on
+ * the 8 x A100 all-reduce curve alone (Azure ND A100 v4, sizes of 4 MiB and
+ * more, where rings run LL128 and Simple): W = PIPELINE_FILL_US at A100's
+ * ring rate, 68 us x 240 GB/s = 16 MiB over its 12 NVLinks (24 rings of
+ * 8 steps x 85 KiB).
+ * Inside a node NCCL opens its rings by NVLink (two per link, up to its
+ * channel limit) and each carries chunks of a fixed size, so the window
+ * follows the node's NVLinks, not their rate: FILL_BYTES_PER_NVLINK each
+ * (ring_window). H100 (18 links at 20.6 GB/s) fills it in about the same
+ * 68 us as A100; B200 has the same 18 links at twice the rate and fills it
+ * in half the time (34 us). Between nodes, and on PCIe, the window is still
+ * PIPELINE_FILL_US at the ring's rate (nothing measured says otherwise).
+ * H100, H200, B200 and the other collectives judge it
+ * (fidelity/collectives.sh). */
 #define PIPELINE_FILL_US 68.0
+#define FILL_BYTES_PER_NVLINK (PIPELINE_FILL_US * 240e3 / 12)
 
 /* Sends below this size use LL (NCCL_P2P_LL_THRESHOLD; per channel from
  * NCCL 2.23). */
@@ -247,12 +255,22 @@ static int p2p_nvlink_channels(const struct topo *t, double bytes)
     return nch;
 }
 
-/* The share of its peak a Simple, LL128 or NVLS operation of `bytes`
- * reaches over links of `bus_gbps` (LL moves 8-byte lines with their flags:
+/* The share of its peak a Simple or LL128 operation of `bytes` reaches
+ * with `window` bytes in flight (LL moves 8-byte lines with their flags:
  * no deep pipeline). */
-static double channel_fill(double bytes, double bus_gbps)
+static double channel_fill(double bytes, double window)
 {
-    return bytes / (bytes + PIPELINE_FILL_US * bus_gbps * 1e3);
+    return bytes / (bytes + window);
+}
+
+/* The bytes a ring or tree keeps in flight: inside an NVLink node, its
+ * NVLinks' worth (PIPELINE_FILL_US above); elsewhere the time-based window
+ * at the ring's rate. */
+static double ring_window(const struct topo *t)
+{
+    if (t->nodes == 1 && t->intra_hw == HW_NVLINK && t->nvl_bw > 0)
+        return FILL_BYTES_PER_NVLINK * (int)(t->intra_bus / t->nvl_bw + 0.5);
+    return PIPELINE_FILL_US * t->ring_bus * 1e3;
 }
 
 /* The same for NVLS. There is no ring of hops to fill: each chunk is
@@ -260,7 +278,9 @@ static double channel_fill(double bytes, double bus_gbps)
  * two transfers one after the other (one node: NVLS; NVLS tree adds a tree
  * between nodes, which fills as a ring does). A message smaller than the bytes in
  * flight is all in flight at once and moves at half the peak (its chunks'
- * two halves do not overlap); beyond that it fills as a ring does. (NCCL's
+ * two halves do not overlap); beyond that it fills as the time-based window
+ * PIPELINE_FILL_US at its rate says (NVLS has its own 16 channels and chunk
+ * size: the rings' NVLink count does not apply). (NCCL's
  * own model has no fill for NVLS: 25 us plus the bytes at full rate.)
  * Without this, a job that forces NVLS (NCCL_ALGO=NVLS) pays a ring's fill
  * of ~100 us on every small message: 60-77 % below the measured H100/H200
@@ -313,7 +333,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
             lat += (nsteps - ninter) * intra_lat + ninter * inter_lat;
         bus = proto_bus(t, t->ring_bus, p);
         if (p != P_LL)
-            bus *= channel_fill(bytes, t->ring_bus);
+            bus *= channel_fill(bytes, ring_window(t));
         algbw = bus * n / nsteps;
         if (ar && p == P_SIMPLE && N > 1)
             lat *= t->gen >= G_AMPERE ? 1.4 : 1.9; /* the ring's plateau between nodes (NCCL) */
@@ -327,9 +347,9 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         if (p == P_LL)
             bus = fmin(bus / 3.8, t->nodes == 1 ? ll_max_bw[t->gen] : ll_max_bw_net[N > 2]);
         else if (p == P_LL128)
-            bus *= (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0) * channel_fill(bytes, t->ring_bus);
+            bus *= (N == 1 ? 7.0 / 9.0 : 120.0 / 128.0) * channel_fill(bytes, ring_window(t));
         else
-            bus *= channel_fill(bytes, t->ring_bus);
+            bus *= channel_fill(bytes, ring_window(t));
         int ls = log2i(bytes / 64);
         if (ls < 23)
             bus *= tree_corr[p][ls];
@@ -348,7 +368,8 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
         /* NVLS tree also pipelines chunks through a tree of NICs between
          * nodes: it fills as a ring does */
-        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus) : channel_fill(bytes, t->intra_bus);
+        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus)
+                             : channel_fill(bytes, PIPELINE_FILL_US * t->intra_bus * 1e3);
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
@@ -357,7 +378,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
         if (!agrs || p != P_SIMPLE || N == 1 || t->ppn != 1)
             return -1;
         lat += log2i(N) * (inter_lat / 3.5) + n * 2.8;
-        algbw = t->ring_bus * 0.75 * channel_fill(bytes, t->ring_bus) * n / nsteps;
+        algbw = t->ring_bus * 0.75 * channel_fill(bytes, ring_window(t)) * n / nsteps;
         break;
     }
     default:
