@@ -31,10 +31,10 @@
  *     (perf.launch_ns, hwspecs/gpus: published per GPU).
  *   - the pipeline fill (PIPELINE_FILL_US): fitted on the 8 x A100
  *     all-reduce curve, see there; inside a node its bytes scale with the
- *     NVLink count (hwspecs), not the rate (ring_window). NVLS below the bytes in flight moves at
- *     half its rate (nvls_fill: a structural assumption, chosen after
- *     seeing that a ring's fill put forced-NVLS H100/H200 runs 60-77 %
- *     low at 64 KiB-16 MiB; no constant fitted).
+ *     NVLink count (hwspecs), not the rate (ring_window). NVLS below the
+ *     bytes in flight moves at half its rate (nvls_fill: a structural
+ *     assumption, chosen after seeing that a ring's fill put forced-NVLS
+ *     H100/H200 runs 60-77 % low at 64 KiB-16 MiB; no constant fitted).
  * The job's NCCL_ALGO / NCCL_PROTO narrow the choice (nccl_env.c).
  * Costs: a few hundred ns per estimate (15 algorithm/protocol pairs, no
  * allocation; est_bench est_analytical_allreduce_ns_per_op).
@@ -263,6 +263,13 @@ static double channel_fill(double bytes, double window)
     return bytes / (bytes + window);
 }
 
+/* The window that takes PIPELINE_FILL_US to move at `bus_gbps` (the
+ * fitted form, for links whose rings are not counted by NVLink). */
+static double time_window(double bus_gbps)
+{
+    return PIPELINE_FILL_US * bus_gbps * 1e3;
+}
+
 /* The bytes a ring or tree keeps in flight: inside an NVLink node, its
  * NVLinks' worth (PIPELINE_FILL_US above); elsewhere the time-based window
  * at the ring's rate. */
@@ -270,7 +277,7 @@ static double ring_window(const struct topo *t)
 {
     if (t->nodes == 1 && t->intra_hw == HW_NVLINK && t->nvl_bw > 0)
         return FILL_BYTES_PER_NVLINK * (int)(t->intra_bus / t->nvl_bw + 0.5);
-    return PIPELINE_FILL_US * t->ring_bus * 1e3;
+    return time_window(t->ring_bus);
 }
 
 /* The same for NVLS. There is no ring of hops to fill: each chunk is
@@ -287,8 +294,7 @@ static double ring_window(const struct topo *t)
  * curves from 64 KiB to 16 MiB. */
 static double nvls_fill(double bytes, double bus_gbps)
 {
-    double window = PIPELINE_FILL_US * bus_gbps * 1e3;
-    return bytes / (bytes + fmin(bytes, window));
+    return bytes / (bytes + fmin(bytes, time_window(bus_gbps)));
 }
 
 /* Bus bandwidth of a ring-like algorithm at protocol p, GB/s. */
@@ -368,8 +374,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
             algbw = fmin(algbw, t->inter_bus * (N <= 2 ? 2 : 1) * n / nsteps);
         /* NVLS tree also pipelines chunks through a tree of NICs between
          * nodes: it fills as a ring does */
-        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus)
-                             : channel_fill(bytes, PIPELINE_FILL_US * t->intra_bus * 1e3);
+        algbw *= a == A_NVLS ? nvls_fill(bytes, t->intra_bus) : channel_fill(bytes, time_window(t->intra_bus));
         lat = intra_lat + (a == A_NVLS_TREE ? 2 * log2i(N) * inter_lat : 0);
         break;
     }
