@@ -715,6 +715,58 @@ static void leave_process(int source, uint32_t how)
     _exit(0);
 }
 
+/* Does a member of a communicator this rank is rank 0 of wait for it to
+ * serve a collective (its contribution has come)? Then waiting for the
+ * members to stop would wait for one that waits for this rank. */
+static int served_member_waits_locked(void)
+{
+    for (struct ncclComm *k = made; k; k = k->next_made)
+        if (k->state == NC_READY && !k->left && k->rank == 0)
+            for (int i = 1; i < k->nranks; i++)
+                if (k->peers[i].ep != 0 && !left_has_locked(k->id, i) && nc_mb_contrib_waiting(k->id, 0, i))
+                    return 1; /* the mailbox's lock is taken under this one, never the other way */
+    return 0;
+}
+
+/* A rank to stop that is rank 0 of a communicator whose other members are
+ * to stop too waits for them to say so, off the host clock: they stop at
+ * their next call, and a rank 0 that ran on meanwhile would run its whole
+ * job for nothing once nothing waits for it (a small collective whose
+ * members all stopped is served at once). The wait ends when they have
+ * stopped, when one of them waits for this rank to serve a collective
+ * (its contribution is here), or after the waits together took twice
+ * the time from the check to the first wait (0.5 s to 30 s: a member
+ * blocked on this rank's send, or gone without a word). Returns
+ * may_stop_locked's answer; called and returns with lock held. */
+static uint64_t stop_waited_ns, stop_limit_ns; /* those waits, in all; their limit */
+
+static int wait_for_members_locked(void)
+{
+    int may = may_stop_locked();
+    if (may == 0 && !stop_limit_ns)
+        stop_limit_ns = MAYA_MIN(MAYA_MAX(check_ns ? 2 * (now_ns() - check_ns) : 0, 500000000ull), 30000000000ull);
+    uint64_t limit = stop_limit_ns;
+    if (may != 0 || stop_waited_ns >= limit)
+        return may;
+    pthread_mutex_unlock(&lock);
+    uint64_t start = now_ns();
+    emu_wait_begin();
+    for (;;) {
+        pthread_mutex_lock(&lock);
+        may = may_stop_locked();
+        int served = may == 0 && served_member_waits_locked();
+        pthread_mutex_unlock(&lock);
+        if (may != 0 || served || stop_waited_ns + (now_ns() - start) >= limit)
+            break;
+        struct timespec ts = { 0, 200000 };
+        nanosleep(&ts, NULL);
+    }
+    emu_wait_end();
+    stop_waited_ns += now_ns() - start;
+    pthread_mutex_lock(&lock);
+    return may_stop_locked();
+}
+
 static void stop(int source)
 {
     struct comm_note {
@@ -723,7 +775,7 @@ static void stop(int source)
     } *notes = NULL;
     size_t nnotes = 0, cap = 0;
     pthread_mutex_lock(&lock);
-    int may = may_stop_locked();
+    int may = wait_for_members_locked();
     if (may <= 0) {
         kept = may < 0;
         pthread_mutex_unlock(&lock);

@@ -165,6 +165,18 @@ void nc_mb_deliver(struct nc_msg *m)
     free(m);
 }
 
+int nc_mb_contrib_waiting(uint64_t comm, int dst, int src)
+{
+    pthread_once(&once, init_cond);
+    pthread_mutex_lock(&lock);
+    struct queue *q = find_locked(comm, dst, src, NC_CH_HUB, 0);
+    int waiting = 0;
+    for (struct nc_msg *m = q ? q->head : NULL; m && !waiting; m = m->next)
+        waiting = m->h.type == NC_CONTRIB;
+    pthread_mutex_unlock(&lock);
+    return waiting;
+}
+
 void nc_mb_peer_dead(void)
 {
     pthread_once(&once, init_cond);

@@ -165,6 +165,10 @@ void nc_mb_deliver(struct nc_msg *m);
 /* A peer's process went away (nc_net_dead says which): waits on it end. */
 void nc_mb_peer_dead(void);
 
+/* Is a contribution (NC_CONTRIB) from src to dst on comm waiting to be
+ * served? O(1). */
+int nc_mb_contrib_waiting(uint64_t comm, int dst, int src);
+
 enum nc_wait_status { NC_WAIT_OK = 0, NC_WAIT_DEAD = 1, NC_WAIT_TIMEOUT = 2 };
 /* Wait for the next message from src to dst on comm's channel chan, from
  * the process of peer from (NULL: not watched), at most patience times

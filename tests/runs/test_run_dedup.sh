@@ -52,8 +52,11 @@ expect_eq "$stop" "$n1" "rank 2's stop_op counts its coll records"
 expect_eq "$check" 99 "rank 2 compared its hash after two iterations"
 # The verdict waits for the last rank's check (stage 1's, at the end of its
 # second iteration); the small all-reduce of each iteration's gradient norm
-# over both stages keeps stage 0 within an iteration of it: rank 2 stops by
-# the end of its fourth iteration, two before the last.
+# over both stages keeps stage 0 within an iteration of it, and rank 2, rank
+# 0 of communicators whose other members stop too, waits for them at its
+# next call rather than running on: it stops by the end of its fourth
+# iteration, two before the last (once it ran to the end, or nearly, when
+# the members' notes came late).
 [ $((n1 + 2 * 48)) -le "$n0" ] || fail "rank 2 issued $n1 of rank 0's $n0 operations: it did not stop early"
 
 # the job trace: every rank, the rebuilt ones as references to their
