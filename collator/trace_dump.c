@@ -226,6 +226,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const struct maya_kfeature *f = maya_kernel_features(k);
         for (uint32_t i = 0; i < k->nfeatures; i++)
             fprintf(o, " %s=%u", maya_trace_string(r, f[i].name), f[i].value);
+        if (k->h.flags & MAYA_F_SASS_UNREAD)
+            fprintf(o, " sass_unread");
         const char *why = NULL;
         const struct maya_kwork *w = maya_kernel_work(k, &why);
         if (w) {

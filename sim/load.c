@@ -115,7 +115,7 @@ struct loader {
         uint32_t nkey;
         uint32_t *comms;           /* its k-th communicator */
         uint32_t ncomms;
-        uint64_t extrapolated, kernel_launches, no_code_launches;
+        uint64_t extrapolated, kernel_launches, no_code_launches, sass_unread_launches;
         struct name_count {        /* what its loading added to the counts by name */
             uint32_t which, id;
             uint64_t n;
@@ -544,6 +544,8 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
             memset(L->nocode + old, 0, (L->capnocode - old) * sizeof *L->nocode);
             L->nocode[o->name - 1]++;
             j->no_code_launches++;
+            if (kdef && (kdef->h.flags & MAYA_F_SASS_UNREAD))
+                j->sass_unread_launches++;
         }
     }
     o->sig = signature(h, o, lane);
@@ -770,7 +772,7 @@ static struct ref_template *find_template(struct loader *L, const uint64_t *k, u
  * 2 values not computed, 3 declared), as the arrays stood before and after. */
 struct counts_before {
     uint64_t *v[4], n[4];
-    uint64_t extrapolated, kernel_launches, no_code_launches;
+    uint64_t extrapolated, kernel_launches, no_code_launches, sass_unread_launches;
 };
 
 static uint64_t **counts_array(struct loader *L, int which, uint64_t **cap)
@@ -797,6 +799,7 @@ static int counts_save(struct loader *L, struct counts_before *b)
     b->extrapolated = L->j->extrapolated;
     b->kernel_launches = L->j->kernel_launches;
     b->no_code_launches = L->j->no_code_launches;
+    b->sass_unread_launches = L->j->sass_unread_launches;
     return 0;
 }
 
@@ -823,6 +826,7 @@ static int add_template(struct loader *L, uint64_t *key, uint32_t nkey, const st
     t->extrapolated = L->j->extrapolated - b->extrapolated;
     t->kernel_launches = L->j->kernel_launches - b->kernel_launches;
     t->no_code_launches = L->j->no_code_launches - b->no_code_launches;
+    t->sass_unread_launches = L->j->sass_unread_launches - b->sass_unread_launches;
     uint64_t cap = 0;
     for (int w = 0; w < 4; w++) {
         uint64_t *acap, **a = counts_array(L, w, &acap);
@@ -922,6 +926,7 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     j->extrapolated += t->extrapolated;
     j->kernel_launches += t->kernel_launches;
     j->no_code_launches += t->no_code_launches;
+    j->sass_unread_launches += t->sass_unread_launches;
     for (uint32_t i = 0; i < t->nnames; i++) {
         uint64_t *cap, **a = counts_array(L, (int)t->names[i].which, &cap), old = *cap;
         if (SIM_GROW(*a, *cap, t->names[i].id) < 0)

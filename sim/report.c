@@ -541,6 +541,10 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             fprintf(fp, "; %" PRIu64 " without code, priced by the fallback rule (docs/kernel-cost.md):",
                     s->no_code_launches);
             write_no_code_kernels(fp, j);
+            if (s->sass_unread_launches)
+                fprintf(fp, "; %" PRIu64 " of them have SASS only and nvdisasm was not found when the job ran: "
+                        "install it (pip install nvidia-cuda-nvdisasm in the program's Python environment, or the "
+                        "CUDA toolkit) or set MAYA_NVDISASM, and run the job again to price them from their code", s->sass_unread_launches);
         }
         fprintf(fp, "\n");
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");
@@ -782,6 +786,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_uint(&w, "launches", j ? s->kernel_launches : 0);
     json_uint(&w, "priced_from_code", j ? s->kernel_launches - s->no_code_launches : 0);
     json_uint(&w, "without_code", j ? s->no_code_launches : 0);
+    json_uint(&w, "without_code_sass_unread", j ? s->sass_unread_launches : 0);
     json_obj(&w, "without_code_by_name");
     for (uint32_t i = 0; j && i < j->nnames; i++)
         if (j->no_code_by_name[i])

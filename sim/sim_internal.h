@@ -282,6 +282,7 @@ struct sim_job {
     uint64_t *declared_by_name;   /* reads a declaration answered, by its text's global id - 1 */
     /* kernel launches, and those priced without their code (by name) */
     uint64_t kernel_launches, no_code_launches;
+    uint64_t sass_unread_launches; /* of those, kernels with SASS only that nvdisasm was not there to read */
     uint64_t *no_code_by_name;    /* by global id - 1 */
     uint64_t extrapolated;
     uint64_t total_ops;

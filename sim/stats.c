@@ -199,6 +199,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->extrapolated_ops = j->extrapolated;
     out->kernel_launches = j->kernel_launches;
     out->no_code_launches = j->no_code_launches;
+    out->sass_unread_launches = j->sass_unread_launches;
     out->steady_iterations = sim_steady_count(j);
     out->warmup_ops = j->warmup_ops;
     out->warmup_emulation_s = j->warmup_emulation_s;

@@ -646,6 +646,7 @@ struct emu_kernel {
     char *name;                  /* demangled */
     int source;                  /* enum maya_kernel_source */
     int layout_known;            /* params below are valid */
+    int sass_unread;             /* SASS only, and no nvdisasm to read it (MAYA_F_SASS_UNREAD) */
     uint32_t nparams;
     uint32_t param_bytes;
     struct maya_kparam *params;

@@ -228,6 +228,7 @@ EMU_API void emu_kernel_prepare(struct emu_kernel *k)
         struct maya_rec_kernel *r = (void *)buf;
         r->h.type = MAYA_REC_KERNEL;
         r->h.bytes = (uint32_t)MAYA_REC_ALIGN(bytes);
+        r->h.flags = k->sass_unread ? MAYA_F_SASS_UNREAD : 0;
         r->id = id;
         r->mangled = emu_string(k->mangled);
         r->name = emu_string(k->name);

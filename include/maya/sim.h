@@ -100,6 +100,7 @@ struct sim_summary {
     uint64_t extrapolated_ops;
     uint64_t kernel_launches;   /* launches of kernels (not library calls) */
     uint64_t no_code_launches;  /* of those, priced without the kernel's code (fallback rule) */
+    uint64_t sass_unread_launches; /* of those, of kernels with SASS only, no nvdisasm to read it */
 };
 void sim_summarize(const struct sim_job *job, struct sim_summary *out);
 

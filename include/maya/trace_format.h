@@ -145,6 +145,8 @@ enum maya_rec_type {
 #define MAYA_F_FROM_GRAPH  0x0008 /* the op was replayed from a CUDA graph launch */
 #define MAYA_F_MEASURED    0x0010 /* call.measured_ns holds a measured device duration */
 #define MAYA_F_CAPTURING   0x0020 /* issued to a capturing stream: not executed, joins a graph */
+#define MAYA_F_SASS_UNREAD 0x0040 /* KERNEL: its code is SASS only, and no nvdisasm was found to
+                                     read it (no work summary: the fallback rule prices it) */
 
 struct maya_rec_hdr {
     uint16_t type;              /* enum maya_rec_type */
