@@ -85,7 +85,8 @@ expect_grep '^kernels +6 launches priced from their code$' "$d/report.txt"
 python3 - "$d/report.json" <<'PY' || fail "report.json kernels (above)"
 import json, sys
 k = json.load(open(sys.argv[1]))["kernels"]
-assert k == {"launches": 6, "priced_from_code": 6, "without_code": 0, "without_code_by_name": {}}, k
+assert k == {"launches": 6, "priced_from_code": 6, "without_code": 0, "without_code_sass_unread": 0,
+            "without_code_by_name": {}}, k
 PY
 
 # without reading code: the fallback rule, flagged kernel by kernel
@@ -98,6 +99,7 @@ python3 - "$d/report.json" <<'PY' || fail "report.json kernels without code (abo
 import json, sys
 k = json.load(open(sys.argv[1]))["kernels"]
 assert k["launches"] == 6 and k["without_code"] == 6 and len(k["without_code_by_name"]) == 6, k
+assert k["without_code_sass_unread"] == 0, k  # not read by choice, not for want of nvdisasm
 PY
 "$MAYA" estimate launch "$d" adam > "$TEST_TMP/adam.nocode" 2>&1 || fail "estimate launch without code: $(cat "$TEST_TMP/adam.nocode")"
 expect_grep '^code=none priced_by=fallback ' "$TEST_TMP/adam.nocode"

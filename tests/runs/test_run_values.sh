@@ -46,7 +46,8 @@ expect_grep "^values not computed: 1 small read by the host" "$d/report.txt"
 expect_grep "^declared   values \(MAYA_VALUES\): fill_kernel=i32:9 \(1 read\); the host was given these" "$d/report.txt"
 expect_eq "$(json "$d/report.json" 'r["declared_values"], r["values_not_computed"]["reads"]')" \
     "{'fill_kernel=i32:9': 1} 1" "report.json declared_values"
-dump "$d/job.mtrace" | grep -q 'writer=kernel:fill_kernel(int\*, int, int) declared="fill_kernel=i32:9"' ||
+dump "$d/job.mtrace" > "$TEST_TMP/declared.dump" # whole: grep -q on a pipe would cut the dump short
+grep -q 'writer=kernel:fill_kernel(int\*, int, int) declared="fill_kernel=i32:9"' "$TEST_TMP/declared.dump" ||
     fail "the trace does not say the read was declared"
 # a bad declaration stops the emulator with a message naming what is expected
 MAYA_VALUES='fill_kernel=i33:9' "$MAYA" run -q -g h100x1 -o "$TEST_TMP/bad" -- "$WORKLOADS/values_read" \
