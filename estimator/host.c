@@ -12,6 +12,8 @@
 
 #include "est_internal.h"
 
+#define GROUP_TASK_NS 500 /* an NCCL call inside a group: argument checks and a task appended */
+
 static int starts(const char *s, const char *prefix)
 {
     return strncmp(s, prefix, strlen(prefix)) == 0;
@@ -38,8 +40,11 @@ double est_host_ns(const struct maya_gpu_spec *g, const struct est_op *op)
         /* cuDNN execute: plan lookup and variant pack before launching */
         return launch * 2 + 3000;
     case MAYA_REC_COLL:
-        /* NCCL enqueue: proxy hand-off and a kernel launch */
-        return launch + 2500;
+        /* NCCL enqueue: proxy hand-off and a kernel launch. Inside a group
+         * only the first op on a stream pays it: ncclGroupEnd launches one
+         * kernel per communicator for all of them, the others cost the
+         * append of a task to the group's plan */
+        return op->group_follower ? GROUP_TASK_NS : launch + 2500;
     case MAYA_REC_MEMCPY:
     case MAYA_REC_MEMSET:
         return launch + 500;

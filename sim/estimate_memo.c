@@ -8,7 +8,8 @@
  * of: the record's bytes without its call's number, times and thread (and,
  * for a collective, its communicator's id and the member's rank, which
  * differ between replicas and which the estimator does not read), the
- * collective's placement (nodes, ranks per node), the API and kernel names
+ * collective's placement (nodes, ranks per node) and place in its NCCL group
+ * (first on its stream or not), the API and kernel names
  * and the kernel's definition. Two different questions would share an
  * answer only if both 64-bit hashes collided.
  *
@@ -84,7 +85,7 @@ static int key_of(const struct est_op *op, struct hash2 *h)
     }
     *h = (struct hash2){ 1469598103934665603ull, 0x6a09e667f3bcc908ull };
     feed(h, buf, rec->bytes);
-    int place[2] = { op->coll_nodes, op->coll_ranks_per_node };
+    int place[3] = { op->coll_nodes, op->coll_ranks_per_node, op->group_follower };
     feed(h, place, sizeof place);
     feed_str(h, op->api);
     feed_str(h, op->kernel_name);

@@ -507,8 +507,10 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         /* NCCL groups: consecutive collectives of one group on a stream start together */
         uint64_t group = h->type == MAYA_REC_COLL ? ((const struct maya_rec_coll *)h)->group : 0;
         int is_xfer = o->kind == SK_COLL || o->kind == SK_P2P;
-        if (is_xfer && group && L->sl[si].last_group == group)
+        if (is_xfer && group && L->sl[si].last_group == group) {
             r->ops[L->sl[si].last_op].flags |= SF_GROUP_NEXT;
+            eo.group_follower = 1; /* launched with the group's first op (estimator/host.c) */
+        }
         if (o->kind != SK_EVENT_RECORD && o->kind != SK_STREAM_WAIT)
             L->sl[si] = (struct stream_load){ is_xfer ? group : 0, idx };
     }

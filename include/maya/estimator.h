@@ -45,6 +45,9 @@ struct est_op {
      * placement (coll_nodes 1 = peer on the same node, 2 = on another). */
     int coll_nodes;                       /* nodes spanned */
     int coll_ranks_per_node;              /* most members on any one node */
+    /* COLL inside an NCCL group, after the group's first op on the same
+     * stream: NCCL enqueues it, and ncclGroupEnd launches it with that one */
+    int group_follower;
 };
 
 struct est_result {

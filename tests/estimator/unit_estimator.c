@@ -223,6 +223,14 @@ static void test_families(const struct maya_gpu_spec *gpu)
         op = (struct est_op){ .rec = &c.h, .api = "nccl", .coll_nodes = 2, .coll_ranks_per_node = 8 };
         CHECK(est_estimate(e, &op, &r) == 0 && r.family == colls[i].f && r.device_ns > 1000 &&
               r.host_ns > 0, "coll %d", colls[i].op);
+        /* inside a group, an op after the first on its stream is enqueued and
+           launched with that one: its host cost is not a launch's; the device
+           time is the op's either way */
+        uint64_t first_host = r.host_ns, first_dev = r.device_ns;
+        op.group_follower = 1;
+        CHECK(est_estimate(e, &op, &r) == 0 && r.host_ns > 0 && r.host_ns * 4 < first_host &&
+              r.device_ns == first_dev, "coll %d in a group: host %llu ns, first %llu ns", colls[i].op,
+              (unsigned long long)r.host_ns, (unsigned long long)first_host);
     }
     /* more nodes never make an all-reduce faster at a fixed per-node share */
     c.op = MAYA_COLL_ALLREDUCE;

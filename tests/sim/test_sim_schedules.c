@@ -117,6 +117,39 @@ static void test_pipeline_deadlock(void)
     free(r1);
 }
 
+/* The loader tells the estimator which ops of an NCCL group follow the
+ * group's first on their stream (launched with it at ncclGroupEnd, so their
+ * host cost is not a launch's): here such an op costs 7 ns of host time,
+ * every other call 1 us. Rank 1's op 4 (send, group 11) leads, op 5 (recv,
+ * group 11) follows; op 1 (a recv outside any group) leads. */
+static int group_estimate(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    fixed_estimate(ctx, op, out);
+    if (op->group_follower)
+        out->host_ns = 7;
+    return 0;
+}
+
+static void test_group_host(void)
+{
+    const char *job = make_job("group_host", pipeline, 2);
+    EXPECT(job != NULL, "the pipeline collates");
+    if (!job)
+        return;
+    struct durations d = { pipeline_durs, 1000 };
+    struct sim_config cfg = { .estimate = group_estimate, .estimate_ctx = &d, .iteration_marker = "step" };
+    struct sim_job *j;
+    EXPECT(sim_load(job, &cfg, &j) == 0, "load");
+    if (!j)
+        return;
+    EXPECT(sim_run(j) == 0, "run");
+    struct sim_op_times t1 = op(j, 1, 1), t4 = op(j, 1, 4), t5 = op(j, 1, 5);
+    EXPECT_U64(t4.host_end - t4.host_start, 1000, "the group's first op pays a launch");
+    EXPECT_U64(t5.host_end - t5.host_start, 7, "the group's second op on the stream is enqueued");
+    EXPECT_U64(t1.host_end - t1.host_start, 1000, "a recv outside a group pays a launch");
+    sim_free(j);
+}
+
 /* ---- a straggler ----
  * Four ranks: compute 10 ms, all-reduce 5 ms, device sync; 1 ms of host
  * cost per call. The communicator is created first (a barrier for all four,
@@ -375,6 +408,7 @@ int main(void)
 {
     test_pipeline();
     test_pipeline_deadlock();
+    test_group_host();
     test_straggler();
     test_comm_barrier();
     test_nic(2);
