@@ -534,6 +534,22 @@ static void dec_inst(struct dec *d, const struct emu_ptx_inst *in, struct sinst 
         if (!parts_only(m, ok) || (x->st == T_F32 && x->sub != H_ADD))
             x->op = X_BAD;
         fl = 1;
+    } else if (IS("HMNMX2")) {
+        /* HMNMX2[.BF16_V2][.FTZ][.NAN] d, a, b, Pmin: per lane min if Pmin,
+         * else max; .XORSIGN is not covered */
+        static const char *const ok[] = { "BF16_V2", "FTZ", "NAN", NULL };
+        x->op = parts_only(m, ok) ? X_HMNMX2 : X_BAD;
+        x->dt = part(m, "BF16_V2") ? T_BF16 : T_F16;
+        x->sub = part(m, "NAN") != 0; /* a NaN wins */
+        fl = 1;
+    } else if (IS("FRND")) {
+        /* FRND[.F64][.FTZ][.TRUNC|.FLOOR|.CEIL] d, a: to an integral value of
+         * the same type, by default to nearest even */
+        static const char *const ok[] = { "F64", "FTZ", "TRUNC", "FLOOR", "CEIL", NULL };
+        x->op = parts_only(m, ok) ? X_FRND : X_BAD;
+        x->dt = part(m, "F64") ? T_F64 : T_F32;
+        x->sub = part(m, "TRUNC") ? R_RZ : part(m, "FLOOR") ? R_RM : part(m, "CEIL") ? R_RP : R_RN;
+        fl = 1;
     } else if (IS("LDG") || IS("LDS") || IS("LD")) {
         x->op = X_LD;
         x->space = IS("LDS") ? SP_SHARED : SP_GLOBAL;

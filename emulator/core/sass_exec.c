@@ -582,6 +582,72 @@ static int do_hop(struct run *r, uint32_t t, const struct sinst *x)
     return dst(r, t, &x->o[0], (uint32_t)out[1] << 16 | out[0]);
 }
 
+/* HMNMX2 d, a, b, Pmin: each lane the min of a and b if Pmin, else the
+ * max, as its input's bits; a NaN loses to a number (.NAN: wins, as the
+ * canonical 0x7fff), two NaNs give 0x7fff; -0 is below +0; .FTZ flushes
+ * subnormal inputs and results. */
+static int do_hmnmx2(struct run *r, uint32_t t, const struct sinst *x)
+{
+    int f = fp_of(x->dt), ftz = (x->mods & M_FTZ) != 0;
+    unsigned i = 1;
+    uint16_t h[2][2];
+    if (x->nops < 4 || x->o[0].kind != O_R)
+        return stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered");
+    for (int k = 0; k < 2; k++)
+        if (i >= x->nops || hpair(r, t, x, &i, h[k]) < 0)
+            return i >= x->nops ? stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered") : -1;
+    if (i + 1 != x->nops || !is_pred(&x->o[i]))
+        return stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered");
+    int want_min = pget(&r->t[t], &x->o[i]), nan_wins = x->sub;
+    uint16_t out[2];
+    for (int lane = 0; lane < 2; lane++) {
+        uint16_t a = h[0][lane], b = h[1][lane];
+        if (ftz) {
+            a = emu_fp_subnormal(a, f) ? a & 0x8000 : a;
+            b = emu_fp_subnormal(b, f) ? b & 0x8000 : b;
+        }
+        double va = (double)emu_fp_value(a, f), vb = (double)emu_fp_value(b, f);
+        if (isnan(va) || isnan(vb)) {
+            out[lane] = (isnan(va) && isnan(vb)) || nan_wins ? 0x7fff : isnan(va) ? b : a;
+            continue;
+        }
+        int a_first = va < vb || (va == vb && (a & 0x8000)); /* a is the lower (-0 below +0) */
+        out[lane] = want_min == a_first ? a : b;
+    }
+    return dst(r, t, &x->o[0], (uint32_t)out[1] << 16 | out[0]);
+}
+
+/* FRND d, a (.F64: register pairs): to an integral value of the same type,
+ * to nearest even or as .TRUNC, .FLOOR, .CEIL say; a NaN gives the
+ * canonical NaN; .FTZ flushes a subnormal input (to a signed 0). */
+static int do_frnd(struct run *r, uint32_t t, const struct sinst *x)
+{
+    if (x->nops != 2)
+        return stop(r, EMU_PTX_FAULT, "FRND form not covered");
+    double v;
+    if (x->dt == T_F64) {
+        if (dsrc(r, t, &x->o[1], &v) < 0)
+            return -1;
+    } else {
+        float f;
+        if (fsrc(r, t, &x->o[1], &f) < 0)
+            return -1;
+        if ((x->mods & M_FTZ) && fpclassify(f) == FP_SUBNORMAL)
+            f = copysignf(0, f);
+        v = f;
+    }
+    v = x->sub == R_RZ ? trunc(v) : x->sub == R_RM ? floor(v) : x->sub == R_RP ? ceil(v) : nearbyint(v);
+    if (x->dt == T_F64) {
+        uint64_t bits;
+        memcpy(&bits, &v, sizeof bits);
+        if (isnan(v))
+            bits = 0x7fffffffffffffffull;
+        uint32_t w[2] = { (uint32_t)bits, (uint32_t)(bits >> 32) };
+        return dstn(r, t, &x->o[0], w, 2);
+    }
+    return dst(r, t, &x->o[0], isnan(v) ? 0x7fffffffu : w32((float)v));
+}
+
 /* I2F: an integer (32 or 64 bits) to a float, rounded as the mode says. */
 static int do_i2f(struct run *r, uint32_t t, const struct sinst *x)
 {
@@ -735,6 +801,8 @@ static int exec1(struct run *r, uint32_t t, const struct sinst *x)
     case X_F2I: return do_f2i(r, t, x);
     case X_F2F: return do_f2f(r, t, x);
     case X_HOP: return do_hop(r, t, x);
+    case X_HMNMX2: return do_hmnmx2(r, t, x);
+    case X_FRND: return do_frnd(r, t, x);
     case X_MUFU: {
         /* MUFU.RCP d, a: 1 / a, rounded to nearest (the GPU's is within an
          * ulp; the code that uses it, a division, corrects the estimate) */

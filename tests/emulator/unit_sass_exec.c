@@ -5,7 +5,8 @@
  * (DADD, DMUL, DFMA, DSETP), conversions (I2F, F2I, HADD2.F32 from f16,
  * F2FP to bf16 and f16 pairs; 64-bit I2F/F2I and F2F, with rounding ties,
  * overflow, saturation and NaN checked bit for bit), packed half arithmetic
- * (HADD2, HMUL2, HFMA2 on f16 and bf16 pairs), MUFU.RCP, BMOV,
+ * (HADD2, HMUL2, HFMA2 on f16 and bf16 pairs), packed half min/max (HMNMX2),
+ * rounding to integral values (FRND, f32 and f64), MUFU.RCP, BMOV,
  * predicated EXIT, shared memory and a
  * barrier, a warp shuffle, lanes that exchange values through shared memory
  * with no barrier (they run together), an indirect branch through a jump
@@ -221,6 +222,56 @@ static const char *const hops[] = {
     "HFMA2.MMA R10, -RZ, RZ, 0, 4.76837158203125e-07",
     "STG.E desc[UR4][R8.64+0x28], R10",
     "HFMA2.MMA.RELU R10, R4, R5, R6",
+    "EXIT",
+    NULL,
+};
+
+/* packed half min/max and rounding to integral values of one thread: x
+ * (0x210) holds the f16 pairs (high | low) A = 2 | -0, B = 1 | +0,
+ * C = NaN | 1, D = 3 | NaN, the bf16 pairs E = 1.5 | -2, F = 0.5 | 4, the
+ * f32s 2.5, -2.5, 3.5, -0.7, NaN, 1e-40 (subnormal) at 0x20 and the
+ * doubles 2.5, -1.5 at 0x40; y (0x218) gets one word each (see main) */
+static const char *const mnmx[] = {
+    "LDC.64 R2, c[0x0][0x210]",
+    "LDC.64 R8, c[0x0][0x218]",
+    "LDG.E.128 R4, desc[UR4][R2.64]",
+    "HMNMX2 R10, R4, R5, PT",
+    "STG.E desc[UR4][R8.64], R10",
+    "HMNMX2 R10, R4, R5, !PT",
+    "STG.E desc[UR4][R8.64+0x4], R10",
+    "HMNMX2 R10, R6, R7, PT",
+    "STG.E desc[UR4][R8.64+0x8], R10",
+    "HMNMX2.NAN R10, R6, R7, PT",
+    "STG.E desc[UR4][R8.64+0xc], R10",
+    "HMNMX2 R10, R4, R5.H1_H1, !PT",
+    "STG.E desc[UR4][R8.64+0x10], R10",
+    "LDG.E.64 R4, desc[UR4][R2.64+0x10]",
+    "HMNMX2.BF16_V2 R10, R4, R5, !PT",
+    "STG.E desc[UR4][R8.64+0x14], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x20]",
+    "FRND R10, R4",
+    "STG.E desc[UR4][R8.64+0x18], R10",
+    "FRND R10, R6",
+    "STG.E desc[UR4][R8.64+0x1c], R10",
+    "FRND.FLOOR R10, R7",
+    "STG.E desc[UR4][R8.64+0x20], R10",
+    "FRND.CEIL R10, R7",
+    "STG.E desc[UR4][R8.64+0x24], R10",
+    "FRND.TRUNC R10, R5",
+    "STG.E desc[UR4][R8.64+0x28], R10",
+    "LDG.E.64 R4, desc[UR4][R2.64+0x30]",
+    "FRND R10, R4",
+    "STG.E desc[UR4][R8.64+0x2c], R10",
+    "FRND.CEIL R10, R5",
+    "STG.E desc[UR4][R8.64+0x30], R10",
+    "FRND.FTZ.CEIL R10, R5",
+    "STG.E desc[UR4][R8.64+0x34], R10",
+    "LDG.E.128 R4, desc[UR4][R2.64+0x40]",
+    "FRND.F64 R10, R4",
+    "STG.E.64 desc[UR4][R8.64+0x38], R10",
+    "FRND.F64.FLOOR R10, R6",
+    "STG.E.64 desc[UR4][R8.64+0x40], R10",
+    "HMNMX2.XORSIGN R10, R4, R5, PT",
     "EXIT",
     NULL,
 };
@@ -510,6 +561,36 @@ int main(void)
     CHECK(yh[9] == 0x45003000u, "HADD2.F32 of the high halves: 2051.0f, not rounded to a half: 0x%08x", yh[9]);
     CHECK(yh[10] == 0x00000008u, "HFMA2 constant 0 | 8 * 2^-24: 0x%08x", yh[10]);
 
+    /* packed half min/max, rounding to integral values: exact bits */
+    {
+        uint32_t *xm = (uint32_t *)mem, *ym = (uint32_t *)(mem + 1024);
+        uint32_t hw[6] = { 0x40008000u, 0x3c000000u, 0x7e003c00u, 0x42007e00u, 0x3fc0c000u, 0x3f004080u };
+        float fr[6] = { 2.5f, -2.5f, 3.5f, -0.7f, NAN, 1e-40f };
+        double dr[2] = { 2.5, -1.5 };
+        memcpy(xm, hw, sizeof hw);
+        memcpy(xm + 8, fr, sizeof fr);
+        memcpy(xm + 16, dr, sizeof dr);
+        memset(ym, 0xee, 80);
+        CHECK(run("mnmx", mnmx, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
+                  strstr(why, "XORSIGN") != NULL, "mnmx: HMNMX2.XORSIGN stops the run: %s", why);
+        CHECK(ym[0] == 0x3c008000u, "HMNMX2 min: 1 | -0 (below +0): 0x%08x", ym[0]);
+        CHECK(ym[1] == 0x40000000u, "HMNMX2 max: 2 | +0: 0x%08x", ym[1]);
+        CHECK(ym[2] == 0x42003c00u, "HMNMX2 min: a NaN loses, 3 | 1: 0x%08x", ym[2]);
+        CHECK(ym[3] == 0x7fff7fffu, "HMNMX2.NAN: a NaN wins, canonical: 0x%08x", ym[3]);
+        CHECK(ym[4] == 0x40003c00u, "HMNMX2 max with B.H1_H1 (1 | 1): 2 | 1: 0x%08x", ym[4]);
+        CHECK(ym[5] == 0x3fc04080u, "HMNMX2.BF16_V2 max: 1.5 | 4: 0x%08x", ym[5]);
+        float fo2[7];
+        memcpy(fo2, ym + 6, sizeof fo2);
+        CHECK(fo2[0] == 2.0f && fo2[1] == 4.0f, "FRND ties to even: 2.5 -> %g, 3.5 -> %g", fo2[0], fo2[1]);
+        CHECK(fo2[2] == -1.0f && ym[9] == 0x80000000u, "FRND.FLOOR -0.7 -> %g, .CEIL -> -0 (0x%08x)", fo2[2], ym[9]);
+        CHECK(fo2[4] == -2.0f, "FRND.TRUNC -2.5 -> %g", fo2[4]);
+        CHECK(ym[11] == 0x7fffffffu, "FRND of a NaN: the canonical NaN 0x%08x", ym[11]);
+        CHECK(fo2[6] == 1.0f && ym[13] == 0, "FRND.CEIL of a subnormal: %g; .FTZ.CEIL: 0x%08x", fo2[6], ym[13]);
+        double dout[2];
+        memcpy(dout, ym + 14, sizeof dout);
+        CHECK(dout[0] == 2.0 && dout[1] == -2.0, "FRND.F64 2.5 -> %g, .FLOOR -1.5 -> %g", dout[0], dout[1]);
+    }
+
     /* 64-bit and float-to-float conversions: exact bits */
     uint64_t *x64 = (uint64_t *)mem, *y64 = (uint64_t *)(mem + 1024);
     double dv[4] = { -3.7, NAN, 1e30, 1 + 0x1p-24 };
@@ -621,11 +702,12 @@ int main(void)
 
     /* damaged texts: cut at every point and bytes changed; decode or refuse,
      * run or stop, never crash */
-    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves, hops, conv64 };
-    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves", "hops", "conv64" };
+    const char *const *srcs[] = { fill, wide, reduce2, exchange, jump, dbl, conv, halves, hops, conv64, mnmx };
+    const char *names[] = { "fill", "wide", "reduce2", "exchange", "jump", "dbl", "conv", "halves", "hops", "conv64",
+                            "mnmx" };
     unsigned seed = 4321;
     int tried = 0, decoded = 0;
-    for (int s = 0; s < 10; s++) {
+    for (int s = 0; s < (int)(sizeof srcs / sizeof *srcs); s++) {
         char *src = text_of(names[s], srcs[s]);
         size_t n = strlen(src);
         char *buf = malloc(n + 1);
