@@ -4,7 +4,8 @@
 # right. With nvdisasm (scripts/nvdisasm.sh), PyTorch's small kernels are
 # computed from their SASS (docs/kernel-exec.md): a max's .item() (of ints
 # and of doubles: DSETP), a bf16 and an f16 sum (HADD2.F32, F2FP), an int64
-# to float64 copy (I2F.F64.S64) and a float to float16 one, a
+# to float64 copy (I2F.F64.S64) and a float to float16 one, torch.round
+# and torch.floor of floats and doubles (FRND), a
 # torch.full, torch.unique, the rank-id all-gather of filled ids, and
 # torch.sort (its bitonic kernel: BMOV, I2F, MUFU.RCP, F2I), and
 # all_gather_object, broadcast_object_list and scatter_object_list give a
@@ -19,7 +20,7 @@ if [ -n "${MAYA_NVDISASM:-}" ] && [ -x "$MAYA_NVDISASM" ]; then
     torch_run "$d" h100x2 values_read.py --objects
     for r in 0 1; do
         out=$d/logs/rank-$r.out
-        for c in roundtrip max max_f64 sum_bf16 sum_f16 i64_to_f64 f32_to_f16 full unique sort gather_copied gather_filled all_gather_object \
+        for c in roundtrip max max_f64 sum_bf16 sum_f16 i64_to_f64 f32_to_f16 round floor round_f64 full unique sort gather_copied gather_filled all_gather_object \
                  broadcast_object_list scatter_object_list; do
             expect_grep "^$c right$" "$out"
         done

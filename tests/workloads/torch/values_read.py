@@ -1,6 +1,6 @@
 # Values a PyTorch program reads back (docs/values.md, docs/kernel-exec.md):
 # a tensor copied in and back is right; small kernels (a max, of ints and
-# of doubles, a sum of bf16 and of f16, a torch.full, torch.unique) are computed from their SASS when
+# of doubles, a sum of bf16 and of f16, round and floor, a torch.full, torch.unique) are computed from their SASS when
 # nvdisasm is there, so what .item() gives is what a GPU gives, and so
 # does torch.sort of a small tensor (its bitonic sort); a kernel the executor does not cover is not
 # computed and the report counts the read.
@@ -33,6 +33,11 @@ check("sum_f16", torch.tensor([1.5, -2.0, 3.25], device="cuda", dtype=torch.floa
 # float to float16 copy (65520 ties to inf, 1 + 2^-11 to 1)
 check("i64_to_f64", torch.tensor([2**53 + 1, -3], device="cuda").double().tolist() == [2.0**53, -3.0])
 check("f32_to_f16", torch.tensor([65520.0, 1 + 2**-11], device="cuda").half().tolist() == [float("inf"), 1.0])
+# rounding to integral values (FRND, FRND.FLOOR, FRND.F64): ties to even
+x = torch.tensor([2.5, -0.5, 1.7, -2.5], device="cuda")
+check("round", torch.round(x).tolist() == [2.0, -0.0, 2.0, -2.0])
+check("floor", torch.floor(x).tolist() == [2.0, -1.0, 1.0, -3.0])
+check("round_f64", torch.tensor([2.5, -1.5], device="cuda", dtype=torch.float64).round().tolist() == [2.0, -2.0])
 check("full", torch.full((1,), rank + 2, device="cuda").item() == rank + 2)
 check("unique", torch.unique(torch.tensor([3, 1, 3, 2], device="cuda")).tolist() == [1, 2, 3])
 check("sort", torch.sort(torch.tensor([3, 1, 2], device="cuda")).values.tolist() == [1, 2, 3])
