@@ -58,6 +58,15 @@ static enum emu_ptx_result run(const char *entry, const char *const *lines, unsi
     return r;
 }
 
+/* One thread of lines with the parameters x, y (pc): does the run stop,
+ * not covered, at an instruction whose message names what? */
+static int stops_at(const char *entry, const char *const *lines, const uint64_t pc[2], const char *what, char *why,
+                    size_t nwhy)
+{
+    return run(entry, lines, 1, 1, pc, 2 * sizeof *pc, NULL, 0, why, nwhy) == EMU_PTX_UNSUPPORTED &&
+           strstr(why, what) != NULL;
+}
+
 /* y[i] = i + 7 for i < n; params: y at 0x210, n at 0x218 */
 static const char *const fill[] = {
     "LDC R1, c[0x0][0x28]",
@@ -546,8 +555,7 @@ int main(void)
     uint32_t hx[6] = { 0x68003c00u, 0x42001000u, 0x7bff0001u, 0xfc007c00u, 0x3f803f80u, 0x3c403b80u };
     memcpy(xh, hx, sizeof hx);
     memset(yh, 0xee, 48);
-    CHECK(run("hops", hops, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
-              strstr(why, "RELU") != NULL, "hops: HFMA2.RELU stops the run: %s", why);
+    CHECK(stops_at("hops", hops, pc, "RELU", why, sizeof why), "hops: HFMA2.RELU stops the run: %s", why);
     CHECK(yh[0] == 0x68023c00u, "HADD2: 2048 + 3 ties up to 2052, 1 + 2^-11 ties down to 1: 0x%08x", yh[0]);
     CHECK(yh[1] == 0x7c007bffu, "HMUL2 by 65504: 65504 | inf (overflow): 0x%08x", yh[1]);
     CHECK(yh[2] == 0x7fff7c00u, "HADD2: -inf + inf is the canonical NaN, inf + inf inf: 0x%08x", yh[2]);
@@ -571,14 +579,17 @@ int main(void)
         memcpy(xm + 8, fr, sizeof fr);
         memcpy(xm + 16, dr, sizeof dr);
         memset(ym, 0xee, 80);
-        CHECK(run("mnmx", mnmx, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
-                  strstr(why, "XORSIGN") != NULL, "mnmx: HMNMX2.XORSIGN stops the run: %s", why);
-        CHECK(ym[0] == 0x3c008000u, "HMNMX2 min: 1 | -0 (below +0): 0x%08x", ym[0]);
-        CHECK(ym[1] == 0x40000000u, "HMNMX2 max: 2 | +0: 0x%08x", ym[1]);
-        CHECK(ym[2] == 0x42003c00u, "HMNMX2 min: a NaN loses, 3 | 1: 0x%08x", ym[2]);
-        CHECK(ym[3] == 0x7fff7fffu, "HMNMX2.NAN: a NaN wins, canonical: 0x%08x", ym[3]);
-        CHECK(ym[4] == 0x40003c00u, "HMNMX2 max with B.H1_H1 (1 | 1): 2 | 1: 0x%08x", ym[4]);
-        CHECK(ym[5] == 0x3fc04080u, "HMNMX2.BF16_V2 max: 1.5 | 4: 0x%08x", ym[5]);
+        CHECK(stops_at("mnmx", mnmx, pc, "XORSIGN", why, sizeof why), "mnmx: HMNMX2.XORSIGN stops the run: %s", why);
+        static const struct { uint32_t bits; const char *what; } want[] = {
+            { 0x3c008000u, "HMNMX2 min: 1 | -0 (below +0)" },
+            { 0x40000000u, "HMNMX2 max: 2 | +0" },
+            { 0x42003c00u, "HMNMX2 min: a NaN loses, 3 | 1" },
+            { 0x7fff7fffu, "HMNMX2.NAN: a NaN wins, canonical" },
+            { 0x40003c00u, "HMNMX2 max with B.H1_H1 (1 | 1): 2 | 1" },
+            { 0x3fc04080u, "HMNMX2.BF16_V2 max: 1.5 | 4" },
+        };
+        for (size_t k = 0; k < sizeof want / sizeof *want; k++)
+            CHECK(ym[k] == want[k].bits, "%s: 0x%08x", want[k].what, ym[k]);
         float fo2[7];
         memcpy(fo2, ym + 6, sizeof fo2);
         CHECK(fo2[0] == 2.0f && fo2[1] == 4.0f, "FRND ties to even: 2.5 -> %g, 3.5 -> %g", fo2[0], fo2[1]);
@@ -616,8 +627,7 @@ int main(void)
     memset(y64, 0, 0xa8);
     pc[0] = (uint64_t)(uintptr_t)x64;
     pc[1] = (uint64_t)(uintptr_t)y64;
-    CHECK(run("conv64", conv64, 1, 1, pc, sizeof pc, NULL, 0, why, sizeof why) == EMU_PTX_UNSUPPORTED &&
-              strstr(why, "NaN") != NULL, "conv64: F2F of a NaN to f64 stops the run: %s", why);
+    CHECK(stops_at("conv64", conv64, pc, "NaN", why, sizeof why), "conv64: F2F of a NaN to f64 stops the run: %s", why);
     CHECK(y64[0] == 0x4340000000000000ull, "I2F.F64.S64 2^53 + 1 ties to 2^53: 0x%016llx", (unsigned long long)y64[0]);
     CHECK(y64[1] == 0x43f0000000000000ull, "I2F.F64.U64 2^64 - 1 rounds to 2^64: 0x%016llx",
           (unsigned long long)y64[1]);
