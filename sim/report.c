@@ -543,8 +543,8 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
             write_no_code_kernels(fp, j);
             if (s->sass_unread_launches)
                 fprintf(fp, "; %" PRIu64 " of them have SASS only and nvdisasm was not found when the job ran: "
-                        "install it (pip install nvidia-cuda-nvdisasm in the program's Python environment, or the "
-                        "CUDA toolkit) or set MAYA_NVDISASM, and run the job again to price them from their code", s->sass_unread_launches);
+                        MAYA_NVDISASM_REMEDY ", and run the job again to price them from their code",
+                        s->sass_unread_launches);
         }
         fprintf(fp, "\n");
         fprintf(fp, "estimator  %s", in->estimator && in->estimator[0] ? in->estimator : "default");

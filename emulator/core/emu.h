@@ -779,12 +779,14 @@ EMU_API int emu_sass_work(const void *cubin, size_t bytes, uint64_t cubin_hash, 
 /* After emu_sass_work answered 1 and the caller will not call it again
  * with the cubin: let other ranks read the kernel. */
 EMU_API void emu_sass_unlock(uint64_t cubin_hash, const char *mangled, unsigned sym);
-/* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
 /* nvdisasm's text of function sym of a cubin (for the executor), cached on
  * disk beside the work summaries: 0 with *text (malloc'd, NUL-ended), or -1. */
 EMU_API int emu_sass_text(const void *cubin, size_t bytes, uint64_t cubin_hash, const char *mangled, unsigned sym,
                           char **text, size_t *len);
+/* The nvdisasm found (MAYA_NVDISASM, PATH, CUDA, the Python environment), or NULL. */
 EMU_API const char *emu_nvdisasm(void);
+/* Warn once per process that kernel has SASS only and no nvdisasm to read it. */
+EMU_API void emu_warn_sass_unread(const char *kernel);
 /* FNV-1a over bytes, continuing from h (0: start). */
 uint64_t emu_hash_bytes(const void *p, size_t n, uint64_t h);
 

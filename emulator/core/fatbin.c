@@ -1330,23 +1330,6 @@ static void add_feature(struct maya_kfeature *f, uint32_t *n, const char *name, 
         f[(*n)++] = (struct maya_kfeature){ emu_string(name), (uint32_t)value };
 }
 
-/* Once per process: a kernel with SASS only could not be read, because
- * nvdisasm was not found. Its work, and that of every such kernel, is then
- * priced by the fallback rule: the prediction the user gets is a guess for
- * those kernels, so they are told, with what to do. */
-static void warn_no_nvdisasm(const char *kernel)
-{
-    static int warned;
-    if (__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL) || emu_config()->quiet)
-        return;
-    fprintf(stderr, "maya-emu: warning: kernel %.120s%s has SASS only and no nvdisasm was found (MAYA_NVDISASM, "
-            "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, the program's Python environment): it and every "
-            "kernel like it (PyTorch's) are priced by the fallback rule; install nvdisasm (pip install "
-            "nvidia-cuda-nvdisasm in the program's Python environment, or the CUDA toolkit) or set MAYA_NVDISASM to "
-            "it\n",
-            kernel, strlen(kernel) > 120 ? "..." : "");
-}
-
 EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, struct emu_kernel *k)
 {
     if (!image || !k || !k->mangled)
@@ -1397,7 +1380,7 @@ EMU_API int emu_fatbin_kernel_layout(const void *image, size_t image_bytes, stru
     }
     if (sass && !wa.work && !emu_nvdisasm()) {
         k->sass_unread = 1;
-        warn_no_nvdisasm(k->name ? k->name : k->mangled);
+        emu_warn_sass_unread(k->name ? k->name : k->mangled);
     }
     if (temp) {
         pthread_mutex_lock(&index_lock);

@@ -585,7 +585,7 @@ static int do_hop(struct run *r, uint32_t t, const struct sinst *x)
 /* HMNMX2 d, a, b, Pmin: each lane the min of a and b if Pmin, else the
  * max, as its input's bits; a NaN loses to a number (.NAN: wins, as the
  * canonical 0x7fff), two NaNs give 0x7fff; -0 is below +0; .FTZ flushes
- * subnormal inputs and results. */
+ * subnormal inputs (the result is one of them). */
 static int do_hmnmx2(struct run *r, uint32_t t, const struct sinst *x)
 {
     int f = fp_of(x->dt), ftz = (x->mods & M_FTZ) != 0;
@@ -593,9 +593,12 @@ static int do_hmnmx2(struct run *r, uint32_t t, const struct sinst *x)
     uint16_t h[2][2];
     if (x->nops < 4 || x->o[0].kind != O_R)
         return stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered");
-    for (int k = 0; k < 2; k++)
-        if (i >= x->nops || hpair(r, t, x, &i, h[k]) < 0)
-            return i >= x->nops ? stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered") : -1;
+    for (int k = 0; k < 2; k++) {
+        if (i >= x->nops)
+            return stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered");
+        if (hpair(r, t, x, &i, h[k]) < 0)
+            return -1;
+    }
     if (i + 1 != x->nops || !is_pred(&x->o[i]))
         return stop(r, EMU_PTX_FAULT, "HMNMX2 form not covered");
     int want_min = pget(&r->t[t], &x->o[i]), nan_wins = x->sub;

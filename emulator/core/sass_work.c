@@ -161,6 +161,21 @@ EMU_API const char *emu_nvdisasm(void)
     return tool[0] ? tool : NULL;
 }
 
+/* Once per process: a kernel with SASS only could not be read, because
+ * nvdisasm was not found. Its work, and that of every such kernel, is then
+ * priced by the fallback rule: the prediction the user gets is a guess for
+ * those kernels, so they are told, with what to do. */
+EMU_API void emu_warn_sass_unread(const char *kernel)
+{
+    static int warned;
+    if (__atomic_exchange_n(&warned, 1, __ATOMIC_ACQ_REL) || emu_config()->quiet)
+        return;
+    fprintf(stderr, "maya-emu: warning: kernel %.120s%s has SASS only and no nvdisasm was found (MAYA_NVDISASM, "
+            "PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, the program's Python environment): it and every "
+            "kernel like it (PyTorch's) are priced by the fallback rule; " MAYA_NVDISASM_REMEDY "\n",
+            kernel, strlen(kernel) > 120 ? "..." : "");
+}
+
 /* The cache's directory for one kind of entry: "kwork-v1" (summaries) or
  * "sass-v1" (the SASS texts the executor reads). */
 static int cache_dir_of(const char *kind, char *out, size_t size)

@@ -604,6 +604,13 @@ static void note_for_launcher(int source, uint64_t stop_op, int declared)
         unlink(tmp);
 }
 
+/* How long a rank waits for others, in all: twice what took took (the
+ * time since its check), at least 0.5 s, at most 30 s. */
+static uint64_t patience_ns(uint64_t took)
+{
+    return MAYA_MIN(MAYA_MAX(2 * took, 500000000ull), 30000000000ull);
+}
+
 /* Members that told this process's rank 0 of a communicator that they
  * stopped or left: an open-addressing set of (comm, rank), O(1) per look-up. */
 static struct left_key {
@@ -744,9 +751,8 @@ static int wait_for_members_locked(void)
 {
     int may = may_stop_locked();
     if (may == 0 && !stop_limit_ns)
-        stop_limit_ns = MAYA_MIN(MAYA_MAX(check_ns ? 2 * (now_ns() - check_ns) : 0, 500000000ull), 30000000000ull);
-    uint64_t limit = stop_limit_ns;
-    if (may != 0 || stop_waited_ns >= limit)
+        stop_limit_ns = patience_ns(check_ns ? now_ns() - check_ns : 0);
+    if (may != 0 || stop_waited_ns >= stop_limit_ns)
         return may;
     pthread_mutex_unlock(&lock);
     uint64_t start = now_ns();
@@ -756,7 +762,7 @@ static int wait_for_members_locked(void)
         may = may_stop_locked();
         int served = may == 0 && served_member_waits_locked();
         pthread_mutex_unlock(&lock);
-        if (may != 0 || served || stop_waited_ns + (now_ns() - start) >= limit)
+        if (may != 0 || served || stop_waited_ns + (now_ns() - start) >= stop_limit_ns)
             break;
         struct timespec ts = { 0, 200000 };
         nanosleep(&ts, NULL);
@@ -849,8 +855,7 @@ static void wait_for_verdict(void)
         __atomic_load_n(&verdict, __ATOMIC_ACQUIRE))
         return;
     waited = 1;
-    uint64_t now = now_ns(), took = now - check_ns;
-    uint64_t limit = MAYA_MIN(MAYA_MAX(2 * took, 500000000ull), 30000000000ull);
+    uint64_t now = now_ns(), limit = patience_ns(now - check_ns);
     emu_wait_begin();
     while (!__atomic_load_n(&verdict, __ATOMIC_ACQUIRE) && now_ns() - now < limit) {
         struct timespec ts = { 0, 1000000 };

@@ -147,6 +147,9 @@ enum maya_rec_type {
 #define MAYA_F_CAPTURING   0x0020 /* issued to a capturing stream: not executed, joins a graph */
 #define MAYA_F_SASS_UNREAD 0x0040 /* KERNEL: its code is SASS only, and no nvdisasm was found to
                                      read it (no work summary: the fallback rule prices it) */
+/* What to do about it: the emulator's warning and the report both say this. */
+#define MAYA_NVDISASM_REMEDY "install nvdisasm (pip install nvidia-cuda-nvdisasm in the program's Python " \
+                             "environment, or the CUDA toolkit) or set MAYA_NVDISASM to it"
 
 struct maya_rec_hdr {
     uint16_t type;              /* enum maya_rec_type */
