@@ -48,3 +48,184 @@ int run_elim_note(const char *trace_dir, int rank, char *note, size_t n)
         snprintf(note, n, "eliminated, rebuilt from rank %d", source);
     return 1;
 }
+
+/* ---- the classes, for maya run --replicas-like ---- */
+
+void run_elim_classes_free(struct run_elim_classes *c)
+{
+    free(c->cls);
+    free(c->members);
+    free(c->comm_off);
+    memset(c, 0, sizeof *c);
+}
+
+/* The whole numbers of a line into *v (grown), each in [0, world). */
+static int read_ranks(const char *text, int world, int32_t **v, size_t *n, size_t *cap, const char *path, int line)
+{
+    for (const char *p = text; *p && *p != '\n';) {
+        char *end;
+        long x = strtol(p, &end, 10);
+        if (end == p || x < 0 || x >= world)
+            return maya_error("%s:%d: expected ranks from 0 to %d, found \"%.20s\"", path, line, world - 1, p);
+        if (*n == *cap) {
+            size_t nc = *cap ? *cap * 2 : 64;
+            int32_t *g = realloc(*v, nc * sizeof *g);
+            if (!g)
+                return maya_error("out of memory reading %s", path);
+            *v = g;
+            *cap = nc;
+        }
+        (*v)[(*n)++] = (int32_t)x;
+        p = end;
+        while (*p == ' ')
+            p++;
+    }
+    return 0;
+}
+
+int run_elim_classes_read(const char *trace_dir, struct run_elim_classes *c)
+{
+    memset(c, 0, sizeof *c);
+    char path[4200];
+    if (maya_snprintf(path, sizeof path, "%s/%s", trace_dir, MAYA_ELIM_CLASSES_FILE) < 0)
+        return -1;
+    FILE *fp = fopen(path, "r");
+    if (!fp)
+        return 0;
+    char *text = NULL;
+    size_t textcap = 0, ncls = 0, clscap = 0, nmem = 0, memcap = 0;
+    int rc = 0, line = 0, have_cls = 0, offcap = 0;
+    while (rc == 0 && getline(&text, &textcap, fp) > 0) {
+        line++;
+        text[strcspn(text, "\n")] = 0;
+        if (text[0] == '#' || !text[0])
+            continue;
+        if (!strncmp(text, "world=", 6)) {
+            char *end;
+            long w = strtol(text + 6, &end, 10);
+            if (end == text + 6 || *end || w < 1 || w > (1 << 24) || c->world)
+                rc = maya_error("%s:%d: expected world=RANKS once, found \"%s\"", path, line, text);
+            c->world = (int)w;
+        } else if (!strncmp(text, "replicas=", 9)) {
+            if (maya_snprintf(c->replicas, sizeof c->replicas, "%s", text + 9) < 0)
+                rc = -1;
+        } else if (!c->world) {
+            rc = maya_error("%s:%d: expected world=RANKS before \"%.20s\"", path, line, text);
+        } else if (!strncmp(text, "classes=", 8) && !have_cls) {
+            have_cls = 1;
+            rc = read_ranks(text + 8, c->world, &c->cls, &ncls, &clscap, path, line);
+            if (rc == 0 && ncls != (size_t)c->world)
+                rc = maya_error("%s:%d: expected %d classes (world=%d), found %zu", path, line, c->world, c->world,
+                                ncls);
+            for (int i = 0; rc == 0 && i < c->world; i++)
+                if (c->cls[i] > i || c->cls[c->cls[i]] != c->cls[i])
+                    rc = maya_error("%s:%d: rank %d's class %d is not the lowest rank of a class", path, line, i,
+                                    c->cls[i]);
+        } else if (!strncmp(text, "comm=", 5)) {
+            if (c->ncomms + 2 > offcap) {
+                offcap = offcap ? offcap * 2 : 16;
+                int *g = realloc(c->comm_off, (size_t)offcap * sizeof *g);
+                if (!g) {
+                    rc = maya_error("out of memory reading %s", path);
+                    break;
+                }
+                c->comm_off = g;
+            }
+            c->comm_off[c->ncomms] = (int)nmem;
+            rc = read_ranks(text + 5, c->world, &c->members, &nmem, &memcap, path, line);
+            c->comm_off[++c->ncomms] = (int)nmem;
+        } else {
+            rc = maya_error("%s:%d: expected world=, replicas=, classes= or comm=, found \"%.40s\"", path, line, text);
+        }
+    }
+    if (rc == 0 && !have_cls)
+        rc = maya_error("%s: expected a classes= line, found none (a cut-short file?)", path);
+    free(text);
+    fclose(fp);
+    if (rc < 0) {
+        run_elim_classes_free(c);
+        return -1;
+    }
+    return 1;
+}
+
+/* Does dimension n:s agree with the classes (every rank in the class of
+ * itself with that digit 0) and with every communicator (spanning it or
+ * constant along it)? at: world bytes of zeros, left so. O(world + members). */
+static int dim_holds(const struct run_elim_classes *c, int64_t n, int64_t s, unsigned char *at)
+{
+    struct maya_replicas d = { .ndims = 1, .n = { n }, .stride = { s } };
+    for (int r = 0; r < c->world; r++)
+        if (c->cls[r] != c->cls[maya_replicas_with(&d, 0, r, 0)])
+            return 0;
+    int ok = 1;
+    for (int k = 0; ok && k < c->ncomms; k++) {
+        const int32_t *m = c->members + c->comm_off[k];
+        int size = c->comm_off[k + 1] - c->comm_off[k], constant = 1, zeros = 0;
+        for (int i = 0; i < size; i++) {
+            at[m[i]] = 1;
+            constant &= maya_replicas_digit(&d, 0, m[i]) == maya_replicas_digit(&d, 0, m[0]);
+            zeros += maya_replicas_digit(&d, 0, m[i]) == 0;
+        }
+        /* spanning: each member's digit-0 form is a member, and there are n
+         * members for each of those (so every digit of each is there) */
+        int spans = (int64_t)zeros * n == size;
+        for (int i = 0; spans && i < size; i++)
+            spans = at[maya_replicas_with(&d, 0, m[i], 0)];
+        ok = constant || spans;
+        for (int i = 0; i < size; i++)
+            at[m[i]] = 0;
+    }
+    return ok;
+}
+
+int run_elim_layout(const struct run_elim_classes *c, struct maya_replicas *out)
+{
+    memset(out, 0, sizeof *out);
+    char err[256];
+    if (c->replicas[0])
+        return maya_replicas_parse(c->replicas, c->world, out, err, sizeof err) < 0 ? 0 : out->ndims;
+    unsigned char *at = calloc((size_t)c->world, 1);
+    if (!at)
+        return 0;
+    /* From the lowest stride up: the largest N that holds there, then on
+     * from above it. Strides and sizes divide the world. */
+    for (int64_t s = 1; s < c->world && out->ndims < MAYA_REPLICAS_MAX_DIMS; s++) {
+        if (c->world % s)
+            continue;
+        int64_t best = 0;
+        for (int64_t n = c->world / s; n >= 2 && !best; n--)
+            if ((c->world / s) % n == 0 && dim_holds(c, n, s, at))
+                best = n;
+        if (best) {
+            out->n[out->ndims] = best;
+            out->stride[out->ndims++] = s;
+            s = s * best - 1;
+        }
+    }
+    free(at);
+    return out->ndims;
+}
+
+int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world, int64_t world,
+                         struct maya_replicas *out, char *err, size_t errn)
+{
+    *out = *small;
+    if (small->ndims < 1 || small_world < 1) {
+        snprintf(err, errn, "no layout to grow");
+        return -1;
+    }
+    int k = small->ndims - 1;
+    if ((small->n[k] * world) % small_world || small->n[k] * world / small_world < 2) {
+        snprintf(err, errn, "its outermost dimension %lld:%lld of %lld ranks does not grow to %lld ranks: %lld x "
+                 "%lld / %lld is not a whole number of 2 or more", (long long)small->n[k], (long long)small->stride[k],
+                 (long long)small_world, (long long)world, (long long)small->n[k], (long long)world,
+                 (long long)small_world);
+        return -1;
+    }
+    out->n[k] = small->n[k] * world / small_world;
+    char text[256];
+    maya_replicas_format(out, text, sizeof text);
+    struct maya_replicas check;
+    return maya_replicas_parse(text, world, &check, err, errn);
+}

@@ -12,6 +12,7 @@
 #include "maya/common.h"
 #include "maya/hwspec.h"
 #include "maya/progress.h"
+#include "maya/run_elim.h"
 
 /* ---- what the report is made of ---- */
 
@@ -42,6 +43,7 @@ struct facts {
     uint64_t total_mem;         /* the GPU's memory */
     int gpus;                   /* GPUs the job drives (a process may drive several) */
     struct sim_details det;     /* when replayed */
+    char layout[256];           /* the replicas layout --dedup's classes show; "" none */
 };
 
 /* The clock the ranks' host gaps were measured on (MAYA_HOST_CLOCK). */
@@ -225,6 +227,21 @@ static void headline(struct facts *f, const char *dir)
     if (first >= 0)
         last_words(dir, first, words, sizeof words);
     snprintf(f->headline, sizeof f->headline, "%s%s%s", cause, words[0] ? ": " : "", words);
+}
+
+/* The replicas layout the classes of duplicate-rank elimination show
+ * (DIR/traces/dedup-classes), for a larger run (maya run --replicas-like). */
+static void find_layout(struct facts *f, const char *dir)
+{
+    char traces[PATH_MAX];
+    struct run_elim_classes c;
+    struct maya_replicas r;
+    f->layout[0] = 0;
+    if (!dir || maya_snprintf(traces, sizeof traces, "%s/traces", dir) < 0 || run_elim_classes_read(traces, &c) <= 0)
+        return;
+    if (run_elim_layout(&c, &r) > 0)
+        maya_replicas_format(&r, f->layout, sizeof f->layout);
+    run_elim_classes_free(&c);
 }
 
 static void write_status(FILE *fp, const struct facts *f, const char *dir, int with_tails)
@@ -414,6 +431,9 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
                     "differed by up to %.1f%%)\n", 100 * j->fold_gap_diff);
     if (f->replayed && j->fold_note[0])
         fprintf(fp, "           (%s)\n", j->fold_note);
+    if (f->layout[0])
+        fprintf(fp, "same work  layout --replicas %s (the ranks --dedup found doing the same work); for a larger "
+                "run of this program: maya run --replicas-like %s\n", f->layout, dir);
     if (f->replayed && j->fold_gaps_only)
         fprintf(fp, "           (%d rank%s the work of a rank on another node but for measured host gaps, within "
                 "%.0f%% in total: --fold similar can fold %s)\n", j->fold_gaps_only,
@@ -644,6 +664,7 @@ static void write_json(FILE *fp, const struct facts *f)
     json_str(&w, "status", !d ? NULL : !strcmp(d->state, "running") ? "cut_short" : f->failed ? "failed" :
                            f->not_ok ? "stopped" : j && j->incomplete_ranks ? "incomplete" : "ok");
     json_str(&w, "cause", f->headline[0] ? f->headline : NULL);
+    json_str(&w, "replicas_layout", f->layout[0] ? f->layout : NULL);
     json_arr(&w, "hung_ranks");
     for (int i = 0; d && i < d->nprocs; i++)
         if (!strncmp(d->procs[i].note, "hung:", 5))
@@ -878,6 +899,7 @@ int sim_report(const struct sim_job *j, const struct sim_report_info *in, const 
     if (gather(&f, j, in) < 0)
         return -1;
     headline(&f, dir);
+    find_layout(&f, dir);
     int rc = write_timelines(&f, dir);
     if (rc == 0)
         rc = maya_check_stop("writing the report");

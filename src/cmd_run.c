@@ -59,7 +59,10 @@ static void usage(FILE *fp)
         "                           same work (a DP degree N of stride TP; TP itself is TP:1): only\n"
         "                           those whose folded digits are 0 or 1 are emulated, the others\n"
         "                           run up to their first NCCL call and are rebuilt (docs/dedup.md);\n"
-        "                           declared: maya does not derive the layout\n"
+        "                           declared, or from a smaller run with --replicas-like\n"
+        "  --replicas-like DIR      --replicas with the layout that the --dedup run DIR of the\n"
+        "                           same program showed (its ranks that did the same work), its\n"
+        "                           outermost (data-parallel) dimension grown to this job's size\n"
         "  --dedup                  duplicate-rank elimination: once the ranks have repeated their\n"
         "                           first iteration, only one rank per class of ranks issuing the\n"
         "                           same NCCL operations runs on; the others stop and are rebuilt\n"
@@ -104,6 +107,8 @@ struct run {
     int dedup;                  /* --dedup: duplicate-rank elimination (MAYA_DEDUP=1 for the ranks) */
     int eliminated;             /* ranks it stopped so far */
     const char *replicas_spec;  /* --replicas (MAYA_REPLICAS for the ranks) */
+    const char *replicas_like;  /* --replicas-like DIR: the layout from DIR's classes */
+    char replicas_text[256];    /* the layout made from them */
     struct maya_replicas replicas;
     int next_replica;           /* the next declared replica to start */
     int replicas_alive;         /* declared replicas running now */
@@ -676,6 +681,47 @@ static int check_replicas(struct run *r, int nprocs)
     return 0;
 }
 
+/* --replicas-like DIR: the layout DIR's classes show (its traces/, or DIR
+ * itself), grown to nprocs ranks, as --replicas. */
+static int replicas_like(struct run *r, int nprocs)
+{
+    if (r->replicas_spec)
+        return maya_error("--replicas and --replicas-like: give one of them");
+    char traces[PATH_MAX];
+    struct stat st;
+    if (maya_snprintf(traces, sizeof traces, "%s/traces", r->replicas_like) < 0)
+        return -1;
+    if (stat(traces, &st) < 0 || !S_ISDIR(st.st_mode))
+        snprintf(traces, sizeof traces, "%s", r->replicas_like);
+    struct run_elim_classes c;
+    int got = run_elim_classes_read(traces, &c);
+    if (got < 0)
+        return -1; /* said, naming the file */
+    if (got == 0)
+        return maya_error("--replicas-like %s: no classes of duplicate-rank elimination there (%s/%s): run the "
+                          "smaller job with --dedup and at least 3 iterations, with a data-parallel degree of 2 "
+                          "or more", r->replicas_like, traces, MAYA_ELIM_CLASSES_FILE);
+    struct maya_replicas small;
+    char shown[256], err[512];
+    int ndims = run_elim_layout(&c, &small), world = c.world;
+    run_elim_classes_free(&c);
+    if (ndims == 0)
+        return maya_error("--replicas-like %s: its %d ranks showed no replicas (no dimension of the rank number "
+                          "along which the ranks did the same work and their communicators agree)",
+                          r->replicas_like, world);
+    maya_replicas_format(&small, shown, sizeof shown);
+    struct maya_replicas grown;
+    if (run_elim_layout_grow(&small, world, nprocs, &grown, err, sizeof err) < 0)
+        return maya_error("--replicas-like %s: its %d ranks showed --replicas %s, but %s", r->replicas_like, world,
+                          shown, err);
+    maya_replicas_format(&grown, r->replicas_text, sizeof r->replicas_text);
+    r->replicas_spec = r->replicas_text;
+    if (!r->quiet)
+        fprintf(stderr, "maya: --replicas-like %s: --replicas %s (its %d ranks showed %s)\n", r->replicas_like,
+                r->replicas_text, world, shown);
+    return 0;
+}
+
 /* The most processes the run holds at once: every rank, or with --replicas
  * the emulated ones and the few replicas started at a time (start_replicas). */
 static int procs_at_once(const struct run *r, int nprocs)
@@ -785,8 +831,10 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         } else if (!pt && !strcmp(a, "--dedup")) {
             r.dedup = 1;
             took = 0;
-        } else if (!pt && !strcmp(a, "--replicas")) {
+        } else if (!pt && !strcmp(a, "--replicas") && v) {
             r.replicas_spec = v;
+        } else if (!pt && !strcmp(a, "--replicas-like") && v) {
+            r.replicas_like = v;
         } else if (!v) {
             maya_error("%s: expected a value after it", a);
             usage(stderr);
@@ -895,6 +943,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     if (pipeline_check_options(&r.popts) < 0)
         return 2;
     if (!pt && pick_host_clock(&r, nproc ? nproc : r.count) < 0)
+        return 2;
+    if (r.replicas_like && replicas_like(&r, nproc ? nproc : r.count) < 0)
         return 2;
     if (r.replicas_spec && check_replicas(&r, nproc ? nproc : r.count) < 0)
         return 2;

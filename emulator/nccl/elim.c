@@ -44,6 +44,7 @@
 
 #include "maya/common.h"
 #include "maya/replicas.h"
+#include "maya/run_elim.h"
 
 #include <fcntl.h>
 #include <stdio.h>
@@ -397,12 +398,64 @@ void nc_elim_op(const struct maya_rec_coll *r, uint32_t comm_index)
     }
 }
 
+/* ---- notes next to the traces ---- */
+
+/* Write text as DIR/name (the trace directory), atomically: a note that
+ * exists under its name is whole. Nothing when traces are not kept. */
+static void write_note(const char *name, const char *text, size_t n)
+{
+    const char *dir = emu_config()->trace_dir;
+    if (!dir[0])
+        return;
+    char path[4200], tmp[4300];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return;
+    int ok = write(fd, text, n) == (ssize_t)n;
+    ok &= close(fd) == 0;
+    if (ok)
+        rename(tmp, path);
+    else
+        unlink(tmp);
+}
+
 /* ---- at the world's rank 0 ---- */
 
 struct member_ref {
     uint64_t id;
     int32_t crank, nranks, rank;
 };
+
+/* The classes, for a later run of the same program (maya run
+ * --replicas-like, docs/dedup.md): MAYA_ELIM_CLASSES_FILE holds each
+ * rank's class (the lowest rank that issued the same operations up to its
+ * check) and every communicator's members by communicator rank (m, sorted
+ * so), which a layout must agree with. With declared replicas (whose
+ * communicators are partly unknown here) it holds the declared layout. */
+static void note_classes(const int32_t *cls, int n, const struct member_ref *m, size_t nm)
+{
+    const char *spec = nc_replicas() ? getenv("MAYA_REPLICAS") : NULL;
+    size_t cap = 512 + (spec ? strlen(spec) : 0) + ((size_t)n + nm) * 12, len = 0;
+    char *text = malloc(cap);
+    if (!text)
+        return;
+    len += (size_t)snprintf(text, cap, "# duplicate-rank elimination: each rank's class (the lowest rank that issued "
+                            "the same NCCL operations) and each communicator's members (docs/dedup.md)\nworld=%d\n",
+                            n);
+    if (spec)
+        len += (size_t)snprintf(text + len, cap - len, "replicas=%s\n", spec);
+    len += (size_t)snprintf(text + len, cap - len, "classes=");
+    for (int i = 0; i < n; i++)
+        len += (size_t)snprintf(text + len, cap - len, "%s%d", i ? " " : "", cls[i]);
+    for (size_t a = 0; !spec && a < nm; a++)
+        len += (size_t)snprintf(text + len, cap - len, a == 0 || m[a].id != m[a - 1].id ? "\ncomm=%d" : " %d",
+                                m[a].rank);
+    len += (size_t)snprintf(text + len, cap - len, "\n");
+    write_note(MAYA_ELIM_CLASSES_FILE, text, len);
+    free(text);
+}
 
 static int by_member(const void *a, const void *b)
 {
@@ -424,7 +477,8 @@ static int by_class(const void *a, const void *b)
     return (x->rank > y->rank) - (x->rank < y->rank);
 }
 
-/* Every rank reported: the representatives. NULL when out of memory. */
+/* Every rank reported: the representatives (and the note of the classes).
+ * NULL when out of memory. */
 static int32_t *decide_locked(void)
 {
     int n = hub_n;
@@ -459,6 +513,11 @@ static int32_t *decide_locked(void)
             if (a->check_op == b->check_op && a->check_hash == b->check_hash)
                 rep[order[i]] = rep[order[i - 1]];
         }
+        /* the classes as found, before rank 0 and the ranks kept change them;
+         * a replica that never started is in its representative's */
+        int32_t *cls = malloc((size_t)n * sizeof *cls);
+        for (int i = 0; cls && i < n; i++)
+            cls[i] = rep[rep[i]];
         /* Rank 0 runs on anyway (it serves the world's small exchanges), and
          * its host work is often its own (it logs, saves checkpoints): the
          * others of its class take the next of them as their representative. */
@@ -476,6 +535,9 @@ static int32_t *decide_locked(void)
                 m[k++] = (struct member_ref){ reports[i].comms[c].id, reports[i].comms[c].crank,
                                               reports[i].comms[c].nranks, i };
         qsort(m, nm, sizeof *m, by_member);
+        if (cls)
+            note_classes(cls, n, m, nm); /* once, ~7 bytes per rank and member: under the lock */
+        free(cls);
         for (int changed = 1; changed;) {
             changed = 0;
             for (size_t a = 0; a < nm;) {
@@ -581,27 +643,14 @@ int nc_elim_gone(int global_rank)
 
 static void note_for_launcher(int source, uint64_t stop_op, int declared)
 {
-    const char *dir = emu_config()->trace_dir;
-    if (!dir[0])
-        return;
-    char path[4200], tmp[4300], text[512];
-    snprintf(path, sizeof path, "%s/rank-%d.eliminated", dir, my_rank());
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    char name[64], text[512];
+    snprintf(name, sizeof name, "rank-%d.eliminated", my_rank());
     const char *spec = getenv("MAYA_REPLICAS");
     int n = snprintf(text, sizeof text, "source=%d\nstop_op=%llu\nhow=%s\n%s%s%s", source,
                      (unsigned long long)stop_op, declared ? "declared" : "matched", declared ? "replicas=" : "",
                      declared && spec ? spec : "", declared ? "\n" : "");
-    if (n < 0 || (size_t)n >= sizeof text)
-        return;
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    int ok = write(fd, text, (size_t)n) == n;
-    close(fd);
-    if (ok)
-        rename(tmp, path);
-    else
-        unlink(tmp);
+    if (n > 0 && (size_t)n < sizeof text)
+        write_note(name, text, (size_t)n);
 }
 
 /* How long a rank waits for others, in all: twice what took took (the

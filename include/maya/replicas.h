@@ -97,6 +97,16 @@ static inline int maya_replicas_parse(const char *spec, int64_t world, struct ma
     return 0;
 }
 
+/* The text form "N:S[,N:S...]" of r. */
+static inline void maya_replicas_format(const struct maya_replicas *r, char *buf, size_t size)
+{
+    size_t len = 0;
+    buf[0] = 0;
+    for (int k = 0; k < r->ndims && len < size; k++)
+        len += (size_t)snprintf(buf + len, size - len, "%s%lld:%lld", k ? "," : "", (long long)r->n[k],
+                                (long long)r->stride[k]);
+}
+
 /* Is the rank emulated (every folded digit 0 or 1)? */
 static inline int maya_replicas_emulated(const struct maya_replicas *r, int64_t rank)
 {

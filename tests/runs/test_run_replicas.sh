@@ -8,8 +8,9 @@
 # often its own); the
 # communicators the running ranks make hold the missing ones (the world,
 # the DP groups); the prediction is the full run's to within 0.5 %, with and
-# without --dedup on top (which stops ranks 2-3 and 9-11 too). Bad layouts
-# are refused before anything starts.
+# without --dedup on top (which stops ranks 2-3 and 9-11 too). The same
+# layout, taken from an 8-rank --dedup run (--replicas-like), predicts the
+# same. Bad layouts are refused before anything starts.
 . "$MAYA_TOP/tests/lib.sh"
 
 mg="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 6 --hidden 4096 --heads 32 --seq 1024 --layers 4"
@@ -128,6 +129,50 @@ for k in ("iteration_time_s", "first_iteration_time_s", "makespan_s", "compute_t
           "exposed_communication_time_s", "idle_time_s", "peak_memory_bytes", "iterations", "ranks"):
     assert a[k] == b[k], (k, a[k], b[k])
 PY
+
+# --replicas-like: the layout an 8-rank (DP2) --dedup run showed, its DP
+# dimension grown to DP4: the declared one, predicting what the full run does
+"$MAYA" run -q --dedup -g h100x8 -o "$TEST_TMP/small" -- $mg > "$TEST_TMP/small.out" 2>&1 ||
+    fail "maya run --dedup on 8 ranks failed: $(tail -20 "$TEST_TMP/small.out")"
+expect_grep '^world=8$' "$TEST_TMP/small/traces/dedup-classes" "the classes' world"
+expect_grep '^classes=0 0 0 0 4 4 4 4$' "$TEST_TMP/small/traces/dedup-classes" "the classes: one per stage"
+expect_grep '^comm=0 2$' "$TEST_TMP/small/traces/dedup-classes" "rank 0's DP group"
+expect_grep "^same work  layout --replicas 2:1,2:2 .*maya run --replicas-like $TEST_TMP/small\$" \
+    "$TEST_TMP/small/report.txt" "the report's layout"
+expect_grep '"replicas_layout": "2:1,2:2"' "$TEST_TMP/small/report.json" "report.json's layout"
+expect_no_grep '^same work' "$TEST_TMP/full/report.txt" "no layout without --dedup"
+"$MAYA" run --tee none --replicas-like "$TEST_TMP/small" -g h100x16 -o "$TEST_TMP/like" -- $mg \
+    > "$TEST_TMP/like.out" 2>&1 || fail "maya run --replicas-like failed: $(tail -20 "$TEST_TMP/like.out")"
+expect_grep "^maya: --replicas-like $TEST_TMP/small: --replicas 2:1,4:2 \\(its 8 ranks showed 2:1,2:2\\)\$" \
+    "$TEST_TMP/like.out" "the layout taken"
+expect_grep '^replicas=2:1,4:2$' "$TEST_TMP/like/traces/rank-4.eliminated" "rank 4, a replica"
+python3 - "$TEST_TMP"/full/report.json "$TEST_TMP"/like/report.json <<'PY' || fail "--replicas-like predicts otherwise (above)"
+import json, sys
+f, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert b["simulated"] and len(b["iterations"]) == 6, b["error"]
+err = abs(b["iteration_time_s"] - f["iteration_time_s"]) / f["iteration_time_s"]
+print("--replicas-like: %.6f s against %.6f s (%.3f %%)" % (b["iteration_time_s"], f["iteration_time_s"], 100 * err))
+assert err < 0.005, err
+PY
+# refused: no classes (a run without --dedup), with --replicas too, a size
+# the DP dimension does not grow to, a malformed file
+refuse_like() {
+    local says=$1
+    shift
+    "$MAYA" run -q "$@" -o "$TEST_TMP/bad" -- $mg > "$TEST_TMP/bad.out" 2>&1
+    expect_eq $? 2 "maya run $*"
+    expect_grep "$says" "$TEST_TMP/bad.out" "the message for $*"
+    [ -e "$TEST_TMP/bad/run.conf" ] && fail "maya run $* started a run"
+    return 0
+}
+refuse_like "no classes of duplicate-rank elimination there .*run the smaller job with --dedup" \
+    --replicas-like "$TEST_TMP/full" -g h100x16
+refuse_like "give one of them" --replicas-like "$TEST_TMP/small" --replicas 4:2,2:1 -g h100x16
+refuse_like "its 8 ranks showed --replicas 2:1,2:2, but its outermost dimension 2:2 of 8 ranks does not grow to 4" \
+    --replicas-like "$TEST_TMP/small" -g h100x4
+cp -r "$TEST_TMP/small" "$TEST_TMP/small.cut"
+head -c 40 "$TEST_TMP/small/traces/dedup-classes" > "$TEST_TMP/small.cut/traces/dedup-classes"
+refuse_like "small.cut/traces/dedup-classes.*expected" --replicas-like "$TEST_TMP/small.cut" -g h100x16
 
 # layouts that cannot be
 for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
