@@ -17,6 +17,8 @@
 #define _GNU_SOURCE
 #include "nc.h"
 
+#include "maya/replicas.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,75 @@ static void send_error(const struct nc_peer *to, uint64_t id, int rank, const ch
     nc_net_send(to, &h, text, why, sizeof why);
 }
 
+static int by_int64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* With declared replicas, a communicator other than the world's made with
+ * ncclCommInitRank (as PyTorch's new_group makes one) may hold ranks that
+ * never start. The members that joined tell which folded dimensions it
+ * spans: one with digit 0 and one with digit 1 there, the rest alike. With
+ * every digit of those, they make the members F. The rendezvous is complete
+ * when F has nranks ranks, every rank of F that runs has joined, and each
+ * that joined has its place in F by global rank as its rank (PyTorch orders
+ * a group's members so; a guess from too few members fails this or the
+ * size, and waits). The others' entries are filled then. O(nranks^2) per
+ * join for the dimensions spanned (groups are small beside the world). */
+static int replicas_complete(struct rdv *r)
+{
+    const struct maya_replicas *lay = nc_replicas();
+    int n = r->nranks, span[MAYA_REPLICAS_MAX_DIMS] = { 0 };
+    int64_t *base = malloc((size_t)n * sizeof *base), *f = malloc((size_t)n * sizeof *f);
+    int64_t mult = 1;
+    for (int k = 0; k < lay->ndims; k++) {
+        for (int i = 0; i < n && !span[k]; i++)
+            for (int j = 0; r->have[i] && j < n && !span[k]; j++)
+                span[k] = r->have[j] && maya_replicas_digit(lay, k, r->peers[i].rank) == 0 &&
+                          r->peers[j].rank == maya_replicas_with(lay, k, r->peers[i].rank, 1);
+        mult *= span[k] ? lay->n[k] : 1;
+    }
+    /* the joined members with their spanned digits 0: the bases of F */
+    int nb = 0, ok = base && f;
+    for (int i = 0; ok && i < n; i++) {
+        if (!r->have[i])
+            continue;
+        int64_t b = r->peers[i].rank;
+        for (int k = 0; k < lay->ndims; k++)
+            if (span[k])
+                b = maya_replicas_with(lay, k, b, 0);
+        int seen = 0;
+        for (int j = 0; j < nb && !seen; j++)
+            seen = base[j] == b;
+        if (!seen)
+            base[nb++] = b;
+        ok = (int64_t)nb * mult <= n;
+    }
+    ok = ok && (int64_t)nb * mult == n;
+    /* each base with every digit of the spanned dimensions */
+    for (int64_t c = 0; ok && c < mult; c++)
+        for (int j = 0; j < nb; j++) {
+            int64_t v = base[j], rest = c;
+            for (int k = 0; k < lay->ndims; k++)
+                if (span[k]) {
+                    v = maya_replicas_with(lay, k, v, rest % lay->n[k]);
+                    rest /= lay->n[k];
+                }
+            f[c * nb + j] = v;
+        }
+    if (ok)
+        qsort(f, (size_t)n, sizeof *f, by_int64);
+    for (int i = 0; ok && i < n; i++)
+        ok = r->have[i] ? r->peers[i].rank == f[i] : !maya_replicas_emulated(lay, f[i]);
+    for (int i = 0; ok && i < n; i++)
+        if (!r->have[i])
+            nc_replica_peer(&r->peers[i], (int)f[i]);
+    free(base);
+    free(f);
+    return ok;
+}
+
 void nc_boot_join(struct nc_msg *m)
 {
     struct nc_peer joiner;
@@ -183,7 +254,8 @@ void nc_boot_join(struct nc_msg *m)
         if (!err[0]) {
             r->peers[rank] = joiner;
             r->have[rank] = 1;
-            if (++r->njoined == (world ? nc_replicas_emulated() : r->nranks)) {
+            if (++r->njoined == (world ? nc_replicas_emulated() : r->nranks) ||
+                (!world && nc_replicas() && replicas_complete(r))) {
                 for (int i = 0; world && i < r->nranks; i++)
                     if (!r->have[i])
                         nc_replica_peer(&r->peers[i], i);

@@ -131,7 +131,8 @@ for k in ("iteration_time_s", "first_iteration_time_s", "makespan_s", "compute_t
 PY
 
 # --replicas-like: the layout an 8-rank (DP2) --dedup run showed, its DP
-# dimension grown to DP4: the declared one, predicting what the full run does
+# dimension grown to DP4: the declared one, predicting what the full run
+# does
 "$MAYA" run -q --dedup -g h100x8 -o "$TEST_TMP/small" -- $mg > "$TEST_TMP/small.out" 2>&1 ||
     fail "maya run --dedup on 8 ranks failed: $(tail -20 "$TEST_TMP/small.out")"
 expect_grep '^world=8$' "$TEST_TMP/small/traces/dedup-classes" "the classes' world"
@@ -141,11 +142,18 @@ expect_grep "^same work  layout --replicas 2:1,2:2 .*maya run --replicas-like $T
     "$TEST_TMP/small/report.txt" "the report's layout"
 expect_grep '"replicas_layout": "2:1,2:2"' "$TEST_TMP/small/report.json" "report.json's layout"
 expect_no_grep '^same work' "$TEST_TMP/full/report.txt" "no layout without --dedup"
+# (the larger run makes its TP, DP, PP and model-parallel communicators
+# with ncclCommInitRank, as PyTorch's new_group does, not by splitting the
+# world's: the rendezvous completes without the members that never start)
 "$MAYA" run --tee none --replicas-like "$TEST_TMP/small" -g h100x16 -o "$TEST_TMP/like" -- $mg \
-    > "$TEST_TMP/like.out" 2>&1 || fail "maya run --replicas-like failed: $(tail -20 "$TEST_TMP/like.out")"
+    --comm-init init-rank > "$TEST_TMP/like.out" 2>&1 ||
+    fail "maya run --replicas-like failed: $(tail -20 "$TEST_TMP/like.out")"
 expect_grep "^maya: --replicas-like $TEST_TMP/small: --replicas 2:1,4:2 \\(its 8 ranks showed 2:1,2:2\\)\$" \
     "$TEST_TMP/like.out" "the layout taken"
 expect_grep '^replicas=2:1,4:2$' "$TEST_TMP/like/traces/rank-4.eliminated" "rank 4, a replica"
+"$MAYA" trace dump "$TEST_TMP/like/traces/rank-1.mtrace" > "$TEST_TMP/like1.dump" || fail "dump rank 1"
+expect_grep '^comm_members .*nranks=4 ranks=1,3,5,7$' "$TEST_TMP/like1.dump" "rank 1's DP communicator (init-rank)"
+expect_grep '^comm_members .*nranks=4 ranks=0,1,8,9$' "$TEST_TMP/like1.dump" "rank 1's MP communicator (init-rank)"
 python3 - "$TEST_TMP"/full/report.json "$TEST_TMP"/like/report.json <<'PY' || fail "--replicas-like predicts otherwise (above)"
 import json, sys
 f, b = (json.load(open(x)) for x in sys.argv[1:3])

@@ -90,6 +90,7 @@ struct Options {
     int recompute = RECOMPUTE_NONE;
     bool zero1 = false, own_gemm = false, fp16 = false, bias = false, tie = false;
     bool seq_par = false, scatter_gather = false, ddp_local = false, fp32_ce = false;
+    bool comm_init_rank = false;  // sub-communicators by ncclCommInitRank, not ncclCommSplit
     float hidden_dropout = 0, attn_dropout = 0, loss_scale = 8192;
     double bucket_mb = 0;        // 0: one bucket per layer
     float lr = 3e-4f, clip = 1.0f;
@@ -151,6 +152,9 @@ static void usage(FILE *f)
         "  --zero1               distributed optimizer: reduce-scatter gradients, shard the\n"
         "                        optimizer state over DP, all-gather the parameters\n"
         "Program:\n"
+        "  --comm-init split|init-rank  the TP, DP, PP and other communicators split from the\n"
+        "                        world's (default), or each made with ncclCommInitRank from an id\n"
+        "                        its rank 0 made and shared over the world, as PyTorch's new_group\n"
         "  --gemm cublaslt|kernel  matrix multiplies with cuBLASLt (default) or this program's\n"
         "                        own CUDA kernel\n"
         "  --host-work N         before each matrix multiply, N thousand rounds of an integer\n"
@@ -218,6 +222,10 @@ static Options parse(int argc, char **argv)
             if (!v || (strcmp(v, "cublaslt") && strcmp(v, "kernel")))
                 bad_value(argv[i], "cublaslt or kernel", v);
             o.own_gemm = !strcmp(v, "kernel");
+        } else if (a == "--comm-init") {
+            if (!v || (strcmp(v, "split") && strcmp(v, "init-rank")))
+                bad_value(argv[i], "split or init-rank", v);
+            o.comm_init_rank = !strcmp(v, "init-rank");
         } else if (a == "--ddp") {
             if (!v || (strcmp(v, "torch") && strcmp(v, "local")))
                 bad_value(argv[i], "torch or local", v);
@@ -2083,10 +2091,64 @@ static void check_config()
         opt.layers_per_virtual = 0;
 }
 
-static ncclComm_t split(int color, int key)
+// The communicators of the layout: TP fastest, then DP, then PP.
+enum Group { G_TP, G_DP, G_PP, G_MP, G_EMB };
+
+// Global rank r's color and key in group g (as ncclCommSplit takes them).
+static void group_of(Group g, int r, int *color, int *key)
 {
-    ncclComm_t c;
-    NCCL_CHECK(ncclCommSplit(world_comm, color, key, &c, nullptr));
+    int t = r % opt.tp, d = r / opt.tp % dp, p = r / (opt.tp * dp);
+    switch (g) {
+    case G_TP: *color = p * dp + d, *key = t; break;
+    case G_DP: *color = p * opt.tp + t, *key = d; break;
+    case G_PP: *color = d * opt.tp + t, *key = p; break;
+    case G_MP: *color = d, *key = p * opt.tp + t; break;
+    // a tied embedding split over stages: the first and last stage's ranks of
+    // each (TP, DP) position sum the gradients of their two copies
+    case G_EMB:
+        *color = p == 0 || p == opt.pp - 1 ? d * opt.tp + t : NCCL_SPLIT_NOCOLOR, *key = p;
+        break;
+    }
+}
+
+// Group g's communicator for this rank: split from the world's, or (with
+// --comm-init init-rank) made by ncclCommInitRank from the id of its rank 0
+// (the member of the lowest key), which every rank shares over the world
+// (an all-gather of each rank's id; zeros from a rank that is no group's
+// rank 0). Members are in key order, as new_group orders them. NULL for a
+// rank in no group (NOCOLOR).
+static ncclComm_t make_comm(Group g)
+{
+    int color, key;
+    group_of(g, rank, &color, &key);
+    ncclComm_t c = nullptr;
+    if (!opt.comm_init_rank) {
+        NCCL_CHECK(ncclCommSplit(world_comm, color, key, &c, nullptr));
+        return c;
+    }
+    int n = 0, me = 0, root = -1, root_key = 0;
+    for (int r = 0; r < world; r++) {
+        int cr, kr;
+        group_of(g, r, &cr, &kr);
+        if (color == NCCL_SPLIT_NOCOLOR || cr != color)
+            continue;
+        n++;
+        me += kr < key;
+        if (root < 0 || kr < root_key)
+            root = r, root_key = kr;
+    }
+    ncclUniqueId mine = {}, *all = (ncclUniqueId *)calloc((size_t)world, sizeof(ncclUniqueId)), *d_ids;
+    if (root == rank)
+        NCCL_CHECK(ncclGetUniqueId(&mine));
+    CUDA_CHECK(cudaMalloc(&d_ids, (size_t)world * sizeof(ncclUniqueId)));
+    CUDA_CHECK(cudaMemcpy(d_ids + rank, &mine, sizeof mine, cudaMemcpyHostToDevice));
+    NCCL_CHECK(ncclAllGather(d_ids + rank, d_ids, sizeof mine, ncclChar, world_comm, s_comp));
+    CUDA_CHECK(cudaMemcpyAsync(all, d_ids, (size_t)world * sizeof(ncclUniqueId), cudaMemcpyDeviceToHost, s_comp));
+    CUDA_CHECK(cudaStreamSynchronize(s_comp));
+    if (color != NCCL_SPLIT_NOCOLOR)
+        NCCL_CHECK(ncclCommInitRank(&c, n, all[root], me));
+    CUDA_CHECK(cudaFree(d_ids));
+    free(all);
     return c;
 }
 
@@ -2140,16 +2202,12 @@ int main(int argc, char **argv)
     ncclUniqueId id;
     share_unique_id(&id, rank, world);
     NCCL_CHECK(ncclCommInitRank(&world_comm, world, id, rank));
-    tp_comm = split(pp_idx * dp + dp_idx, tp_idx);
-    dp_comm = split(pp_idx * opt.tp + tp_idx, dp_idx);
-    pp_comm = split(dp_idx * opt.tp + tp_idx, pp_idx);
-    mp_comm = split(dp_idx, pp_idx * opt.tp + tp_idx);
-    // a tied embedding split over stages: the first and last stage's ranks of
-    // each (TP, DP) position sum the gradients of their two copies
-    if (opt.tie && opt.pp > 1) {
-        bool member = pp_idx == 0 || pp_idx == opt.pp - 1;
-        emb_comm = split(member ? dp_idx * opt.tp + tp_idx : NCCL_SPLIT_NOCOLOR, pp_idx);
-    }
+    tp_comm = make_comm(G_TP);
+    dp_comm = make_comm(G_DP);
+    pp_comm = make_comm(G_PP);
+    mp_comm = make_comm(G_MP);
+    if (opt.tie && opt.pp > 1)
+        emb_comm = make_comm(G_EMB);
 
     build_model();
     dry_run = true;
