@@ -58,6 +58,7 @@ struct spank_emulate {
     char marker[256];           /* marker=NAME: what starts each iteration; "" = detect */
     int iterations;             /* iters=N: report on the first N iterations; 0 = all */
     int dedup;                  /* dedup=yes: duplicate-rank elimination (MAYA_DEDUP=1, docs/dedup.md) */
+    char replicas[256];         /* replicas=N:S[,N:S...]: declared replicas (MAYA_REPLICAS); "" none */
 };
 
 /* Parse and check "<gpu>x<count>[,key=value...]" against the hwspecs. A

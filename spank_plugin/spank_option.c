@@ -8,12 +8,13 @@
 #define _GNU_SOURCE
 #include "spank_maya.h"
 #include "maya/common.h"
+#include "maya/replicas.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
-#define KEYS "cluster=NAME|FILE, marker=NAME, iters=N, report=PATH, dedup=yes|no"
+#define KEYS "cluster=NAME|FILE, marker=NAME, iters=N, report=PATH, dedup=yes|no, replicas=N:S[,N:S...]"
 
 static int pick_cluster(const struct maya_hwspecs *hw, const char *arg, const char *base_dir,
                         struct spank_emulate *e, struct maya_cluster_spec *out)
@@ -93,6 +94,14 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
     const char *cluster_arg = NULL;
     for (char *kv = strtok_r(NULL, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
         char *eq = strchr(kv, '=');
+        /* replicas=24:8,8:1: the dimensions after the first come as items of
+         * their own */
+        if (!eq && e->replicas[0] && strchr(kv, ':') && strspn(kv, "0123456789:") == strlen(kv)) {
+            size_t len = strlen(e->replicas);
+            if (maya_snprintf(e->replicas + len, sizeof e->replicas - len, ",%s", kv) < 0)
+                return -1;
+            continue;
+        }
         if (!eq || !eq[1])
             return maya_error("--maya-emulate=%s: \"%s\" is not key=value; allowed keys: " KEYS, value, kv);
         *eq = 0;
@@ -113,6 +122,9 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
                 return maya_error("--maya-emulate=%s: dedup=\"%s\": expected yes or no (duplicate-rank "
                                   "elimination, docs/dedup.md)", value, val);
             e->dedup = !strcmp(val, "yes");
+        } else if (!strcmp(kv, "replicas")) {
+            if (maya_snprintf(e->replicas, sizeof e->replicas, "%s", val) < 0)
+                return -1;
         } else if (!strcmp(kv, "report")) {
             if (maya_snprintf(e->report, sizeof e->report, "%s", val) < 0)
                 return -1;
@@ -120,6 +132,11 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
             return maya_error("--maya-emulate=%s: unknown key \"%s\"; allowed keys: " KEYS, value, kv);
         }
     }
+
+    char err[768];
+    struct maya_replicas layout;
+    if (e->replicas[0] && maya_replicas_parse(e->replicas, e->count, &layout, err, sizeof err) < 0)
+        return maya_error("--maya-emulate=%s: replicas=%s", value, err);
 
     struct maya_cluster_spec c;
     if (cluster_arg) {

@@ -306,7 +306,8 @@ int spank_task_init(spank_t sp, const struct spank_conf *conf, const char *value
         set_envf(sp, "MAYA_LAUNCH_LOCAL", 1, "%d:%u", local, nlocal) < 0 ||
         set_env(sp, "MAYA_LAUNCH_DIR", run_dir, 1) < 0 ||
         set_env(sp, "MAYA_LAUNCH_PIN", conf->pin ? "1" : "0", 1) < 0 ||
-        (em.dedup && set_env(sp, "MAYA_DEDUP", "1", 1) < 0))
+        (em.dedup && set_env(sp, "MAYA_DEDUP", "1", 1) < 0) ||
+        (em.replicas[0] && set_env(sp, "MAYA_REPLICAS", em.replicas, 1) < 0))
         return -1;
     /* slurmstepd executes argv[0] of this very array next: the task becomes
      * the launcher, and the launcher runs MAYA_LAUNCH_EXE with the same

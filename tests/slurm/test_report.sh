@@ -103,6 +103,30 @@ for workload in "h100x4 vector_add 4096" "h100x4 nccl_colls" "h100x8 minigpt --t
     expect_grep "^status +all $n processes exited 0" "srun-$name.err"
 done
 
+# replicas=: declared replicas (docs/dedup.md), the layout maya run
+# --replicas takes, given after the other keys (its dimensions are items of
+# the value): minigpt TP2 x PP2 x DP4 on 16 GPUs, 8 of them replicas that
+# stop at their first NCCL call; the prediction is the full run's (GPU-bound,
+# so that host time does not differ between the two launchers' loads).
+mg=("$WORKLOADS/minigpt" --tp 2 --pp 2 --iters 6 --hidden 4096 --heads 32 --seq 1024 --layers 4)
+"$MAYA" run -q -g h100x16 -o "$TEST_TMP/ref-mg16" -- "${mg[@]}" > /dev/null 2>&1
+[ -f "$TEST_TMP/ref-mg16/report.json" ] || fail "maya run wrote no report for minigpt on 16"
+srun -N2 -n2 --maya-emulate=h100x16,dedup=no,replicas=2:1,4:2 "${mg[@]}" > srun-repl.out 2> srun-repl.err ||
+    fail "srun replicas= failed: $(cat srun-repl.err)"
+expect_grep "^status +all 16 processes exited 0; 8 replicas not emulated \(--replicas\)" srun-repl.err
+job=$(ls -t slurm-*.maya.json | head -1 | sed 's/^slurm-\([0-9]*\)\.maya\.json$/\1/')
+run=$TRACE_ROOT/root/job-$job/step-0
+expect_grep '^replicas=2:1,4:2$' "$run/traces/rank-4.eliminated" "rank 4, a replica"
+expect_grep '^rank\.4\.note=a replica, not emulated \(--replicas\), rebuilt from rank 2$' "$run/run.conf"
+python3 - "$TEST_TMP/ref-mg16/report.json" "slurm-$job.maya.json" <<'PY' || fail "replicas= predicts otherwise (above)"
+import json, sys
+f, r = (json.load(open(x)) for x in sys.argv[1:3])
+assert r["simulated"] and r["world_size"] == 16, r["error"]
+err = abs(r["iteration_time_s"] - f["iteration_time_s"]) / f["iteration_time_s"]
+print("replicas=: %.6f s against %.6f s (%.3f %%)" % (r["iteration_time_s"], f["iteration_time_s"], 100 * err))
+assert err < 0.005, err
+PY
+
 # The keys: a cluster file (2 GPUs per node), an iteration marker, and where
 # the report goes; maya run given the same gives the same report.
 cat > pod.conf <<'EOF'

@@ -39,6 +39,9 @@ refused 'iters="0": expected the number of iterations to keep in the report, 1 t
     sbatch --maya-emulate=h100x8,iters=0 --wrap true
 refused '"oops" is not key=value; allowed keys: cluster=' sbatch --maya-emulate=h100x8,oops --wrap true
 refused 'dedup="maybe": expected yes or no' srun --maya-emulate=h100x8,dedup=maybe true
+refused 'replicas=.*3 x 2 does not divide the 8 ranks' srun --maya-emulate=h100x8,replicas=3:2 true
+refused 'replicas=.*dimensions 2:1 and 2:1 overlap' sbatch --maya-emulate=h100x8,replicas=2:1,2:1 --wrap true
+refused '"8:x" is not key=value' srun --maya-emulate=h100x8,replicas=2:1,8:x true
 refused 'cluster=nowhere: no such file and no known cluster of that name; known clusters:' \
     srun --maya-emulate=h100x8,cluster=nowhere true
 echo 'cluster "broken" { gpu = "H100-SXM" }' > broken.conf
