@@ -174,7 +174,8 @@ $(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
 ALL_TARGETS += $(KWORK_UNIT)
 
-# Unit test of the fat binary reader (core/fatbin.c) on the nvcc-built
+# Unit test of the fat binary reader (core/fatbin.c, kernel_layout.c,
+# module_symbols.c) on the nvcc-built
 # modules and programs of tests/module.mk, with truncation and corruption.
 FATBIN_UNIT := $(B)/tests/unit/test_fatbin
 $(B)/obj/tests/emulator/unit_fatbin.o: EXTRA_CFLAGS := $(EMU_CFLAGS)

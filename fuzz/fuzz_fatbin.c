@@ -1,7 +1,7 @@
 /* Fuzzing the device-code decoders through their public functions
- * (emulator/core/fatbin.c, ptx_ops.c): the input is a module image (fat
- * binary, cubin, or PTX, as cuModuleLoadData or __cudaRegisterFatBinary
- * hand it over). Its kind and size are probed; the kernels it lists are
+ * (emulator/core/fatbin.c, kernel_layout.c, module_symbols.c, ptx_ops.c):
+ * the input is a module image (fat binary, cubin, or PTX, as
+ * cuModuleLoadData or __cudaRegisterFatBinary hand it over). Its kind and size are probed; the kernels it lists are
  * laid out (parameters, attributes, PTX instruction counts); a global is
  * looked up; runnability asked. Every layout must be self-consistent.
  * Seeds: the nvcc-built modules of tests/workloads/modules. */

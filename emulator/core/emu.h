@@ -416,10 +416,10 @@ struct emu_kernel;
 struct emu_launch;
 
 /* A copy of the PTX text holding kernel k's .entry (the caller frees it):
- * 0, or -1 when its module carries no PTX for it (fatbin.c). */
+ * 0, or -1 when its module carries no PTX for it (kernel_layout.c). */
 EMU_API int emu_fatbin_kernel_ptx(struct emu_kernel *k, char **text, size_t *bytes);
 /* The nvdisasm text of a kernel's SASS (its cubin for the emulated GPU,
- * fatbin.c's choice), where its parameters sit in constant bank 0
+ * kernel_layout.c's choice), where its parameters sit in constant bank 0
  * (*param_base), the cubin's SM, and its constant bank 2 if it has one (the
  * jump tables of switches; NULL, 0 if none): 0, or -1 (no cubin, no
  * nvdisasm). *text and *bank2 are malloc'd. */
@@ -756,7 +756,8 @@ EMU_API enum emu_err emu_launch_args(struct emu_kernel *k, void **args, void **e
  * EMU_ERR_INVALID_VALUE if it is not such a list. */
 EMU_API enum emu_err emu_launch_extra(void **extra, const void **buf, size_t *bytes);
 
-/* ---- module images (fatbin.c) ----
+/* ---- module images (fatbin.c reads them; kernel_layout.c and
+ * module_symbols.c say what they hold) ----
  * Fat binaries (LZ4, Zstd or uncompressed entries), bare cubins and PTX
  * text; everything is bounds-checked: a damaged image reads as unknown. */
 

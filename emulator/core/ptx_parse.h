@@ -95,7 +95,7 @@ int emu_sass_parse(const char *text, size_t bytes, const char *entry, uint32_t p
 int emu_sass_parse_raw(const char *text, size_t bytes, const char *entry, struct emu_ptx_kernel *out);
 
 /* Past blanks, line ends (\n or \0) and comments (// and C style) from p,
- * never past end. fatbin.c's PTX reader shares it. */
+ * never past end. fatbin.c's PTX tokens share it. */
 const char *emu_ptx_skip(const char *p, const char *end);
 
 /* Helpers for readers of the parsed list. */

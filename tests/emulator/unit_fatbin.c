@@ -1,4 +1,5 @@
-/* Unit test of emulator/core/fatbin.c on real nvcc output: kernel layouts,
+/* Unit test of emulator/core/fatbin.c (with kernel_layout.c and
+ * module_symbols.c) on real nvcc output: kernel layouts,
  * kernel lists, globals and runnability from a cubin, PTX and fat binaries
  * (nvcc's default entries, all Zstd, all LZ4), and from the fat binaries an
  * nvcc-built program embeds (read with their size unknown, as
