@@ -8,7 +8,8 @@
 # and torch.floor of floats and doubles (FRND), a
 # torch.full, torch.unique, the rank-id all-gather of filled ids, and
 # torch.sort (its bitonic kernel: BMOV, I2F, MUFU.RCP, F2I), and
-# all_gather_object, broadcast_object_list and scatter_object_list give a
+# all_gather_object, broadcast_object_list, scatter_object_list and
+# send_object_list / recv_object_list give a
 # GPU's values. Without nvdisasm those kernels are not computed, and the
 # report counts exactly those reads, by the kernel or collective that would
 # have had to run.
@@ -21,7 +22,7 @@ if [ -n "${MAYA_NVDISASM:-}" ] && [ -x "$MAYA_NVDISASM" ]; then
     for r in 0 1; do
         out=$d/logs/rank-$r.out
         for c in roundtrip max max_f64 sum_bf16 sum_f16 i64_to_f64 f32_to_f16 round floor round_f64 full unique sort gather_copied gather_filled all_gather_object \
-                 broadcast_object_list scatter_object_list; do
+                 broadcast_object_list scatter_object_list send_recv_object_list; do
             expect_grep "^$c right$" "$out"
         done
     done

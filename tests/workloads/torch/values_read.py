@@ -5,9 +5,9 @@
 # does torch.sort of a small tensor (its bitonic sort); a kernel the executor does not cover is not
 # computed and the report counts the read.
 # On 2 ranks: rank-id all-gathers of copied and of filled ids, and, with
-# --objects, all_gather_object, broadcast_object_list and
-# scatter_object_list (each sizes its buffers with a .item() of a kernel's
-# result). Prints one line per check: "NAME right|differs".
+# --objects, all_gather_object, broadcast_object_list,
+# scatter_object_list and send_object_list / recv_object_list between ranks
+# 0 and 1 (each sizes its buffers with a .item() of a kernel's result). Prints one line per check: "NAME right|differs".
 import os
 import sys
 import torch
@@ -61,4 +61,17 @@ if world > 1:
         part = [None]
         dist.scatter_object_list(part, [["a" * (r + 1)] for r in range(world)] if rank == 0 else None, src=0)
         check("scatter_object_list", part == [["a" * (rank + 1)]])
+        # point to point, as torch's pipeline stages infer their shapes: the
+        # receiver sizes its buffer with a sum of the sizes it received
+        peer = 1 - rank if rank < 2 else rank
+        if rank < 2:
+            box = [{"shape": [4, 8 * (rank + 1)], "from": rank}, "meta"]
+            got = [None, None]
+            if rank == 0:
+                dist.send_object_list(box, dst=peer)
+                dist.recv_object_list(got, src=peer)
+            else:
+                dist.recv_object_list(got, src=peer)
+                dist.send_object_list(box, dst=peer)
+            check("send_recv_object_list", got == [{"shape": [4, 8 * (peer + 1)], "from": peer}, "meta"])
     dist.destroy_process_group()
