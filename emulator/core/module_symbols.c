@@ -151,9 +151,13 @@ static int sym_object(uint32_t index, const struct sym *s, void *arg)
     return 1;
 }
 
-EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *buf, uint64_t bytes)
+/* A global of a module's image: its size (*size), and with buf its first
+ * bytes bytes copied there. From the first cubin that defines it (best for
+ * the emulated GPU first) whose section holds it; for the size only, else
+ * from the PTX. 0, 1 when a .nv.global (zero-initialised) filled buf, or -1. */
+static int lookup_global(struct emu_module *m, const char *name, void *buf, uint64_t bytes, uint64_t *size)
 {
-    if (!m || !m->image || !name || !buf)
+    if (!m || !m->image || !name)
         return -1;
     int temp, rc = -1;
     pthread_mutex_lock(&index_lock);
@@ -164,10 +168,15 @@ EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *
         struct sym_query q = { .name = name };
         struct shdr sh;
         if (code_ready(&x->codes[order[i]]) != 1 || elf_open(&e, &x->codes[order[i]].data) != 0 ||
-            !elf_symbols(&e, sym_object, &q) || elf_shdr(&e, q.shndx, &sh) < 0)
+            !elf_symbols(&e, sym_object, &q))
             continue;
+        *size = q.size;
         uint64_t len = MAYA_MIN(bytes, q.size);
-        if (sh.type == SHT_NOBITS) {
+        if (!buf) {
+            rc = 0;
+        } else if (elf_shdr(&e, q.shndx, &sh) < 0) {
+            continue;
+        } else if (sh.type == SHT_NOBITS) {
             memset(buf, 0, len); /* .nv.global: zero-initialised */
             rc = 1;
         } else if (q.value <= sh.size && len <= sh.size - q.value) {
@@ -175,36 +184,24 @@ EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *
             rc = 0;
         }
     }
+    for (int i = 0; !buf && x && rc < 0 && i < x->ncodes; i++)
+        if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1)
+            rc = ptx_global(&x->codes[i].data, name, size);
     if (temp)
         index_free_locked(x);
     pthread_mutex_unlock(&index_lock);
     return rc;
 }
 
+EMU_API int emu_image_global_init(struct emu_module *m, const char *name, void *buf, uint64_t bytes)
+{
+    uint64_t size;
+    return buf ? lookup_global(m, name, buf, bytes, &size) : -1;
+}
+
 EMU_API int emu_image_global(struct emu_module *m, const char *name, uint64_t *bytes)
 {
-    if (!m || !m->image || !name || !bytes)
-        return -1;
-    int temp, rc = -1;
-    pthread_mutex_lock(&index_lock);
-    struct emu_image_index *x = module_index(m, m->image, m->image_bytes, &temp);
-    int order[64], n = x ? cubins_by_rank(x, order) : 0;
-    for (int i = 0; i < n && rc < 0; i++) {
-        struct elf e;
-        struct sym_query q = { .name = name };
-        if (code_ready(&x->codes[order[i]]) == 1 && elf_open(&e, &x->codes[order[i]].data) == 0 &&
-            elf_symbols(&e, sym_object, &q)) {
-            *bytes = q.size;
-            rc = 0;
-        }
-    }
-    for (int i = 0; x && rc < 0 && i < x->ncodes; i++)
-        if (x->codes[i].kind == ENTRY_PTX && code_ready(&x->codes[i]) == 1)
-            rc = ptx_global(&x->codes[i].data, name, bytes);
-    if (temp)
-        index_free_locked(x);
-    pthread_mutex_unlock(&index_lock);
-    return rc;
+    return bytes ? lookup_global(m, name, NULL, 0, bytes) : -1;
 }
 
 EMU_API int emu_image_runnable(struct emu_module *m, int sm)
