@@ -14,7 +14,8 @@
 # are rebuilt from rank 1): the same bound. Then DDP on 8 ranks with
 # --replicas 8:1: PyTorch's TCP-store rendezvous needs every rank connected
 # before rank 0 goes on, so the launcher starts more replicas than its
-# usual few once those running all wait; six replicas, every one rebuilt.
+# usual few once those running all wait; six replicas, every one rebuilt,
+# the layout taken from the 4-rank --dedup run (--replicas-like).
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
@@ -71,6 +72,8 @@ check() {
     expect_count $stopped '^rank_rebuilt' "$TEST_TMP/$script.job.dump"
 
     compare "$d" "$TEST_TMP/$script.plain" "$script --dedup"
+    # every rank is a data-parallel replica: the layout for a larger run
+    expect_grep "^same work  layout --replicas 4:1 " "$d/report.txt" "$script: the layout the classes show"
     [ "${3:-}" = replicas ] || return 0
     d=$TEST_TMP/$script.replicas
     for r in 2 3; do
@@ -91,9 +94,12 @@ check train_fsdp_gpt.py 8192,8192,64,2,8192
 # machine of fewer than six CPUs, and none of them can leave before all
 # have joined PyTorch's rendezvous.
 unset MAYA_GPT
+# The layout is the one the 4-rank --dedup run showed, grown to 8 ranks.
 d=$TEST_TMP/ddp8.replicas
-"$MAYA" run -q --replicas 8:1 -g h100x8 -o "$d" -- "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" 2 > "$d.out" 2>&1 ||
-    fail "maya run --replicas 8:1 train_ddp_gpt.py failed: $(tail -20 "$d.out")"
+"$MAYA" run --tee none --replicas-like "$TEST_TMP/train_ddp_gpt.py.dedup" -g h100x8 -o "$d" -- \
+    "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" 2 > "$d.out" 2>&1 ||
+    fail "maya run --replicas-like train_ddp_gpt.py failed: $(tail -20 "$d.out")"
+expect_grep "^maya: --replicas-like .*: --replicas 8:1 \(its 4 ranks showed 4:1\)$" "$d.out" "ddp 8: the layout taken"
 expect_grep "^status     all 8 processes exited 0; 6 replicas not emulated" "$d/report.txt" "ddp 8 --replicas: the report"
 expect_count 6 '^rank\.[2-7]\.note=a replica, not emulated \(--replicas\), rebuilt from rank 1$' "$d/run.conf"
 expect_eq "$(result "$d/logs/rank-1.out" steps)" 2 "ddp 8 --replicas: steps trained by rank 1"
