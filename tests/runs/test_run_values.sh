@@ -49,11 +49,27 @@ expect_eq "$(json "$d/report.json" 'r["declared_values"], r["values_not_computed
 dump "$d/job.mtrace" > "$TEST_TMP/declared.dump" # whole: grep -q on a pipe would cut the dump short
 grep -q 'writer=kernel:fill_kernel(int\*, int, int) declared="fill_kernel=i32:9"' "$TEST_TMP/declared.dump" ||
     fail "the trace does not say the read was declared"
+# distributions: a router's 8 counts per expert, written by a launch too
+# large to compute, declared balanced over a total (even) or as a list
+literal() { printf '%s' "$1" | sed 's/[][()^$.*+?{}|\\]/\\&/g'; }
+for decl in "fill_kernel=i32:even(20)/3 3 3 3 2 2 2 2 (sum 20)" "fill_kernel=i32:5,1,2/5 1 2 5 1 2 5 1 (sum 22)"; do
+    v=${decl%%/*} want=${decl#*/}
+    d=$TEST_TMP/counts
+    rm -rf "$d"
+    MAYA_VALUES=$v "$MAYA" run -q -g h100x1 -o "$d" -- "$WORKLOADS/values_read" --counts > "$TEST_TMP/out" 2>&1 ||
+        fail "maya run with MAYA_VALUES=$v failed: $(cat "$TEST_TMP/out" "$d"/logs/*)"
+    expect_grep "^values_read: expert counts: $(literal "$want")\$" "$d/logs/rank-0.out" "the counts $v gives"
+    expect_grep "^declared   values \(MAYA_VALUES\): $(literal "$v") \(1 read\)" "$d/report.txt"
+done
 # a bad declaration stops the emulator with a message naming what is expected
 MAYA_VALUES='fill_kernel=i33:9' "$MAYA" run -q -g h100x1 -o "$TEST_TMP/bad" -- "$WORKLOADS/values_read" \
     > "$TEST_TMP/out" 2>&1 && fail "a bad MAYA_VALUES was accepted"
 cat "$TEST_TMP/out" "$TEST_TMP"/bad/logs/* > "$TEST_TMP/all" 2>/dev/null
 expect_grep "MAYA_VALUES: \"fill_kernel=i33:9\": expected TYPE:VALUE with TYPE one of i8 i16 i32 i64 u8 u16 u32 u64 f32 f64" "$TEST_TMP/all"
+MAYA_VALUES='fill_kernel=i32:even(-4)' "$MAYA" run -q -g h100x1 -o "$TEST_TMP/bad2" -- "$WORKLOADS/values_read" \
+    > "$TEST_TMP/out" 2>&1 && fail "a negative even() sum was accepted"
+cat "$TEST_TMP/out" "$TEST_TMP"/bad2/logs/* > "$TEST_TMP/all" 2>/dev/null
+expect_grep "MAYA_VALUES: \"fill_kernel=i32:even\(-4\)\": expected TYPE:VALUE .* or even\(SUM\) of a sum not below 0" "$TEST_TMP/all"
 
 # computing off: the program's first check fails, and the report says why
 d=$TEST_TMP/nocompute

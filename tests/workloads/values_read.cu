@@ -8,6 +8,9 @@
 //
 //   values_read            small launches only: every read is right
 //   values_read --large    also launches over 64 MiB (recorded only)
+//   values_read --counts   also reads 8 "experts' token counts" that a launch
+//                          over 64 MiB wrote (recorded only): what a router's
+//                          counts are is for MAYA_VALUES to say
 #include <cstring>
 #include <vector>
 
@@ -58,6 +61,7 @@ __global__ void sum_kernel(const int *x, int n, int *out)
 int main(int argc, char **argv)
 {
     int large = argc > 1 && strcmp(argv[1], "--large") == 0;
+    int counts = argc > 1 && strcmp(argv[1], "--counts") == 0;
     const int n = 64;
     int host[n], back[n];
     for (int i = 0; i < n; i++)
@@ -131,6 +135,20 @@ int main(int argc, char **argv)
         CHECK(cudaMemcpy(back, b, sizeof back, cudaMemcpyDeviceToHost));
         for (int i = 0; i < n; i++)
             EXPECT(back[i] == 3 * i + 1);
+        CHECK(cudaFree(c));
+    }
+    if (counts) {
+        const int big = 16 << 20;
+        int *c, e[8], sum = 0;
+        CHECK(cudaMalloc(&c, big * sizeof(int)));
+        fill_kernel<<<big / 256, 256>>>(c, big, 1);
+        CHECK(cudaMemcpy(e, c, sizeof e, cudaMemcpyDeviceToHost));
+        printf("values_read: expert counts:");
+        for (int i = 0; i < 8; i++) {
+            printf(" %d", e[i]);
+            sum += e[i];
+        }
+        printf(" (sum %d)\n", sum);
         CHECK(cudaFree(c));
     }
     CHECK(cudaDeviceSynchronize());
