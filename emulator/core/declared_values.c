@@ -147,7 +147,7 @@ int emu_values_configure(void)
         else if (!eq || eq == item || !colon || (size_t)(eq - item) >= sizeof d.name ||
                  strlen(item) >= sizeof d.text)
             rc = maya_error("MAYA_VALUES: \"%s\": expected NAME=TYPE:VALUE (e.g. non_finite_check=f32:0, "
-                            "tokens_per_expert=i64:even(4096))", item);
+                            "kernelHistogram1D=f32:even(16384))", item);
         else {
             snprintf(d.text, sizeof d.text, "%s", item);
             memcpy(d.name, item, (size_t)(eq - item));
