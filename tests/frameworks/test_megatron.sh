@@ -6,7 +6,8 @@
 # and each microbatch's tensor-parallel all-reduces of the activations show
 # (forward: each layer's attention and MLP outputs and the vocab-parallel
 # embedding; backward: the inputs' gradients of each layer's column-parallel
-# QKV and FC1 and of the output layer). get_megatron_optimizer calls
+# QKV and FC1 and of the output layer); then again with sequence
+# parallelism (below). get_megatron_optimizer calls
 # torch.distributed.all_gather_object, which sizes its buffer by a max()
 # that a kernel computes: with nvdisasm the small-kernel executor computes
 # it from its SASS (nothing declared, and the report names no max kernel
@@ -41,4 +42,34 @@ for ((r = 0; r < world; r++)); do
     p=$(result "$out" params)
     check_peak "$d" $r $((16 * p))
 done
-echo "megatron-core tp2: ok"
+
+# Sequence parallelism (--sp: the workload's own norm, marked sequence-
+# parallel as Megatron-core's fused norms mark theirs): the layers' all-reduces
+# of activations become all-gathers and reduce-scatters of each rank's half of
+# the sequence, per microbatch: forward 2 of each a layer, backward 4
+# all-gathers and 2 reduce-scatters (the column-parallel layers gather their
+# input again for the weights' gradient); the embedding's backward gathers
+# once, the output layer gathers twice and reduce-scatters once; the
+# vocab-parallel embedding still all-reduces its output; and the norms'
+# weight gradients are all-reduced over the tensor-parallel group each step.
+d=$TEST_TMP/tp2sp
+if [ -x "${MAYA_NVDISASM:-}" ]; then
+    torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp
+else
+    MAYA_VALUES="MaxNanFunctor<long>=i64:4096" torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp
+fi
+check_run "$d" $world $steps
+for ((r = 0; r < world; r++)); do
+    out=$d/logs/rank-$r.out
+    layers=$(result "$out" layers) mb=$(result "$out" microbatches)
+    act=$(($(result "$out" batch) * $(result "$out" seq) * $(result "$out" dim) * 2))
+    n=$((steps * mb))
+    expect_eq "$(coll_count "$d/dump-$r" ncclAllGather $((act / 2)))" $((n * (6 * layers + 3))) \
+        "rank $r, sequence parallel: all-gathers of half the sequence"
+    expect_eq "$(coll_count "$d/dump-$r" ncclReduceScatter $((act / 2)))" $((n * (4 * layers + 1))) \
+        "rank $r, sequence parallel: reduce-scatters of half the sequence"
+    expect_eq "$(coll_count "$d/dump-$r" ncclAllReduce $act)" $n "rank $r, sequence parallel: the embedding's all-reduces"
+    norms=$(grep -cE '^coll .*api=ncclAllReduce .* bytes=([0-9]{1,4})( |$)' "$d/dump-$r" || true)
+    [ "$norms" -ge "$steps" ] || fail "rank $r, sequence parallel: $norms small all-reduces (the norms' gradients) for $steps steps"
+done
+echo "megatron-core tp2: ok (and with sequence parallelism)"

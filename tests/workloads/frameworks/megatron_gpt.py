@@ -4,7 +4,10 @@ DistributedDataParallel, get_megatron_optimizer and pipeline schedules, the
 way Megatron-LM's pretrain_gpt.py drives them.
 
 An ordinary Megatron-core program: it reads the torchrun environment, which
-both torchrun and `maya run` give it.
+both torchrun and `maya run` give it. With --sp (sequence parallelism) its
+layer spec normalises with SPLayerNorm below: Megatron-core's own torch
+LayerNorm refuses sequence parallelism, and its fused ones need Transformer
+Engine or apex.
 
   megatron_gpt.py STEPS [--tp N] [--pp N] [--vpp N] [--sp] [--dist-opt]
                   [--recompute full|selective] [--layers N] [--dim D]
@@ -23,9 +26,34 @@ from megatron.core.optimizer import OptimizerConfig, get_megatron_optimizer
 from megatron.core.pipeline_parallel.schedules import get_forward_backward_func
 from megatron.core.tensor_parallel.random import model_parallel_cuda_manual_seed
 from megatron.core.transformer.module import Float16Module
+from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
 from megatron.core.transformer.transformer_config import TransformerConfig
 
 import fw_common
+
+
+class SPLayerNorm(torch.nn.LayerNorm):
+    """torch's LayerNorm, made as Megatron-core makes its norms, that marks its
+    weights sequence-parallel as Megatron-core's FusedLayerNorm does: under
+    sequence parallelism each tensor-parallel rank normalises its share of
+    the sequence, and Megatron-core all-reduces these weights' gradients
+    over the tensor-parallel group (finalize_model_grads)."""
+
+    def __init__(self, config, hidden_size, eps=1e-5, **kwargs):
+        super().__init__(hidden_size, eps=eps)
+        for p in (self.weight, self.bias):
+            setattr(p, "sequence_parallel", config.sequence_parallel)
+
+
+def layer_spec(cfg, vp):
+    """The local spec; with sequence parallelism, its norms SPLayerNorm."""
+    spec = get_gpt_layer_local_spec()
+    if not cfg.sequence_parallel:
+        return spec
+    spec.submodules.input_layernorm = SPLayerNorm
+    spec.submodules.pre_mlp_layernorm = SPLayerNorm
+    return TransformerBlockSubmodules(layer_specs=[spec] * get_num_layers_to_build(cfg, vp_stage=vp),
+                                      layer_norm=SPLayerNorm)
 
 
 def main():
@@ -65,7 +93,7 @@ def main():
     def chunk(vp):
         first = parallel_state.is_pipeline_first_stage(ignore_virtual=False, vp_stage=vp)
         last = parallel_state.is_pipeline_last_stage(ignore_virtual=False, vp_stage=vp)
-        return GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(), vocab_size=a.vocab,
+        return GPTModel(config=cfg, transformer_layer_spec=layer_spec(cfg, vp), vocab_size=a.vocab,
                         max_sequence_length=a.seq, pre_process=first, post_process=last, vp_stage=vp)
 
     ddp_cfg = DistributedDataParallelConfig(use_distributed_optimizer=a.dist_opt)
