@@ -44,7 +44,9 @@ for ((r = 0; r < world; r++)); do
 done
 
 # Sequence parallelism (--sp: the workload's own norm, marked sequence-
-# parallel as Megatron-core's fused norms mark theirs): the layers' all-reduces
+# parallel as Megatron-core's fused norms mark theirs) with selective
+# recompute (core attention recomputed in the backward, which adds no
+# collective), as Megatron-LM runs them together: the layers' all-reduces
 # of activations become all-gathers and reduce-scatters of each rank's half of
 # the sequence, per microbatch: forward 2 of each a layer, backward 4
 # all-gathers and 2 reduce-scatters (the column-parallel layers gather their
@@ -54,9 +56,10 @@ done
 # weight gradients are all-reduced over the tensor-parallel group each step.
 d=$TEST_TMP/tp2sp
 if [ -x "${MAYA_NVDISASM:-}" ]; then
-    torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp
+    torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp --recompute selective
 else
-    MAYA_VALUES="MaxNanFunctor<long>=i64:4096" torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp
+    MAYA_VALUES="MaxNanFunctor<long>=i64:4096" torch_run "$d" h100x$world megatron_gpt.py $steps --tp 2 --sp \
+        --recompute selective
 fi
 check_run "$d" $world $steps
 for ((r = 0; r < world; r++)); do
