@@ -55,3 +55,19 @@ check_peak() {
     [ "$alloc" -le $(($3 + 512 * 1024 * 1024)) ] ||
         fail "$1 rank $2: torch allocated $alloc bytes, more than 512 MiB above the model state's $3"
 }
+
+# torchtitan (the long tests): TITAN, its own directory (scripts/venv.sh
+# --torchtitan), or the test is skipped; titan_run DIR GPUS STEPS ARGS...
+# trains torchtitan_llama.py's Llama 3 debug model (sequence 128, 2 a
+# batch) for STEPS steps with torchtitan's ARGS, trunc_normal_'s
+# `mask.any()` declared false (docs/compatibility.md).
+TITAN=$MAYA_TOP/.venv-torchtitan
+titan_run() {
+    [ -f "$TITAN/torchtitan-0.3.0.dist-info/METADATA" ] ||
+        skip "no torchtitan 0.3.0 in $TITAN: scripts/venv.sh --torchtitan installs it"
+    local dir=$1 gpus=$2 steps=$3
+    shift 3
+    PYTHONPATH=$TITAN HF_DATASETS_OFFLINE=1 MAYA_VALUES="or_kernel_cuda=u8:0" \
+        torch_run "$dir" "$gpus" torchtitan_llama.py "$TEST_TMP/assets" \
+        --training.seq_len 128 --training.local_batch_size 2 --training.steps "$steps" "$@"
+}

@@ -17,16 +17,11 @@
 # are not computed, and undeclared the initialisation loops for ever
 # (docs/compatibility.md).
 . "$MAYA_TOP/tests/lib.sh"
-titan=$MAYA_TOP/.venv-torchtitan
-[ -f "$titan/torchtitan-0.3.0.dist-info/METADATA" ] ||
-    skip "no torchtitan 0.3.0 in $titan: scripts/venv.sh --torchtitan installs it"
 . "$MAYA_TOP/tests/frameworks/fw_lib.sh"
 
 steps=6
 d=$TEST_TMP/llama
-PYTHONPATH=$titan HF_DATASETS_OFFLINE=1 MAYA_VALUES="or_kernel_cuda=u8:0" \
-    torch_run "$d" h100x1 torchtitan_llama.py "$TEST_TMP/assets" \
-    --training.seq_len 128 --training.local_batch_size 2 --training.steps $steps
+titan_run "$d" h100x1 $steps
 check_rank_traces "$d" 1
 check_report "$d"
 

@@ -9,18 +9,12 @@
 # the compiled (Triton) kernels. Needs nvdisasm for the stages' shape
 # inference (recv_object_list); skipped without it or without torchtitan.
 . "$MAYA_TOP/tests/lib.sh"
-titan=$MAYA_TOP/.venv-torchtitan
-[ -f "$titan/torchtitan-0.3.0.dist-info/METADATA" ] ||
-    skip "no torchtitan 0.3.0 in $titan: scripts/venv.sh --torchtitan installs it"
 [ -x "${MAYA_NVDISASM:-}" ] || skip "no nvdisasm: recv_object_list's size is not computed (scripts/nvdisasm.sh)"
 . "$MAYA_TOP/tests/frameworks/fw_lib.sh"
 
 steps=4 world=8
 d=$TEST_TMP/llama_3d
-PYTHONPATH=$titan HF_DATASETS_OFFLINE=1 MAYA_VALUES="or_kernel_cuda=u8:0" \
-    torch_run "$d" h100x$world torchtitan_llama.py "$TEST_TMP/assets" \
-    --training.seq_len 128 --training.local_batch_size 2 --training.steps $steps \
-    --parallelism.data_parallel_shard_degree 2 --parallelism.tensor_parallel_degree 2 \
+titan_run "$d" h100x$world $steps --parallelism.data_parallel_shard_degree 2 --parallelism.tensor_parallel_degree 2 \
     --parallelism.pipeline_parallel_degree 2 --compile.enable --training.disable_cuda_graphs
 check_run "$d" $world $steps
 expect_grep 'Compiling each TransformerBlock with torch.compile' "$d/logs/rank-0.out"

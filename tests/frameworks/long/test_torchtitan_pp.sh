@@ -9,18 +9,12 @@
 # each step moves activations forward and gradients back between the two
 # stages (send/recv in each rank's trace).
 . "$MAYA_TOP/tests/lib.sh"
-titan=$MAYA_TOP/.venv-torchtitan
-[ -f "$titan/torchtitan-0.3.0.dist-info/METADATA" ] ||
-    skip "no torchtitan 0.3.0 in $titan: scripts/venv.sh --torchtitan installs it"
 [ -x "${MAYA_NVDISASM:-}" ] || skip "no nvdisasm: recv_object_list's size is not computed (scripts/nvdisasm.sh)"
 . "$MAYA_TOP/tests/frameworks/fw_lib.sh"
 
 steps=4 world=2
 d=$TEST_TMP/llama_pp
-PYTHONPATH=$titan HF_DATASETS_OFFLINE=1 MAYA_VALUES="or_kernel_cuda=u8:0" \
-    torch_run "$d" h100x$world torchtitan_llama.py "$TEST_TMP/assets" \
-    --training.seq_len 128 --training.local_batch_size 2 --training.steps $steps \
-    --parallelism.pipeline_parallel_degree 2 --training.disable_cuda_graphs
+titan_run "$d" h100x$world $steps --parallelism.pipeline_parallel_degree 2 --training.disable_cuda_graphs
 check_run "$d" $world $steps
 for ((r = 0; r < world; r++)); do
     out=$d/logs/rank-$r.out
