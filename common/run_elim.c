@@ -207,6 +207,19 @@ int run_elim_layout(const struct run_elim_classes *c, struct maya_replicas *out)
     return out->ndims;
 }
 
+int run_elim_layout_read(const char *trace_dir, struct maya_replicas *out, int *world)
+{
+    struct run_elim_classes c;
+    memset(out, 0, sizeof *out);
+    int got = run_elim_classes_read(trace_dir, &c);
+    if (got <= 0)
+        return got;
+    run_elim_layout(&c, out);
+    *world = c.world;
+    run_elim_classes_free(&c);
+    return 1;
+}
+
 int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world, int64_t world,
                          struct maya_replicas *out, char *err, size_t errn)
 {

@@ -234,14 +234,12 @@ static void headline(struct facts *f, const char *dir)
 static void find_layout(struct facts *f, const char *dir)
 {
     char traces[PATH_MAX];
-    struct run_elim_classes c;
     struct maya_replicas r;
+    int world;
     f->layout[0] = 0;
-    if (!dir || maya_snprintf(traces, sizeof traces, "%s/traces", dir) < 0 || run_elim_classes_read(traces, &c) <= 0)
-        return;
-    if (run_elim_layout(&c, &r) > 0)
+    if (dir && maya_snprintf(traces, sizeof traces, "%s/traces", dir) == 0 &&
+        run_elim_layout_read(traces, &r, &world) > 0 && r.ndims > 0)
         maya_replicas_format(&r, f->layout, sizeof f->layout);
-    run_elim_classes_free(&c);
 }
 
 static void write_status(FILE *fp, const struct facts *f, const char *dir, int with_tails)

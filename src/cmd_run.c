@@ -693,19 +693,16 @@ static int replicas_like(struct run *r, int nprocs)
         return -1;
     if (stat(traces, &st) < 0 || !S_ISDIR(st.st_mode))
         snprintf(traces, sizeof traces, "%s", r->replicas_like);
-    struct run_elim_classes c;
-    int got = run_elim_classes_read(traces, &c);
+    struct maya_replicas small;
+    int world = 0, got = run_elim_layout_read(traces, &small, &world);
     if (got < 0)
         return -1; /* said, naming the file */
     if (got == 0)
         return maya_error("--replicas-like %s: no classes of duplicate-rank elimination there (%s/%s): run the "
                           "smaller job with --dedup and at least 3 iterations, with a data-parallel degree of 2 "
                           "or more", r->replicas_like, traces, MAYA_ELIM_CLASSES_FILE);
-    struct maya_replicas small;
     char shown[256], err[512];
-    int ndims = run_elim_layout(&c, &small), world = c.world;
-    run_elim_classes_free(&c);
-    if (ndims == 0)
+    if (small.ndims == 0)
         return maya_error("--replicas-like %s: its %d ranks showed no replicas (no dimension of the rank number "
                           "along which the ranks did the same work and their communicators agree)",
                           r->replicas_like, world);

@@ -37,13 +37,13 @@ static struct decl {
     int kind;                    /* enum decl_kind; a constant is a list of one */
     unsigned char value[MAX_LIST][8];
     unsigned nvalues, elem_bytes;
-    int is_float, is_signed;
+    int is_float;
     double sum;                  /* D_EVEN: of a float type */
     uint64_t isum;               /* D_EVEN: of a whole-number type (not below 0) */
 } decls[MAX_DECLS];
 static int ndecls;
 
-/* One element of type type (elem_bytes, is_float, is_signed set) from v. */
+/* One element of type type (elem_bytes and is_float set) from v. */
 static int parse_one(const char *type, const char *v, struct decl *d, unsigned char out[8])
 {
     char *e;
@@ -85,7 +85,6 @@ static int parse_one(const char *type, const char *v, struct decl *d, unsigned c
     }
     memcpy(out, &u, bits / 8); /* little-endian: the low bytes */
     d->elem_bytes = bits / 8;
-    d->is_signed = sgn;
     return 0;
 }
 
@@ -99,9 +98,13 @@ static int parse_value(const char *type, char *v, struct decl *d)
         if (parse_one(type, v + 5, d, one) < 0)
             return -1;
         d->kind = D_EVEN;
-        d->sum = strtod(v + 5, NULL);
-        if (!d->is_float && (v[5] == '-' || (d->isum = strtoull(v + 5, NULL, 0), 0)))
+        if (d->is_float) {
+            d->sum = strtod(v + 5, NULL);
+            return 0;
+        }
+        if (v[5] == '-')
             return -1;
+        d->isum = strtoull(v + 5, NULL, 0); /* in the type's range: parse_one checked it */
         return 0;
     }
     d->kind = D_LIST;

@@ -437,7 +437,8 @@ struct member_ref {
 static void note_classes(const int32_t *cls, int n, const struct member_ref *m, size_t nm)
 {
     const char *spec = nc_replicas() ? getenv("MAYA_REPLICAS") : NULL;
-    size_t cap = 512 + (spec ? strlen(spec) : 0) + ((size_t)n + nm) * 12, len = 0;
+    /* room for each entry: up to 8 digits (ranks < 2^24) after " " or "\ncomm=" */
+    size_t cap = 512 + (spec ? strlen(spec) : 0) + ((size_t)n + nm) * 16, len = 0;
     char *text = malloc(cap);
     if (!text)
         return;

@@ -45,6 +45,12 @@ void run_elim_classes_free(struct run_elim_classes *c);
  * many dimensions: 0 for none. */
 int run_elim_layout(const struct run_elim_classes *c, struct maya_replicas *out);
 
+/* The layout trace_dir's classes show (run_elim_classes_read, then
+ * run_elim_layout; *world: their world): 1 with out filled (out->ndims 0
+ * when they show none), 0 when there are no classes, -1 when the file is
+ * malformed (said, naming it). */
+int run_elim_layout_read(const char *trace_dir, struct maya_replicas *out, int *world);
+
 /* The layout for a run of world ranks of the program whose run of
  * c_world ranks showed small: the same, with its outermost dimension (the
  * data-parallel one: TP, then DP, then PP) grown by world / c_world. 0, or
