@@ -13,9 +13,10 @@
  *         milliseconds at a time and its gaps grow.
  * active  the wall clock less the time the process was stalled: none of
  *         its CUDA-calling threads running while one of them was ready to
- *         run but waiting for a CPU (the kernel's per-thread counters,
- *         /proc/self/task/TID/schedstat; how a stall is estimated from them
- *         is below). Being descheduled by other work does not count;
+ *         run but waiting for a CPU, or running on a virtual CPU that its
+ *         hypervisor gave to another guest (the kernel's per-thread
+ *         counters, /proc/self/task/TID/schedstat; how a stall is estimated
+ *         from them is below). Being descheduled by other work does not count;
  *         computing, sleeping, I/O and blocking on a lock, a queue or
  *         another process (a data loader's workers) do. The clock never
  *         goes back. A thread that blocks waiting for one that never calls
@@ -55,6 +56,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -265,14 +267,28 @@ static void note_threads(void)
  * run since shows its wait later, where it may not fit (b_i taken as 0),
  * and is then not taken off, which errs toward the wall clock.
  *
+ * Time stolen by a hypervisor (a virtual CPU not running while its guest
+ * thought it ran) and interrupt handling are in neither r_i (the kernel
+ * leaves them out of a thread's CPU time) nor d_i, so they look like
+ * blocking. A thread that made no voluntary context switch over the
+ * interval cannot have blocked: the updating thread reads its own count
+ * (getrusage RUSAGE_THREAD; no other thread's is cheap to read) and, when
+ * it is unchanged since its previous reading, takes its b_i as 0, so that
+ * the stolen time comes off too (for one thread S is then d_i plus the
+ * stolen time). Other threads keep their b_i, which errs toward the wall
+ * clock.
+ *
  * Cost per update: a clock_gettime and a pread of the schedstat file of
- * each registered thread, under a lock that a thread finding it taken does
- * not wait for (the update in progress covers it). */
+ * each registered thread and a getrusage of the updating one, under a lock
+ * that a thread finding it taken does not wait for (the update in progress
+ * covers it). */
 
 struct active_thread {
     int fd;                       /* its /proc/self/task/TID/schedstat, for the delay */
     clockid_t cpu;                /* its CPU-time clock (exact, where schedstat's lags a tick) */
     uint64_t run, delay;          /* its CPU time and delay at the last update */
+    long nvcsw;                   /* its voluntary context switches when it last updated
+                                   * (-1: not yet; only the thread itself reads it) */
 };
 
 static pthread_mutex_t active_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -295,9 +311,11 @@ static void update_locked(void)
      * its counters show it in */
     struct reading {
         uint64_t dr, dd;
+        int unblocked;            /* no voluntary switch over the interval: b_i is stolen time */
     } rd[64], *rv = nathreads <= 64 ? rd : malloc(nathreads * sizeof *rv);
     if (!rv)
         return;
+    int self_fd = (int)(intptr_t)pthread_getspecific(active_key) - 1;
     size_t nread = 0;
     for (size_t i = 0; i < nathreads; i++) {
         struct active_thread *t = &athreads[i];
@@ -306,7 +324,13 @@ static void update_locked(void)
         if (clock_gettime(t->cpu, &ts) != 0 || maya_schedstat_read(t->fd, &unused, &delay) < 0)
             continue; /* ending: its key's destructor unregisters it */
         run = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-        rv[nread++] = (struct reading){ run > t->run ? run - t->run : 0, delay > t->delay ? delay - t->delay : 0 };
+        int unblocked = 0;
+        struct rusage ru;
+        if (t->fd == self_fd && getrusage(RUSAGE_THREAD, &ru) == 0) {
+            unblocked = t->nvcsw >= 0 && ru.ru_nvcsw == t->nvcsw;
+            t->nvcsw = ru.ru_nvcsw;
+        }
+        rv[nread++] = (struct reading){ run > t->run ? run - t->run : 0, delay > t->delay ? delay - t->delay : 0, unblocked };
         t->run = MAYA_MAX(run, t->run);
         t->delay = MAYA_MAX(delay, t->delay);
     }
@@ -318,7 +342,7 @@ static void update_locked(void)
     for (size_t i = 0; i < nread; i++) {
         sum_run += rv[i].dr;
         uint64_t busy = rv[i].dr + rv[i].dd;
-        min_blocked = MAYA_MIN(min_blocked, elapsed > busy ? elapsed - busy : 0);
+        min_blocked = MAYA_MIN(min_blocked, elapsed > busy && !rv[i].unblocked ? elapsed - busy : 0);
     }
     if (rv != rd)
         free(rv);
@@ -389,7 +413,9 @@ static void active_register(void)
         uint64_t el = maya_mono_ns() - last_update, hr = MAYA_MIN(run - run0, el);
         run0 = run - hr;
         delay0 = delay - MAYA_MIN(delay - delay0, el - hr);
-        athreads[nathreads++] = (struct active_thread){ fd, cpu, run0, delay0 };
+        /* no count yet: before it registered the thread may not have
+         * existed, which is not the same as running */
+        athreads[nathreads++] = (struct active_thread){ fd, cpu, run0, delay0, -1 };
         update_locked();
     }
     pthread_mutex_unlock(&active_lock);
