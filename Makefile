@@ -10,6 +10,7 @@
 #   make install PREFIX=/usr/local DESTDIR=
 #   make SAN=1           AddressSanitizer + UndefinedBehaviorSanitizer build
 #   make WERROR=0        do not turn warnings into errors
+#   make JOBS=1          one recipe at a time (default: as many as there are CPUs)
 #
 # Each stage keeps its own rules in <stage>/module.mk; this file holds what they share.
 
@@ -23,6 +24,8 @@ PYTHON  ?= python3
 VERSION := $(shell cat VERSION)
 SAN     ?= 0
 WERROR  ?= 1
+JOBS    ?= $(shell nproc 2>/dev/null || echo 1)
+MAKEFLAGS += -j$(JOBS)
 
 CFLAGS_BASE := -std=gnu11 -O2 -g -fPIC -pthread -Iinclude -MMD -MP \
 	-Wall -Wextra -Wshadow -Wno-unused-parameter -Wformat=2 \

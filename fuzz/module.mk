@@ -54,6 +54,11 @@ FUZZ_EXTRA_fatbin      := -llz4 -lzstd -lstdc++
 FUZZ_NAMES   := rank_trace trace_tail job_trace collate hwspec maya_conf run_conf oracle emulate_opt fatbin
 FUZZ_TARGETS := $(FUZZ_NAMES:%=$(FUZZ_DIR)/fuzz_%)
 
+# the objects are made by a pattern rule and named only through the
+# harnesses' prerequisites, so make would take them as intermediate and
+# delete them after each build, compiling them all again the next time
+.PRECIOUS: $(FUZZ_DIR)/obj/%.o
+
 .SECONDEXPANSION:
 $(FUZZ_DIR)/fuzz_%: $(FUZZ_DIR)/obj/fuzz/fuzz_%.o $$(FUZZ_USES_$$*) $(FUZZ_COMMON)
 	@mkdir -p $(@D)

@@ -8,6 +8,7 @@
 # neither sleeping nor being descheduled counts. The choice is recorded in
 # the trace header and the report; auto (the default) picks cpu when the
 # ranks outnumber the CPUs, else active; a bad value is refused.
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 
 # run_gaps NAME CLOCK MODE [PREFIX...]: host_gaps MODE 50 under the emulator

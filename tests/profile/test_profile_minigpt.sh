@@ -20,6 +20,7 @@
 #    meets its own prediction.
 # (Without the device clock the durations measured are the emulator's host
 # times: what is checked then is that they travel, not what they are.)
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/profile/profile_lib.sh"
 

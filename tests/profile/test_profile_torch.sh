@@ -14,6 +14,7 @@
 # trace too, so that its device clock times the autotuner's events with
 # the estimator's durations, as in the emulated run: both pick the same
 # configurations.)
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/profile/profile_lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"

@@ -11,6 +11,7 @@
 # to within 0.5 %. Stages whose operations differ (TP2 x PP4) are not
 # taken as alike. Then the collator's refusals: a note without its record,
 # and a source whose operations differ from the stopped rank's.
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 
 mg="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 6 --hidden 4096 --heads 32 --seq 1024 --layers 4"

@@ -11,6 +11,7 @@
 # without --dedup on top (which stops ranks 2-3 and 9-11 too). The same
 # layout, taken from an 8-rank --dedup run (--replicas-like), predicts the
 # same. Bad layouts are refused before anything starts.
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 
 mg="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 6 --hidden 4096 --heads 32 --seq 1024 --layers 4"

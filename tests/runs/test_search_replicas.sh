@@ -9,6 +9,7 @@
 # predicts what the same search without --replicas predicts, within 0.5 %.
 # A templated --run-option takes the trial's values the same way. Bad
 # templates are usage errors.
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 
 model=(--iters 4 --hidden 4096 --heads 32 --seq 1024 --layers 4)

@@ -16,6 +16,7 @@
 # before rank 0 goes on, so the launcher starts more replicas than its
 # usual few once those running all wait; six replicas, every one rebuilt,
 # the layout taken from the 4-rank --dedup run (--replicas-like).
+# test: alone
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
 
