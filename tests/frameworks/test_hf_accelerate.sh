@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Hugging Face Transformers models built from configs (GPT-2 here, Llama in
-# the long set: HF_MODELS names them; random weights, nothing downloaded) train with Accelerate's DDP on 2 emulated H100s
+# Hugging Face Transformers models built from configs (GPT-2 here; BERT, T5
+# and ViT in test_hf_models, Llama in the long set: HF_MODELS names them;
+# random weights, nothing downloaded) train with Accelerate's DDP on 2 emulated H100s
 # under `maya run`, unmodified: every rank trains every step, nothing is
 # unsupported, Accelerate wraps the model in DDP, DDP all-reduces exactly the
 # parameters' bytes each step, the report finds the steps as iterations, and
@@ -23,9 +24,9 @@ for model in ${HF_MODELS:-gpt2}; do
         # parameter's gradient once per step.
         expect_eq "$(coll_bytes "$d/dump-$r" ncclAllReduce 1024)" $((steps * pbytes)) \
             "$model rank $r: DDP all-reduce bytes over $steps steps"
-        # DDP's start: rank 0's parameters and buffers (Llama's rotary
-        # frequencies) broadcast to all, in one bucket.
-        expect_grep "^coll .*api=ncclBcast .* bytes=$((pbytes + $(result "$out" buffer_bytes)))( |$)" "$d/dump-$r" \
+        # DDP's start: rank 0's parameters and floating-point buffers
+        # (Llama's rotary frequencies) broadcast to all, in one bucket.
+        expect_grep "^coll .*api=ncclBcast .* bytes=$((pbytes + $(result "$out" float_buffer_bytes)))( |$)" "$d/dump-$r" \
             "$model rank $r: DDP broadcasts the parameters and buffers from rank 0"
         # fp32 weights, gradients and AdamW's two moments.
         check_peak "$d" $r $((4 * pbytes))

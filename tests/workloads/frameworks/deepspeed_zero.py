@@ -33,7 +33,7 @@ def main():
     torch.cuda.set_device(local)
     deepspeed.init_distributed(dist_backend="nccl")
     torch.manual_seed(0)
-    model = fw_common.hf_lm("gpt2", a.layers, a.dim, a.seq, a.vocab)
+    model = fw_common.hf_model("gpt2", a.layers, a.dim, a.seq, a.vocab)
     nparams, pbytes, _ = fw_common.param_sizes(model)
     # Buckets sized for a small model (DeepSpeed's defaults, 5e8 elements,
     # would reserve a GiB for a model of a few MB): the tests bound the peak

@@ -1,5 +1,5 @@
-"""What the framework workloads share: a Hugging Face causal LM built from a
-config (random weights, nothing downloaded), random token batches, and the
+"""What the framework workloads share: a Hugging Face model built from a
+config (random weights, nothing downloaded), random batches, and the
 one MAYA_RESULT line each script prints for its test to read."""
 import json
 import sys
@@ -7,8 +7,13 @@ import sys
 import torch
 
 
-def hf_lm(model, layers=2, dim=128, seq=64, vocab=1024):
-    """GPT-2 or Llama of the given size, from its config."""
+HF_MODELS = ("gpt2", "llama", "bert", "t5", "vit")
+
+
+def hf_model(model, layers=2, dim=128, seq=64, vocab=1024):
+    """A Hugging Face model of the given size, from its config: GPT-2 or
+    Llama (causal LM), BERT (masked LM), T5 (encoder-decoder LM) or ViT
+    (image classifier over seq patches of 4x4 pixels, 10 classes)."""
     import transformers
     heads = max(1, dim // 64)
     if model == "gpt2":
@@ -21,11 +26,40 @@ def hf_lm(model, layers=2, dim=128, seq=64, vocab=1024):
                                        num_key_value_heads=max(1, heads // 2), max_position_embeddings=seq,
                                        bos_token_id=0, eos_token_id=0)
         return transformers.LlamaForCausalLM(cfg)
-    sys.exit(f"model must be gpt2 or llama, not {model!r}")
+    if model == "bert":
+        cfg = transformers.BertConfig(vocab_size=vocab, hidden_size=dim, num_hidden_layers=layers,
+                                      num_attention_heads=heads, intermediate_size=4 * dim, max_position_embeddings=seq)
+        return transformers.BertForMaskedLM(cfg)
+    if model == "t5":
+        cfg = transformers.T5Config(vocab_size=vocab, d_model=dim, d_kv=dim // heads, d_ff=4 * dim, num_layers=layers,
+                                    num_decoder_layers=layers, num_heads=heads, pad_token_id=0,
+                                    decoder_start_token_id=0, eos_token_id=1)
+        return transformers.T5ForConditionalGeneration(cfg)
+    if model == "vit":
+        side = int(seq ** 0.5)
+        cfg = transformers.ViTConfig(image_size=4 * side, patch_size=4, hidden_size=dim, num_hidden_layers=layers,
+                                     num_attention_heads=heads, intermediate_size=4 * dim, num_labels=10)
+        return transformers.ViTForImageClassification(cfg)
+    sys.exit(f"model must be one of {', '.join(HF_MODELS)}, not {model!r}")
+
+
+def hf_batches(model, vocab, batch, seq, seed, device):
+    """A function giving the next batch of random inputs for hf_model's model,
+    as the keyword arguments of its forward (labels included, so that it
+    returns a loss)."""
+    g = torch.Generator().manual_seed(seed)
+    if model == "vit":
+        side = int(seq ** 0.5)
+        return lambda: dict(pixel_values=torch.randn(batch, 3, 4 * side, 4 * side, generator=g).to(device),
+                            labels=torch.randint(0, 10, (batch,), generator=g).to(device))
+    tokens = token_batches(vocab, batch, seq, seed, device)
+    if model == "t5":
+        return lambda: dict(input_ids=tokens(), labels=tokens())
+    return lambda: (lambda ids: dict(input_ids=ids, labels=ids))(tokens())
 
 
 def add_lm_args(ap):
-    """The size options of the hf_lm workloads, on an argparse parser."""
+    """The size options of the hf_model workloads, on an argparse parser."""
     ap.add_argument("--layers", type=int, default=2)
     ap.add_argument("--dim", type=int, default=128)
     ap.add_argument("--seq", type=int, default=64)

@@ -1,10 +1,11 @@
-"""A Hugging Face Transformers causal LM (GPT-2 or Llama, built from a config
-with random weights: nothing is downloaded) trained with Accelerate's DDP.
+"""A Hugging Face Transformers model (GPT-2, Llama, BERT, T5 or ViT, built
+from a config with random weights: nothing is downloaded) trained with
+Accelerate's DDP.
 
 An ordinary Accelerate program: on real GPUs run it with `accelerate launch`
 or torchrun; under maya, `maya run -g h100xN -- python hf_accelerate.py ...`.
 
-  hf_accelerate.py gpt2|llama STEPS [--layers N] [--dim D] [--seq S] [--batch B]
+  hf_accelerate.py gpt2|llama|bert|t5|vit STEPS [--layers N] [--dim D] [--seq S] [--batch B]
 """
 import argparse
 
@@ -18,27 +19,29 @@ import fw_common
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("model", choices=["gpt2", "llama"])
+    ap.add_argument("model", choices=fw_common.HF_MODELS)
     ap.add_argument("steps", type=int)
     fw_common.add_lm_args(ap)
     a = ap.parse_args()
 
     acc = Accelerator()
     torch.manual_seed(0)
-    model = fw_common.hf_lm(a.model, a.layers, a.dim, a.seq, a.vocab)
+    model = fw_common.hf_model(a.model, a.layers, a.dim, a.seq, a.vocab)
     nparams, pbytes, bbytes = fw_common.param_sizes(model)
+    # DDP broadcasts the floating-point buffers (Llama's rotary frequencies)
+    # in the parameters' bucket, others (BERT's position ids) apart.
+    fbytes = sum(b.numel() * b.element_size() for b in model.buffers() if b.is_floating_point())
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     model, opt = acc.prepare(model, opt)
-    batch = fw_common.token_batches(a.vocab, a.batch, a.seq, acc.process_index, acc.device)
+    batch = fw_common.hf_batches(a.model, a.vocab, a.batch, a.seq, acc.process_index, acc.device)
     for _ in range(a.steps):
-        ids = batch()
-        out = model(input_ids=ids, labels=ids)
+        out = model(**batch())
         acc.backward(out.loss)
         opt.step()
         opt.zero_grad()
     acc.wait_for_everyone()
     fw_common.result(f"hf_{a.model}_accelerate", rank=acc.process_index, world_size=acc.num_processes,
-                     steps=a.steps, params=nparams, param_bytes=pbytes, buffer_bytes=bbytes, wrapper=type(model).__name__,
+                     steps=a.steps, params=nparams, param_bytes=pbytes, buffer_bytes=bbytes, float_buffer_bytes=fbytes, wrapper=type(model).__name__,
                      transformers=transformers.__version__, accelerate=accelerate.__version__)
     acc.end_training()
 
