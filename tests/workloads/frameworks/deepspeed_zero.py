@@ -1,15 +1,20 @@
 """A Hugging Face GPT-2 (from a config, random weights) trained with DeepSpeed
-ZeRO at a given stage, optionally with the optimizer offloaded to the CPU.
+ZeRO at a given stage, optionally with the optimizer offloaded to the CPU and
+the activations checkpointed to the CPU.
 
 An ordinary DeepSpeed program: it reads the torchrun environment (RANK,
 WORLD_SIZE, LOCAL_RANK, MASTER_ADDR/PORT), which both `deepspeed`/torchrun
 and `maya run` give it.
 
-  deepspeed_zero.py STAGE STEPS [--offload] [--fused-adam] [--layers N] [--dim D]
+  deepspeed_zero.py STAGE STEPS [--offload] [--activation-offload] [--fused-adam] [--layers N] [--dim D]
 
 Without --fused-adam the optimizer is torch's AdamW ("torch_adam"), so that
 no CUDA extension has to be JIT-built; with it, DeepSpeed builds its
 FusedAdam with nvcc and ninja on first use (cached in TORCH_EXTENSIONS_DIR).
+With --activation-offload each transformer block is recomputed in the
+backward pass from its input, which DeepSpeed's activation checkpointing
+keeps in host memory between the passes (partition_activations and
+cpu_checkpointing, as its configuration names them).
 """
 import argparse
 import os
@@ -25,6 +30,7 @@ def main():
     ap.add_argument("stage", type=int, choices=[1, 2, 3])
     ap.add_argument("steps", type=int)
     ap.add_argument("--offload", action="store_true")
+    ap.add_argument("--activation-offload", action="store_true")
     ap.add_argument("--fused-adam", action="store_true")
     fw_common.add_lm_args(ap)
     a = ap.parse_args()
@@ -50,6 +56,16 @@ def main():
         "zero_optimization": zero,
         "steps_per_print": 1000000,
     }
+    if a.activation_offload:
+        cfg["activation_checkpointing"] = {"partition_activations": True, "cpu_checkpointing": True}
+        deepspeed.checkpointing.configure(None, deepspeed_config=cfg)
+
+        # Hugging Face calls the function with the block's input and its
+        # other arguments (None where unused); DeepSpeed's checkpoint keeps
+        # the input, the rest goes with the block.
+        def ds_checkpoint(block, hidden, *rest):
+            return deepspeed.checkpointing.checkpoint(lambda h: block(h, *rest), hidden)
+        model._set_gradient_checkpointing(enable=True, gradient_checkpointing_func=ds_checkpoint)
     engine, _, _, _ = deepspeed.initialize(model=model, model_parameters=model.parameters(), config=cfg)
     batch = fw_common.token_batches(a.vocab, a.batch, a.seq, engine.global_rank, engine.device)
     for step in range(a.steps):
