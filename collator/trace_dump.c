@@ -415,9 +415,10 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
     case MAYA_REC_COLL: {
         const struct maya_rec_coll *c = (const void *)h;
         fprintf(o, " op=%s comm=0x%016" PRIx64 " cseq=%" PRIu64 " rank=%d/%d peer=%d count=%" PRIu64
-                " dtype=%d redop=%d bytes=%" PRIu64 " group=%" PRIu64 "%s", maya_coll_op_name(c->op),
+                " dtype=%d redop=%d bytes=%" PRIu64 " group=%" PRIu64 "%s%s", maya_coll_op_name(c->op),
                 c->comm, c->seq, c->rank, c->nranks, c->peer, c->count, c->dtype, c->redop, c->bytes,
-                c->group, c->flags & MAYA_COLL_DATA_MOVED ? " data_moved" : "");
+                c->group, c->flags & MAYA_COLL_DATA_MOVED ? " data_moved" : "",
+                c->flags & MAYA_COLL_BOTH_WAYS ? " both_ways" : "");
         break;
     }
     case MAYA_REC_GRAPH: {

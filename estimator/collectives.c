@@ -99,9 +99,12 @@ static double ring_eff_nvlink(int gen, int major, int minor)
     return nvlink_bw(gen, major, minor) / link;
 }
 
-/* Share of line rate: a NIC, one send/recv over NVLink. */
+/* Share of line rate: a NIC; one send/recv over NVLink, its rank sending
+ * and receiving at once (both ways) or only one of the two (see
+ * p2p_nvlink_channels). */
 #define NIC_EFF 0.92
 #define P2P_EFF_NVLINK 0.65
+#define P2P_EFF_NVLINK_ONE_WAY 0.77
 /* PCIe rings: as the estimator's calibration found for PCIe nodes (vidur's
  * pairwise A40/A100 VMs, estimator/data). */
 #define RING_EFF_PCIE est_calib.ring_eff_pcie
@@ -138,9 +141,12 @@ static double ring_eff_nvlink(int gen, int major, int minor)
  * n ranks starts on the largest power of two with n of them fitting
  * (4 of 32 for 8 ranks, 16 for 2). A send is cut into parts of at least
  * a chunk / 8, one per channel, and the channels double while a part is
- * over 32 chunks. One channel moves half of NCCL's figure for one NVLink
- * (its CTA's warps are split between the channel's send and its receive):
- * 20 GB/s on B200; and no more than P2P_EFF_NVLINK of the link in all.
+ * over 32 chunks. Where the rank both sends and receives in the group
+ * (MAYA_COLL_BOTH_WAYS: a ring shift, a pipeline's send-forward-receive-
+ * backward) a round's send and receive share its channels and each
+ * channel's warps are split between them: one channel moves half of NCCL's
+ * figure for one NVLink, 20 GB/s on B200, and no more than P2P_EFF_NVLINK
+ * of the link in all.
  * So an 8-rank send/recv of 8 to 64 MiB moves at 80 GB/s on B200 and
  * doubles from there to 585 GB/s (0.65 of 900) at 512 MiB, as measured (the
  * B200 curve, fidelity/data, is held out: nothing here was fitted to it).
@@ -148,6 +154,14 @@ static double ring_eff_nvlink(int gen, int major, int minor)
  * 195 GB/s at 128 MiB to 1 GiB against 111, 189, 193 and 195 measured
  * (sendrecv_perf -g 8, li-plus/playground cuda/nccl.md, whose 1 GiB figure
  * set P2P_EFF_NVLINK).
+ * A send or a receive alone has all of a channel's warps: NCCL's whole
+ * figure per channel (16 channels of 20.6 GB/s, 330 GB/s, for a 2-rank
+ * communicator of H100s), and at most P2P_EFF_NVLINK_ONE_WAY of the link:
+ * vidur's one-way send/recv between 2 GPUs of a DGX (estimator/data/
+ * sendrecv.csv, the learned model's training data) levels off at 228 GB/s
+ * on A100 and 345 on H100 at 61 MiB, 0.76 and 0.77 of the line rate, which
+ * set the share; H100's 337 GB/s at 31 MiB, below that level, checks the
+ * per-channel figure (the half figure gave 154).
  * P2P_CHANNELS: the "32 p2p channels" NCCL reports on DGX A100 and H100
  * nodes (its MAXCHANNELS up to 2.21). */
 #define P2P_CHANNELS 32
@@ -171,6 +185,7 @@ struct topo {
     double inter_bus;           /* GB/s a ring reaches between nodes: the node's NICs the members use */
     double ring_bus;            /* the slower of the two that the ring crosses */
     double p2p_intra, p2p_inter; /* GB/s of one send/recv inside a node, across */
+    double p2p_intra_one_way;   /* ... inside a node, its rank not also receiving (sending) */
     double nvl_bw;              /* NCCL's figure for one NVLink, GB/s (0: no NVLink ring) */
     int comm_n;                 /* ranks of the communicator (a send/recv's too) */
     double net_lat;             /* one network hop of the cluster, us */
@@ -204,6 +219,7 @@ static void topo_get(const struct maya_gpu_spec *g, const struct maya_cluster_sp
     t->intra_hw = nvlink ? HW_NVLINK : HW_PCI;
     t->intra_bus = nvlink ? l.intra_gbps * ring_eff_nvlink(t->gen, major, g->prop.minor) : pcie * RING_EFF_PCIE;
     t->p2p_intra = nvlink ? l.intra_gbps * P2P_EFF_NVLINK : pcie * RING_EFF_PCIE;
+    t->p2p_intra_one_way = nvlink ? l.intra_gbps * P2P_EFF_NVLINK_ONE_WAY : t->p2p_intra;
     t->nvl_bw = nvlink ? nvlink_bw(t->gen, major, g->prop.minor) : 0;
     t->comm_n = d->comm_ranks > t->n ? d->comm_ranks : t->n;
     t->nvls = l.nvls && l.intra == MAYA_LINK_NVSWITCH && t->gen >= G_HOPPER && t->ppn >= 2;
@@ -400,14 +416,15 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
  * rate, both at once; `largest` is the biggest single message (LL below
  * NCCL's threshold). */
 static double p2p_time(const struct topo *t, double intra, double inter, double largest, int channels,
-                       struct est_coll_plan *plan)
+                       int one_way, struct est_coll_plan *plan)
 {
     int p = largest <= P2P_LL_THRESHOLD * (channels > 0 ? channels : 1) ? P_LL : P_SIMPLE;
     int net = inter > 0;
     double lat = base_lat[A_RING][p] + (net ? hw_lat[HW_NET][A_RING][p] + t->net_lat : hw_lat[t->intra_hw][A_RING][p]);
     double bw_intra = t->p2p_intra, bw_inter = t->p2p_inter;
-    if (channels > 0) /* one send over NVLink on `channels` channels, at most P2P_EFF_NVLINK */
-        bw_intra = fmin(channels * t->nvl_bw / 2, t->p2p_intra);
+    if (channels > 0) /* one send over NVLink on `channels` channels, at most P2P_EFF_NVLINK(_ONE_WAY) */
+        bw_intra = one_way ? fmin(channels * t->nvl_bw, t->p2p_intra_one_way)
+                           : fmin(channels * t->nvl_bw / 2, t->p2p_intra);
     if (p == P_LL) {
         bw_intra = fmin(bw_intra * 0.5, ll_max_bw[t->gen]);
         bw_inter = fmin(bw_inter * 0.5, ll_max_bw_net[0]);
@@ -439,7 +456,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     if (d->family == EST_SENDRECV) {
         int across = t.nodes > 1;
         int channels = !across && t.nvl_bw > 0 ? p2p_nvlink_channels(&t, s) : 0;
-        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, channels, plan) + launch_us;
+        double us = p2p_time(&t, across ? 0 : s, across ? s : 0, s, channels, !d->both_ways, plan) + launch_us;
         plan->bytes = s;
         plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;
@@ -459,7 +476,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         if (op == MAYA_COLL_ALLTOALL && t.nodes > 1)
             nic = fmin(nic, t.inter_bus / t.ppn);
         double inter = remote_peers * s * (nic > 0 ? t.p2p_inter / nic : 1);
-        double us = p2p_time(&t, local_peers * s, inter, s, 0, plan) + launch_us;
+        double us = p2p_time(&t, local_peers * s, inter, s, 0, 0, plan) + launch_us;
         plan->bytes = n * s;
         plan->lat_us += launch_us;
         return fmax(us, floor_us) * 1e3;

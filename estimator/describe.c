@@ -371,8 +371,10 @@ static void describe_coll(const struct est_op *op, struct est_desc *d)
     d->bytes = (double)c->bytes;
     d->nranks = c->nranks > 0 ? c->nranks : 1;
     d->comm_ranks = d->nranks;
-    if (d->family == EST_SENDRECV)
+    if (d->family == EST_SENDRECV) {
         d->nranks = 2;
+        d->both_ways = (c->flags & MAYA_COLL_BOTH_WAYS) != 0;
+    }
     d->nodes = op->coll_nodes > 0 ? op->coll_nodes : 1;
     d->ranks_per_node = op->coll_ranks_per_node > 0 ? op->coll_ranks_per_node
                                                     : (d->nranks + d->nodes - 1) / d->nodes;

@@ -77,6 +77,7 @@ struct est_desc {
     int coll_op;             /* enum maya_coll_op */
     int nranks, nodes, ranks_per_node;
     int comm_ranks;          /* the communicator's ranks (a send/recv's nranks is 2) */
+    int both_ways;           /* send/recv: its rank also sends and receives in the group */
 };
 
 /* The links a collective or peer copy uses (from cluster and GPU). */

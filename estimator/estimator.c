@@ -189,9 +189,13 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;
 
+    /* the learned send/recv models were trained on one-way sends (vidur's:
+     * rank 0 sends, rank 1 receives): a rank that both sends and receives
+     * in a group is outside what they saw */
+    int both_ways = d.family == EST_SENDRECV && d.both_ways;
     if (want == EST_LEARNED && d.family != EST_HOST && !narrowed) {
         double ns;
-        if (est_learned_predict(e->learned, &e->gpu, &e->cluster, &d, &ns) == 1) {
+        if (!both_ways && est_learned_predict(e->learned, &e->gpu, &e->cluster, &d, &ns) == 1) {
             dev = ns;
             out->model = EST_LEARNED;
         } else {

@@ -37,6 +37,8 @@ static void usage(FILE *fp)
         "                 allreduce, broadcast: the buffer; allgather: what each rank sends;\n"
         "                 reducescatter: what each rank receives; alltoall: what each rank\n"
         "                 sends to each peer; sendrecv: the message, ranks=2)\n"
+        "                 sendrecv also both_ways=1: its rank receives in the same group too\n"
+        "                 (a ring shift), so that each channel's warps are split; 0 (default): one way\n"
         "  launch TRACE KERNEL [nth=N]   one kernel launch of a trace: the work read from\n"
         "                 its code and the time of each GPU unit (maya estimate launch --help)\n"
         "\n"
@@ -113,7 +115,7 @@ static const struct opdef ops[] = {
     { "reducescatter", "bytes ranks nodes ranks_per_node" },
     { "broadcast", "bytes ranks nodes ranks_per_node" },
     { "alltoall", "bytes ranks nodes ranks_per_node" },
-    { "sendrecv", "bytes ranks nodes ranks_per_node" },
+    { "sendrecv", "bytes ranks nodes ranks_per_node both_ways" },
 };
 
 static int key_allowed(const struct opdef *od, const char *key)
@@ -400,6 +402,13 @@ static int build_coll(struct args *a, const struct maya_cluster_spec *cl, union 
     r->coll.dtype = 9; /* ncclBfloat16 */
     r->coll.nranks = (int32_t)ranks;
     r->coll.peer = sendrecv ? 1 : -1;
+    if (sendrecv) {
+        static const char *const bools[] = { "0", "1" };
+        int both;
+        if (get_choice(a, "both_ways", bools, 2, 0, &both) < 0)
+            return -1;
+        r->coll.flags = both ? MAYA_COLL_BOTH_WAYS : 0;
+    }
     r->coll.comm = 1;
     op->coll_nodes = (int)nodes;
     op->coll_ranks_per_node = (int)rpn;

@@ -553,6 +553,14 @@ EMU_API void emu_hostfn_wait(uint64_t mark);
  * Each library checks its arguments and maps errors; these write the record
  * (nothing when no trace is written) with result = the library's own code. */
 
+/* NCCL groups: mark the sends and receives of communicators on which the
+ * group has this rank both sending and receiving (MAYA_COLL_BOTH_WAYS; NCCL
+ * runs a round's send and receive on the same channels, each with half of
+ * a channel's warps, where a send alone has them all). The n records lie
+ * stride bytes apart from first, as in an array of the caller's structs.
+ * Cost: O(records x communicators with sends or receives in the group). */
+EMU_API void emu_coll_mark_both_ways(struct maya_rec_coll *first, size_t n, size_t stride);
+
 /* MAYA_REC_ALLOC / MAYA_REC_FREE, with the device's usage after the call. */
 EMU_API void emu_trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int result, uint64_t ptr,
                              uint64_t bytes, int kind, int device, uint64_t stream, uint16_t flags);

@@ -7,6 +7,7 @@
 #include "emu.h"
 #include "maya/common.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 EMU_API void emu_trace_alloc(uint16_t type, uint32_t api, uint64_t t0, int result, uint64_t ptr,
@@ -344,4 +345,48 @@ EMU_API enum emu_err emu_memset_finish(uint32_t api, uint64_t t0, int result, vo
     emu_call_fill(&r.call, api, t0, result, stream ? stream->id : 0);
     emu_trace_emit(&r);
     return EMU_OK;
+}
+
+EMU_API void emu_coll_mark_both_ways(struct maya_rec_coll *first, size_t n, size_t stride)
+{
+    struct way {
+        uint64_t comm;
+        int dirs; /* 1 sends, 2 receives */
+    } local[8], *ways = local;
+    size_t nways = 0, cap = MAYA_ARRAY_LEN(local);
+#define REC(i) ((struct maya_rec_coll *)((char *)first + (i) * stride))
+    for (size_t i = 0; i < n; i++) {
+        const struct maya_rec_coll *r = REC(i);
+        if (r->op != MAYA_COLL_SEND && r->op != MAYA_COLL_RECV)
+            continue;
+        size_t k = 0;
+        while (k < nways && ways[k].comm != r->comm)
+            k++;
+        if (k == nways) {
+            if (nways == cap) {
+                struct way *w = malloc(cap * 2 * sizeof *w);
+                if (!w)
+                    goto out; /* none marked: each priced as one way */
+                memcpy(w, ways, nways * sizeof *w);
+                if (ways != local)
+                    free(ways);
+                ways = w;
+                cap *= 2;
+            }
+            ways[nways++] = (struct way){ r->comm, 0 };
+        }
+        ways[k].dirs |= r->op == MAYA_COLL_SEND ? 1 : 2;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct maya_rec_coll *r = REC(i);
+        if (r->op != MAYA_COLL_SEND && r->op != MAYA_COLL_RECV)
+            continue;
+        for (size_t k = 0; k < nways; k++)
+            if (ways[k].comm == r->comm && ways[k].dirs == 3)
+                r->flags |= MAYA_COLL_BOTH_WAYS;
+    }
+#undef REC
+out:
+    if (ways != local)
+        free(ways);
 }

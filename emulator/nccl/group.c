@@ -149,6 +149,8 @@ static void finish_all(struct nc_task *t, int n)
 static ncclResult_t emit_all(struct nc_task *t, int n)
 {
     ncclResult_t first = ncclSuccess;
+    if (n > 0)
+        emu_coll_mark_both_ways(&t[0].rec, (size_t)n, sizeof *t);
     for (int i = 0; i < n; i++) {
         if (t[i].capture && t[i].result == ncclSuccess)
             t[i].result = nc_capture_task(&t[i]);

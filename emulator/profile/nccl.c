@@ -311,6 +311,8 @@ ncclResult_t ncclGroupEnd(void)
     if (grp.depth > 0)
         grp.depth--;
     /* the held records, each with its events, then the call's own */
+    if (n > 0)
+        emu_coll_mark_both_ways(&grp.ops[0].rec, n, sizeof *grp.ops);
     for (size_t i = 0; i < n; i++) {
         struct held *h = &grp.ops[i];
         prof_building(&h->ev);

@@ -569,6 +569,9 @@ enum maya_coll_op {
 
 /* maya_rec_coll.flags */
 #define MAYA_COLL_DATA_MOVED 0x1 /* small op: the data really went between ranks */
+#define MAYA_COLL_BOTH_WAYS  0x2 /* send/recv: its group has this rank both sending and receiving
+                                    on the communicator (NCCL's kernel then splits each channel's
+                                    warps between the two directions) */
 
 struct maya_rec_coll {          /* MAYA_REC_COLL: one NCCL collective or point-to-point op */
     struct maya_rec_hdr h;

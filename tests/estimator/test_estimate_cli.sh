@@ -67,16 +67,29 @@ echo "$out" | grep -q 'algo=tree ' || fail "NCCL_ALGO=ring;allreduce:tree: $out"
 out=$(NCCL_ALGO='ring;allreduce:tree' est allgather bytes=1G ranks=8 gpu=h100 model=analytical)
 echo "$out" | grep -q 'algo=ring ' || fail "NCCL_ALGO=ring;allreduce:tree, all-gather: $out"
 # a send/recv of 8 B over NVLink: 6.6 + 0.6 + 2.1 us, and 8 B on one
-# channel at LL (20.6 / 4 GB/s: 0.0016 us) = 9.302 us
+# channel at LL: one way (a send alone in its group) 20.6 / 2 GB/s, 0.0008
+# us, = 9.301 us; both ways (its rank also receiving: the channel's warps
+# split) 20.6 / 4 GB/s, 0.0016 us, = 9.302 us
 out=$(est sendrecv bytes=8 gpu=h100 model=analytical)
-expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 9.302 "8 B send/recv on H100"
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 9.301 "8 B send/recv on H100"
+out=$(est sendrecv bytes=8 gpu=h100 model=analytical both_ways=1)
+expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 9.302 "8 B send/recv both ways on H100"
 # Send/recv of 1 GiB between two H100 nodes (one 50 GB/s NIC per GPU, 2 us):
 #   8.4 + 14 + 2 + 2^30 / (50e9 * 0.92) + 2.1 = 23368.714 us
 out=$(est sendrecv bytes=1G nodes=2 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 23368.714 "1 GiB send/recv between H100 nodes"
-# a send/recv inside a node reaches 0.65 of NVLink: 1 GiB at 292.5 GB/s
+# a send/recv inside a node reaches 0.77 of NVLink one way (1 GiB at 346.5
+# GB/s), 0.65 both ways (292.5 GB/s)
 out=$(est sendrecv bytes=1G gpu=h100 model=analytical)
-expect_near "$(echo "$out" | sed -n 's/.*busbw_gbps=\([^ ]*\).*/\1/p')" 291.4 0.01 "1 GiB send/recv over NVLink"
+expect_near "$(echo "$out" | sed -n 's/.*busbw_gbps=\([^ ]*\).*/\1/p')" 345.0 0.01 "1 GiB send/recv over NVLink"
+out=$(est sendrecv bytes=1G gpu=h100 model=analytical both_ways=1)
+expect_near "$(echo "$out" | sed -n 's/.*busbw_gbps=\([^ ]*\).*/\1/p')" 291.4 0.01 "1 GiB send/recv both ways over NVLink"
+# the learned send/recv models saw one-way sends only: both ways, the
+# analytical model answers and says the op was outside them
+out=$(est sendrecv bytes=32M gpu=h100 both_ways=1)
+echo "$out" | grep -q 'model=analytical .*extrapolated=1' || fail "both-ways send/recv with the learned model: $out"
+out=$(est sendrecv bytes=32M gpu=h100)
+echo "$out" | grep -q 'model=learned .*extrapolated=0' || fail "one-way send/recv with the learned model: $out"
 # All-to-all: the count is per peer, so each H100 sends 7 pieces of 128 MiB
 # over its NVLink (292.5 GB/s): 11.8 + 7 * 2^27 / 292.5e3 + 2.1 = 3225.948 us,
 # busbw = 8 * 2^27 / t * 7/8 = 291.2 GB/s (8 x what counting the buffer as the total gave)

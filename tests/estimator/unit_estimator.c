@@ -286,11 +286,15 @@ static void test_oracle_glob(const struct maya_gpu_spec *gpu)
 }
 
 /* A send/recv inside an 8-GPU B200 node, as NCCL splits it into channels
- * (estimator/collectives.c, p2p_nvlink_channels): 4 channels of half an
- * NVLink's 40.1 GB/s each from 256 KiB to 64 MiB (80 GB/s), then twice the
- * channels at each doubling: 128 MiB takes as long as 64 MiB (the plateau
- * the B200 curve of fidelity/data shows), 512 MiB moves at 0.65 of the
- * link (585 GB/s); a pair alone (2 ranks) starts on 16 channels. */
+ * (estimator/collectives.c, p2p_nvlink_channels). Its rank sending and
+ * receiving in the group (a ring shift, as nccl-tests runs it): 4 channels
+ * of half an NVLink's 40.1 GB/s each from 256 KiB to 64 MiB (80 GB/s), then
+ * twice the channels at each doubling: 128 MiB takes as long as 64 MiB (the
+ * plateau the B200 curve of fidelity/data shows), 512 MiB moves at 0.65 of
+ * the link (585 GB/s); a pair alone (2 ranks) starts on 16 channels. One
+ * way (a send alone in its group): each channel at the whole 40.1 GB/s, 160
+ * GB/s on 4, and up to 0.77 of the link (693 GB/s); on H100, a pair's 16
+ * channels move 16 x 20.6 = 330 GB/s, what vidur measured (337 at 31 MiB). */
 static void test_p2p_channels(const struct maya_hwspecs *hw)
 {
     const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(hw, "b200");
@@ -306,6 +310,7 @@ static void test_p2p_channels(const struct maya_hwspecs *hw)
     c.h = (struct maya_rec_hdr){ MAYA_REC_COLL, 0, sizeof c };
     c.op = MAYA_COLL_SEND;
     c.nranks = 8;
+    c.flags = MAYA_COLL_BOTH_WAYS;
     struct est_op op = { .rec = &c.h, .api = "ncclSend", .coll_nodes = 1, .coll_ranks_per_node = 2 };
     struct est_result r;
     double us[4];
@@ -325,6 +330,35 @@ static void test_p2p_channels(const struct maya_hwspecs *hw)
     CHECK(est_estimate(e, &op, &r) == 0, "send of 16 MiB, 2 ranks");
     double pair = 16 * 1048576 / (r.device_ns / 1e3) / 1e3;
     CHECK(pair > 250 && pair < 321, "16 MiB between 2 ranks on 16 channels: %.1f GB/s, expected ~320", pair);
+
+    /* one way */
+    c.flags = 0;
+    c.nranks = 8;
+    c.bytes = 16 << 20;
+    CHECK(est_estimate(e, &op, &r) == 0, "one-way send of 16 MiB");
+    double one16 = 16 * 1048576 / (r.device_ns / 1e3) / 1e3;
+    CHECK(one16 > 140 && one16 < 161, "one way, 16 MiB on 4 channels: %.1f GB/s, expected ~160", one16);
+    c.bytes = 512u << 20;
+    CHECK(est_estimate(e, &op, &r) == 0, "one-way send of 512 MiB");
+    double one512 = 512 * 1048576 / (r.device_ns / 1e3) / 1e3;
+    CHECK(one512 > 670 && one512 < 694, "one way, 512 MiB: %.1f GB/s, expected ~693 (0.77 of 900)", one512);
+    est_destroy(e);
+
+    const struct maya_gpu_spec *h100 = maya_hwspecs_find_gpu(hw, "h100");
+    CHECK(h100 && maya_default_cluster(hw, h100, 8, &cl) == 0, "H100 and its default node");
+    if (!h100)
+        return;
+    cfg.gpu = h100;
+    CHECK(est_create(&cfg, &e) == 0, "analytical create (H100)");
+    c.nranks = 2;
+    c.bytes = 32u << 20;
+    CHECK(est_estimate(e, &op, &r) == 0, "one-way send of 32 MiB, 2 H100s");
+    double h_one = 32 * 1048576 / (r.device_ns / 1e3) / 1e3;
+    c.flags = MAYA_COLL_BOTH_WAYS;
+    CHECK(est_estimate(e, &op, &r) == 0, "send of 32 MiB both ways, 2 H100s");
+    double h_both = 32 * 1048576 / (r.device_ns / 1e3) / 1e3;
+    CHECK(h_one > 280 && h_one < 331, "one way, 32 MiB between 2 H100s: %.1f GB/s, expected ~330", h_one);
+    CHECK(h_both > 140 && h_both < 166, "both ways, 32 MiB between 2 H100s: %.1f GB/s, expected ~165", h_both);
     est_destroy(e);
 }
 

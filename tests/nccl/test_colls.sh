@@ -28,6 +28,8 @@ expect_count 4 "^coll .*api=ncclAllReduce .*redop=5 .*data_moved" "$d"     # Pre
 # the large all-reduce moves no data
 expect_count 4 "^coll .*op=allreduce .*cseq=16 .*count=4194304 dtype=7 redop=0 bytes=16777216 group=[1-9][0-9]*$" "$d"
 expect_count 8 "^coll .*op=send .*count=5 dtype=2 .*data_moved" "$d"
+# each rank sends and receives in one group: both ways
+expect_count 16 "^coll .*op=(send|recv) .* data_moved both_ways$" "$d"
 # its buffer came from ncclMemAlloc (device memory, counted), registered
 expect_count 4 "^alloc .*api=ncclMemAlloc result=0 kind=device .*bytes=16777216" "$d"
 expect_count 4 "^free .*api=ncclMemFree result=0 kind=device .*bytes=16777216" "$d"

@@ -51,6 +51,13 @@ check_structure() {
     # PP: 1F1B, first stage: send, 3x (send + recv), recv; last stage mirrored
     expect_eq "$(p2p_order "$r0")" "$(printf 'S SR SR SR R %.0s' 1 2 3 | sed 's/ $//')" "rank 0's pipeline sends/recvs"
     expect_eq "$(p2p_order "$r4")" "$(printf 'R SR SR SR S %.0s' 1 2 3 | sed 's/ $//')" "rank 4's pipeline sends/recvs"
+    # a send or receive whose group also receives or sends is marked so
+    # (the estimator splits NCCL's channels between the two ways); the
+    # warm-up's lone send and the cool-down's lone receive are not
+    expect_count 9 "^coll .*op=send .* both_ways$" "$r0"
+    expect_count 9 "^coll .*op=recv .* both_ways$" "$r0"
+    expect_count 3 "^coll .*op=send .* group=[0-9]+$" "$r0"
+    expect_count 3 "^coll .*op=recv .* group=[0-9]+$" "$r0"
     # small collectives move data: cross-entropy (max, sums), grad norm, loss
     expect_count 12 "^coll .*op=allreduce .*count=256 dtype=7 redop=2 .*data_moved$" "$r4"
     expect_count 12 "^coll .*op=allreduce .*count=512 dtype=7 redop=0 .*data_moved$" "$r4"
