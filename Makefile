@@ -94,18 +94,19 @@ venv:
 tools:
 	scripts/nvdisasm.sh
 
-test: all venv tools fuzz
+test: all venv-torchtitan tools fuzz
 	tests/run
 
 # torchtitan and the packages its trainer imports, in .venv-torchtitan/ (kept
-# out of .venv: docs/compatibility.md); idempotent.
-venv-torchtitan:
+# out of .venv: docs/compatibility.md); idempotent. After the venv, which
+# the script would otherwise make at the same time as the venv target.
+venv-torchtitan: venv
 	scripts/venv.sh --torchtitan
 
 # Larger framework runs than make test has time for (docs/compatibility.md):
 # Megatron-core TP2 x PP2 with virtual stages, DeepSpeed ZeRO-1/2/offload,
-# torchtitan's Llama 3 debug model, ...
-test-frameworks-long: all venv venv-torchtitan
+# torchtitan with pipeline parallelism and in 3D, ...
+test-frameworks-long: all venv-torchtitan
 	tests/run --long frameworks
 
 bench: all

@@ -12,7 +12,8 @@
 # torchtitan's log says it trained every step.
 #
 # torchtitan lives in .venv-torchtitan/ (scripts/venv.sh --torchtitan; make
-# test-frameworks-long installs it); without it the test is skipped.
+# test and make test-frameworks-long install it); without it the test is
+# skipped. Its pipeline-parallel and 3D variants are long tests.
 # MAYA_VALUES declares trunc_normal_'s `mask.any()` false: its random values
 # are not computed, and undeclared the initialisation loops for ever
 # (docs/compatibility.md).
