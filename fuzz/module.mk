@@ -32,7 +32,7 @@ FUZZ_EST      := $(call fuzz_objs,$(EST_SRCS))
 # (sass_work.c), which the harness switches off but must link
 FUZZ_DECODERS := $(call fuzz_objs,emulator/core/fatbin.c emulator/core/kernel_layout.c \
 	emulator/core/module_symbols.c emulator/core/ptx_ops.c emulator/core/ptx_parse.c \
-	emulator/core/kernel_work.c emulator/core/sass_work.c emulator/core/sass_parse.c)
+	emulator/core/kernel_work.c emulator/core/kernel_expr.c emulator/core/sass_work.c emulator/core/sass_parse.c)
 FUZZ_SPANK    := $(call fuzz_objs,spank_plugin/spank_option.c)
 FUZZ_LIBS     := -lconfuse -ldl -lz -lm
 

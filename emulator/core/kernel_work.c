@@ -22,13 +22,14 @@
  * (estimator/kernel_work.c).
  *
  * Costs: one pass, O(instructions x registers joined at labels); the
- * expressions are hash-consed (equal expressions are one node), so that
+ * expressions are hash-consed (kernel_expr.c: equal expressions are one node), so that
  * joins of equal values stay equal. Everything is bounded (expressions,
  * terms, pending joins); past a bound the summary is flagged truncated.
  */
 #define _GNU_SOURCE
 #include "maya/kwork.h"
 #include "kernel_work.h"
+#include "kernel_work_int.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -36,299 +37,6 @@
 #include <string.h>
 
 #include "ptx_parse.h"
-
-#define NO_LOOP 0xffffffffu
-#define MAX_NODES 65000u      /* while building; the summary keeps what its terms reach */
-#define MAX_LOOPS 4096u
-#define MAX_WALK 48           /* depth of expression walks */
-
-/* Expressions 0, 1 and 2 are always unknown, 0 and 1. */
-enum { X_UNKNOWN = 0, X_ZERO = 1, X_ONE = 2, X_HALF = 3 };
-
-struct loop {
-    uint32_t head, end;       /* first and last instruction (the back branch) */
-    uint32_t parent;          /* enclosing loop or NO_LOOP */
-    uint32_t trip;            /* expression; X_ONE until resolved */
-    uint32_t *regs;           /* registers the body writes */
-    uint32_t nregs;
-    int resolved;
-};
-
-struct pending {              /* what reaches a label by branches so far */
-    int32_t *env;             /* NULL: nothing yet */
-    uint32_t freq;
-};
-
-struct term_key {
-    uint32_t freq, loop;
-    uint16_t param;
-    uint8_t cls;
-    uint8_t tflags;           /* MAYA_KT_F_* */
-};
-
-struct term {
-    struct term_key key;
-    double amount;
-};
-
-struct kw {
-    const struct emu_ptx_kernel *k;
-    /* expressions, hash-consed */
-    struct maya_kexpr *x;
-    uint32_t nx, capx;
-    uint32_t *xhash;          /* open addressing, 2^xbits slots, 0 = empty (index + 1) */
-    uint32_t xbits;
-    /* registers by name */
-    struct emu_slice *rname;
-    uint32_t nregs, capregs;
-    uint32_t *rhash;
-    uint32_t rbits;
-    int32_t *env;             /* per register: expression */
-    /* control flow */
-    int32_t *label_inst;      /* per label: instruction index */
-    uint32_t *lab_first;      /* per instruction: first label index at it, or UINT32_MAX */
-    struct pending *pend;     /* per label */
-    struct loop *loops;
-    uint32_t nloops;
-    uint32_t *inner;          /* per instruction: innermost loop */
-    uint32_t *loop_at_head;   /* per instruction: loop starting there, or NO_LOOP */
-    /* terms */
-    struct term *terms;
-    uint32_t nterms, capterms;
-    uint8_t flags;
-    int oom;
-};
-
-/* ---- expressions ---- */
-
-static uint32_t xhash_of(const struct maya_kexpr *e)
-{
-    uint64_t bits;
-    memcpy(&bits, &e->imm, sizeof bits);
-    uint64_t h = ((uint64_t)e->op << 56) ^ ((uint64_t)e->arg << 48) ^ ((uint64_t)e->a << 32) ^
-                 ((uint64_t)e->b << 16) ^ e->c ^ (bits * 0x9e3779b97f4a7c15ull);
-    h ^= h >> 29;
-    h *= 0xbf58476d1ce4e5b9ull;
-    h ^= h >> 32;
-    return (uint32_t)h;
-}
-
-static int xsame(const struct maya_kexpr *p, const struct maya_kexpr *q)
-{
-    return p->op == q->op && p->arg == q->arg && p->a == q->a && p->b == q->b && p->c == q->c &&
-           memcmp(&p->imm, &q->imm, sizeof p->imm) == 0;
-}
-
-static int xgrow(struct kw *w)
-{
-    uint32_t ncap = w->capx ? w->capx * 2 : 1024;
-    struct maya_kexpr *nx = realloc(w->x, ncap * sizeof *nx);
-    if (!nx)
-        return -1;
-    w->x = nx;
-    w->capx = ncap;
-    uint32_t bits = w->xbits;
-    while ((1u << bits) < ncap * 2)
-        bits++;
-    uint32_t *nh = calloc((size_t)1 << bits, sizeof *nh);
-    if (!nh)
-        return -1;
-    free(w->xhash);
-    w->xhash = nh;
-    w->xbits = bits;
-    for (uint32_t i = 0; i < w->nx; i++) {
-        uint32_t s = xhash_of(&w->x[i]) & ((1u << bits) - 1);
-        while (nh[s])
-            s = (s + 1) & ((1u << bits) - 1);
-        nh[s] = i + 1;
-    }
-    return 0;
-}
-
-static uint32_t node(struct kw *w, uint8_t op, uint8_t arg, uint32_t a, uint32_t b, uint32_t c, double imm)
-{
-    struct maya_kexpr e = { op, arg, (uint16_t)a, (uint16_t)b, (uint16_t)c, imm };
-    if (w->nx == w->capx && (w->nx >= MAX_NODES || xgrow(w) < 0)) {
-        w->flags |= MAYA_KW_F_TRUNCATED;
-        return X_UNKNOWN;
-    }
-    uint32_t mask = (1u << w->xbits) - 1, s = xhash_of(&e) & mask;
-    for (; w->xhash[s]; s = (s + 1) & mask)
-        if (xsame(&w->x[w->xhash[s] - 1], &e))
-            return w->xhash[s] - 1;
-    w->x[w->nx] = e;
-    w->xhash[s] = w->nx + 1;
-    return w->nx++;
-}
-
-static uint32_t xconst(struct kw *w, double v)
-{
-    if (!isfinite(v))
-        return X_UNKNOWN;
-    return node(w, MAYA_KX_CONST, 0, 0, 0, 0, v);
-}
-
-static int is_const(const struct kw *w, uint32_t a, double *v)
-{
-    if (w->x[a].op != MAYA_KX_CONST)
-        return 0;
-    *v = w->x[a].imm;
-    return 1;
-}
-
-/* An exact integer operation on two constants, where it is well defined. */
-static int fold(uint8_t op, double a, double b, double *out)
-{
-    if (fabs(a) > 9e15 || fabs(b) > 9e15)
-        return 0;
-    int64_t x = (int64_t)a, y = (int64_t)b;
-    int ints = (double)x == a && (double)y == b;
-    switch (op) {
-    case MAYA_KX_ADD: *out = a + b; return 1;
-    case MAYA_KX_SUB: *out = a - b; return 1;
-    case MAYA_KX_MUL: *out = a * b; return 1;
-    case MAYA_KX_MIN: *out = a < b ? a : b; return 1;
-    case MAYA_KX_MAX: *out = a > b ? a : b; return 1;
-    case MAYA_KX_DIV: if (!ints || y == 0) return 0; *out = (double)(x / y); return 1;
-    case MAYA_KX_REM: if (!ints || y == 0) return 0; *out = (double)(x % y); return 1;
-    case MAYA_KX_SHL: if (!ints || y < 0 || y > 62) return 0; *out = a * (double)(1ull << y); return 1;
-    case MAYA_KX_SHR: if (!ints || y < 0 || y > 62) return 0; *out = (double)(x >> y); return 1;
-    case MAYA_KX_AND: if (!ints) return 0; *out = (double)(x & y); return 1;
-    case MAYA_KX_OR: if (!ints) return 0; *out = (double)(x | y); return 1;
-    case MAYA_KX_XOR: if (!ints) return 0; *out = (double)(x ^ y); return 1;
-    default: return 0;
-    }
-}
-
-static uint32_t bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
-{
-    if (a == X_UNKNOWN || b == X_UNKNOWN)
-        return X_UNKNOWN;
-    double u = 0, v = 0, r;
-    int ca = is_const(w, a, &u), cb = is_const(w, b, &v);
-    if (ca && cb && fold(op, u, v, &r))
-        return xconst(w, r);
-    switch (op) {
-    case MAYA_KX_ADD:
-        if (ca && u == 0) return b;
-        if (cb && v == 0) return a;
-        break;
-    case MAYA_KX_SUB: case MAYA_KX_SHL: case MAYA_KX_SHR:
-        if (cb && v == 0) return a;
-        break;
-    case MAYA_KX_MUL:
-        if ((ca && u == 0) || (cb && v == 0)) return X_ZERO;
-        if (ca && u == 1) return b;
-        if (cb && v == 1) return a;
-        break;
-    case MAYA_KX_DIV:
-        if (cb && v == 1) return a;
-        break;
-    default:
-        break;
-    }
-    return node(w, op, 0, a, b, 0, 0);
-}
-
-static uint32_t cmp(struct kw *w, int c, uint32_t a, uint32_t b)
-{
-    if (a == X_UNKNOWN || b == X_UNKNOWN)
-        return X_HALF;
-    double u, v;
-    if (is_const(w, a, &u) && is_const(w, b, &v)) {
-        int r = c == MAYA_CMP_LT ? u < v : c == MAYA_CMP_LE ? u <= v : c == MAYA_CMP_GT ? u > v
-              : c == MAYA_CMP_GE ? u >= v : c == MAYA_CMP_EQ ? u == v : u != v;
-        return r ? X_ONE : X_ZERO;
-    }
-    return node(w, MAYA_KX_CMP, (uint8_t)c, a, b, 0, 0);
-}
-
-static uint32_t xnot(struct kw *w, uint32_t p)
-{
-    if (p == X_ONE) return X_ZERO;
-    if (p == X_ZERO) return X_ONE;
-    if (p == X_HALF) return X_HALF;
-    if (w->x[p].op == MAYA_KX_NOT)
-        return w->x[p].a;
-    if (w->x[p].op == MAYA_KX_CMP) {
-        static const uint8_t inv[MAYA_CMP_NCMPS] = { MAYA_CMP_GE, MAYA_CMP_GT, MAYA_CMP_LE, MAYA_CMP_LT,
-                                                     MAYA_CMP_NE, MAYA_CMP_EQ };
-        return node(w, MAYA_KX_CMP, inv[w->x[p].arg], w->x[p].a, w->x[p].b, 0, 0);
-    }
-    return node(w, MAYA_KX_NOT, 0, p, 0, 0, 0);
-}
-
-/* Products and sums of shares and frequencies. */
-static uint32_t xmul(struct kw *w, uint32_t a, uint32_t b)
-{
-    if (a == X_ZERO || b == X_ZERO) return X_ZERO;
-    if (a == X_ONE) return b;
-    if (b == X_ONE) return a;
-    return bin(w, MAYA_KX_MUL, a, b);
-}
-
-
-/* Are shares p and q complements (q = not p)? */
-static int complements(struct kw *w, uint32_t p, uint32_t q)
-{
-    const struct maya_kexpr *x = &w->x[p];
-    if (x->op != MAYA_KX_CMP && x->op != MAYA_KX_NOT && w->x[q].op != MAYA_KX_NOT)
-        return 0;
-    return xnot(w, p) == q;
-}
-
-static uint32_t xadd(struct kw *w, uint32_t a, uint32_t b)
-{
-    if (a == X_ZERO) return b;
-    if (b == X_ZERO) return a;
-    /* the two sides of a branch join again: f*p + f*(not p) = f */
-    if (complements(w, a, b))
-        return X_ONE;
-    const struct maya_kexpr *x = &w->x[a], *y = &w->x[b];
-    if (a == b && x->op == MAYA_KX_MUL && (x->a == X_HALF || x->b == X_HALF))
-        return x->a == X_HALF ? x->b : x->a; /* both sides of a branch on data */
-    if (x->op == MAYA_KX_MUL && y->op == MAYA_KX_MUL) {
-        if (x->a == y->a && complements(w, x->b, y->b))
-            return x->a;
-        if (x->b == y->b && complements(w, x->a, y->a))
-            return x->b;
-    }
-    return bin(w, MAYA_KX_ADD, a, b);
-}
-
-static uint32_t por(struct kw *w, uint32_t a, uint32_t b)
-{
-    if (a == X_ONE || b == X_ONE) return X_ONE;
-    if (a == X_ZERO) return b;
-    if (b == X_ZERO) return a;
-    return node(w, MAYA_KX_POR, 0, a, b, 0, 0);
-}
-
-static uint32_t sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)
-{
-    if (a == b) return a;
-    if (c == X_ONE) return a;
-    if (c == X_ZERO) return b;
-    if (a == X_UNKNOWN || b == X_UNKNOWN)
-        return X_UNKNOWN;
-    return node(w, MAYA_KX_SEL, 0, a, b, c, 0);
-}
-
-/* Does expression e depend on loop l's carried values? */
-static int depends(const struct kw *w, uint32_t e, uint32_t l, int depth)
-{
-    const struct maya_kexpr *x = &w->x[e];
-    if (x->op == MAYA_KX_PHI)
-        return x->b == l;
-    if (depth > MAX_WALK || x->op <= MAYA_KX_SREG)
-        return 0;
-    if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
-        return depends(w, x->a, l, depth + 1) || depends(w, x->b, l, depth + 1) ||
-               depends(w, x->c, l, depth + 1);
-    if (x->op == MAYA_KX_NOT)
-        return depends(w, x->a, l, depth + 1);
-    return depends(w, x->a, l, depth + 1) || depends(w, x->b, l, depth + 1);
-}
 
 /* ---- registers ---- */
 
@@ -498,10 +206,10 @@ static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
     }
     const struct emu_ptx_kernel *k = w->k;
     if (off < 0x18 && bytes == 4 && off % 4 == 0) /* %ntid.x y z, then %nctaid.x y z */
-        return node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
+        return kx_node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
                     0, 0, 0, 0);
     if (off >= k->param_base && off + bytes <= (uint64_t)k->param_base + k->param_bytes)
-        return node(w, MAYA_KX_PARAM, sgn ? 1 : 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
+        return kx_node(w, MAYA_KX_PARAM, sgn ? 1 : 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
     return X_UNKNOWN;
 }
 
@@ -521,11 +229,11 @@ static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
         return X_ONE;
     for (size_t i = 0; i < sizeof srs / sizeof *srs; i++)
         if (emu_slice_is(s, srs[i].name))
-            return node(w, MAYA_KX_SREG, (uint8_t)srs[i].sreg, 0, 0, 0, 0);
+            return kx_node(w, MAYA_KX_SREG, (uint8_t)srs[i].sreg, 0, 0, 0, 0);
     if (s.n > 1 && s.p[0] == '!' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
-        return xnot(w, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+        return kx_not(w, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 1 && s.p[0] == '-' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
-        return bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+        return kx_bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
         return cbank(w, s, 4, 0);
     *done = 0;
@@ -544,9 +252,9 @@ static uint32_t operand(struct kw *w, struct emu_slice s)
     }
     int sr = sreg_of(s);
     if (sr >= 0)
-        return node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
+        return kx_node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
     if (literal(s, &v))
-        return xconst(w, v);
+        return kx_const(w, v);
     if (is_reg(s)) {
         int32_t r = reg_id(w, s);
         return r < 0 ? X_UNKNOWN : (uint32_t)w->env[r];
@@ -851,7 +559,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             /* cp.async[.bulk].shared.global [dst], [src], size: the size is
              * a literal (4, 8, 16) or, for bulk copies, a register */
             uint32_t size = operand(w, in->ops[2]);
-            uint32_t f = xmul(w, freq, size);
+            uint32_t f = kx_mul(w, freq, size);
             /* the destination's space is named first */
             const char *g = memmem(op.p, op.n, ".global", 7), *sh = memmem(op.p, op.n, ".shared", 7);
             if (size == X_UNKNOWN) {
@@ -1004,7 +712,7 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
                 if (!bytes || at + bytes > w->k->params[i].offset + w->k->params[i].bytes)
                     return X_UNKNOWN;
                 uint8_t arg = kind == 's' ? 1 : kind == 'f' ? 2 : kind == 'd' ? 3 : 0;
-                return node(w, MAYA_KX_PARAM, arg, (uint32_t)at, bytes, 0, 0);
+                return kx_node(w, MAYA_KX_PARAM, arg, (uint32_t)at, bytes, 0, 0);
             }
         return X_UNKNOWN;
     }
@@ -1018,55 +726,55 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
     if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
         return in->nops == 2 ? a : X_UNKNOWN;
     if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
-        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_ADD, a, b), c);
+        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_ADD, a, b), c);
     if (emu_slice_is(opc, "lea")) /* SASS LEA d, a, b, s: (a << s) + b */
-        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHL, a, c), b);
+        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_SHL, a, c), b);
     if (emu_slice_is(opc, "leahi")) /* SASS LEA.HI d, a, b, RZ, s: (a >> (32 - s)) + b */
-        return bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_SHR, a, bin(w, MAYA_KX_SUB, xconst(w, 32), c)), b);
+        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_SHR, a, kx_bin(w, MAYA_KX_SUB, kx_const(w, 32), c)), b);
     if (emu_slice_is(opc, "add"))
-        return pred ? X_UNKNOWN : bin(w, MAYA_KX_ADD, a, b);
+        return pred ? X_UNKNOWN : kx_bin(w, MAYA_KX_ADD, a, b);
     if (emu_slice_is(opc, "sub"))
-        return bin(w, MAYA_KX_SUB, a, b);
+        return kx_bin(w, MAYA_KX_SUB, a, b);
     if (emu_slice_is(opc, "mul") || emu_slice_is(opc, "mul24"))
-        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : bin(w, MAYA_KX_MUL, a, b);
+        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : kx_bin(w, MAYA_KX_MUL, a, b);
     if (emu_slice_is(opc, "mad") || emu_slice_is(opc, "mad24"))
-        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : bin(w, MAYA_KX_ADD, bin(w, MAYA_KX_MUL, a, b), c);
+        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_MUL, a, b), c);
     if (emu_slice_is(opc, "div"))
-        return bin(w, MAYA_KX_DIV, a, b);
+        return kx_bin(w, MAYA_KX_DIV, a, b);
     if (emu_slice_is(opc, "rem"))
-        return bin(w, MAYA_KX_REM, a, b);
+        return kx_bin(w, MAYA_KX_REM, a, b);
     if (emu_slice_is(opc, "shl"))
-        return bin(w, MAYA_KX_SHL, a, b);
+        return kx_bin(w, MAYA_KX_SHL, a, b);
     if (emu_slice_is(opc, "shr"))
-        return bin(w, MAYA_KX_SHR, a, b);
+        return kx_bin(w, MAYA_KX_SHR, a, b);
     if (emu_slice_is(opc, "min"))
-        return bin(w, MAYA_KX_MIN, a, b);
+        return kx_bin(w, MAYA_KX_MIN, a, b);
     if (emu_slice_is(opc, "max"))
-        return bin(w, MAYA_KX_MAX, a, b);
+        return kx_bin(w, MAYA_KX_MAX, a, b);
     if (emu_slice_is(opc, "neg"))
-        return bin(w, MAYA_KX_SUB, X_ZERO, a);
+        return kx_bin(w, MAYA_KX_SUB, X_ZERO, a);
     if (emu_slice_is(opc, "and"))
-        return pred ? xmul(w, a, b) : bin(w, MAYA_KX_AND, a, b);
+        return pred ? kx_mul(w, a, b) : kx_bin(w, MAYA_KX_AND, a, b);
     if (emu_slice_is(opc, "or"))
-        return pred ? por(w, a, b) : bin(w, MAYA_KX_OR, a, b);
+        return pred ? kx_por(w, a, b) : kx_bin(w, MAYA_KX_OR, a, b);
     if (emu_slice_is(opc, "xor"))
-        return pred ? X_HALF : bin(w, MAYA_KX_XOR, a, b);
+        return pred ? X_HALF : kx_bin(w, MAYA_KX_XOR, a, b);
     if (emu_slice_is(opc, "not"))
-        return pred ? xnot(w, a) : bin(w, MAYA_KX_SUB, xconst(w, -1), a);
+        return pred ? kx_not(w, a) : kx_bin(w, MAYA_KX_SUB, kx_const(w, -1), a);
     if (emu_slice_is(opc, "selp"))
-        return sel(w, c, a, b);
+        return kx_sel(w, c, a, b);
     if (emu_slice_is(opc, "setp")) {
         int cc = cmp_of(op);
         if (cc < 0)
             return X_HALF;
         if (kind == 'f' || kind == 'd' || kind == 'h')
             return X_HALF; /* on data */
-        uint32_t p = cmp(w, cc, a, b);
+        uint32_t p = kx_cmp(w, cc, a, b);
         if (in->nops > 3) { /* setp.CMP.and / .or with a third predicate */
             if (emu_ptx_has_part(op, "and"))
-                p = xmul(w, p, c);
+                p = kx_mul(w, p, c);
             else if (emu_ptx_has_part(op, "or"))
-                p = por(w, p, c);
+                p = kx_por(w, p, c);
         }
         return p;
     }
@@ -1242,10 +950,10 @@ static int pend_add(struct kw *w, uint32_t label, uint32_t f)
         pd->freq = f;
         return 0;
     }
-    uint32_t tot = xadd(w, pd->freq, f);
+    uint32_t tot = kx_add(w, pd->freq, f);
     for (uint32_t r = 0; r < w->nregs; r++)
         if (pd->env[r] != w->env[r])
-            pd->env[r] = (int32_t)sel(w, bin(w, MAYA_KX_DIV, pd->freq, tot), (uint32_t)pd->env[r],
+            pd->env[r] = (int32_t)kx_sel(w, kx_bin(w, MAYA_KX_DIV, pd->freq, tot), (uint32_t)pd->env[r],
                                       (uint32_t)w->env[r]);
     pd->freq = tot;
     return 0;
@@ -1261,10 +969,10 @@ static void join(struct kw *w, uint32_t label, int *live, uint32_t *freq)
         memcpy(w->env, pd->env, w->nregs * sizeof *w->env);
         *freq = pd->freq;
     } else {
-        uint32_t tot = xadd(w, *freq, pd->freq);
+        uint32_t tot = kx_add(w, *freq, pd->freq);
         for (uint32_t r = 0; r < w->nregs; r++)
             if (pd->env[r] != w->env[r])
-                w->env[r] = (int32_t)sel(w, bin(w, MAYA_KX_DIV, *freq, tot), (uint32_t)w->env[r],
+                w->env[r] = (int32_t)kx_sel(w, kx_bin(w, MAYA_KX_DIV, *freq, tot), (uint32_t)w->env[r],
                                          (uint32_t)pd->env[r]);
         *freq = tot;
     }
@@ -1287,15 +995,15 @@ static int split_phi(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32
     if (depth > MAX_WALK || (x->op != MAYA_KX_ADD && x->op != MAYA_KX_SUB))
         return 0;
     uint32_t a = x->a, b = x->b;
-    int da = depends(w, a, l, 0), db = depends(w, b, l, 0);
+    int da = kx_depends(w, a, l, 0), db = kx_depends(w, b, l, 0);
     if (da == db)
         return 0;
     if (da && split_phi(w, a, l, phi, off, depth + 1)) {
-        *off = bin(w, x->op, *off, b);
+        *off = kx_bin(w, x->op, *off, b);
         return 1;
     }
     if (db && x->op == MAYA_KX_ADD && split_phi(w, b, l, phi, off, depth + 1)) {
-        *off = bin(w, MAYA_KX_ADD, *off, a);
+        *off = kx_bin(w, MAYA_KX_ADD, *off, a);
         return 1;
     }
     return 0;
@@ -1321,13 +1029,13 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
     int c = x->arg;
     static const uint8_t mirror[MAYA_CMP_NCMPS] = { MAYA_CMP_GT, MAYA_CMP_GE, MAYA_CMP_LT, MAYA_CMP_LE,
                                                     MAYA_CMP_EQ, MAYA_CMP_NE };
-    if (!depends(w, lhs, l, 0)) {
+    if (!kx_depends(w, lhs, l, 0)) {
         uint32_t t = lhs;
         lhs = rhs;
         rhs = t;
         c = mirror[c];
     }
-    if (!depends(w, lhs, l, 0) || depends(w, rhs, l, 0))
+    if (!kx_depends(w, lhs, l, 0) || kx_depends(w, rhs, l, 0))
         return;
     /* lhs = phi + step (tested after the step), or phi itself (tested
      * before it: the step is what the body adds to its register) */
@@ -1348,13 +1056,13 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
         uint32_t reg = w->x[phi].c, p2, s2;
         if (reg < w->nregs && split_phi(w, (uint32_t)w->env[reg], l, &p2, &s2, 0) && p2 == phi && s2 != step &&
             s2 != X_ZERO && s2 != X_UNKNOWN) {
-            rhs = bin(w, MAYA_KX_SUB, rhs, bin(w, MAYA_KX_SUB, step, s2));
+            rhs = kx_bin(w, MAYA_KX_SUB, rhs, kx_bin(w, MAYA_KX_SUB, step, s2));
             step = s2;
         }
     }
     if (step == X_UNKNOWN || step == X_ZERO || w->x[phi].a == X_UNKNOWN)
         return;
-    L->trip = node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), w->x[phi].a, rhs, step, 0);
+    L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), w->x[phi].a, rhs, step, 0);
     L->resolved = L->trip != X_UNKNOWN;
 }
 
@@ -1366,10 +1074,10 @@ static void leave_loop(struct kw *w, uint32_t l)
     for (uint32_t i = 0; i < L->nregs; i++) {
         uint32_t r = L->regs[i], phi, step, out = X_UNKNOWN;
         uint32_t v = (uint32_t)w->env[r];
-        if (!depends(w, v, l, 0))
+        if (!kx_depends(w, v, l, 0))
             out = v;
         else if (L->resolved && split_phi(w, v, l, &phi, &step, 0))
-            out = bin(w, MAYA_KX_ADD, w->x[phi].a, bin(w, MAYA_KX_MUL, L->trip, step));
+            out = kx_bin(w, MAYA_KX_ADD, w->x[phi].a, kx_bin(w, MAYA_KX_MUL, L->trip, step));
         w->env[r] = (int32_t)out;
     }
 }
@@ -1389,7 +1097,7 @@ static int interpret(struct kw *w)
         if (l != NO_LOOP)
             for (uint32_t j = 0; j < w->loops[l].nregs; j++) {
                 uint32_t r = w->loops[l].regs[j];
-                w->env[r] = (int32_t)node(w, MAYA_KX_PHI, 0, (uint32_t)w->env[r], l, r, 0);
+                w->env[r] = (int32_t)kx_node(w, MAYA_KX_PHI, 0, (uint32_t)w->env[r], l, r, 0);
             }
         const struct emu_ptx_inst *in = &k->insts[i];
         uint32_t g = X_ONE;
@@ -1398,13 +1106,13 @@ static int interpret(struct kw *w)
             if (g == X_UNKNOWN)
                 g = X_HALF;
             if (in->guard_neg)
-                g = xnot(w, g);
+                g = kx_not(w, g);
         }
         int guarded = in->guard.n != 0;
         if (w->k->sass && is_branch(in) && in->nops >= 2 && !emu_slice_is(in->ops[1], "PT")) {
             /* SASS's BRA P1, label: taken when the guard and P1 both hold */
             uint32_t also = operand(w, in->ops[1]);
-            g = xmul(w, g, also == X_UNKNOWN ? X_HALF : also);
+            g = kx_mul(w, g, also == X_UNKNOWN ? X_HALF : also);
             guarded = 1;
         }
         if (is_branch(in)) {
@@ -1416,9 +1124,9 @@ static int interpret(struct kw *w)
             }
             uint32_t t = k->labels[lb].inst;
             if (t > i) {
-                if (pend_add(w, (uint32_t)lb, xmul(w, freq, g)) < 0)
+                if (pend_add(w, (uint32_t)lb, kx_mul(w, freq, g)) < 0)
                     return -1;
-                freq = xmul(w, freq, xnot(w, g));
+                freq = kx_mul(w, freq, kx_not(w, g));
                 live = guarded;
             } else {
                 uint32_t ll = w->loop_at_head[t];
@@ -1432,13 +1140,13 @@ static int interpret(struct kw *w)
             }
             continue;
         }
-        uint32_t fmult = in->guard.n ? xmul(w, freq, g) : freq;
+        uint32_t fmult = in->guard.n ? kx_mul(w, freq, g) : freq;
         count(w, in, fmult, w->inner[i]);
         if (is_exit(in)) {
             if (!in->guard.n)
                 live = 0;
             else
-                freq = xmul(w, freq, xnot(w, g));
+                freq = kx_mul(w, freq, kx_not(w, g));
             continue;
         }
         if (writes_reg(in)) {
@@ -1446,14 +1154,14 @@ static int interpret(struct kw *w)
             if (in->guard.n && g != X_ONE) {
                 /* a guarded write keeps the old value for the other threads */
                 int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
-                v = r >= 0 ? sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
+                v = r >= 0 ? kx_sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
             }
             set_reg(w, in->ops[0], v);
             if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
                 int32_t r = reg_id(w, in->ops[2]);
                 uint32_t hi = cbank(w, in->ops[3], 4, 0);
                 if (r >= 0)
-                    w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? sel(w, g, hi, (uint32_t)w->env[r]) : hi);
+                    w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, hi, (uint32_t)w->env[r]) : hi);
             }
             /* setp's second result is the negation */
             if (op_is(in->op, "setp") && in->ops[0].n) {
@@ -1461,7 +1169,7 @@ static int interpret(struct kw *w)
                     if (in->ops[0].p[c] == '|') {
                         int32_t r = reg_id(w, (struct emu_slice){ in->ops[0].p + c + 1, in->ops[0].n - c - 1 });
                         if (r >= 0)
-                            w->env[r] = (int32_t)xnot(w, v);
+                            w->env[r] = (int32_t)kx_not(w, v);
                     }
             }
         }
@@ -1478,7 +1186,7 @@ static uint32_t term_mult(struct kw *w, const struct term *t)
     for (uint32_t l = t->key.loop; l != NO_LOOP; l = w->loops[l].parent) {
         if (!w->loops[l].resolved)
             w->flags |= MAYA_KW_F_LOOP_UNRESOLVED;
-        m = xmul(w, m, w->loops[l].trip);
+        m = kx_mul(w, m, w->loops[l].trip);
     }
     return m;
 }
@@ -1622,12 +1330,8 @@ int emu_kwork_from_ptx(const struct emu_ptx_kernel *k, int sm, void **out, size_
     memset(&w, 0, sizeof w);
     w.k = k;
     int rc = -1;
-    if (xgrow(&w) < 0 || reg_grow(&w) < 0)
+    if (kx_init(&w) < 0 || reg_grow(&w) < 0)
         goto done;
-    node(&w, MAYA_KX_UNKNOWN, 0, 0, 0, 0, 0);
-    xconst(&w, 0);
-    xconst(&w, 1);
-    xconst(&w, 0.5);
     if (find_loops(&w) < 0)
         goto done;
     /* every register's id, so that loops know what their bodies write */

@@ -1,0 +1,97 @@
+/* What kernel_work.c (the analysis of a kernel's code) and kernel_expr.c
+ * (the expressions it builds) share: the analysis state and the expression
+ * algebra over it. Private to those two files. */
+#ifndef MAYA_KERNEL_WORK_INT_H
+#define MAYA_KERNEL_WORK_INT_H
+
+#include <stdint.h>
+
+#include "maya/trace_format.h"
+#include "ptx_parse.h"
+
+#define NO_LOOP 0xffffffffu
+#define MAX_NODES 65000u      /* while building; the summary keeps what its terms reach */
+#define MAX_LOOPS 4096u
+#define MAX_WALK 48           /* depth of expression walks */
+
+/* Expressions 0, 1 and 2 are always unknown, 0 and 1. */
+enum { X_UNKNOWN = 0, X_ZERO = 1, X_ONE = 2, X_HALF = 3 };
+
+struct loop {
+    uint32_t head, end;       /* first and last instruction (the back branch) */
+    uint32_t parent;          /* enclosing loop or NO_LOOP */
+    uint32_t trip;            /* expression; X_ONE until resolved */
+    uint32_t *regs;           /* registers the body writes */
+    uint32_t nregs;
+    int resolved;
+};
+
+struct pending {              /* what reaches a label by branches so far */
+    int32_t *env;             /* NULL: nothing yet */
+    uint32_t freq;
+};
+
+struct term_key {
+    uint32_t freq, loop;
+    uint16_t param;
+    uint8_t cls;
+    uint8_t tflags;           /* MAYA_KT_F_* */
+};
+
+struct term {
+    struct term_key key;
+    double amount;
+};
+
+struct kw {
+    const struct emu_ptx_kernel *k;
+    /* expressions, hash-consed */
+    struct maya_kexpr *x;
+    uint32_t nx, capx;
+    uint32_t *xhash;          /* open addressing, 2^xbits slots, 0 = empty (index + 1) */
+    uint32_t xbits;
+    /* registers by name */
+    struct emu_slice *rname;
+    uint32_t nregs, capregs;
+    uint32_t *rhash;
+    uint32_t rbits;
+    int32_t *env;             /* per register: expression */
+    /* control flow */
+    int32_t *label_inst;      /* per label: instruction index */
+    uint32_t *lab_first;      /* per instruction: first label index at it, or UINT32_MAX */
+    struct pending *pend;     /* per label */
+    struct loop *loops;
+    uint32_t nloops;
+    uint32_t *inner;          /* per instruction: innermost loop */
+    uint32_t *loop_at_head;   /* per instruction: loop starting there, or NO_LOOP */
+    /* terms */
+    struct term *terms;
+    uint32_t nterms, capterms;
+    uint8_t flags;
+    int oom;
+};
+
+/* ---- expressions (kernel_expr.c) ----
+ * Expressions are hash-consed in w->x: one node per distinct expression, so
+ * that equal values compare equal by index. Each builder folds what it can
+ * (constants, identities, complementary shares) before making a node; past
+ * MAX_NODES a builder gives X_UNKNOWN and flags the summary truncated. */
+/* The table, with the fixed expressions X_UNKNOWN, X_ZERO, X_ONE and X_HALF. */
+int kx_init(struct kw *w);
+uint32_t kx_node(struct kw *w, uint8_t op, uint8_t arg, uint32_t a, uint32_t b, uint32_t c, double imm);
+uint32_t kx_const(struct kw *w, double v);
+int kx_is_const(const struct kw *w, uint32_t a, double *v);
+/* a op b (enum maya_kx_op), exact on two constants where it is defined */
+uint32_t kx_bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b);
+/* the share of threads for which a c b holds (enum maya_kx_cmp) */
+uint32_t kx_cmp(struct kw *w, int c, uint32_t a, uint32_t b);
+/* shares and frequencies: not, product, sum, either, c ? a : b */
+uint32_t kx_not(struct kw *w, uint32_t p);
+uint32_t kx_mul(struct kw *w, uint32_t a, uint32_t b);
+uint32_t kx_add(struct kw *w, uint32_t a, uint32_t b);
+uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b);
+uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b);
+/* Does expression e depend on loop l's carried values? */
+int kx_depends(const struct kw *w, uint32_t e, uint32_t l, int depth);
+
+#endif
