@@ -55,7 +55,11 @@ def hf_batches(model, vocab, batch, seq, seed, device):
     tokens = token_batches(vocab, batch, seq, seed, device)
     if model == "t5":
         return lambda: dict(input_ids=tokens(), labels=tokens())
-    return lambda: (lambda ids: dict(input_ids=ids, labels=ids))(tokens())
+
+    def lm_batch():
+        ids = tokens()
+        return dict(input_ids=ids, labels=ids)
+    return lm_batch
 
 
 def add_lm_args(ap):
@@ -73,6 +77,15 @@ def param_sizes(model):
     ps = list(model.parameters())
     return (sum(p.numel() for p in ps), sum(p.numel() * p.element_size() for p in ps),
             sum(b.numel() * b.element_size() for b in model.buffers()))
+
+
+def float_buffer_bytes(model):
+    """The bytes of the model's floating-point buffers (BatchNorm's running
+    statistics, Llama's rotary frequencies): DDP broadcasts them with the
+    parameters at the start, in buckets by type, and again before each
+    forward (broadcast_buffers); other buffers (step counters, BERT's
+    position ids) go apart."""
+    return sum(b.numel() * b.element_size() for b in model.buffers() if b.is_floating_point())
 
 
 def token_batches(vocab, batch, seq, seed, device):

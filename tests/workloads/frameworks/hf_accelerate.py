@@ -28,9 +28,7 @@ def main():
     torch.manual_seed(0)
     model = fw_common.hf_model(a.model, a.layers, a.dim, a.seq, a.vocab)
     nparams, pbytes, bbytes = fw_common.param_sizes(model)
-    # DDP broadcasts the floating-point buffers (Llama's rotary frequencies)
-    # in the parameters' bucket, others (BERT's position ids) apart.
-    fbytes = sum(b.numel() * b.element_size() for b in model.buffers() if b.is_floating_point())
+    fbytes = fw_common.float_buffer_bytes(model)
     opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
     model, opt = acc.prepare(model, opt)
     batch = fw_common.hf_batches(a.model, a.vocab, a.batch, a.seq, acc.process_index, acc.device)

@@ -39,9 +39,7 @@ def main():
     torch.manual_seed(0)
     model = torchvision.models.get_model(a.model, weights=None, num_classes=a.classes).cuda()
     nparams, pbytes, bbytes = fw_common.param_sizes(model)
-    # DDP broadcasts floating-point buffers (BatchNorm's running statistics)
-    # in buckets of their own, apart from the step counters.
-    fbytes = sum(b.numel() * b.element_size() for b in model.buffers() if b.is_floating_point())
+    fbytes = fw_common.float_buffer_bytes(model)
     model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[local])
     step_fn = torch.compile(model) if a.compile else model
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
