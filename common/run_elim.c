@@ -242,3 +242,72 @@ int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world,
     struct maya_replicas check;
     return maya_replicas_parse(text, world, &check, err, errn);
 }
+
+/* b with dimension k and the strides above it scaled by num / den; 0, or -1
+ * where they do not divide. A dimension scaled to 1 is dropped. */
+static int scale_dim(const struct maya_replicas *b, int k, int64_t num, int64_t den, struct maya_replicas *out)
+{
+    memset(out, 0, sizeof *out);
+    for (int j = 0; j < b->ndims; j++) {
+        int64_t n = b->n[j], s = b->stride[j];
+        if (j == k) {
+            if ((n * num) % den)
+                return -1;
+            n = n * num / den;
+        } else if (j > k) {
+            if ((s * num) % den)
+                return -1;
+            s = s * num / den;
+        }
+        if (n < 2)
+            continue;
+        out->n[out->ndims] = n;
+        out->stride[out->ndims++] = s;
+    }
+    return 0;
+}
+
+static int same_layout(const struct maya_replicas *x, const struct maya_replicas *y)
+{
+    if (x->ndims != y->ndims)
+        return 0;
+    for (int j = 0; j < x->ndims; j++)
+        if (x->n[j] != y->n[j] || x->stride[j] != y->stride[j])
+            return 0;
+    return 1;
+}
+
+int run_elim_layout_step(const struct maya_replicas *a, int64_t a_world, const struct maya_replicas *b,
+                         int64_t b_world, int64_t world, struct maya_replicas *out, int *dim, char *err,
+                         size_t errn)
+{
+    char ta[256], tb[256];
+    maya_replicas_format(a, ta, sizeof ta);
+    maya_replicas_format(b, tb, sizeof tb);
+    if (a_world < 1 || b_world <= a_world || b_world % a_world || world % b_world) {
+        snprintf(err, errn, "runs of %lld and %lld ranks do not step up to %lld ranks by whole factors",
+                 (long long)a_world, (long long)b_world, (long long)world);
+        return -1;
+    }
+    /* the outermost that explains them: TP2 at DP 1 and 2 shows 2:1 and
+     * 2:1,2:2, which TP growing from 1 would explain as well */
+    int found = -1;
+    struct maya_replicas shrunk;
+    for (int k = b->ndims - 1; k >= 0 && found < 0; k--)
+        if (scale_dim(b, k, a_world, b_world, &shrunk) == 0 && same_layout(&shrunk, a))
+            found = k;
+    if (found < 0) {
+        snprintf(err, errn, "%lld ranks showed --replicas %s and %lld showed %s: no one dimension grew with the "
+                 "world", (long long)a_world, a->ndims ? ta : "none", (long long)b_world, b->ndims ? tb : "none");
+        return -1;
+    }
+    if (scale_dim(b, found, world, b_world, out) < 0) {
+        snprintf(err, errn, "%s does not grow from %lld to %lld ranks", tb, (long long)b_world, (long long)world);
+        return -1;
+    }
+    *dim = found;
+    char text[256];
+    maya_replicas_format(out, text, sizeof text);
+    struct maya_replicas check;
+    return maya_replicas_parse(text, world, &check, err, errn);
+}

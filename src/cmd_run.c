@@ -30,6 +30,7 @@
 #include "run_output.h"
 #include "maya/run_elim.h"
 #include "run_control.h"
+#include "replicas_auto.h"
 #include "maya/common.h"
 #include "maya/config.h"
 #include "maya/hwspec.h"
@@ -59,10 +60,15 @@ static void usage(FILE *fp)
         "                           same work (a DP degree N of stride TP; TP itself is TP:1): only\n"
         "                           those whose folded digits are 0 or 1 are emulated, the others\n"
         "                           run up to their first NCCL call and are rebuilt (docs/dedup.md);\n"
-        "                           declared, or from a smaller run with --replicas-like\n"
+        "                           declared, or from a smaller run with --replicas-like;\n"
+        "                           auto: the layout from two smaller runs of the program that\n"
+        "                           maya makes first (DIR/probes), the dimension that grew\n"
+        "                           between them grown to this job's size\n"
         "  --replicas-like DIR      --replicas with the layout that the --dedup run DIR of the\n"
         "                           same program showed (its ranks that did the same work), its\n"
         "                           outermost (data-parallel) dimension grown to this job's size\n"
+        "  --no-report              run the workload and keep its traces, with no report (maya\n"
+        "                           report DIR makes it later)\n"
         "  --dedup                  duplicate-rank elimination: once the ranks have repeated their\n"
         "                           first iteration, only one rank per class of ranks issuing the\n"
         "                           same NCCL operations runs on; the others stop and are rebuilt\n"
@@ -108,6 +114,8 @@ struct run {
     int eliminated;             /* ranks it stopped so far */
     const char *replicas_spec;  /* --replicas (MAYA_REPLICAS for the ranks) */
     const char *replicas_like;  /* --replicas-like DIR: the layout from DIR's classes */
+    int replicas_auto;          /* --replicas auto: the layout from smaller runs (replicas_auto.c) */
+    int no_report;              /* --no-report */
     char replicas_text[256];    /* the layout made from them */
     struct maya_replicas replicas;
     int next_replica;           /* the next declared replica to start */
@@ -828,6 +836,11 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         } else if (!pt && !strcmp(a, "--dedup")) {
             r.dedup = 1;
             took = 0;
+        } else if (!pt && !strcmp(a, "--no-report")) {
+            r.no_report = 1;
+            took = 0;
+        } else if (!pt && !strcmp(a, "--replicas") && v && !strcmp(v, "auto")) {
+            r.replicas_auto = 1;
         } else if (!pt && !strcmp(a, "--replicas") && v) {
             r.replicas_spec = v;
         } else if (!pt && !strcmp(a, "--replicas-like") && v) {
@@ -943,14 +956,43 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (r.replicas_like && replicas_like(&r, nproc ? nproc : r.count) < 0)
         return 2;
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    if (r.replicas_auto) { /* the smaller runs go into DIR/probes */
+        if (r.replicas_spec) {
+            maya_error("--replicas auto and --replicas%s: give one of them", r.replicas_like ? "-like" : "");
+            return 2;
+        }
+        if (nproc && nproc != r.count) {
+            maya_error("--replicas auto: -n %d for %d GPUs; replicas need one process per GPU", nproc, r.count);
+            return 2;
+        }
+        if (replicas_auto_check(r.count) < 0)
+            return 2;
+        if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0)
+            return 1;
+        struct replicas_auto_job job = {
+            .dir = r.dir, .gpu = r.gpu->key, .cluster = cluster, .hang_s = r.hang_s, .world = r.count,
+            .cpus = r.cpus, .cmd = r.cmd, .quiet = r.quiet, .interrupted = &interrupted,
+        };
+        if (replicas_auto(&job, &r.replicas, r.replicas_text, sizeof r.replicas_text) < 0) {
+            char desc_file[PATH_MAX + 32]; /* no run here: the directory keeps the probes, free for another */
+            snprintf(desc_file, sizeof desc_file, "%s/%s", r.dir, MAYA_RUN_DESC_FILE);
+            unlink(desc_file);
+            return interrupted ? 130 : 2;
+        }
+        r.replicas_spec = r.replicas_text;
+    }
     if (r.replicas_spec && check_replicas(&r, nproc ? nproc : r.count) < 0)
         return 2;
     if (r.hang_s == 0)
         r.hang_s = RUN_HANG_TIMEOUT_S;
     if (run_check_size(procs_at_once(&r, nproc ? nproc : r.count), r.cpus) < 0)
         return 2;
-    if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0 || keep_cluster_file(&r, cluster) < 0 ||
-        maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
+    if (find_libdir(&r) < 0 || (!r.replicas_auto && prepare_dir(&r, out) < 0) ||
+        keep_cluster_file(&r, cluster) < 0 || maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
         return 1;
     if (pt)
         snprintf(pt->dir, sizeof pt->dir, "%s", r.dir);
@@ -982,10 +1024,6 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     r.progress = !r.quiet && isatty(2) && r.tee.nstreams == 0;
     r.parent = getpid();
 
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     maya_utc_now(d->start_time, sizeof d->start_time);
     double t0 = now_s();
     r.t0 = t0;
@@ -1031,7 +1069,9 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         maya_run_desc_free(d);
         return 130;
     }
-    if (pt) { /* what was measured is the result; maya report can replay it */
+    if (pt || r.no_report) { /* what was measured is the result; maya report can replay it */
+        if (r.no_report && !r.quiet)
+            fprintf(stderr, "maya run: no report (--no-report): maya report %s makes it\n", r.dir);
         maya_run_desc_free(d);
         return workload_ok ? 0 : 1;
     }

@@ -58,4 +58,15 @@ int run_elim_layout_read(const char *trace_dir, struct maya_replicas *out, int *
 int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world, int64_t world,
                          struct maya_replicas *out, char *err, size_t errn);
 
+/* The data-parallel dimension from two smaller runs of the program (maya
+ * run --replicas auto): a, of a_world ranks, and b, of b_world (a whole
+ * multiple of a_world). The dimension that grows with the world is the one
+ * of b that, shrunk by b_world / a_world (gone where that leaves 1), with
+ * the strides above it shrunk alike, leaves a; out is b with it (and the
+ * strides above) grown by world / b_world. 0 with *dim its index in out,
+ * or -1 with why in err (no dimension or more than one explains the two). */
+int run_elim_layout_step(const struct maya_replicas *a, int64_t a_world, const struct maya_replicas *b,
+                         int64_t b_world, int64_t world, struct maya_replicas *out, int *dim, char *err,
+                         size_t errn);
+
 #endif

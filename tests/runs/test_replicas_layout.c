@@ -105,6 +105,37 @@ static void grows_to(const char *small_text, int64_t small_world, int64_t world,
               small_text, (long long)small_world, (long long)world, got, err);
 }
 
+/* The layouts of two smaller runs, stepped up to world ranks (--replicas
+ * auto): want, or NULL for a refusal whose reason contains says. */
+static void steps_to(const char *a_text, int64_t a_world, const char *b_text, int64_t b_world, int64_t world,
+                     const char *want, const char *says)
+{
+    struct maya_replicas a, b, big;
+    char err[512] = "", got[256] = "";
+    CHECK(maya_replicas_parse(a_text, a_world, &a, err, sizeof err) == 0, "%s: %s", a_text, err);
+    CHECK(maya_replicas_parse(b_text, b_world, &b, err, sizeof err) == 0, "%s: %s", b_text, err);
+    int dim = -1, rc = run_elim_layout_step(&a, a_world, &b, b_world, world, &big, &dim, err, sizeof err);
+    if (rc == 0)
+        maya_replicas_format(&big, got, sizeof got);
+    if (want)
+        CHECK(rc == 0 && !strcmp(got, want) && dim >= 0, "\"%s\" of %lld, \"%s\" of %lld to %lld: \"%s\" (%s), "
+              "expected \"%s\"", a_text, (long long)a_world, b_text, (long long)b_world, (long long)world, got,
+              rc ? err : "ok", want);
+    else
+        CHECK(rc < 0 && strstr(err, says), "\"%s\" of %lld, \"%s\" of %lld to %lld: expected a refusal saying "
+              "\"%s\", got \"%s\" (%s)", a_text, (long long)a_world, b_text, (long long)b_world, (long long)world,
+              says, got, err);
+}
+
+/* The layout of a Megatron-shaped job of tp x dp x pp ranks. */
+static void layout_of(int tp, int dp, int pp, struct maya_replicas *r)
+{
+    struct job j;
+    megatron(&j, tp, dp, pp, 1);
+    run_elim_layout(&j.c, r);
+    run_elim_classes_free(&j.c);
+}
+
 static int read_text(const char *text, struct run_elim_classes *c)
 {
     char dir[] = "/tmp/maya-layout-XXXXXX", path[256];
@@ -150,6 +181,32 @@ int main(void)
     grows_to("8:1,2:8", 128, 192, "8:1,3:8");
     grows_to("8:1,2:8", 128, 100, NULL);
     grows_to("2:1,2:2", 8, 4, NULL);
+
+    /* --replicas auto: the dimension that grew between two runs is the
+     * data-parallel one, whatever the others are */
+    struct maya_replicas a, b, big;
+    char ta[256], tb[256], err[512];
+    int dim;
+    layout_of(8, 1, 8, &a); /* 145.6B's shape at DP 1 and 2 */
+    layout_of(8, 2, 8, &b);
+    maya_replicas_format(&a, ta, sizeof ta);
+    maya_replicas_format(&b, tb, sizeof tb);
+    CHECK(!strcmp(ta, "8:1") && !strcmp(tb, "8:1,2:8"), "TP8 PP8 at DP 1 and 2: \"%s\", \"%s\"", ta, tb);
+    CHECK(run_elim_layout_step(&a, 64, &b, 128, 1536, &big, &dim, err, sizeof err) == 0 && dim == 1 &&
+              big.ndims == 2 && big.n[1] == 24 && big.stride[1] == 8,
+          "TP8 PP8 stepped to 1,536 ranks: %s", err);
+    steps_to("2:1", 4, "2:1,2:2", 8, 16, "2:1,4:2", NULL);      /* minigpt TP2 PP2 */
+    steps_to("2:1", 4, "2:1,2:2", 8, 48, "2:1,12:2", NULL);
+    steps_to("2:1,2:2", 8, "2:1,4:2", 16, 64, "2:1,16:2", NULL); /* from DP 2 and 4 */
+    steps_to("2:1", 2, "2:1", 4, 8, NULL, "no one dimension");   /* a dimension that did not grow */
+    steps_to("2:2", 4, "2:1,2:2", 8, 16, NULL, "no one dimension");
+    steps_to("2:1", 2, "2:1,2:2", 4, 8, "2:1,4:2", NULL);       /* TP or DP grew: the outer one */
+    steps_to("2:1", 4, "2:1,2:2", 8, 12, NULL, "whole factors");
+    steps_to("2:1,3:2", 6, "2:1,6:2", 12, 36, "2:1,18:2", NULL); /* DP 3, 6, 18 */
+    struct maya_replicas none = { 0 };
+    layout_of(1, 2, 1, &b); /* DDP: nothing on 1 rank, 2:1 on 2 */
+    CHECK(run_elim_layout_step(&none, 1, &b, 2, 8, &big, &dim, err, sizeof err) == 0 && big.ndims == 1 &&
+              big.n[0] == 8 && big.stride[0] == 1, "DDP from 1 and 2 ranks to 8: %s", err);
 
     struct run_elim_classes c;
     CHECK(read_text("# a comment\nworld=4\nclasses=0 0 2 2\ncomm=0 1 2 3\ncomm=0 2\ncomm=1 3\n", &c) == 1 &&

@@ -10,7 +10,8 @@
 # the DP groups); the prediction is the full run's to within 0.5 %, with and
 # without --dedup on top (which stops ranks 2-3 and 9-11 too). The same
 # layout, taken from an 8-rank --dedup run (--replicas-like), predicts the
-# same. Bad layouts are refused before anything starts.
+# same, and so does the layout maya finds itself from runs of 4 and 8
+# ranks (--replicas auto). Bad layouts are refused before anything starts.
 # test: alone
 . "$MAYA_TOP/tests/lib.sh"
 
@@ -163,6 +164,52 @@ err = abs(b["iteration_time_s"] - f["iteration_time_s"]) / f["iteration_time_s"]
 print("--replicas-like: %.6f s against %.6f s (%.3f %%)" % (b["iteration_time_s"], f["iteration_time_s"], 100 * err))
 assert err < 0.005, err
 PY
+# --replicas auto: maya makes the smaller runs itself: 1 and 2 ranks are
+# refused by minigpt (TP2 x PP2), 4 ranks (DP 1) show 2:1, 8 ranks (DP 2)
+# 2:1,2:2; the dimension that grew, 2:2, grows to DP 4: the declared layout,
+# predicting what the full run does
+"$MAYA" run --tee none --replicas auto -g h100x16 -o "$TEST_TMP/auto" -- $mg > "$TEST_TMP/auto.out" 2>&1 ||
+    fail "maya run --replicas auto failed: $(tail -20 "$TEST_TMP/auto.out")"
+expect_grep '^maya run: --replicas auto: 1 rank: did not run \(minigpt: TP x PP x DP must equal WORLD_SIZE' \
+    "$TEST_TMP/auto.out" "the 1-rank run, refused"
+expect_grep '^maya run: --replicas auto: 2 ranks: did not run' "$TEST_TMP/auto.out" "the 2-rank run, refused"
+expect_grep '^maya run: --replicas auto: 4 ranks: 2:1$' "$TEST_TMP/auto.out" "the 4-rank run's layout"
+expect_grep '^maya run: --replicas auto: 8 ranks: 2:1,2:2$' "$TEST_TMP/auto.out" "the 8-rank run's layout"
+expect_grep '^maya run: --replicas auto: --replicas 2:1,4:2 \(4 ranks showed 2:1, 8 showed 2:1,2:2: dimension 2:2 ' \
+    "$TEST_TMP/auto.out" "the layout taken"
+expect_no_grep '^maya run: --replicas auto: 16 ranks' "$TEST_TMP/auto.out" "no run of the job's own size"
+expect_grep '^replicas=2:1,4:2$' "$TEST_TMP/auto/traces/rank-4.eliminated" "rank 4, a replica"
+for n in 4 8; do # stopped once their classes were written: no report, some ranks signalled
+    expect_grep '^classes=' "$TEST_TMP/auto/probes/$n/traces/dedup-classes" "the $n-rank run's classes"
+    [ -e "$TEST_TMP/auto/probes/$n/report.json" ] && fail "the $n-rank run wrote a report"
+done
+python3 - "$TEST_TMP"/full/report.json "$TEST_TMP"/auto/report.json <<'PY' || fail "--replicas auto predicts otherwise (above)"
+import json, sys
+f, b = (json.load(open(x)) for x in sys.argv[1:3])
+assert b["simulated"] and b["workload_ok"] and len(b["iterations"]) == 6, b["error"]
+err = abs(b["iteration_time_s"] - f["iteration_time_s"]) / f["iteration_time_s"]
+print("--replicas auto: %.6f s against %.6f s (%.3f %%)" % (b["iteration_time_s"], f["iteration_time_s"], 100 * err))
+assert err < 0.005, err
+PY
+# refused: no size below the job's to try (2 ranks); one process for all
+# GPUs; with --replicas too; a program that runs on no smaller size (the
+# directory keeps the runs, and is no run itself)
+"$MAYA" run -q --replicas auto -g h100x8 -o "$TEST_TMP/auto1" -- false > "$TEST_TMP/auto1.out" 2>&1
+expect_eq $? 2 "maya run --replicas auto -- false"
+expect_grep '^maya: --replicas auto: no two smaller runs of the program showed which ranks of 8 are replicas \(1 rank: did not run \(rank 0 exited 1\); 2 ranks: did not run \(rank [01] exited 1\)\); declare them' \
+    "$TEST_TMP/auto1.out" "the message for false"
+[ -e "$TEST_TMP/auto1/run.conf" ] && fail "--replicas auto -- false left a run.conf"
+[ -e "$TEST_TMP/auto1/probes/2/run.conf" ] || fail "--replicas auto -- false did not keep its 2-rank run"
+"$MAYA" run -q --replicas auto -g h100x2 -o "$TEST_TMP/auto2" -- $mg > "$TEST_TMP/auto2.out" 2>&1
+expect_eq $? 2 "maya run --replicas auto on 2 ranks"
+expect_grep "^maya: --replicas auto: 2 ranks: no smaller run of the program would show more replicas" \
+    "$TEST_TMP/auto2.out" "the message for 2 ranks"
+[ -e "$TEST_TMP/auto2/run.conf" ] && fail "--replicas auto on 2 ranks started a run"
+"$MAYA" run -q --replicas auto -n 2 -g h100x16 -o "$TEST_TMP/auto3" -- $mg > "$TEST_TMP/auto3.out" 2>&1
+expect_eq $? 2 "maya run --replicas auto -n 2"
+expect_grep "replicas need one process per GPU" "$TEST_TMP/auto3.out" "the message for -n 2"
+[ -e "$TEST_TMP/auto3/run.conf" ] && fail "--replicas auto -n 2 started a run"
+
 # refused: no classes (a run without --dedup), with --replicas too, a size
 # the DP dimension does not grow to, a malformed file
 refuse_like() {
@@ -177,6 +224,7 @@ refuse_like() {
 refuse_like "no classes of duplicate-rank elimination there .*run the smaller job with --dedup" \
     --replicas-like "$TEST_TMP/full" -g h100x16
 refuse_like "give one of them" --replicas-like "$TEST_TMP/small" --replicas 4:2,2:1 -g h100x16
+refuse_like "give one of them" --replicas-like "$TEST_TMP/small" --replicas auto -g h100x16
 refuse_like "its 8 ranks showed --replicas 2:1,2:2, but its outermost dimension 2:2 of 8 ranks does not grow to 4" \
     --replicas-like "$TEST_TMP/small" -g h100x4
 cp -r "$TEST_TMP/small" "$TEST_TMP/small.cut"

@@ -13,13 +13,14 @@
 #                                    alone (collate, estimate, simulate, write)
 #   <case>_<mode>_iteration_ms, _emulated_ranks, _error_pct (against full)
 # SCALE_CASES picks cases (default: all): mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8
-# mg1536e2e mg1536
+# mg1536e2e mg1536 mg1536auto
 # (mg256iter: emulation only, 8 and 16 iterations, for the CPU per iteration).
 # mg256pp8 is the layout of the 1,536-GPU cases (TP8 x PP8, 1F1B over 8
 # micro-batches) with DP4, compared with its full run; mg1536e2e runs it with
 # DP24 on 1,536 GPUs end to end with --replicas and --dedup (no full run: 1,536
 # processes do not fit). mg1536 (the 1,536-GPU row of Megatron's Table 1) runs
-# end to end with --replicas and --dedup too.
+# end to end with --replicas and --dedup too; mg1536auto the same with
+# --replicas auto (the layout from maya's own runs of 64 and 128 ranks).
 set -u
 top=${MAYA_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 maya=$top/build/bin/maya
@@ -169,7 +170,18 @@ for c in $cases; do
         measure mg1536_replicas "$tmp/mg1536_replicas" -- "$maya" run -q --replicas 24:8,8:1 --dedup \
             -g h200x1536 -o "$tmp/mg1536_replicas" -- "$mg" --tp 8 --pp 8 --hidden 12288 --heads 96 --layers 80 \
             --seq 2048 --micro-batch-size 2 --micro-batches 48 --vocab 51200 --iters 3 ;;
-    *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536)" >&2; exit 2 ;;
+    mg1536auto)
+        # the same with the layout found by maya (--replicas auto: runs of 64 and
+        # 128 ranks, stopped once their classes are written, in DIR/probes);
+        # emulation_wall_s is the job's own run, probes_wall_s theirs
+        measure mg1536auto_replicas "$tmp/mg1536auto_replicas" -- "$maya" run -q --replicas auto --dedup \
+            -g h200x1536 -o "$tmp/mg1536auto_replicas" -- "$mg" --tp 8 --pp 8 --hidden 12288 --heads 96 --layers 80 \
+            --seq 2048 --micro-batch-size 2 --micro-batches 48 --vocab 51200 --iters 3
+        echo "mg1536auto_probes_wall_s=$(cat "$tmp"/mg1536auto_replicas/probes/*/run.conf | sed -n 's/^wall_s=//p' |
+            paste -sd+ | bc)"
+        echo "mg1536auto_layout=$(sed -n 's/^replicas=//p' "$tmp/mg1536auto_replicas/traces/rank-1535.eliminated")" ;;
+    *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536 mg1536auto)" >&2
+        exit 2 ;;
     esac
 done
 [ -n "${SCALE_TMP:-}" ] || rm -rf "$tmp"
