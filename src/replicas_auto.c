@@ -251,8 +251,9 @@ int replicas_auto(const struct replicas_auto_job *job, struct maya_replicas *out
                                  err, sizeof err) == 0) {
             maya_replicas_format(out, text, size);
             if (!job->quiet)
-                fprintf(stderr, "maya run: --replicas auto: --replicas %s (%d ranks showed %s, %d showed %s: "
-                        "dimension %lld:%lld grows with the world)\n", text, probes[a].ranks, probes[a].said,
+                fprintf(stderr, "maya run: --replicas auto: --replicas %s (%d rank%s showed %s, %d showed %s: "
+                        "dimension %lld:%lld grows with the world)\n", text, probes[a].ranks,
+                        probes[a].ranks == 1 ? "" : "s", probes[a].said,
                         p->ranks, p->said, (long long)p->layout.n[dim], (long long)p->layout.stride[dim]);
             return 0;
         }
