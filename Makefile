@@ -122,7 +122,7 @@ demo: all
 
 # Published training runs re-created under maya (fidelity/run; not part of
 # make test: tens of minutes). FIDELITY_* settings pass through the environment.
-fidelity: all
+fidelity: all venv tools
 	fidelity/run
 
 # ASTRA-sim on a job maya exported as Chakra traces, against maya (sources

@@ -1,6 +1,6 @@
 """Where a predicted iteration's time goes, for the fidelity suites: rank 0's
-device ops in its steady-state iterations (all but the first, taken as the
-span before the job's end that they add up to), summed by op
+device ops in its steady-state iterations (all but the first, each the span
+report.json gives it), summed by op
 family and by name, from a maya run directory's timeline.json and
 report.json. Times overlap across streams (a DP all-reduce beside the
 backward), so the families can add up to more than the iteration.
@@ -60,14 +60,15 @@ def main():
     its = report.get("iterations") or []
     if len(its) < 2:
         sys.exit("breakdown.py: %s: fewer than 2 iterations" % run)
-    # the steady state: the iterations after the first, which end with the
-    # job, as far as the timeline holds them
+    # the steady state: the iterations after the first, as far as the
+    # timeline holds them, each from its end back by its time (a warm-up
+    # before the first and a partial last one are in none)
     first, last = iterations_shown(run + "/timeline.json", len(its))
     if last < 2:
         sys.exit("breakdown.py: %s: the timeline holds no steady iteration" % run)
     steady = last - 1
-    t0 = (report["makespan_s"] - sum(i["time_s"] for i in its[1:])) * 1e6
-    t1 = t0 + sum(i["time_s"] for i in its[1:last]) * 1e6
+    t0 = (its[1]["end_s"] - its[1]["time_s"]) * 1e6
+    t1 = its[last - 1]["end_s"] * 1e6
     fam, names = {}, {}
     for e in events:
         if e.get("pid") != 0 or e.get("tid", 0) <= 0 or e.get("ts", 0) < t0 or e.get("ts", 0) >= t1:

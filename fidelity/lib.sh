@@ -9,6 +9,15 @@ FID_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 : "${MAYA_BUILD:=$MAYA_TOP/build}"
 MAYA=$MAYA_BUILD/bin/maya
 WORKLOADS=$MAYA_BUILD/tests/workloads
+# PyTorch programs (make fidelity installs the venv)
+PY=$MAYA_TOP/.venv/bin/python
+FRAMEWORK_WORKLOADS=$MAYA_TOP/tests/workloads/frameworks
+# nvdisasm, so that PyTorch's SASS-only kernels are priced from their code
+# (make fidelity installs it; a value the caller set wins)
+NVDISASM_TOOL=$MAYA_TOP/.tools/nvdisasm/nvidia/cu13/bin/nvdisasm
+if [ -z "${MAYA_NVDISASM+set}" ] && [ -x "$NVDISASM_TOOL" ]; then
+    export MAYA_NVDISASM=$NVDISASM_TOOL
+fi
 # FIDELITY_OUT: where the rows' run directories go
 : "${FIDELITY_OUT:=$MAYA_BUILD/fidelity}"
 # FIDELITY_MAX_RANKS: rows that need more emulated processes are skipped

@@ -14,6 +14,14 @@ row_cmd() {
             cmd=(-g "${gpu}x1" -- "$WORKLOADS/minigpt" --micro-batch-size 8 --micro-batches 1 --seq 1024 --hidden 1536
                 --heads 16 --layers 40 --vocab 51200 --fp16 --recompute full --bias --hidden-dropout 0.1
                 --attention-dropout 0.1 --fp32-cross-entropy --tie-embeddings --iters 3) ;;
+        resnet50_amp_*|resnet50_tf32_*|resnet50_fp32_*)  # DeepLearningExamples' ResNet-50 benchmark
+            batch=256
+            local amp=()
+            case $1 in
+                resnet50_amp_*) amp=(--amp) ;;
+                resnet50_fp32_v100) batch=112 ;;
+            esac
+            cmd=(-g "${gpu}x1" -- "$PY" "$FRAMEWORK_WORKLOADS/resnet50_train.py" --batch "$batch" --steps 6 "${amp[@]}") ;;
         *) return 1 ;;
     esac
 }
@@ -33,6 +41,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r row gpu metric published;
     it=$(fid_iter_s "$dir")
     case $metric in
         iteration_ms) pred=$(awk -v t="$it" 'BEGIN { printf "%.6g", t * 1e3 }') ;;
+        images_per_s) pred=$(awk -v t="$it" -v b="$batch" 'BEGIN { printf "%.6g", b / t }') ;;
         *) fid_fail single_gpu "$row" "unknown metric $metric"; continue ;;
     esac
     fid_breakdown "$dir"

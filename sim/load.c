@@ -267,10 +267,16 @@ static int prec_cuda(int atype, int compute)
     }
 }
 
-static int prec_cudnn(int dtype)
+/* A cuDNN op's precision, as the estimator prices it (estimator/describe.c):
+ * float convolutions and matmuls run on TF32 tensor cores where the GPU has
+ * them (cuDNN's default math; the peak falls back to FP32 where it has not),
+ * the rest on CUDA cores. */
+static int prec_cudnn(const struct maya_rec_dnn *d)
 {
-    switch (dtype) {
-    case 0: return SP_FP32;   /* CUDNN_DATA_FLOAT */
+    int tensor_op = d->op == MAYA_DNN_CONV_FWD || d->op == MAYA_DNN_CONV_BWD_DATA ||
+                    d->op == MAYA_DNN_CONV_BWD_FILTER || d->op == MAYA_DNN_MATMUL;
+    switch (d->t[0].dtype) {
+    case 0: return tensor_op && d->compute_type != 1 ? SP_TF32 : SP_FP32; /* CUDNN_DATA_FLOAT */
     case 1: return SP_FP64;
     case 2: return SP_FP16;
     case 3: return SP_INT8;
@@ -390,7 +396,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         case MAYA_REC_DNN: {
             const struct maya_rec_dnn *d = (const void *)h;
             o->kind = SK_KERNEL;
-            o->sub = (uint16_t)prec_cudnn(d->t[0].dtype);
+            o->sub = (uint16_t)prec_cudnn(d);
             break;
         }
         case MAYA_REC_MEMCPY: {
