@@ -26,6 +26,11 @@ struct est_calib est_calib = {
     /* skinny GEMMs (few tokens) stream the weights: share of the measured
      * copy bandwidth they reach */
     .gemm_mem_eff = 0.8164,
+    /* the same on CUDA cores (est_simt), fitted on DeepBench's V100 fp32
+     * GEMMs (estimator/data/gemm_simt.csv) */
+    .gemm_eff_max_simt = 0.9466,
+    .gemm_k_half_simt = 151.3,
+    .gemm_small_tile_exp_simt = 0.23,
     /* Fused attention forward: share of the tensor-core peak, as published
      * for training kernels (FlashAttention-2 on A100: 50-70%). Not the fitted
      * value: the only data (vidur A100) is vLLM's paged inference attention,
@@ -83,9 +88,15 @@ static double floor_ns(const struct maya_gpu_spec *g)
     return g->perf.kernel_floor_ns > 0 ? g->perf.kernel_floor_ns : 2000;
 }
 
+int est_simt(const struct maya_gpu_spec *g, enum est_prec p)
+{
+    return p == EST_P_FP32 || (p == EST_P_TF32 && g->perf.tf32_tflops <= 0) ||
+           (p == EST_P_FP64 && g->perf.fp64_tensor_tflops <= 0);
+}
+
 static int tensor_core(const struct maya_gpu_spec *g, enum est_prec p)
 {
-    return p != EST_P_FP32 && !(p == EST_P_FP64 && g->perf.fp64_tensor_tflops <= 0);
+    return !est_simt(g, p);
 }
 
 static double pow2ceil(double x)
@@ -116,16 +127,30 @@ double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc 
         split = fmax(1, fmin(floor(sms / tiles), floor(k / 128)));
     double units = tiles * split, waves = ceil(units / sms);
     double fill = (m * n * b) / (tiles * tm * tn) * units / (waves * sms);
-    double tile_eff = pow(tm * tn / (tm_max * tn_max), est_calib.gemm_small_tile_exp);
+    /* CUDA cores have constants of their own: their GEMMs need less reuse
+     * of each operand than tensor cores (16 times less work per clock), so
+     * small tiles and short k cost them less */
+    int simt = est_simt(g, d->prec);
+    double tile_eff = pow(tm * tn / (tm_max * tn_max),
+                          simt ? est_calib.gemm_small_tile_exp_simt : est_calib.gemm_small_tile_exp);
     double kk = k / split;
-    return GEMM_EFF_MAX * fill * tile_eff * kk / (kk + GEMM_K_HALF);
+    return (simt ? est_calib.gemm_eff_max_simt : GEMM_EFF_MAX) * fill * tile_eff * kk /
+           (kk + (simt ? est_calib.gemm_k_half_simt : GEMM_K_HALF));
 }
+
+/* Winograd's F(2x2, 3x3) computes a 2x2 output tile of a 3x3 filter with
+ * 16 multiplications instead of 36: cuDNN runs 3x3 stride-1 convolutions so
+ * on CUDA cores (its WINOGRAD algorithms; on tensor cores it keeps the
+ * implicit GEMM). */
+#define WINOGRAD_F2X3_GAIN (36.0 / 16.0)
 
 static double gemm_ns(const struct maya_gpu_spec *g, const struct est_desc *d)
 {
     if (d->flops <= 0)
         return floor_ns(g);
-    double t_c = d->flops / (est_peak_flops(g, d->prec) * est_gemm_efficiency(g, d));
+    double flops = d->family == EST_CONV && d->winograd && est_simt(g, d->prec) ? d->flops / WINOGRAD_F2X3_GAIN
+                                                                                  : d->flops;
+    double t_c = flops / (est_peak_flops(g, d->prec) * est_gemm_efficiency(g, d));
     double t_m = d->bytes / (mem_bw(g) * est_calib.gemm_mem_eff);
     return fmax(floor_ns(g), fmax(t_c, t_m) * 1e9 + GEMM_OVERHEAD_NS);
 }

@@ -143,6 +143,8 @@ static void describe_conv(const struct maya_rec_dnn *r, struct est_desc *d)
     double cin = w->ndims >= 2 ? (double)w->dims[1] : 0; /* already C/groups */
     est_desc_gemm(d, out_pixels, kout, cin * filter, 1, p);
     d->family = EST_CONV;
+    d->winograd = w->ndims == 4 && w->dims[2] == 3 && w->dims[3] == 3 && r->stride[0] <= 1 && r->stride[1] <= 1 &&
+                  r->dilation[0] <= 1 && r->dilation[1] <= 1 && r->groups <= 1;
     d->bytes = (tensor_elems(x) + tensor_elems(w) + tensor_elems(y)) * d->elem_bytes;
 }
 

@@ -70,6 +70,9 @@ struct est_desc {
     /* attention */
     double heads, seq_q, seq_kv, head_dim;
     int causal, backward;
+    /* convolutions: a 3x3 filter at stride 1 (no dilation, no groups), which
+     * cuDNN can run as Winograd's F(2x2, 3x3) on CUDA cores */
+    int winograd;
     /* copies */
     int copy_kind;           /* enum maya_copy_kind */
     int pinned;
@@ -121,12 +124,16 @@ void est_desc_gemm(struct est_desc *d, double m, double n, double k, double batc
  * maya-est-train --calibrate refits them). */
 struct est_calib {
     double gemm_eff_max, gemm_k_half, gemm_overhead_ns, gemm_small_tile_exp, gemm_mem_eff, mem_eff;
+    /* the same for GEMMs on CUDA cores (fp32 math: est_simt) */
+    double gemm_eff_max_simt, gemm_k_half_simt, gemm_small_tile_exp_simt;
     double attn_eff_fwd;
     double ring_eff_pcie;   /* share of PCIe a ring reaches (collectives.c) */
 };
 extern struct est_calib est_calib;
 
 double est_peak_flops(const struct maya_gpu_spec *g, enum est_prec p);
+/* Does this precision run on CUDA cores (SIMT) rather than tensor cores? */
+int est_simt(const struct maya_gpu_spec *g, enum est_prec p);
 void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                    struct est_links *l);
 double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d);

@@ -42,9 +42,11 @@ $(EST_MODELS_STAMP): $(EST_TRAIN) $(EST_DATA) $(HWSPEC_FILES)
 
 ALL_TARGETS += $(EST_TRAIN) $(EST_MODELS_STAMP)
 
-# Held-out accuracy of every model (see the header it prints).
-accuracy: $(EST_TRAIN)
+# Held-out accuracy of every model (see the header it prints), then the
+# analytical convolutions against DeepBench's V100 ones (fitted on none).
+accuracy: $(EST_TRAIN) all
 	$(EST_TRAIN) --data estimator/data --hwspecs hwspecs --accuracy
+	python3 estimator/data/conv_check.py $(MAYA_BIN)
 
 # Speed of est_estimate (make bench runs build/bench/*).
 EST_BENCH := $(B)/bench/est_bench

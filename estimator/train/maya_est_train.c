@@ -8,7 +8,8 @@
  *
  * Tables (estimator/data/SOURCE.md describes them; a user's own profile in the
  * same format can be added with another --data): gemm.csv, kernel.csv,
- * attention.csv, allreduce.csv, sendrecv.csv. Every row becomes the same est_desc the
+ * attention.csv, allreduce.csv, sendrecv.csv, and gemm_simt.csv (GEMMs on
+ * CUDA cores, for --calibrate only: no model is trained on them). Every row becomes the same est_desc the
  * estimator builds from a trace record, so features and the analytical
  * baseline are computed by the estimator's own code.
  *
@@ -35,6 +36,7 @@ struct row {
     int cluster;             /* index in clusters[] */
     double meas_ns;
     char group[48];
+    int calib_only;          /* gemm_simt.csv: fits the analytical SIMT constants, trains no model */
 };
 
 static struct maya_hwspecs hw;
@@ -142,7 +144,8 @@ static int read_table(const char *dir, const char *name)
         fclose(fp);
         return -1;
     }
-    int is_gemm = !strcmp(name, "gemm"), is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
+    int simt_table = !strcmp(name, "gemm_simt");
+    int is_gemm = !strcmp(name, "gemm") || simt_table, is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
     static const char *const attn_cols[] = { "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal" };
     int ia[7];
     int iop = -1, im = -1, in = -1, ik = -1, iprec = -1, ibytes = -1, isetup = -1, iranks = -1, inodes = -1, irpn = -1;
@@ -182,6 +185,7 @@ static int read_table(const char *dir, const char *name)
         }
         struct row *r = new_row();
         r->gpu = (int)(g - hw.gpus);
+        r->calib_only = simt_table;
         snprintf(r->group, sizeof r->group, "%s", c[igroup]);
         double t;
         if (num(path, lineno, "time_us", c[itime], &t) < 0) {
@@ -322,7 +326,7 @@ static size_t select_rows(enum est_family f, int gpu, size_t *idx)
 {
     size_t n = 0;
     for (size_t i = 0; i < nrows; i++)
-        if (rows[i].d.family == f && rows[i].gpu == gpu)
+        if (rows[i].d.family == f && rows[i].gpu == gpu && !rows[i].calib_only)
             idx[n++] = i;
     return n;
 }
@@ -543,6 +547,10 @@ static int transfer(void)
 
 /* ---- calibrating the analytical model ---- */
 
+/* Which GEMM rows the fit at hand uses: -1 all, 0 those on tensor cores,
+ * 1 those on CUDA cores (est_simt). */
+static int fit_simt = -1;
+
 /* Mean |log(analytical / measured)| over the rows of the given families
  * (collectives: single-node rows only; see calibrate). */
 static double log_error(const enum est_family *fams, int nf)
@@ -554,6 +562,8 @@ static double log_error(const enum est_family *fams, int nf)
         for (int j = 0; j < nf; j++)
             keep |= rows[i].d.family == fams[j];
         if (!keep || rows[i].d.nodes > 1)
+            continue;
+        if (fit_simt >= 0 && rows[i].d.family == EST_GEMM && est_simt(&hw.gpus[rows[i].gpu], rows[i].d.prec) != fit_simt)
             continue;
         s += fabs(log(analytical(&rows[i]) / rows[i].meas_ns));
         n++;
@@ -587,11 +597,18 @@ static void calibrate(void)
 {
     static const enum est_family gemm[] = { EST_GEMM }, mem[] = { EST_KERNEL }, ar[] = { EST_ALLREDUCE },
                                  p2p[] = { EST_SENDRECV }, attn[] = { EST_ATTENTION };
-    printf("# GEMM (mean |log error| before: %.4f)\n", log_error(gemm, 1));
+    fit_simt = 0;
+    printf("# GEMM on tensor cores (mean |log error| before: %.4f)\n", log_error(gemm, 1));
     double *gk[] = { &est_calib.gemm_eff_max, &est_calib.gemm_k_half, &est_calib.gemm_small_tile_exp,
                      &est_calib.gemm_mem_eff };
     static const char *const gn[] = { "gemm_eff_max", "gemm_k_half", "gemm_small_tile_exp", "gemm_mem_eff" };
     descend(gk, gn, 4, gemm, 1);
+    fit_simt = 1;
+    printf("# GEMM on CUDA cores (mean |log error| before: %.4f)\n", log_error(gemm, 1));
+    double *sk[] = { &est_calib.gemm_eff_max_simt, &est_calib.gemm_k_half_simt, &est_calib.gemm_small_tile_exp_simt };
+    static const char *const sn[] = { "gemm_eff_max_simt", "gemm_k_half_simt", "gemm_small_tile_exp_simt" };
+    descend(sk, sn, 3, gemm, 1);
+    fit_simt = -1;
     /* printed for reference; analytical.c keeps the published figure */
     printf("# attention, vLLM paged inference kernels only (before: %.4f)\n", log_error(attn, 1));
     double *ak[] = { &est_calib.attn_eff_fwd };
@@ -616,6 +633,7 @@ static void usage(FILE *fp)
     fprintf(fp, "usage: maya-est-train [--data DIR]... [--hwspecs DIR] (--out DIR | --accuracy | --calibrate |\n"
                 "       --transfer)\n"
                 "  --data DIR     tables gemm.csv kernel.csv attention.csv allreduce.csv sendrecv.csv\n"
+                "                 gemm_simt.csv (--calibrate only)\n"
                 "                 (default estimator/data; give it again to add a profile of your own)\n"
                 "  --hwspecs DIR  GPU and cluster files (default hwspecs)\n"
                 "  --out DIR      fit on every row, write <family>-<gpu>.json models there\n"
@@ -662,7 +680,7 @@ int main(int argc, char **argv)
     if (maya_hwspecs_load_dir(hwdir, &hw) < 0)
         return 1;
     XGBSetGlobalConfig("{\"verbosity\": 0}");
-    static const char *const tables[] = { "gemm", "kernel", "attention", "allreduce", "sendrecv" };
+    static const char *const tables[] = { "gemm", "gemm_simt", "kernel", "attention", "allreduce", "sendrecv" };
     for (int d = 0; d < ndata; d++)
         for (size_t t = 0; t < MAYA_ARRAY_LEN(tables); t++)
             if (read_table(data[d], tables[t]) < 0)

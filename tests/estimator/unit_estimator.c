@@ -362,6 +362,59 @@ static void test_p2p_channels(const struct maya_hwspecs *hw)
     est_destroy(e);
 }
 
+/* One float convolution of n x c x hw x hw into k channels, filter f x f,
+ * on gpu: its time (analytical) in us. */
+static double conv_us(const struct maya_gpu_spec *gpu, int n, int c, int hw, int k, int f, int stride)
+{
+    struct est_config cfg = { .gpu = gpu };
+    struct estimator *e;
+    if (est_create(&cfg, &e) != 0)
+        return -1;
+    struct maya_rec_dnn d;
+    memset(&d, 0, sizeof d);
+    d.h = (struct maya_rec_hdr){ MAYA_REC_DNN, 0, sizeof d };
+    d.op = MAYA_DNN_CONV_FWD;
+    d.ntensors = 3;
+    d.conv_nspatial = 2;
+    d.groups = 1;
+    int out = (hw + 2 * (f / 2) - f) / stride + 1;
+    int64_t x[4] = { n, c, hw, hw }, w[4] = { k, c, f, f }, y[4] = { n, k, out, out };
+    for (int i = 0; i < 4; i++) {
+        d.t[0].dims[i] = x[i], d.t[1].dims[i] = w[i], d.t[2].dims[i] = y[i];
+        d.t[0].ndims = d.t[1].ndims = d.t[2].ndims = 4;
+    }
+    for (int i = 0; i < 2; i++)
+        d.stride[i] = stride, d.dilation[i] = 1, d.pad_pre[i] = d.pad_post[i] = f / 2;
+    struct est_op op = { .rec = &d.h, .api = "cudnnConvolutionForward" };
+    struct est_result r;
+    int rc = est_estimate(e, &op, &r);
+    est_destroy(e);
+    return rc == 0 && r.family == EST_CONV ? r.device_ns / 1e3 : -1;
+}
+
+/* Float convolutions on CUDA cores (V100: no TF32) take the SIMT GEMM
+ * constants, and a 3x3 stride-1 one Winograd's F(2x2, 3x3): 16 of its 36
+ * multiplications. On an A100 (TF32 tensor cores) neither applies. */
+static void test_simt_conv(const struct maya_hwspecs *hw)
+{
+    const struct maya_gpu_spec *v100 = maya_hwspecs_find_gpu(hw, "v100"), *a100 = maya_hwspecs_find_gpu(hw, "a100");
+    CHECK(v100 && a100, "V100 and A100 specs");
+    if (!v100 || !a100)
+        return;
+    /* 16 x 128 x 56 x 56 into 256: DeepBench's V100 forward takes 900 us */
+    double v3 = conv_us(v100, 16, 128, 56, 256, 3, 1), a3 = conv_us(a100, 16, 128, 56, 256, 3, 1);
+    double flops = 2.0 * 16 * 56 * 56 * 256 * 128 * 9;
+    double rate = flops / (v3 * 1e-6) / (v100->perf.fp32_tflops * 1e12);
+    CHECK(v3 > 700 && v3 < 1100, "V100 fp32 3x3 conv: %.0f us, expected ~900", v3);
+    CHECK(rate > 1.6 && rate < 2.25, "V100 fp32 3x3 conv at %.2f x the fp32 peak (Winograd: 2.25 x the GEMM's "
+          "share of it)", rate);
+    /* the same FLOPs as a 1x1 convolution of 9 times the channels: no Winograd */
+    double v1 = conv_us(v100, 16, 128 * 9, 56, 256, 1, 1);
+    CHECK(v1 > 2.0 * v3, "V100 fp32 1x1 conv of the same FLOPs: %.0f us against %.0f", v1, v3);
+    double a1 = conv_us(a100, 16, 128 * 9, 56, 256, 1, 1);
+    CHECK(a3 > 0.8 * a1 && a3 < 1.25 * a1, "A100 TF32: 3x3 (%.0f us) and 1x1 (%.0f us) alike", a3, a1);
+}
+
 int main(void)
 {
     maya_set_error_prefix("test");
@@ -385,6 +438,7 @@ int main(void)
     test_oracle_glob(gpu);
     test_families(gpu);
     test_p2p_channels(&hw);
+    test_simt_conv(&hw);
     maya_hwspecs_free(&hw);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf %s", tmpdir);
