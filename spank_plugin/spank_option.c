@@ -135,6 +135,11 @@ int spank_emulate_parse(const struct maya_hwspecs *hw, const char *value, const 
 
     char err[768];
     struct maya_replicas layout;
+    if (!strcmp(e->replicas, "auto"))
+        return maya_error("--maya-emulate=%s: replicas=auto is maya run's (it runs the program on fewer ranks "
+                          "first, which a Slurm job's tasks cannot); give the layout it found, replicas=N:S[,N:S...] "
+                          "(maya run --replicas auto prints it; so does the \"same work\" line of a --dedup run's "
+                          "report)", value);
     if (e->replicas[0] && maya_replicas_parse(e->replicas, e->count, &layout, err, sizeof err) < 0)
         return maya_error("--maya-emulate=%s: replicas=%s", value, err);
 

@@ -67,7 +67,7 @@ static void last_line(const char *path, char *buf, size_t size)
 /* The run's cause= in its run.conf ("rank 1 exited 2"), if it has one. */
 static void run_cause(const char *dir, char *buf, size_t size)
 {
-    char path[PATH_MAX + 16], line[512];
+    char path[PATH_MAX + 64], line[512];
     snprintf(path, sizeof path, "%s/run.conf", dir);
     FILE *fp = fopen(path, "r");
     if (!fp)
@@ -132,15 +132,19 @@ static struct probe *run_probe(const struct replicas_auto_job *job, const char *
 {
     memset(p, 0, sizeof *p);
     p->ranks = ranks;
-    char dir[PATH_MAX], log[PATH_MAX + 8], classes[PATH_MAX + 64], traces[PATH_MAX + 16];
-    if (maya_snprintf(dir, sizeof dir, "%s/probes/%d", job->dir, p->ranks) < 0)
+    char probes[PATH_MAX], dir[PATH_MAX + 32], log[PATH_MAX + 40], classes[PATH_MAX + 64], traces[PATH_MAX + 40];
+    if (maya_snprintf(probes, sizeof probes, "%s/probes", job->dir) < 0)
         return NULL;
-    snprintf(log, sizeof log, "%s.log", dir);
-    snprintf(traces, sizeof traces, "%s/probes", job->dir);
-    if (mkdir(traces, 0755) < 0 && errno != EEXIST) {
-        maya_error("--replicas auto: cannot make %s: %m", traces);
+    if (mkdir(probes, 0755) < 0 && errno != EEXIST) {
+        maya_error("--replicas auto: cannot make %s: %m", probes);
         return NULL;
     }
+    /* DIR/probes/N, or N.2, N.3, ... where an earlier attempt in this
+     * directory left one (maya run claims none twice) */
+    snprintf(dir, sizeof dir, "%s/%d", probes, p->ranks);
+    for (int again = 2; access(dir, F_OK) == 0 && again < 1000; again++)
+        snprintf(dir, sizeof dir, "%s/%d.%d", probes, p->ranks, again);
+    snprintf(log, sizeof log, "%s.log", dir);
     snprintf(traces, sizeof traces, "%s/traces", dir);
     snprintf(classes, sizeof classes, "%s/%s", traces, MAYA_ELIM_CLASSES_FILE);
     if (!job->quiet)
@@ -183,7 +187,7 @@ static struct probe *run_probe(const struct replicas_auto_job *job, const char *
         maya_replicas_format(&p->layout, text, sizeof text);
         snprintf(p->said, sizeof p->said, "%s", p->layout.ndims ? text : "no replicas");
     } else {
-        char why[160], err0[PATH_MAX + 32];
+        char why[160], err0[PATH_MAX + 64];
         last_line(log, why, sizeof why); /* maya run's own message, else what rank 0 said */
         snprintf(err0, sizeof err0, "%s/logs/rank-0.err", dir);
         if (!strcmp(why, "no output"))

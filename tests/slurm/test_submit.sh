@@ -42,6 +42,7 @@ refused 'dedup="maybe": expected yes or no' srun --maya-emulate=h100x8,dedup=may
 refused 'replicas=.*3 x 2 does not divide the 8 ranks' srun --maya-emulate=h100x8,replicas=3:2 true
 refused 'replicas=.*dimensions 2:1 and 2:1 overlap' sbatch --maya-emulate=h100x8,replicas=2:1,2:1 --wrap true
 refused '"8:x" is not key=value' srun --maya-emulate=h100x8,replicas=2:1,8:x true
+refused "replicas=auto is maya run's .*give the layout it found" srun --maya-emulate=h100x8,replicas=auto true
 refused 'cluster=nowhere: no such file and no known cluster of that name; known clusters:' \
     srun --maya-emulate=h100x8,cluster=nowhere true
 echo 'cluster "broken" { gpu = "H100-SXM" }' > broken.conf
