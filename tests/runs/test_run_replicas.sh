@@ -200,6 +200,11 @@ expect_grep '^maya: --replicas auto: no two smaller runs of the program showed w
     "$TEST_TMP/auto1.out" "the message for false"
 [ -e "$TEST_TMP/auto1/run.conf" ] && fail "--replicas auto -- false left a run.conf"
 [ -e "$TEST_TMP/auto1/probes/2/run.conf" ] || fail "--replicas auto -- false did not keep its 2-rank run"
+# the same directory again: its runs go beside the first attempt's
+"$MAYA" run -q --replicas auto -g h100x8 -o "$TEST_TMP/auto1" -- false > "$TEST_TMP/auto1b.out" 2>&1
+expect_eq $? 2 "maya run --replicas auto -- false, again"
+expect_grep '\(1 rank: did not run \(rank 0 exited 1\)' "$TEST_TMP/auto1b.out" "the message for false, again"
+[ -e "$TEST_TMP/auto1/probes/2.2/run.conf" ] || fail "the second attempt's 2-rank run is not in probes/2.2"
 "$MAYA" run -q --replicas auto -g h100x2 -o "$TEST_TMP/auto2" -- $mg > "$TEST_TMP/auto2.out" 2>&1
 expect_eq $? 2 "maya run --replicas auto on 2 ranks"
 expect_grep "^maya: --replicas auto: 2 ranks: no smaller run of the program would show more replicas" \
