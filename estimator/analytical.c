@@ -90,8 +90,15 @@ static double floor_ns(const struct maya_gpu_spec *g)
 
 int est_simt(const struct maya_gpu_spec *g, enum est_prec p)
 {
-    return p == EST_P_FP32 || (p == EST_P_TF32 && g->perf.tf32_tflops <= 0) ||
-           (p == EST_P_FP64 && g->perf.fp64_tensor_tflops <= 0);
+    const struct maya_gpu_perf *f = &g->perf;
+    switch (p) {
+    case EST_P_FP32: return 1;
+    case EST_P_TF32: return f->tf32_tflops <= 0;         /* V100: float math stays fp32 */
+    case EST_P_FP64: return f->fp64_tensor_tflops <= 0;
+    case EST_P_FP16: return f->fp16_tflops <= 0;
+    case EST_P_BF16: return f->bf16_tflops <= 0;         /* V100 has no bf16 tensor cores */
+    default: return 0;                                   /* fp8, int8: on the fp16 units where missing */
+    }
 }
 
 static int tensor_core(const struct maya_gpu_spec *g, enum est_prec p)

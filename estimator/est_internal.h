@@ -132,7 +132,9 @@ struct est_calib {
 extern struct est_calib est_calib;
 
 double est_peak_flops(const struct maya_gpu_spec *g, enum est_prec p);
-/* Does this precision run on CUDA cores (SIMT) rather than tensor cores? */
+/* Does this precision run on CUDA cores (SIMT) rather than tensor cores on
+ * this GPU (fp32 math, and any precision the GPU has no tensor-core peak
+ * for)? */
 int est_simt(const struct maya_gpu_spec *g, enum est_prec p);
 void est_links_get(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c,
                    struct est_links *l);

@@ -185,6 +185,11 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
         narrowed = plan.narrowed;
     } else {
         dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
+        if (d.family == EST_GEMM || d.family == EST_BATCHED_GEMM || d.family == EST_CONV) {
+            int simt = est_simt(&e->gpu, d.prec);
+            out->compute_units = simt ? "cuda_cores" : "tensor_cores";
+            out->compute_algo = simt && d.family == EST_CONV && d.winograd ? "winograd_f2x3" : NULL;
+        }
     }
     double host = est_host_ns(&e->gpu, op);
     out->model = EST_ANALYTICAL;

@@ -51,7 +51,9 @@ static void usage(FILE *fp)
         "  name=API        the API name oracle rules match (default: a typical one)\n"
         "\n"
         "Output: family=F gpu=G model=M device_us=T host_us=H extrapolated=0|1, then\n"
-        "for compute ops the FLOPs and the throughput that implies, for collectives the\n"
+        "for compute ops the FLOPs and the throughput that implies (GEMMs and convolutions\n"
+        "also units=tensor_cores|cuda_cores, and algo=winograd_f2x3 for a 3x3 stride-1\n"
+        "convolution on CUDA cores), for collectives the\n"
         "algorithm and protocol NCCL would choose, the size nccl-tests reports for the op\n"
         "and its algbw and busbw (GB/s) at device_us.\n");
 }
@@ -532,7 +534,9 @@ int cmd_estimate(int argc, char **argv)
            est_family_name(res.family), gpu->key, est_model_name(res.model), res.device_ns / 1e3,
            res.host_ns / 1e3, res.extrapolated);
     if (flops > 0 && res.device_ns > 0)
-        printf("flops=%.4g tflops=%.1f\n", flops, flops / (double)res.device_ns / 1e3);
+        printf("flops=%.4g tflops=%.1f%s%s%s%s\n", flops, flops / (double)res.device_ns / 1e3,
+               res.compute_units ? " units=" : "", res.compute_units ? res.compute_units : "",
+               res.compute_algo ? " algo=" : "", res.compute_algo ? res.compute_algo : "");
     if (res.coll_algo && res.device_ns > 0) {
         /* nccl-tests' figures: algbw = size / time; busbw scales it by what
          * each rank's links carry (all-reduce 2(n-1)/n, gathers (n-1)/n) */

@@ -61,6 +61,10 @@ struct est_result {
      * choice), and the size nccl-tests would report for the op (bytes) */
     const char *coll_algo, *coll_proto;
     double coll_bytes;
+    /* GEMMs and convolutions: the units the analytical model priced them
+     * on ("tensor_cores", "cuda_cores") and, for a convolution that is not
+     * an implicit GEMM, its algorithm ("winograd_f2x3"); NULL otherwise */
+    const char *compute_units, *compute_algo;
     /* send/recv: the part of device_ns that is latency, not bandwidth (the
      * simulator shares only the rest between transfers on one link) */
     uint64_t fixed_ns;

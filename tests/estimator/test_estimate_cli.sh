@@ -183,6 +183,17 @@ out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=h200)
 echo "$out" | grep -q 'model=learned .* extrapolated=0$' || fail "H200's GEMM from H100-SXM's model: $out"
 tf=$(echo "$out" | sed -n 's/.*tflops=\([^ ]*\).*/\1/p')
 expect_near "$tf" 783 0.10 "learned 4096^3 bf16 on H200 (H100-SXM's model, the same peak)"
+# The units a GEMM or convolution runs on: fp32 convolutions on a V100 (no
+# TF32) on CUDA cores, a 3x3 stride-1 one as Winograd's F(2x2, 3x3); on an
+# A100 TF32 tensor cores; fp16 on tensor cores, bf16 on a V100 (none for it)
+# on CUDA cores
+conv="conv n=16 c=128 h=56 w=56 k=256 r=3 s=3 pad=1 dtype=fp32 model=analytical"
+expect_grep ' units=cuda_cores algo=winograd_f2x3$' <(est $conv gpu=v100) "V100 fp32 3x3 conv"
+expect_grep ' units=cuda_cores$' <(est $conv gpu=v100 stride=2) "V100 fp32 3x3 conv of stride 2"
+expect_grep ' units=tensor_cores$' <(est $conv gpu=a100) "A100 TF32 3x3 conv"
+expect_grep ' units=tensor_cores$' <(est gemm m=64 n=64 k=64 dtype=fp16 gpu=v100) "V100 fp16 GEMM"
+expect_grep ' units=cuda_cores$' <(est gemm m=64 n=64 k=64 dtype=bf16 gpu=v100) "V100 bf16 GEMM (no bf16 tensor cores)"
+expect_no_grep 'units=' <(est kernel bytes=1M gpu=v100) "a kernel has no units line"
 # B200 (10.0): no model of its architecture, analytical
 out=$(est gemm m=4096 n=4096 k=4096 dtype=bf16 gpu=b200)
 echo "$out" | grep -q 'model=analytical .* extrapolated=1$' || fail "B200 has no model of its architecture: $out"
