@@ -173,6 +173,13 @@ static struct probe *run_probe(const struct replicas_auto_job *job, const char *
         maya_error("--replicas auto: interrupted while running the program on %d ranks", p->ranks);
         return NULL;
     }
+    if (signalled) { /* its log ends with maya run's "interrupted": say by whom */
+        FILE *lf = fopen(log, "a");
+        if (lf) {
+            fprintf(lf, "maya run --replicas auto stopped this run once its classes were written (%s)\n", classes);
+            fclose(lf);
+        }
+    }
     int world = 0, got = run_elim_layout_read(traces, &p->layout, &world);
     if (got < 0)
         return NULL; /* said, naming the file */
