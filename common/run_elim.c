@@ -220,6 +220,16 @@ int run_elim_layout_read(const char *trace_dir, struct maya_replicas *out, int *
     return 1;
 }
 
+/* Is a layout made here one --replicas would take for world ranks? 0, or
+ * -1 with why in err (the parser's checks, on its text form). */
+static int layout_fits(const struct maya_replicas *l, int64_t world, char *err, size_t errn)
+{
+    char text[256];
+    maya_replicas_format(l, text, sizeof text);
+    struct maya_replicas check;
+    return maya_replicas_parse(text, world, &check, err, errn);
+}
+
 int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world, int64_t world,
                          struct maya_replicas *out, char *err, size_t errn)
 {
@@ -237,10 +247,7 @@ int run_elim_layout_grow(const struct maya_replicas *small, int64_t small_world,
         return -1;
     }
     out->n[k] = small->n[k] * world / small_world;
-    char text[256];
-    maya_replicas_format(out, text, sizeof text);
-    struct maya_replicas check;
-    return maya_replicas_parse(text, world, &check, err, errn);
+    return layout_fits(out, world, err, errn);
 }
 
 /* b with dimension k and the strides above it scaled by num / den; 0, or -1
@@ -306,8 +313,5 @@ int run_elim_layout_step(const struct maya_replicas *a, int64_t a_world, const s
         return -1;
     }
     *dim = found;
-    char text[256];
-    maya_replicas_format(out, text, sizeof text);
-    struct maya_replicas check;
-    return maya_replicas_parse(text, world, &check, err, errn);
+    return layout_fits(out, world, err, errn);
 }

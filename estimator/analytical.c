@@ -101,11 +101,6 @@ int est_simt(const struct maya_gpu_spec *g, enum est_prec p)
     }
 }
 
-static int tensor_core(const struct maya_gpu_spec *g, enum est_prec p)
-{
-    return !est_simt(g, p);
-}
-
 static double pow2ceil(double x)
 {
     double p = 1;
@@ -124,7 +119,8 @@ static double pow2ceil(double x)
 double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc *d)
 {
     double sms = g->prop.multiProcessorCount > 0 ? g->prop.multiProcessorCount : 1;
-    double tm_max = 128, tn_max = (g->prop.major >= 9 && tensor_core(g, d->prec)) ? 256 : 128;
+    int simt = est_simt(g, d->prec);
+    double tm_max = 128, tn_max = (g->prop.major >= 9 && !simt) ? 256 : 128;
     double m = d->m > 1 ? d->m : 1, n = d->n > 1 ? d->n : 1, k = d->k > 1 ? d->k : 1;
     double b = d->batch > 1 ? d->batch : 1;
     double tm = fmin(tm_max, fmax(16, pow2ceil(m))), tn = fmin(tn_max, fmax(16, pow2ceil(n)));
@@ -137,7 +133,6 @@ double est_gemm_efficiency(const struct maya_gpu_spec *g, const struct est_desc 
     /* CUDA cores have constants of their own: their GEMMs need less reuse
      * of each operand than tensor cores (16 times less work per clock), so
      * small tiles and short k cost them less */
-    int simt = est_simt(g, d->prec);
     double tile_eff = pow(tm * tn / (tm_max * tn_max),
                           simt ? est_calib.gemm_small_tile_exp_simt : est_calib.gemm_small_tile_exp);
     double kk = k / split;

@@ -137,6 +137,16 @@ static void on_signal(int sig)
     interrupted = sig;
 }
 
+/* From here on, SIGINT and SIGTERM stop the job in order (the ranks, then
+ * run.conf) instead of ending maya run at once. */
+static void catch_signals(void)
+{
+    struct sigaction sa = { .sa_handler = on_signal };
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
 static double now_s(void)
 {
     return maya_mono_ns() / 1e9;
@@ -956,10 +966,6 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         return 2;
     if (r.replicas_like && replicas_like(&r, nproc ? nproc : r.count) < 0)
         return 2;
-    struct sigaction sa = { .sa_handler = on_signal };
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
     if (r.replicas_auto) { /* the smaller runs go into DIR/probes */
         if (r.replicas_spec) {
             maya_error("--replicas auto and --replicas%s: give one of them", r.replicas_like ? "-like" : "");
@@ -973,6 +979,7 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
             return 2;
         if (find_libdir(&r) < 0 || prepare_dir(&r, out) < 0)
             return 1;
+        catch_signals(); /* Ctrl-C stops the smaller runs too */
         struct replicas_auto_job job = {
             .dir = r.dir, .gpu = r.gpu->key, .cluster = cluster, .hang_s = r.hang_s, .world = r.count,
             .cpus = r.cpus, .cmd = r.cmd, .quiet = r.quiet, .interrupted = &interrupted,
@@ -991,7 +998,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
         r.hang_s = RUN_HANG_TIMEOUT_S;
     if (run_check_size(procs_at_once(&r, nproc ? nproc : r.count), r.cpus) < 0)
         return 2;
-    if (find_libdir(&r) < 0 || (!r.replicas_auto && prepare_dir(&r, out) < 0) ||
+    /* (--replicas auto claimed the directory already) */
+    if ((!r.libdir[0] && find_libdir(&r) < 0) || (!r.dir[0] && prepare_dir(&r, out) < 0) ||
         keep_cluster_file(&r, cluster) < 0 || maya_run_record_specs(&r.desc, r.dir, r.gpu, &r.cluster) < 0)
         return 1;
     if (pt)
@@ -1024,6 +1032,7 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     r.progress = !r.quiet && isatty(2) && r.tee.nstreams == 0;
     r.parent = getpid();
 
+    catch_signals();
     maya_utc_now(d->start_time, sizeof d->start_time);
     double t0 = now_s();
     r.t0 = t0;
