@@ -673,6 +673,18 @@ static int cmp_of(struct emu_slice op)
 }
 
 /* The value an instruction gives its destination register. */
+/* A 32-bit constant as an addend: 0xfffffff0 in a 32-bit add is -16, the
+ * sum being taken modulo 2^32 (SASS's VIADD prints its negative immediates
+ * so; a step read as +4294967280 would make a loop that counts down by 16
+ * run for ever). */
+static uint32_t addend32(struct kw *w, uint32_t e)
+{
+    double v;
+    if (kx_is_const(w, e, &v) && v >= 2147483648.0 && v < 4294967296.0)
+        return kx_const(w, v - 4294967296.0);
+    return e;
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -680,7 +692,18 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
     uint32_t b = in->nops > 2 ? operand(w, in->ops[2]) : X_UNKNOWN;
     uint32_t c = in->nops > 3 ? operand(w, in->ops[3]) : X_UNKNOWN;
     char kind = 0;
-    type_of(op, &kind);
+    if (type_of(op, &kind) == 4 && (kind == 's' || kind == 'u' || kind == 'b') &&
+        (emu_slice_is(opc, "add") || emu_slice_is(opc, "add3") || emu_slice_is(opc, "sub") ||
+         emu_slice_is(opc, "mad") || emu_slice_is(opc, "lea") || emu_slice_is(opc, "leahi"))) {
+        /* the addends (mad's and lea's: the third and second operand) */
+        int mad = emu_slice_is(opc, "mad"), lea = emu_slice_is(opc, "lea") || emu_slice_is(opc, "leahi");
+        if (!mad && !lea)
+            a = addend32(w, a);
+        if (!mad)
+            b = addend32(w, b);
+        if (!lea)
+            c = addend32(w, c);
+    }
     int pred = kind == 'p';
     /* floating-point arithmetic is on data: its bits are not an integer
      * the analysis can follow (SASS's registers are untyped, and its

@@ -567,6 +567,53 @@ static void test_sass_rows(void)
     free(rk);
 }
 
+/* A loop counting down by 16 (blockReduce's unrolled walk over the warps'
+ * partial sums), its step printed as nvdisasm prints VIADD's negative
+ * immediates: 0xfffffff0, which a 32-bit add takes as -16:
+ *   for (int i = n; i > 12; i -= 16) y[threadIdx.x] += 1; */
+static const char sass_down[] =
+    "//--------------------- .text._Z4downPfi --------------------------\n"
+    ".text._Z4downPfi:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R29, c[0x0][0x218] ;\n"
+    "        /*0020*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0030*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*0040*/                   ISETP.GT.AND P0, PT, R29, 0xc, PT ;\n"
+    "        /*0050*/              @!P0 EXIT ;\n"
+    "        /*0060*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    ".L_x_0:\n"
+    "        /*0070*/                   LDG.E R4, desc[UR10][R2.64] ;\n"
+    "        /*0080*/                   FADD R4, R4, 1 ;\n"
+    "        /*0090*/                   STG.E desc[UR10][R2.64], R4 ;\n"
+    "        /*00a0*/                   VIADD R29, R29, 0xfffffff0 ;\n"
+    "        /*00b0*/                   ISETP.GT.AND P0, PT, R29, 0xc, PT ;\n"
+    "        /*00c0*/               @P0 BRA `(.L_x_0) ;\n"
+    "        /*00d0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00e0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_negative_immediate(void)
+{
+    void *rk;
+    const struct maya_kwork *w = analyse_sass(sass_down, sizeof sass_down - 1, "_Z4downPfi", 0xc, NULL, 0, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        int n = 1 << 10;
+        struct launch b;
+        launch(&b, 1, 1, 32, 1);
+        set(&b, 8, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        /* 1024 down to 16 by 16: 64 trips of a 4-byte load and store per
+         * thread (read as +4294967280, the step gave one trip, and the
+         * register after the loop an unbounded value) */
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 4.0 * 64 * 32, 0.02);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 64 * 32, 0.02);
+    }
+    free(rk);
+}
+
 /* A branch on a float's bits (a reciprocal's range check: FADD, then
  * integer tests of its exponent) is on data: half the threads take it,
  * whatever the float's value; the float is not read as an integer. */
@@ -901,6 +948,7 @@ int main(void)
     test_indirect_store();
     test_sass();
     test_sass_rows();
+    test_sass_negative_immediate();
     test_sass_float_bits();
     test_sass_pair();
     test_sass_narrow_constant();
