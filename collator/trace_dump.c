@@ -231,11 +231,12 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
         const char *why = NULL;
         const struct maya_kwork *w = maya_kernel_work(k, &why);
         if (w) {
-            fprintf(o, " work=%s sm=%u exprs=%u terms=%u%s%s%s%s", w->source == MAYA_KW_SASS ? "sass" : "ptx",
+            fprintf(o, " work=%s sm=%u exprs=%u terms=%u%s%s%s%s%s%s", w->source == MAYA_KW_SASS ? "sass" : "ptx",
                     w->sm, w->nexprs, w->nterms, w->flags & MAYA_KW_F_LOOP_UNRESOLVED ? " loop_unresolved" : "",
                     w->flags & MAYA_KW_F_TRUNCATED ? " truncated" : "",
                     w->flags & MAYA_KW_F_BYTES_UNKNOWN ? " bytes_unknown" : "",
-                    w->flags & MAYA_KW_F_STORES_UNKNOWN ? " stores_unknown" : "");
+                    w->flags & MAYA_KW_F_STORES_UNKNOWN ? " stores_unknown" : "",
+                    w->flags & MAYA_KW_F_WARP_MMA ? " warp_mma" : "", w->flags & MAYA_KW_F_GROUP_MMA ? " group_mma" : "");
             const struct maya_kterm *t = maya_kwork_terms(w);
             for (uint32_t i = 0; i < w->nterms; i++) {
                 char e[512];

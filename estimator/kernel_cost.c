@@ -41,6 +41,7 @@
  * their first use) and the DRAM latency: with fewer resident threads than
  * bandwidth x latency / bytes in flight, memory runs latency-bound. */
 #define BYTES_IN_FLIGHT 64.0
+#define WARP_MMA_SHARE_SM90 (2.0 / 3) /* mma.sync's share of the tensor-core peak from sm_90 on */
 #define DRAM_LATENCY_NS 700.0
 /* Units per SM per clock (Volta and later): special-function results,
  * shared-memory bytes, warp instructions issued. */
@@ -240,15 +241,24 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         return exact(a.avg + b.avg - a.avg * b.avg);
     case MAYA_KX_SEL: {
         struct val c = v[x->c];
-        if (!a.known || !b.known || !c.known)
+        if (!c.known)
             return unknown;
         double p = clamp01(c.avg);
         /* a choice every thread makes the same way is that value, spread
-         * as it is (a limit that is n for every row in range, or 0) */
+         * as it is (a limit that is n for every row in range, or 0); the
+         * side not taken may be unknown */
         if (p >= 1)
             return a;
         if (p <= 0)
             return b;
+        /* unknown for a few threads only (the last row block's bounds
+         * check): the others' value stands for all */
+        if (a.known && !b.known && p >= 0.9)
+            return a;
+        if (b.known && !a.known && p <= 0.1)
+            return b;
+        if (!a.known || !b.known)
+            return unknown;
         return range(fmin(a.lo, b.lo), p * a.avg + (1 - p) * b.avg, fmax(a.hi, b.hi));
     }
     case MAYA_KX_CMP: {
@@ -314,10 +324,24 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         /* with a mask: at most the mask; a low-bit mask (2^k - 1) is a
          * remainder, spread over its range */
         struct val m = is_exact(b) ? b : is_exact(a) ? a : unknown, o = is_exact(b) ? a : b;
-        if (!m.known || m.lo < 0 || o.lo < 0)
+        if (!m.known || m.lo < 0 || !o.known)
             return unknown;
+        if (o.lo < 0) /* a negative value's low bits: anything up to the mask */
+            return range(0, m.lo / 2, m.lo);
         double hi = fmin(o.hi, m.lo);
         return range(0, o.hi <= m.lo ? o.avg : hi / 2, hi);
+    }
+    case MAYA_KX_XOR:
+    case MAYA_KX_OR: {
+        /* with a small constant (a double buffer's index, i ^ 1): the value
+         * moves by at most the constant, its mean about stays (or, for or,
+         * gains half of it) */
+        struct val k = is_exact(b) ? b : is_exact(a) ? a : unknown, o = is_exact(b) ? a : b;
+        if (!k.known || k.lo < 0 || k.lo > 1024 || !o.known || o.lo < 0)
+            return unknown;
+        if (x->op == MAYA_KX_OR)
+            return range(o.lo, o.avg + k.lo / 2, o.hi + k.lo);
+        return range(fmax(0, o.lo - k.lo), o.avg, o.hi + k.lo);
     }
     case MAYA_KX_MIN: return range(fmin(a.lo, b.lo), fmin(a.avg, b.avg), fmin(a.hi, b.hi));
     case MAYA_KX_MAX: return range(fmax(a.lo, b.lo), fmax(a.avg, b.avg), fmax(a.hi, b.hi));
@@ -450,6 +474,12 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
     t->mma_ns = (a[MAYA_KW_MMA_FP16] / est_peak_flops(g, EST_P_FP16) + a[MAYA_KW_MMA_TF32] / est_peak_flops(g, EST_P_TF32) +
                  a[MAYA_KW_MMA_FP8] / est_peak_flops(g, EST_P_FP8) + a[MAYA_KW_MMA_INT8] / est_peak_flops(g, EST_P_INT8) +
                  a[MAYA_KW_MMA_FP64] / est_peak_flops(g, EST_P_FP64)) * 1e9 / (eff * t->fill);
+    /* Hopper's and later GPUs' tensor-core peak is that of their warpgroup
+     * instructions (wgmma, tcgen05); the warp-level mma.sync of earlier
+     * GPUs reaches about 2/3 of it there (FlashAttention-3, Shah et al.
+     * 2024, on H100; assumed for Blackwell, unmeasured) */
+    if ((k->flags & MAYA_KW_F_WARP_MMA) && !(k->flags & MAYA_KW_F_GROUP_MMA) && g->prop.major >= 9)
+        t->mma_ns /= WARP_MMA_SHARE_SM90;
     t->sfu_ns = a[MAYA_KW_SFU] / (sms * SFU_PER_SM_CLK * clk) * 1e9 / t->fill;
     t->smem_ns = (a[MAYA_KW_LD_SHARED] + a[MAYA_KW_ST_SHARED]) / (sms * SMEM_BYTES_PER_SM_CLK * clk) * 1e9 / t->fill;
     t->issue_ns = a[MAYA_KW_INSTS] / (sms * ISSUE_PER_SM_CLK * clk) * 1e9 / t->fill;

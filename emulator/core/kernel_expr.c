@@ -224,11 +224,33 @@ uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b)
     return kx_node(w, MAYA_KX_POR, 0, a, b, 0, 0);
 }
 
+/* Is share c a condition the launch decides (comparisons of parameters,
+ * block and grid sizes, indices), not one on data (a constant half)? */
+static int launch_cond(const struct kw *w, uint32_t c, int depth)
+{
+    const struct maya_kexpr *x = &w->x[c];
+    if (depth > 8)
+        return 0;
+    switch (x->op) {
+    case MAYA_KX_CMP: return 1;
+    case MAYA_KX_NOT: return launch_cond(w, x->a, depth + 1);
+    case MAYA_KX_MUL:
+    case MAYA_KX_POR: return launch_cond(w, x->a, depth + 1) && launch_cond(w, x->b, depth + 1);
+    default: return 0;
+    }
+}
+
 uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)
 {
     if (a == b) return a;
     if (c == X_ONE) return a;
     if (c == X_ZERO) return b;
+    /* a value unknown on one side only stays a choice when the launch
+     * decides it (varlen attention's sequence lengths read from memory
+     * where its cu_seqlens pointer is set, from a parameter where it is
+     * null): a launch that takes the known side gets its value */
+    if ((a == X_UNKNOWN) != (b == X_UNKNOWN) && launch_cond(w, c, 0))
+        return kx_node(w, MAYA_KX_SEL, 0, a, b, c, 0);
     if (a == X_UNKNOWN || b == X_UNKNOWN)
         return X_UNKNOWN;
     return kx_node(w, MAYA_KX_SEL, 0, a, b, c, 0);

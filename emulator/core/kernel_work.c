@@ -580,6 +580,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         unsigned elem = tb ? tb : 2;
         if (emu_ptx_has_part(op, "mma")) {
             add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);
+            w->flags |= MAYA_KW_F_WARP_MMA;
         } else if (in->nops >= 2) {
             int load = emu_ptx_has_part(op, "load");
             double cells = emu_ptx_has_part(op, "a") ? m * k : emu_ptx_has_part(op, "b") ? k * n : m * n;
@@ -593,10 +594,12 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         }
     } else if (emu_slice_is(opc, "mma") && shape_of(op, &m, &n, &k)) {
         add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);
+        w->flags |= MAYA_KW_F_WARP_MMA;
     } else if (emu_slice_is(opc, "wgmma") && emu_ptx_has_part(op, "mma_async") && shape_of(op, &m, &n, &k)) {
         add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 128); /* a warpgroup */
+        w->flags |= MAYA_KW_F_GROUP_MMA;
     } else if (emu_slice_is(opc, "tcgen05") && emu_ptx_has_part(op, "mma")) {
-        w->flags |= MAYA_KW_F_BYTES_UNKNOWN; /* shape in a run-time descriptor */
+        w->flags |= MAYA_KW_F_BYTES_UNKNOWN | MAYA_KW_F_GROUP_MMA; /* shape in a run-time descriptor */
     } else if (kind == 'f' || kind == 'd' || kind == 'h' || kind == 'F') {
         uint8_t cls = kind == 'd' ? MAYA_KW_FLOP_FP64 : kind == 'h' ? MAYA_KW_FLOP_FP16 : MAYA_KW_FLOP_FP32;
         double lanes = (tb == 4 && kind == 'h') || kind == 'F' ? 2 : 1;
@@ -847,6 +850,27 @@ static int find_loops(struct kw *w)
         w->loops[w->nloops] = (struct loop){ h, j, NO_LOOP, X_ONE, NULL, 0, 0 };
         w->loop_at_head[h] = w->nloops++;
     }
+    /* A back branch into code the compiler placed before a loop's header,
+     * code that ends in an unconditional jump into that loop (flash
+     * attention's next-tile loads, out of line), closes no loop of its own:
+     * the piece is part of the later loop's body. Without this the two
+     * overlap and the real loop is dropped. The piece's work is not
+     * counted (the one pass has gone by it): what it loads is missing. */
+    for (uint32_t a = 0; a < w->nloops; a++) {
+        struct loop *A = &w->loops[a];
+        for (uint32_t b = 0; b < w->nloops; b++) {
+            struct loop *B = &w->loops[b];
+            if (b == a || !(A->head < B->head && B->head <= A->end && A->end < B->end) || B->head == 0)
+                continue;
+            const struct emu_ptx_inst *last = &k->insts[B->head - 1];
+            int t = is_branch(last) && !last->guard.n ? emu_ptx_label_find(k, last->ops[0]) : -1;
+            if (t < 0 || k->labels[t].inst <= B->head || k->labels[t].inst > B->end)
+                continue;
+            w->loop_at_head[A->head] = NO_LOOP;
+            w->flags |= MAYA_KW_F_LOOP_UNRESOLVED;
+            break;
+        }
+    }
     /* nesting: loops by header; a loop that overlaps another without
      * nesting in it is dropped (counted once, flagged) */
     uint32_t stack[MAX_WALK * 4], depth = 0;
@@ -988,6 +1012,13 @@ static void join(struct kw *w, uint32_t label, int *live, uint32_t *freq)
     struct pending *pd = &w->pend[label];
     if (!pd->env)
         return;
+    if (*live && *freq != X_ZERO && pd->freq == X_ZERO) {
+        /* only dead code reaches it (a piece placed out of line, before
+         * the loop that jumps to it): its registers mix nothing in */
+        free(pd->env);
+        pd->env = NULL;
+        return;
+    }
     if (!*live || *freq == X_ZERO) {
         memcpy(w->env, pd->env, w->nregs * sizeof *w->env);
         *freq = pd->freq;
@@ -1039,7 +1070,11 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
 {
     struct loop *L = &w->loops[l];
     const struct maya_kexpr *x = &w->x[p];
-    if (x->op == MAYA_KX_MUL && depth < 8) {
+    /* a test that is a selection (the predicate written on one path and
+     * kept on another, e.g. a join with code placed out of line) is
+     * resolved from the comparison it selects, as a product is from its
+     * factors */
+    if ((x->op == MAYA_KX_MUL || x->op == MAYA_KX_SEL) && depth < 8) {
         uint32_t a = x->a, b = x->b;
         resolve_trip(w, l, a, depth + 1);
         if (!L->resolved)
@@ -1105,11 +1140,65 @@ static void leave_loop(struct kw *w, uint32_t l)
     }
 }
 
+/* What a write under guard g leaves in register r (named s): the new value
+ * v for the threads that take it, the old one for the others; a stack slot
+ * (sass_parse.c's %spill) holding nothing known before takes v, as the
+ * threads that skip the store do not read it (a loop counter saved only
+ * where the loop runs). */
+static uint32_t guarded_write(struct kw *w, int32_t r, struct emu_slice s, uint32_t g, uint32_t v)
+{
+    if (r < 0)
+        return X_UNKNOWN;
+    if (w->env[r] == X_UNKNOWN && s.n > 6 && memcmp(s.p, "%spill", 6) == 0)
+        return v;
+    return kx_sel(w, g, v, (uint32_t)w->env[r]);
+}
+
+/* The n-th register of a list "{R2, R3}" (n from 0); 0 length past its end. */
+static struct emu_slice list_item(struct emu_slice s, unsigned n)
+{
+    const char *p = s.p, *end = s.p + s.n;
+    for (unsigned i = 0;; i++) {
+        while (p < end && (*p == '{' || *p == ',' || *p == ' '))
+            p++;
+        const char *q = p;
+        while (q < end && *q != ',' && *q != '}' && *q != ' ')
+            q++;
+        if (p == q)
+            return (struct emu_slice){ p, 0 };
+        if (i == n)
+            return (struct emu_slice){ p, (uint32_t)(q - p) };
+        p = q;
+    }
+}
+
+/* sass_parse.c's wide spill or reload, "mov.vec.b32 {d0, d1}, {s0, s1}":
+ * each register its own move, guarded as a scalar write is. */
+static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
+{
+    uint32_t vals[4];
+    unsigned n = 0;
+    for (; n < 4; n++) { /* read every source before writing: a list may overlap itself */
+        struct emu_slice src = list_item(in->ops[1], n);
+        if (!src.n)
+            break;
+        vals[n] = operand(w, src);
+    }
+    for (unsigned i = 0; i < n; i++) {
+        struct emu_slice d = list_item(in->ops[0], i);
+        int32_t r = d.n && is_reg(d) ? reg_id(w, d) : -1;
+        if (r < 0)
+            continue;
+        w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? guarded_write(w, r, d, g, vals[i]) : vals[i]);
+    }
+}
+
 static int interpret(struct kw *w)
 {
     const struct emu_ptx_kernel *k = w->k;
     uint32_t freq = X_ONE;
     int live = 1;
+    uint32_t exit_test = X_UNKNOWN, exit_at = UINT32_MAX - 1; /* the last guarded forward branch */
     for (uint32_t i = 0; i < k->ninsts && !w->oom; i++) {
         /* labels at i */
         for (uint32_t lb = w->lab_first[i]; lb != UINT32_MAX && lb < k->nlabels && k->labels[lb].inst == i; lb++)
@@ -1151,11 +1240,16 @@ static int interpret(struct kw *w)
                     return -1;
                 freq = kx_mul(w, freq, kx_not(w, g));
                 live = guarded;
+                exit_test = guarded ? g : X_UNKNOWN, exit_at = i;
             } else {
                 uint32_t ll = w->loop_at_head[t];
                 if (ll != NO_LOOP && w->loops[ll].end == i) {
                     if (guarded)
                         resolve_trip(w, ll, g, 0);
+                    else if (exit_at + 1 == i && exit_test != X_UNKNOWN)
+                        /* "@P0 BRA exit; BRA head": the loop goes on while
+                         * the exit test fails */
+                        resolve_trip(w, ll, kx_not(w, exit_test), 0);
                     else
                         live = 0; /* left by a forward branch: trip unknown */
                     leave_loop(w, ll);
@@ -1172,12 +1266,16 @@ static int interpret(struct kw *w)
                 freq = kx_mul(w, freq, kx_not(w, g));
             continue;
         }
+        if (emu_slice_is(in->op, "mov.vec.b32") && in->nops == 2) {
+            move_list(w, in, g);
+            continue;
+        }
         if (writes_reg(in)) {
             uint32_t v = value(w, in);
             if (in->guard.n && g != X_ONE) {
                 /* a guarded write keeps the old value for the other threads */
                 int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
-                v = r >= 0 ? kx_sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
+                v = guarded_write(w, r, in->ops[0], g, v);
             }
             set_reg(w, in->ops[0], v);
             if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {

@@ -6,7 +6,8 @@
  * R10, UR8, PT ;", labels as ".L_x_37:", branch targets as `(.L_x_37).
  * What is translated:
  *   integer arithmetic the trip counts and addresses come from: MOV,
- *   IMAD (MOV, SHL, IADD, WIDE: the low half), IADD3, VIADD, LEA, SHF,
+ *   IMAD (MOV, SHL, IADD, WIDE: the low half), IADD3, VIADD, VIMNMX/IMNMX
+ *   (min and max), LEA, SHF,
  *   LOP3 (and, or, xor, not), SEL, ISETP (a 64-bit compare's .EX half
  *   takes its low half's result: values are read from their low 32 bits),
  *   S2R/S2UR, LDC/ULDC
@@ -206,6 +207,88 @@ static void split_pair(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
     in->nops = 4;
 }
 
+/* Up to the first blank: nvdisasm follows a spill's operand with a comment,
+ * "R18 (*\"SpillRefill\"*)". */
+static struct emu_slice word(struct emu_slice o)
+{
+    for (uint32_t i = 0; i < o.n; i++)
+        if (o.p[i] == ' ' || o.p[i] == '\t')
+            return (struct emu_slice){ o.p, i };
+    return o;
+}
+
+/* A stack slot's name, "%spill<offset>", for an address [R1] or [R1+0x20]
+ * (R1 is the stack pointer); 0 for any other address. */
+static int slot_name(struct emu_slice a, unsigned add, char *out, size_t size)
+{
+    char buf[32];
+    a = word(a);
+    if (a.n < 4 || a.n >= sizeof buf || memcmp(a.p, "[R1", 3) != 0 || a.p[a.n - 1] != ']')
+        return 0;
+    memcpy(buf, a.p + 3, a.n - 4);
+    buf[a.n - 4] = 0;
+    unsigned long off = 0;
+    if (buf[0]) {
+        char *end;
+        if (buf[0] != '+' || strncmp(buf + 1, "0x", 2) != 0)
+            return 0;
+        off = strtoul(buf + 1, &end, 16);
+        if (*end)
+            return 0;
+    }
+    snprintf(out, size, "%%spill%lu", off + add);
+    return 1;
+}
+
+/* Spills: a kernel short of registers (flash attention's 255) keeps values
+ * on the stack, its loop counters too, and reads them back. A 4-byte STL
+ * [R1+off], R becomes "mov.b32 %spill<off>, R" and LDL R, [R1+off] "mov.b32
+ * R, %spill<off>", so that the value, a loop counter's step included, goes
+ * through; a wider one moves each of its registers (STL.64 [R1+off], R2:
+ * R2 and R3). Local memory traffic is not priced either way.
+ * 1 when the instruction was translated so. */
+static int spill(struct emu_ptx_kernel *k, struct emu_ptx_inst *in, int store)
+{
+    char a[40], b[40], list[200];
+    unsigned bytes = width(in->op);
+    if (in->nops != 2 || !slot_name(in->ops[store ? 0 : 1], 0, a, sizeof a))
+        return 0;
+    if (bytes == 4) {
+        in->op = lit("mov.b32");
+        if (store) {
+            in->ops[1] = word(in->ops[1]);
+            in->ops[0] = keep(k, a);
+        } else {
+            in->ops[1] = keep(k, a);
+        }
+        return 1;
+    }
+    /* STL.64 [R1+off], R2: slots off and off + 4 from R2 and R3 (LDL.64 the
+     * other way), as "mov.vec.b32 {%spill<off>, %spill<off+4>}, {R2, R3}" */
+    struct emu_slice r = word(in->ops[store ? 1 : 0]);
+    char regs[160];
+    unsigned long first;
+    if (bytes != 8 && bytes != 16)
+        return 0;
+    if (r.n < 2 || r.n > 8 || r.p[0] != 'R' || !isdigit((unsigned char)r.p[1]))
+        return 0;
+    first = strtoul(r.p + 1, NULL, 10);
+    snprintf(list, sizeof list, "{%s", a);
+    snprintf(regs, sizeof regs, "{R%lu", first);
+    for (unsigned off = 4; off < bytes; off += 4) {
+        slot_name(in->ops[store ? 0 : 1], off, b, sizeof b);
+        snprintf(list + strlen(list), sizeof list - strlen(list), ", %s", b);
+        snprintf(regs + strlen(regs), sizeof regs - strlen(regs), ", R%lu", first + off / 4);
+    }
+    strcat(list, "}");
+    strcat(regs, "}");
+    in->op = lit("mov.vec.b32");
+    in->ops[0] = keep(k, store ? list : regs);
+    in->ops[1] = keep(k, store ? regs : list);
+    in->nops = 2;
+    return 1;
+}
+
 /* Translate instruction s (mnemonic and operands as SASS has them) into
  * its PTX equivalent, in place. */
 static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
@@ -257,6 +340,16 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         }
     } else if (IS("VIADD") || IS("IADD")) {
         SET("add.s32");
+    } else if (IS("VIMNMX") || IS("IMNMX")) {
+        /* VIMNMX d, a, b, PT: the smaller; !PT: the larger (a predicate
+         * register chooses per thread: unknown) */
+        if (n == 4 && (emu_slice_is(ops[3], "PT") || emu_slice_is(ops[3], "!PT"))) {
+            SET(emu_slice_is(ops[3], "PT") ? (part(m, "U32") ? "min.u32" : "min.s32")
+                                           : (part(m, "U32") ? "max.u32" : "max.s32"));
+            in->nops = 3;
+        } else {
+            SET("unknown");
+        }
     } else if (IS("LEA")) {
         if (part(m, "HI") && !part(m, "X") && n == 5 && (emu_slice_is(ops[3], "RZ") || emu_slice_is(ops[3], "URZ"))) {
             /* LEA.HI d, a, b, RZ, s: the high word of a << s, plus b: (a >> (32 - s)) + b */
@@ -328,8 +421,17 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
             ops[1] = ops[2], ops[2] = ops[3], ops[3] = ops[4];
             in->nops = 4;
         }
+    } else if (IS("PLOP3") && n == 7 && strtoul(ops[5].p, NULL, 16) == 0x80 && emu_slice_is(ops[1], "PT") &&
+               emu_slice_is(ops[2], "PT")) {
+        /* PLOP3.LUT P0, PT, PT, a, b, 0x80, 0x0: P0 = a and b (true and a and
+         * b: nvcc's copy of a uniform predicate, PT, PT, UP0) */
+        SET("and.pred");
+        ops[1] = ops[3], ops[2] = ops[4];
+        in->nops = 3;
     } else if (IS("FSETP") || IS("DSETP") || IS("HSETP2") || IS("PLOP3") || IS("VOTE") || IS("R2P")) {
         SET("unknown"); /* on data */
+    } else if ((IS("LDL") || IS("STL")) && spill(k, in, IS("STL"))) {
+        /* a register spilled to the stack and read back: a register of its own */
     } else if (IS("LDG") || IS("LD") || IS("LDS") || IS("LDL")) {
         snprintf(buf, sizeof buf, "ld%s.%s", IS("LDS") ? ".shared" : IS("LDL") ? ".local" : IS("LDG") ? ".global" : "",
                  bits(width(m)));

@@ -258,6 +258,9 @@ enum maya_kw_source { MAYA_KW_PTX = 1, MAYA_KW_SASS = 2 };
 #define MAYA_KW_F_STORES_UNKNOWN  0x08 /* global stores the terms do not show (a call, a surface
                                           store), or a store whose address adds two parameters:
                                           the stores' parameters are not all known */
+#define MAYA_KW_F_WARP_MMA        0x10 /* tensor-core work issued by warp-level instructions
+                                          (mma.sync, wmma; SASS HMMA...) */
+#define MAYA_KW_F_GROUP_MMA       0x20 /* ... by warpgroup or CTA-level ones (wgmma, tcgen05) */
 
 struct maya_kwork {
     uint8_t source;             /* enum maya_kw_source */
