@@ -688,6 +688,15 @@ static uint32_t addend32(struct kw *w, uint32_t e)
     return e;
 }
 
+/* A negative 32-bit constant as the unsigned number of the same bits. */
+static uint32_t unsigned32(struct kw *w, uint32_t e)
+{
+    double v;
+    if (kx_is_const(w, e, &v) && v < 0 && v >= -2147483648.0)
+        return kx_const(w, v + 4294967296.0);
+    return e;
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -761,6 +770,10 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return pred ? X_UNKNOWN : kx_bin(w, MAYA_KX_ADD, a, b);
     if (emu_slice_is(opc, "sub"))
         return kx_bin(w, MAYA_KX_SUB, a, b);
+    if (emu_slice_is(opc, "mul") && emu_ptx_has_part(op, "hi") && emu_ptx_has_part(op, "u32"))
+        /* the high half of a 32-bit product (division by a constant: n *
+         * magic >> 32; nvdisasm prints a magic above 2^31 as negative) */
+        return kx_bin(w, MAYA_KX_SHR, kx_bin(w, MAYA_KX_MUL, unsigned32(w, a), unsigned32(w, b)), kx_const(w, 32));
     if (emu_slice_is(opc, "mul") || emu_slice_is(opc, "mul24"))
         return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : kx_bin(w, MAYA_KX_MUL, a, b);
     if (emu_slice_is(opc, "mad") || emu_slice_is(opc, "mad24"))

@@ -58,6 +58,11 @@ struct emu_ptx_kernel {
      * a 64-bit constant-bank load of two 4-byte parameters is two values */
     const struct maya_kparam *sass_params;
     uint32_t sass_nparams;
+    /* nvcc's unsigned division by a register, followed while the SASS is
+     * read (sass_parse.c): the divisor, and the registers holding its float,
+     * reciprocal, reciprocal's bits and 2^32 / divisor, and the refinement's
+     * error term; empty when none is under way */
+    struct { char x[16], f[16], rcp[16], add[16], recip[16], err[16]; } udiv;
     char **arena;                /* text made for translated mnemonics, freed with the kernel */
     uint32_t narena;
     uint32_t cap_insts, cap_labels;

@@ -6,11 +6,13 @@
  * R10, UR8, PT ;", labels as ".L_x_37:", branch targets as `(.L_x_37).
  * What is translated:
  *   integer arithmetic the trip counts and addresses come from: MOV,
- *   IMAD (MOV, SHL, IADD, WIDE: the low half), IADD3, VIADD, VIMNMX/IMNMX
+ *   IMAD (MOV, SHL, IADD, WIDE: the low half; HI.U32 with no addend: the
+ *   high half), IADD3, VIADD, VIMNMX/IMNMX
  *   (min and max), LEA, SHF,
  *   LOP3 (and, or, xor, not), SEL, ISETP (a 64-bit compare's .EX half
  *   takes its low half's result: values are read from their low 32 bits),
- *   S2R/S2UR, LDC/ULDC
+ *   S2R/S2UR, LDC/ULDC, nvcc's unsigned division by a register (I2F.U32.RP,
+ *   MUFU.RCP, F2I, IMAD.HI.U32: the quotient),
  *   (constant bank 0: block and grid sizes, the parameters), R2UR, and
  *   their uniform (U...) forms; the high halves (.X, .HI) are unknown;
  *   memory: LDG/STG/LD/ST (global, by width), LDS/STS, LDSM/STSM, LDGSTS
@@ -289,6 +291,63 @@ static int spill(struct emu_ptx_kernel *k, struct emu_ptx_inst *in, int store)
     return 1;
 }
 
+static int same(struct emu_slice s, const char *name)
+{
+    return name[0] && emu_slice_is(s, name);
+}
+
+static void name_of(char *dst, struct emu_slice s)
+{
+    if (s.n >= 16) {
+        dst[0] = 0;
+        return;
+    }
+    memcpy(dst, s.p, s.n);
+    dst[s.n] = 0;
+}
+
+/* nvcc's unsigned division by a register d (no constant to multiply by):
+ *   I2F.U32.RP f, d; MUFU.RCP r, f; IADD3 a, r, 0xffffffe, RZ;
+ *   F2I.FTZ.U32.TRUNC.NTZ v, a            (v: about 2^32 / d)
+ *   IMAD e, -d, v, RZ; IMAD.HI.U32 v2, v, e, v_pair   (refined)
+ *   IMAD.HI.U32 q, v2, n, RZ              (q = n / d, then corrected by one)
+ * Followed instruction by instruction: at the last step, the dividend n (its
+ * operand) is returned, and the caller writes "div.u32 q, n, d" in place of
+ * the high multiply; otherwise an empty slice. A write to d ends it. */
+static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_ptx_inst *in)
+{
+    struct emu_slice m = in->op, none = { in->op.p, 0 };
+    const struct emu_slice *o = in->ops;
+    unsigned n = in->nops;
+    struct emu_slice found = none;
+    if (n == 2 && !in->guard.n && emu_slice_is(m, "I2F.U32.RP")) {
+        memset(&k->udiv, 0, sizeof k->udiv);
+        name_of(k->udiv.f, o[0]);
+        name_of(k->udiv.x, o[1]);
+        return none;
+    }
+    if (!k->udiv.x[0])
+        return none;
+    if (n == 2 && emu_slice_is(m, "MUFU.RCP") && same(o[1], k->udiv.f))
+        name_of(k->udiv.rcp, o[0]);
+    else if (n == 4 && emu_slice_is(m, "IADD3") && same(o[1], k->udiv.rcp) && emu_slice_is(o[2], "0xffffffe"))
+        name_of(k->udiv.add, o[0]);
+    else if (n == 2 && emu_slice_is(emu_ptx_opcode(m), "F2I") && part(m, "U32") && part(m, "TRUNC") && same(o[1], k->udiv.add))
+        name_of(k->udiv.recip, o[0]);
+    else if (n == 4 && emu_slice_is(m, "IMAD") && (same(o[1], k->udiv.recip) || same(o[2], k->udiv.recip)))
+        name_of(k->udiv.err, o[0]);
+    else if (n == 4 && emu_slice_is(m, "IMAD.HI.U32") && (same(o[1], k->udiv.recip) || same(o[2], k->udiv.recip))) {
+        struct emu_slice other = same(o[1], k->udiv.recip) ? o[2] : o[1];
+        if (same(other, k->udiv.err))
+            name_of(k->udiv.recip, o[0]); /* the refined reciprocal */
+        else if (emu_slice_is(o[3], "RZ") && !in->guard.n)
+            found = other;
+    }
+    if (n >= 1 && same(o[0], k->udiv.x) && !found.n)
+        memset(&k->udiv, 0, sizeof k->udiv); /* the divisor changed */
+    return found;
+}
+
 /* Translate instruction s (mnemonic and operands as SASS has them) into
  * its PTX equivalent, in place. */
 static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
@@ -321,7 +380,11 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         if (w == 8)
             split_pair(k, in);
     } else if (IS("IMAD")) {
-        if (part(m, "X") || part(m, "HI")) {
+        if (part(m, "HI") && part(m, "U32") && !part(m, "X") && n == 4 && emu_slice_is(ops[3], "RZ")) {
+            /* the high half of a product: division by a constant (n * magic >> 32) */
+            SET("mul.hi.u32");
+            in->nops = 3;
+        } else if (part(m, "X") || part(m, "HI")) {
             SET("unknown");
         } else if (part(m, "MOV") && n == 4) {
             SET("mov.b32");
@@ -588,8 +651,16 @@ static int line(struct emu_ptx_kernel *k, const char *s, const char *e)
             start = p + 1;
         }
     }
-    if (!k->sass_raw)
+    if (!k->sass_raw) {
+        struct emu_slice dividend = udiv_track(k, &in);
         translate(k, &in);
+        if (dividend.n) { /* the quotient: "div.u32 q, n, d" */
+            in.op = lit("div.u32");
+            in.ops[1] = dividend;
+            in.ops[2] = keep(k, k->udiv.x);
+            in.nops = 3;
+        }
+    }
     return emu_ptx_add_inst(k, &in);
 }
 

@@ -748,6 +748,99 @@ static void test_sass_launch_decided(void)
     free(rk);
 }
 
+/* A loop bound that is an unsigned division by a register, as nvcc
+ * compiles it (a float reciprocal turned into 2^32 / d, refined, then the
+ * high half of a product):
+ *   unsigned q = n / (4 * blockDim.x);
+ *   for (unsigned i = threadIdx.x; i < q; i += blockDim.x) y[i] = 0; */
+static const char sass_udiv[] =
+    "//--------------------- .text._Z4udivjPf --------------------------\n"
+    ".text._Z4udivjPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R19, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC UR7, c[0x0][0x0] ;\n"
+    "        /*0030*/                   USHF.L.U32 UR4, UR7, 0x2, URZ ;\n"
+    "        /*0040*/                   IMAD R15, RZ, RZ, -UR4 ;\n"
+    "        /*0050*/                   I2F.U32.RP R8, UR4 ;\n"
+    "        /*0060*/                   MUFU.RCP R8, R8 ;\n"
+    "        /*0070*/                   IADD3 R12, R8, 0xffffffe, RZ ;\n"
+    "        /*0080*/                   IMAD.SHL.U32 R9, R0, 0x4, RZ ;\n"
+    "        /*0090*/                   F2I.FTZ.U32.TRUNC.NTZ R13, R12 ;\n"
+    "        /*00a0*/                   IMAD.MOV.U32 R12, RZ, RZ, RZ ;\n"
+    "        /*00b0*/                   IMAD R15, R15, R13, RZ ;\n"
+    "        /*00c0*/                   IMAD.HI.U32 R14, R13, R15, R12 ;\n"
+    "        /*00d0*/                   IMAD.HI.U32 R14, R14, R19, RZ ;\n"
+    "        /*00e0*/                   ISETP.GE.U32.AND P0, PT, R0, R14, PT ;\n"
+    "        /*00f0*/               @P0 EXIT ;\n"
+    "        /*0100*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0110*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    ".L_x_0:\n"
+    "        /*0120*/                   IMAD.WIDE.U32 R4, R0, 0x4, R2 ;\n"
+    "        /*0130*/                   STG.E desc[UR10][R4.64], RZ ;\n"
+    "        /*0140*/                   IADD3 R0, R0, UR7, RZ ;\n"
+    "        /*0150*/                   ISETP.GE.U32.AND P0, PT, R0, R14, PT ;\n"
+    "        /*0160*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*0170*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0180*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+/* The same bound by a constant: n / 3 as the high half of n * 0xaaaaaaab,
+ * shifted right by one more. */
+static const char sass_div3[] =
+    "//--------------------- .text._Z4div3jPf --------------------------\n"
+    ".text._Z4div3jPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R19, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC UR7, c[0x0][0x0] ;\n"
+    "        /*0030*/                   IMAD.HI.U32 R14, R19, -0x55555555, RZ ;\n"
+    "        /*0040*/                   SHF.R.U32.HI R14, RZ, 0x1, R14 ;\n"
+    "        /*0050*/                   ISETP.GE.U32.AND P0, PT, R0, R14, PT ;\n"
+    "        /*0060*/               @P0 EXIT ;\n"
+    "        /*0070*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0080*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    ".L_x_0:\n"
+    "        /*0090*/                   IMAD.WIDE.U32 R4, R0, 0x4, R2 ;\n"
+    "        /*00a0*/                   STG.E desc[UR10][R4.64], RZ ;\n"
+    "        /*00b0*/                   IADD3 R0, R0, UR7, RZ ;\n"
+    "        /*00c0*/                   ISETP.GE.U32.AND P0, PT, R0, R14, PT ;\n"
+    "        /*00d0*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*00e0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00f0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_udiv(void)
+{
+    void *rk;
+    static const struct maya_kparam two[] = { { 0, 4, MAYA_KP_U32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_udiv, sizeof sass_udiv - 1, "_Z4udivjPf", 0x10, two, 2, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        unsigned n = 1u << 20;
+        set(&b, 0, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * (n / (4 * 256)), 0.02); /* q elements, each once */
+        EXPECT(kw.unresolved == 0);
+    }
+    free(rk);
+    w = analyse_sass(sass_div3, sizeof sass_div3 - 1, "_Z4div3jPf", 0x10, two, 2, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        unsigned n = 300000;
+        set(&b, 0, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * (n / 3), 0.02);
+    }
+    free(rk);
+}
+
 /* A branch on a float's bits (a reciprocal's range check: FADD, then
  * integer tests of its exponent) is on data: half the threads take it,
  * whatever the float's value; the float is not read as an integer. */
@@ -1085,6 +1178,7 @@ int main(void)
     test_sass_negative_immediate();
     test_sass_spilled_loop();
     test_sass_launch_decided();
+    test_sass_udiv();
     test_sass_float_bits();
     test_sass_pair();
     test_sass_narrow_constant();
