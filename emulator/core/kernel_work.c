@@ -697,6 +697,33 @@ static uint32_t unsigned32(struct kw *w, uint32_t e)
     return e;
 }
 
+/* An address that adds an offset read from memory to a pointer parameter
+ * (a table indexed by a loaded index: FSDP2's chunk_cat, embeddings): the
+ * parameter plus an opaque offset, so that the bytes loaded through it are
+ * still that parameter's, bounded by its allocation. X_UNKNOWN when the
+ * instruction is no such sum (or its value is known). The opaque offset is
+ * never a number: anything computed from it stays unknown. */
+static uint32_t based_sum(struct kw *w, const struct emu_ptx_inst *in, uint32_t a, uint32_t b, uint32_t c)
+{
+    struct emu_slice opc = emu_ptx_opcode(in->op);
+    uint32_t known, unknown_part;
+    if (emu_slice_is(opc, "add") && in->nops == 3)
+        known = a == X_UNKNOWN ? b : a, unknown_part = a == X_UNKNOWN ? a : b;
+    else if (emu_slice_is(opc, "mad") && in->nops == 4 && !emu_ptx_has_part(in->op, "hi"))
+        known = c, unknown_part = kx_bin(w, MAYA_KX_MUL, a, b);
+    else if (emu_slice_is(opc, "lea") && in->nops == 4)
+        known = b, unknown_part = kx_bin(w, MAYA_KX_SHL, a, c);
+    else if (emu_slice_is(opc, "add3") && in->nops == 4 && (a == X_UNKNOWN) + (b == X_UNKNOWN) + (c == X_UNKNOWN) == 1)
+        known = a == X_UNKNOWN ? kx_bin(w, MAYA_KX_ADD, b, c) : b == X_UNKNOWN ? kx_bin(w, MAYA_KX_ADD, a, c)
+                                                                : kx_bin(w, MAYA_KX_ADD, a, b),
+        unknown_part = X_UNKNOWN;
+    else
+        return X_UNKNOWN;
+    if (unknown_part != X_UNKNOWN || known == X_UNKNOWN || base_param(w, known, 0) == MAYA_KW_NO_PARAM)
+        return X_UNKNOWN;
+    return kx_bin(w, MAYA_KX_ADD, known, kx_node(w, MAYA_KX_UNKNOWN, 1, 0, 0, 0, 0));
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -717,6 +744,9 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
             c = addend32(w, c);
     }
     int pred = kind == 'p';
+    uint32_t based = kind == 's' || kind == 'u' || kind == 'b' ? based_sum(w, in, a, b, c) : X_UNKNOWN;
+    if (based != X_UNKNOWN)
+        return based;
     /* floating-point arithmetic is on data: its bits are not an integer
      * the analysis can follow (SASS's registers are untyped, and its
      * division and reciprocal range checks test a float's exponent bits) */

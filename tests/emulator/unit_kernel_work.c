@@ -841,6 +841,52 @@ static void test_sass_udiv(void)
     free(rk);
 }
 
+/* A table read at an index loaded from memory (an embedding's rows, FSDP2's
+ * chunk_cat metadata): the table's bytes are the table parameter's, bounded
+ * by its allocation, though the offset is not known:
+ *   y[tid] = table[idx[tid]]; */
+static const char sass_gather[] =
+    "//--------------------- .text._Z6gatherPKiPKfPf --------------------------\n"
+    ".text._Z6gatherPKiPKfPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0020*/                   LDC.64 R4, c[0x0][0x218] ;\n"
+    "        /*0030*/                   LDC.64 R6, c[0x0][0x220] ;\n"
+    "        /*0040*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*0050*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0060*/                   LDG.E R8, desc[UR10][R2.64] ;\n"
+    "        /*0070*/                   IMAD.WIDE R4, R8, 0x4, R4 ;\n"
+    "        /*0080*/                   LDG.E R9, desc[UR10][R4.64] ;\n"
+    "        /*0090*/                   IMAD.WIDE R6, R0, 0x4, R6 ;\n"
+    "        /*00a0*/                   STG.E desc[UR10][R6.64], R9 ;\n"
+    "        /*00b0*/                   EXIT ;\n"
+    ".L_x_0:\n"
+    "        /*00c0*/                   BRA `(.L_x_0);\n"
+    ".L_x_1:\n";
+
+static void test_sass_gather(void)
+{
+    void *rk;
+    static const struct maya_kparam three[] = { { 0, 8, MAYA_KP_PTR, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } },
+                                                { 16, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_gather, sizeof sass_gather - 1, "_Z6gatherPKiPKfPf", 0x18, three, 3, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 1024, 1);
+        /* a table of 100 rows of 4 bytes, read by 1,024 threads */
+        struct maya_kextent ext[3] = { { .param = 0, .bytes = 4096 }, { .param = 8, .bytes = 400 },
+                                       { .param = 16, .bytes = 4096 } };
+        struct est_kwork_ctx ctx = { ext, 3 };
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, &ctx, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 8.0 * 1024, 0.001); /* every load, through L2 */
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 1024, 0.001);
+        NEAR(kw.dram_bytes, 8.0 * 1024 + 400, 0.001);          /* the table once from DRAM */
+    }
+    free(rk);
+}
+
 /* A branch on a float's bits (a reciprocal's range check: FADD, then
  * integer tests of its exponent) is on data: half the threads take it,
  * whatever the float's value; the float is not read as an integer. */
@@ -1179,6 +1225,7 @@ int main(void)
     test_sass_spilled_loop();
     test_sass_launch_decided();
     test_sass_udiv();
+    test_sass_gather();
     test_sass_float_bits();
     test_sass_pair();
     test_sass_narrow_constant();
