@@ -1183,20 +1183,6 @@ static void leave_loop(struct kw *w, uint32_t l)
     }
 }
 
-/* What a write under guard g leaves in register r (named s): the new value
- * v for the threads that take it, the old one for the others; a stack slot
- * (sass_parse.c's %spill) holding nothing known before takes v, as the
- * threads that skip the store do not read it (a loop counter saved only
- * where the loop runs). */
-static uint32_t guarded_write(struct kw *w, int32_t r, struct emu_slice s, uint32_t g, uint32_t v)
-{
-    if (r < 0)
-        return X_UNKNOWN;
-    if (w->env[r] == X_UNKNOWN && s.n > 6 && memcmp(s.p, "%spill", 6) == 0)
-        return v;
-    return kx_sel(w, g, v, (uint32_t)w->env[r]);
-}
-
 /* The n-th register of a list "{R2, R3}" (n from 0); 0 length past its end. */
 static struct emu_slice list_item(struct emu_slice s, unsigned n)
 {
@@ -1232,7 +1218,7 @@ static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
         int32_t r = d.n && is_reg(d) ? reg_id(w, d) : -1;
         if (r < 0)
             continue;
-        w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? guarded_write(w, r, d, g, vals[i]) : vals[i]);
+        w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, vals[i], (uint32_t)w->env[r]) : vals[i]);
     }
 }
 
@@ -1318,7 +1304,7 @@ static int interpret(struct kw *w)
             if (in->guard.n && g != X_ONE) {
                 /* a guarded write keeps the old value for the other threads */
                 int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
-                v = guarded_write(w, r, in->ops[0], g, v);
+                v = r >= 0 ? kx_sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
             }
             set_reg(w, in->ops[0], v);
             if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
