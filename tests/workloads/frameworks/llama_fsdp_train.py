@@ -186,18 +186,12 @@ def main():
     def loss_fn(logits, labels):
         return F.cross_entropy(logits.flatten(0, 1).float(), labels.flatten(0, 1))
 
-    class Clipped(torch.optim.Optimizer):  # torchtitan clips the gradients' norm before each step
-        def __init__(self, inner):
-            self.inner = inner
+    def clip(*_):  # torchtitan clips the gradients' norm before each step
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
 
-        def step(self):
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
-            self.inner.step()
+    opt.register_step_pre_hook(clip)
 
-        def zero_grad(self, set_to_none=True):
-            self.inner.zero_grad(set_to_none=set_to_none)
-
-    gpu_ms, host_s = common.train(model, batch, loss_fn, Clipped(opt), a.steps, rank)
+    gpu_ms, host_s = common.train(model, batch, loss_fn, opt, a.steps, rank)
     common.report("llama_fsdp", rank, world, gpu_ms, host_s, tokens_per_step_per_gpu=a.batch * a.seq)
     common.teardown()
 
