@@ -41,7 +41,6 @@
  * their first use) and the DRAM latency: with fewer resident threads than
  * bandwidth x latency / bytes in flight, memory runs latency-bound. */
 #define BYTES_IN_FLIGHT 64.0
-#define WARP_MMA_SHARE_SM90 (2.0 / 3) /* mma.sync's share of the tensor-core peak from sm_90 on */
 #define DRAM_LATENCY_NS 700.0
 /* Units per SM per clock (Volta and later): special-function results,
  * shared-memory bytes, warp instructions issued. */
@@ -50,6 +49,9 @@
 #define ISSUE_PER_SM_CLK (4.0 * 32)
 /* Warps per SM that keep the arithmetic pipes busy (two per scheduler). */
 #define WARPS_TO_FILL 8.0
+/* The share of the tensor-core peak warp-level mma.sync reaches from sm_90
+ * on, where the peak is the warpgroup instructions' (est_kwork_times). */
+#define WARP_MMA_SHARE_SM90 (2.0 / 3)
 
 struct val {
     double lo, avg, hi;
