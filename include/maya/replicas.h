@@ -82,13 +82,15 @@ static inline int maya_replicas_parse(const char *spec, int64_t world, struct ma
         return -1;
     }
     for (int k = 0; k < out->ndims; k++) {
-        if (k > 0 && out->stride[k] < out->stride[k - 1] * out->n[k - 1]) {
+        /* Products that overflow are larger than any stride or world. */
+        int64_t below, size;
+        if (k > 0 && (__builtin_mul_overflow(out->stride[k - 1], out->n[k - 1], &below) || out->stride[k] < below)) {
             snprintf(err, errn, "\"%s\": dimensions %lld:%lld and %lld:%lld overlap (a stride must be at least the "
                      "size times the stride of the one below)", spec, (long long)out->n[k - 1],
                      (long long)out->stride[k - 1], (long long)out->n[k], (long long)out->stride[k]);
             return -1;
         }
-        if (world % (out->n[k] * out->stride[k])) {
+        if (__builtin_mul_overflow(out->n[k], out->stride[k], &size) || world % size) {
             snprintf(err, errn, "\"%s\": %lld x %lld does not divide the %lld ranks", spec, (long long)out->n[k],
                      (long long)out->stride[k], (long long)world);
             return -1;

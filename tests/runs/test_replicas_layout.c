@@ -175,6 +175,16 @@ int main(void)
     layout_is(&j, "", "no DP replica in stage 1");
     run_elim_classes_free(&j.c);
 
+    /* sizes whose products overflow are refused, not wrapped */
+    {
+        struct maya_replicas r;
+        char e[512] = "";
+        CHECK(maya_replicas_parse("4:9223372036854775807", 8, &r, e, sizeof e) < 0 && strstr(e, "does not divide"),
+              "a stride of INT64_MAX: \"%s\"", e);
+        CHECK(maya_replicas_parse("2:4611686018427387904,2:9223372036854775807", 8, &r, e, sizeof e) < 0,
+              "a size times stride past INT64_MAX was accepted");
+    }
+
     grows_to("2:1,2:2", 8, 16, "2:1,4:2");
     grows_to("8:1,2:8", 128, 1536, "8:1,24:8");
     grows_to("4:1", 4, 4, "4:1");
