@@ -19,7 +19,7 @@ static const char *const class_names[MAYA_KW_NCLASSES] = {
 
 static const char *const op_names[MAYA_KX_NOPS] = {
     "unknown", "const", "param", "sreg", "add", "sub", "mul", "div", "rem", "shl", "shr", "and", "or", "xor",
-    "min", "max", "cmp", "not", "por", "sel", "phi", "trip",
+    "min", "max", "cmp", "not", "por", "sel", "phi", "trip", "param_at",
 };
 
 const char *maya_kw_class_name(unsigned cls)
@@ -48,12 +48,11 @@ uint64_t maya_kwork_bytes(const struct maya_kwork *w)
            (uint64_t)w->nterms * sizeof(struct maya_kterm);
 }
 
-/* Which operands an op reads: bit 0 a, bit 1 b, bit 2 c. */
-static unsigned operands(unsigned op)
+unsigned maya_kx_operands(unsigned op)
 {
-    if (op <= MAYA_KX_SREG)
+    if (op <= MAYA_KX_SREG || op >= MAYA_KX_NOPS)
         return 0;
-    if (op == MAYA_KX_NOT || op == MAYA_KX_PHI)
+    if (op == MAYA_KX_NOT || op == MAYA_KX_PHI || op == MAYA_KX_PARAM_AT)
         return 1;
     if (op == MAYA_KX_SEL || op == MAYA_KX_TRIP)
         return 7;
@@ -85,12 +84,13 @@ const struct maya_kwork *maya_kernel_work(const struct maya_rec_kernel *k, const
     }
     const struct maya_kexpr *x = maya_kwork_exprs(w);
     for (uint32_t i = 0; i < w->nexprs; i++) {
-        unsigned ops = operands(x[i].op);
+        unsigned ops = maya_kx_operands(x[i].op);
         if (x[i].op >= MAYA_KX_NOPS || ((ops & 1) && x[i].a >= i) || ((ops & 2) && x[i].b >= i) ||
             ((ops & 4) && x[i].c >= i) || !isfinite(x[i].imm) ||
             (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_NSREGS) ||
             ((x[i].op == MAYA_KX_CMP || x[i].op == MAYA_KX_TRIP) && (x[i].arg & 0x7f) >= MAYA_CMP_NCMPS) ||
-            (x[i].op == MAYA_KX_PARAM && (x[i].b == 0 || x[i].b > 8))) {
+            (x[i].op == MAYA_KX_PARAM && (x[i].b == 0 || x[i].b > 8)) ||
+            (x[i].op == MAYA_KX_PARAM_AT && x[i].imm != 1 && x[i].imm != 2 && x[i].imm != 4 && x[i].imm != 8)) {
             *why = "work summary: an expression with a bad op or operand";
             return NULL;
         }
@@ -166,6 +166,7 @@ static void expr_text(const struct maya_kexpr *x, uint32_t i, struct out *o, int
     case MAYA_KX_SREG: put(o, e->arg < MAYA_SR_NSREGS ? sregs[e->arg] : "?"); return;
     case MAYA_KX_PHI: expr_text(x, e->a, o, depth + 1); return;
     case MAYA_KX_NOT: put(o, "!"); expr_text(x, e->a, o, depth + 1); return;
+    case MAYA_KX_PARAM_AT: put(o, "param@["); expr_text(x, e->a, o, depth + 1); put(o, "]"); return;
     case MAYA_KX_MIN: case MAYA_KX_MAX: case MAYA_KX_POR:
         put(o, e->op == MAYA_KX_MIN ? "min(" : e->op == MAYA_KX_MAX ? "max(" : "either(");
         expr_text(x, e->a, o, depth + 1);

@@ -53,17 +53,33 @@
  * on, where the peak is the warpgroup instructions' (est_kwork_times). */
 #define WARP_MMA_SHARE_SM90 (2.0 / 3)
 
+/* A value over the launch's threads: its range and mean, and the low bits
+ * every one of them has clear (tz: a pointer's alignment, a multiple of a
+ * row's length), so that an alignment test on a spread value can still be
+ * decided: (base + 4 * n * row) & 15 is 0 for every row when n is even. */
 struct val {
     double lo, avg, hi;
     int known;
+    int tz;
 };
+
+/* Low zero bits of an integer v (64 for 0; 0 for a fraction or a value
+ * too large to be exact). */
+static int zeros_of(double v)
+{
+    if (v != floor(v) || fabs(v) >= 9e15)
+        return 0;
+    if (v == 0)
+        return 64;
+    return __builtin_ctzll((unsigned long long)(int64_t)v);
+}
 
 static struct val exact(double v)
 {
-    return (struct val){ v, v, v, 1 };
+    return (struct val){ v, v, v, 1, zeros_of(v) };
 }
 
-static const struct val unknown = { 0, 0, 0, 0 };
+static const struct val unknown = { 0, 0, 0, 0, 0 };
 
 static double clamp01(double x)
 {
@@ -101,23 +117,23 @@ static struct val sreg(const struct maya_rec_launch *l, int which)
     switch (which) {
     case MAYA_SR_TID_X: case MAYA_SR_TID_Y: case MAYA_SR_TID_Z: {
         double n = b[which - MAYA_SR_TID_X];
-        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1, 0 };
     }
     case MAYA_SR_NTID_X: case MAYA_SR_NTID_Y: case MAYA_SR_NTID_Z:
         return exact(b[which - MAYA_SR_NTID_X]);
     case MAYA_SR_CTAID_X: case MAYA_SR_CTAID_Y: case MAYA_SR_CTAID_Z: {
         double n = g[which - MAYA_SR_CTAID_X];
-        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1, 0 };
     }
     case MAYA_SR_NCTAID_X: case MAYA_SR_NCTAID_Y: case MAYA_SR_NCTAID_Z:
         return exact(g[which - MAYA_SR_NCTAID_X]);
     case MAYA_SR_LANEID: {
         double n = fmin(32, tpb);
-        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1, 0 };
     }
     case MAYA_SR_WARPID: {
         double n = ceil(tpb / 32);
-        return (struct val){ 0, (n - 1) / 2, n - 1, 1 };
+        return (struct val){ 0, (n - 1) / 2, n - 1, 1, 0 };
     }
     default:
         return unknown;
@@ -138,7 +154,51 @@ static struct val range(double lo, double avg, double hi)
         lo = hi;
         hi = t;
     }
-    return (struct val){ lo, fmin(fmax(avg, lo), hi), hi, 1 };
+    return (struct val){ lo, fmin(fmax(avg, lo), hi), hi, 1, lo == hi ? zeros_of(lo) : 0 };
+}
+
+static struct val with_tz(struct val v, int tz)
+{
+    if (v.known && !(v.lo == v.hi))
+        v.tz = tz < 0 ? 0 : tz > 64 ? 64 : tz;
+    return v;
+}
+
+/* The most parameter-array elements a spread index reads: beyond it, that
+ * many evenly spaced ones stand for all. */
+#define PARAM_AT_SAMPLES 1024
+
+/* An element of an array in the parameters at byte offset o, `bytes` wide:
+ * one value where o is exact; where it spreads over the threads, the
+ * elements from o.lo to o.hi at o's alignment (an index times the element
+ * size), each as many times as the others: their range, mean and common
+ * low zero bits. */
+static struct val param_at(const struct maya_kexpr *x, struct val o, const unsigned char *params,
+                           uint32_t param_bytes)
+{
+    unsigned bytes = (unsigned)x->imm;
+    if (!o.known || o.lo < 0 || o.hi + bytes > param_bytes || o.lo != floor(o.lo))
+        return unknown;
+    double stride = ldexp(1, o.tz < 12 ? o.tz : 12);
+    double n = floor((o.hi - o.lo) / stride) + 1, every = n > PARAM_AT_SAMPLES ? ceil(n / PARAM_AT_SAMPLES) : 1;
+    struct maya_kexpr e = { MAYA_KX_PARAM, (uint8_t)(x->arg == 1), 0, (uint16_t)bytes, 0, 0 };
+    double lo = INFINITY, hi = -INFINITY, sum = 0, count = 0;
+    int tz = 64;
+    for (double i = 0; i < n; i += every) {
+        int ok;
+        e.a = (uint16_t)(o.lo + i * stride);
+        double v = read_param(params, param_bytes, &e, &ok);
+        if (!ok)
+            return unknown;
+        lo = fmin(lo, v), hi = fmax(hi, v), sum += v, count++;
+        int z = zeros_of(v);
+        tz = z < tz ? z : tz;
+    }
+    if (!count)
+        return unknown;
+    if (lo == hi)
+        return exact(lo);
+    return with_tz(range(lo, sum / count, hi), tz);
 }
 
 static double min4(double a, double b, double c, double d)
@@ -225,8 +285,8 @@ static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, s
 static struct val eval1(const struct maya_kexpr *x, const struct val *v, const struct maya_rec_launch *l,
                         const unsigned char *params)
 {
-    struct val a = x->op > MAYA_KX_SREG ? v[x->a] : unknown;
-    struct val b = x->op > MAYA_KX_SREG && x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI ? v[x->b] : unknown;
+    unsigned ops = maya_kx_operands(x->op);
+    struct val a = ops & 1 ? v[x->a] : unknown, b = ops & 2 ? v[x->b] : unknown;
     int ok;
     switch (x->op) {
     case MAYA_KX_CONST: return exact(x->imm);
@@ -234,6 +294,7 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         double p = read_param(params, l->param_bytes, x, &ok);
         return ok ? exact(p) : unknown;
     }
+    case MAYA_KX_PARAM_AT: return param_at(x, a, params, l->param_bytes);
     case MAYA_KX_SREG: return sreg(l, x->arg);
     case MAYA_KX_PHI: return a;
     case MAYA_KX_NOT: return a.known ? exact(1 - a.avg) : exact(0.5);
@@ -261,12 +322,13 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
             return b;
         if (!a.known || !b.known)
             return unknown;
-        return range(fmin(a.lo, b.lo), p * a.avg + (1 - p) * b.avg, fmax(a.hi, b.hi));
+        return with_tz(range(fmin(a.lo, b.lo), p * a.avg + (1 - p) * b.avg, fmax(a.hi, b.hi)),
+                       a.tz < b.tz ? a.tz : b.tz);
     }
     case MAYA_KX_CMP: {
         if (!a.known || !b.known)
             return exact(0.5);
-        struct val d = { a.lo - b.hi, a.avg - b.avg, a.hi - b.lo, 1 };
+        struct val d = { a.lo - b.hi, a.avg - b.avg, a.hi - b.lo, 1, 0 };
         if (is_exact(a) && is_exact(b))
             d.lo = d.hi = d.avg = a.lo - b.lo;
         return exact(share(x->arg, d));
@@ -296,12 +358,14 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         default: return unknown;
         }
     }
+    int tz_min = a.tz < b.tz ? a.tz : b.tz, tz_max = a.tz > b.tz ? a.tz : b.tz;
     switch (x->op) {
-    case MAYA_KX_ADD: return range(a.lo + b.lo, a.avg + b.avg, a.hi + b.hi);
-    case MAYA_KX_SUB: return range(a.lo - b.hi, a.avg - b.avg, a.hi - b.lo);
+    case MAYA_KX_ADD: return with_tz(range(a.lo + b.lo, a.avg + b.avg, a.hi + b.hi), tz_min);
+    case MAYA_KX_SUB: return with_tz(range(a.lo - b.hi, a.avg - b.avg, a.hi - b.lo), tz_min);
     case MAYA_KX_MUL:
-        return range(min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi), a.avg * b.avg,
-                     max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi));
+        return with_tz(range(min4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi), a.avg * b.avg,
+                             max4(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi)),
+                       a.tz + b.tz);
     case MAYA_KX_DIV:
         if (b.lo <= 0 && b.hi >= 0)
             return unknown;
@@ -312,26 +376,37 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
             return unknown;
         if (a.lo >= 0 && a.hi < b.lo)
             return a;
+        /* by a power of two: the low bits, clear where a's are */
+        if (is_exact(b) && b.tz < 63 && b.lo == ldexp(1, b.tz) && a.lo >= 0) {
+            if (a.tz >= b.tz)
+                return exact(0);
+            return with_tz(range(0, fmin(a.avg, (b.hi - 1) / 2), b.hi - 1), a.tz);
+        }
         return range(0, fmin(a.avg, (b.hi - 1) / 2), b.hi - 1);
     case MAYA_KX_SHL:
         if (!is_exact(b) || b.lo < 0 || b.lo > 62)
             return unknown;
-        return range(a.lo * ldexp(1, (int)b.lo), a.avg * ldexp(1, (int)b.lo), a.hi * ldexp(1, (int)b.lo));
+        return with_tz(range(a.lo * ldexp(1, (int)b.lo), a.avg * ldexp(1, (int)b.lo), a.hi * ldexp(1, (int)b.lo)),
+                       a.tz + (int)b.lo);
     case MAYA_KX_SHR:
         if (!is_exact(b) || b.lo < 0 || b.lo > 62)
             return unknown;
-        return range(floor(a.lo / ldexp(1, (int)b.lo)), a.avg / ldexp(1, (int)b.lo),
-                     floor(a.hi / ldexp(1, (int)b.lo)));
+        return with_tz(range(floor(a.lo / ldexp(1, (int)b.lo)), a.avg / ldexp(1, (int)b.lo),
+                             floor(a.hi / ldexp(1, (int)b.lo))),
+                       a.tz - (int)b.lo);
     case MAYA_KX_AND: {
         /* with a mask: at most the mask; a low-bit mask (2^k - 1) is a
-         * remainder, spread over its range */
+         * remainder, spread over its range; none of the mask's bits below
+         * the value's clear low bits survive */
         struct val m = is_exact(b) ? b : is_exact(a) ? a : unknown, o = is_exact(b) ? a : b;
         if (!m.known || m.lo < 0 || !o.known)
             return unknown;
+        if (o.tz >= 63 || m.lo < ldexp(1, o.tz))
+            return exact(0);
         if (o.lo < 0) /* a negative value's low bits: anything up to the mask */
-            return range(0, m.lo / 2, m.lo);
+            return with_tz(range(0, m.lo / 2, m.lo), tz_max);
         double hi = fmin(o.hi, m.lo);
-        return range(0, o.hi <= m.lo ? o.avg : hi / 2, hi);
+        return with_tz(range(0, o.hi <= m.lo ? o.avg : hi / 2, hi), tz_max);
     }
     case MAYA_KX_XOR:
     case MAYA_KX_OR: {
@@ -342,11 +417,11 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         if (!k.known || k.lo < 0 || k.lo > 1024 || !o.known || o.lo < 0)
             return unknown;
         if (x->op == MAYA_KX_OR)
-            return range(o.lo, o.avg + k.lo / 2, o.hi + k.lo);
-        return range(fmax(0, o.lo - k.lo), o.avg, o.hi + k.lo);
+            return with_tz(range(o.lo, o.avg + k.lo / 2, o.hi + k.lo), tz_min);
+        return with_tz(range(fmax(0, o.lo - k.lo), o.avg, o.hi + k.lo), tz_min);
     }
-    case MAYA_KX_MIN: return range(fmin(a.lo, b.lo), fmin(a.avg, b.avg), fmin(a.hi, b.hi));
-    case MAYA_KX_MAX: return range(fmax(a.lo, b.lo), fmax(a.avg, b.avg), fmax(a.hi, b.hi));
+    case MAYA_KX_MIN: return with_tz(range(fmin(a.lo, b.lo), fmin(a.avg, b.avg), fmin(a.hi, b.hi)), tz_min);
+    case MAYA_KX_MAX: return with_tz(range(fmax(a.lo, b.lo), fmax(a.avg, b.avg), fmax(a.hi, b.hi)), tz_min);
     default: return unknown;
     }
 }

@@ -267,7 +267,7 @@ int kx_depends(const struct kw *w, uint32_t e, uint32_t l, int depth)
     if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
         return kx_depends(w, x->a, l, depth + 1) || kx_depends(w, x->b, l, depth + 1) ||
                kx_depends(w, x->c, l, depth + 1);
-    if (x->op == MAYA_KX_NOT)
+    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PARAM_AT)
         return kx_depends(w, x->a, l, depth + 1);
     return kx_depends(w, x->a, l, depth + 1) || kx_depends(w, x->b, l, depth + 1);
 }

@@ -2,7 +2,7 @@
  * (fatbin.h reads the image).
  *
  * From a cubin, a kernel's section ".nv.info.<mangled>" gives its parameters
- * (EIATTR_KPARAM_INFO: ordinal, offset, size) and their total size
+ * (EIATTR_KPARAM_INFO, or its _V2 for large ones: ordinal, offset, size) and their total size
  * (EIATTR_CBANK_PARAM_SIZE); the module's ".nv.info" gives registers and
  * stack frame per function symbol; ".nv.shared.<mangled>" the static shared
  * memory. Without a cubin for the kernel, PTX's ".entry <mangled>(...)" list
@@ -32,6 +32,7 @@
 #define EIATTR_KPARAM_INFO 0x17
 #define EIATTR_CBANK_PARAM_SIZE 0x19
 #define EIATTR_REGCOUNT 0x2f
+#define EIATTR_KPARAM_INFO_V2 0x45
 
 /* From the C++ runtime every CUDA program links (libstdc++). */
 extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
@@ -65,14 +66,21 @@ struct kinfo {
 static void kernel_attr(int attr, const unsigned char *v, unsigned len, void *arg)
 {
     struct kinfo *ki = arg;
-    if (attr == EIATTR_KPARAM_INFO && len >= 12) {
+    if ((attr == EIATTR_KPARAM_INFO || attr == EIATTR_KPARAM_INFO_V2) && len >= 12) {
         if (ki->n >= MAYA_ARRAY_LEN(ki->params)) {
             ki->overflow = 1;
             return;
         }
-        uint32_t flags = get32(v + 8);
+        /* the first form packs the size in the last word's top 14 bits;
+         * the second, for parameters past 16 KiB (CUDA 12.1's 32 KiB
+         * parameter space: PyTorch's tensor lists), gives the whole word */
+        uint32_t size = attr == EIATTR_KPARAM_INFO ? get32(v + 8) >> 18 : get32(v + 8);
+        if (size > MAX_PARAM_BYTES) {
+            ki->overflow = 1;
+            return;
+        }
         ki->ordinal[ki->n] = get16(v + 4);
-        ki->params[ki->n] = (struct maya_kparam){ .offset = get16(v + 6), .bytes = (uint16_t)(flags >> 18),
+        ki->params[ki->n] = (struct maya_kparam){ .offset = get16(v + 6), .bytes = (uint16_t)size,
                                                   .kind = MAYA_KP_BYTES };
         ki->n++;
     } else if (attr == EIATTR_CBANK_PARAM_SIZE && len >= 2) {

@@ -187,7 +187,10 @@ static uint32_t operand(struct kw *w, struct emu_slice s);
 
 /* A constant-bank operand of SASS, c[0x0][0x210]: the block and grid sizes
  * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide,
- * sign-extended when `sgn` (LDC.S8, LDC.S16). */
+ * sign-extended when `sgn` (LDC.S8, LDC.S16). An indexed read,
+ * c[0x0][R8+0x210], is an element of an array in the parameters at the
+ * offset the register gives (PyTorch's tensor lists: a block's tensor,
+ * its chunk, the tensor's size and address). */
 static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
 {
     char buf[48];
@@ -195,16 +198,28 @@ static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
         return X_UNKNOWN;
     memcpy(buf, s.p + 7, s.n - 8);
     buf[s.n - 8] = 0;
+    const struct emu_ptx_kernel *k = w->k;
     unsigned long off;
     if (!strcmp(buf, "RZ"))
         off = 0;
-    else {
+    else if (buf[0] == 'R' || buf[0] == 'U') {
+        char *plus = strchr(buf, '+'), *end = NULL;
+        unsigned long add = plus ? strtoul(plus + 1, &end, 16) : 0;
+        if (plus && (*end || strncmp(plus + 1, "0x", 2) != 0))
+            return X_UNKNOWN;
+        /* the register's name in the instruction's text, which outlives
+         * this buffer (the register table keeps names) */
+        uint32_t r = operand(w, (struct emu_slice){ s.p + 7, plus ? (uint32_t)(plus - buf) : (uint32_t)strlen(buf) });
+        if (r == X_UNKNOWN)
+            return X_UNKNOWN;
+        uint32_t at = kx_bin(w, MAYA_KX_ADD, r, kx_const(w, (double)add - k->param_base));
+        return at == X_UNKNOWN ? X_UNKNOWN : kx_node(w, MAYA_KX_PARAM_AT, sgn ? 1 : 0, at, 0, 0, bytes);
+    } else {
         char *end;
         off = strtoul(buf, &end, 16);
         if (*end || strncmp(buf, "0x", 2) != 0)
-            return X_UNKNOWN; /* an indexed read: c[0x0][R2+0x10] */
+            return X_UNKNOWN;
     }
-    const struct emu_ptx_kernel *k = w->k;
     if (off < 0x18 && bytes == 4 && off % 4 == 0) /* %ntid.x y z, then %nctaid.x y z */
         return kx_node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
                     0, 0, 0, 0);
@@ -449,7 +464,9 @@ static int block_varies(const struct kw *w, uint32_t e, int depth)
     }
     if (depth > MAX_WALK)
         return 1;
-    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PHI) /* a loop-carried value: its entry */
+    /* a loop-carried value: its entry; an element of a parameter array:
+     * its index */
+    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PHI || x->op == MAYA_KX_PARAM_AT)
         return block_varies(w, x->a, depth + 1);
     if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
         return block_varies(w, x->a, depth + 1) || block_varies(w, x->b, depth + 1) ||
@@ -724,6 +741,38 @@ static uint32_t based_sum(struct kw *w, const struct emu_ptx_inst *in, uint32_t 
     return kx_bin(w, MAYA_KX_ADD, known, kx_node(w, MAYA_KX_UNKNOWN, 1, 0, 0, 0, 0));
 }
 
+/* SASS LOP3's function of a, b and c from its truth table (a's column
+ * 0xf0, b's 0xcc, c's 0xaa): the and/or/xor shapes nvcc emits; X_UNKNOWN
+ * for the others. */
+static uint32_t lut3(struct kw *w, unsigned lut, uint32_t a, uint32_t b, uint32_t c)
+{
+    static const struct { uint8_t lut, outer, inner; char x, y, z; } shapes[] = {
+        /* x outer (y inner z) */
+        { 0xf8, MAYA_KX_OR, MAYA_KX_AND, 'a', 'b', 'c' }, { 0xea, MAYA_KX_OR, MAYA_KX_AND, 'c', 'a', 'b' },
+        { 0xec, MAYA_KX_OR, MAYA_KX_AND, 'b', 'a', 'c' }, { 0xe0, MAYA_KX_AND, MAYA_KX_OR, 'a', 'b', 'c' },
+        { 0xa8, MAYA_KX_AND, MAYA_KX_OR, 'c', 'a', 'b' }, { 0xc8, MAYA_KX_AND, MAYA_KX_OR, 'b', 'a', 'c' },
+        { 0xfe, MAYA_KX_OR, MAYA_KX_OR, 'a', 'b', 'c' }, { 0x80, MAYA_KX_AND, MAYA_KX_AND, 'a', 'b', 'c' },
+        { 0x96, MAYA_KX_XOR, MAYA_KX_XOR, 'a', 'b', 'c' },
+        /* two of the three */
+        { 0xc0, MAYA_KX_AND, 0, 'a', 'b', 0 }, { 0xa0, MAYA_KX_AND, 0, 'a', 'c', 0 },
+        { 0x88, MAYA_KX_AND, 0, 'b', 'c', 0 }, { 0xfc, MAYA_KX_OR, 0, 'a', 'b', 0 },
+        { 0xfa, MAYA_KX_OR, 0, 'a', 'c', 0 }, { 0xee, MAYA_KX_OR, 0, 'b', 'c', 0 },
+        { 0x3c, MAYA_KX_XOR, 0, 'a', 'b', 0 }, { 0x5a, MAYA_KX_XOR, 0, 'a', 'c', 0 },
+        { 0x66, MAYA_KX_XOR, 0, 'b', 'c', 0 },
+    };
+    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+        if (shapes[i].lut != lut)
+            continue;
+        uint32_t x = shapes[i].x == 'a' ? a : shapes[i].x == 'b' ? b : c;
+        uint32_t y = shapes[i].y == 'a' ? a : shapes[i].y == 'b' ? b : c;
+        if (!shapes[i].inner)
+            return kx_bin(w, shapes[i].outer, x, y);
+        uint32_t z = shapes[i].z == 'a' ? a : shapes[i].z == 'b' ? b : c;
+        return kx_bin(w, shapes[i].outer, x, kx_bin(w, shapes[i].inner, y, z));
+    }
+    return X_UNKNOWN;
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -832,6 +881,16 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return pred ? kx_not(w, a) : kx_bin(w, MAYA_KX_SUB, kx_const(w, -1), a);
     if (emu_slice_is(opc, "selp"))
         return kx_sel(w, c, a, b);
+    if (emu_slice_is(opc, "lop3") && in->nops >= 5) {
+        /* SASS LOP3.LUT: a value, or a predicate (the value is not 0, or
+         * the predicate operand) */
+        double lut;
+        uint32_t v = literal(in->ops[4], &lut) ? lut3(w, (unsigned)lut, a, b, c) : X_UNKNOWN;
+        if (!pred)
+            return v;
+        uint32_t p = kx_cmp(w, MAYA_CMP_NE, v, X_ZERO);
+        return in->nops > 5 ? kx_por(w, p, operand(w, in->ops[5])) : p;
+    }
     if (emu_slice_is(opc, "setp")) {
         int cc = cmp_of(op);
         if (cc < 0)
@@ -1108,16 +1167,27 @@ static int split_phi(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32
 
 /* A back branch continues loop l while predicate p holds: its trip count.
  * A conjunction (i < chunk and i < n) continues no longer than either
- * part: the first part that gives a trip count bounds it. */
+ * part: the smaller of the trip counts of the parts that give one. */
 static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
 {
     struct loop *L = &w->loops[l];
     const struct maya_kexpr *x = &w->x[p];
+    if (x->op == MAYA_KX_MUL && depth < 8) {
+        uint32_t a = x->a, b = x->b, first;
+        resolve_trip(w, l, a, depth + 1);
+        first = L->resolved ? L->trip : X_UNKNOWN;
+        L->resolved = 0;
+        resolve_trip(w, l, b, depth + 1);
+        if (L->resolved && first != X_UNKNOWN)
+            L->trip = kx_bin(w, MAYA_KX_MIN, first, L->trip);
+        else if (first != X_UNKNOWN)
+            L->trip = first, L->resolved = 1;
+        return;
+    }
     /* a test that is a selection (the predicate written on one path and
      * kept on another, e.g. a join with code placed out of line) is
-     * resolved from the comparison it selects, as a product is from its
-     * factors */
-    if ((x->op == MAYA_KX_MUL || x->op == MAYA_KX_SEL) && depth < 8) {
+     * resolved from the comparison it selects */
+    if (x->op == MAYA_KX_SEL && depth < 8) {
         uint32_t a = x->a, b = x->b;
         resolve_trip(w, l, a, depth + 1);
         if (!L->resolved)
@@ -1138,6 +1208,17 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
     }
     if (!kx_depends(w, lhs, l, 0) || kx_depends(w, rhs, l, 0))
         return;
+    /* a counter tested scaled (i * 4 < n: a vectorised loop counting
+     * vectors against a bound in elements) steps and starts scaled */
+    uint32_t scale = X_ONE;
+    const struct maya_kexpr *y = &w->x[lhs];
+    double k;
+    if (y->op == MAYA_KX_MUL && kx_is_const(w, y->b, &k) && k > 0)
+        scale = y->b, lhs = y->a;
+    else if (y->op == MAYA_KX_MUL && kx_is_const(w, y->a, &k) && k > 0)
+        scale = y->a, lhs = y->b;
+    else if (y->op == MAYA_KX_SHL && kx_is_const(w, y->b, &k) && k >= 0 && k < 31)
+        scale = kx_const(w, ldexp(1, (int)k)), lhs = y->a;
     /* lhs = phi + step (tested after the step), or phi itself (tested
      * before it: the step is what the body adds to its register) */
     uint32_t phi, step;
@@ -1157,13 +1238,14 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
         uint32_t reg = w->x[phi].c, p2, s2;
         if (reg < w->nregs && split_phi(w, (uint32_t)w->env[reg], l, &p2, &s2, 0) && p2 == phi && s2 != step &&
             s2 != X_ZERO && s2 != X_UNKNOWN) {
-            rhs = kx_bin(w, MAYA_KX_SUB, rhs, kx_bin(w, MAYA_KX_SUB, step, s2));
+            rhs = kx_bin(w, MAYA_KX_SUB, rhs, kx_mul(w, kx_bin(w, MAYA_KX_SUB, step, s2), scale));
             step = s2;
         }
     }
     if (step == X_UNKNOWN || step == X_ZERO || w->x[phi].a == X_UNKNOWN)
         return;
-    L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), w->x[phi].a, rhs, step, 0);
+    L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), kx_mul(w, w->x[phi].a, scale), rhs,
+                      kx_mul(w, step, scale), 0);
     L->resolved = L->trip != X_UNKNOWN;
 }
 
@@ -1348,12 +1430,14 @@ static void mark_reached(const struct kw *w, uint32_t *keep)
 {
     for (uint32_t i = w->nx; i-- > 0;) {
         const struct maya_kexpr *x = &w->x[i];
-        if (!keep[i] || x->op <= MAYA_KX_SREG)
+        unsigned ops = maya_kx_operands(x->op);
+        if (!keep[i])
             continue;
-        keep[x->a] = 1;
-        if (x->op != MAYA_KX_NOT && x->op != MAYA_KX_PHI)
+        if (ops & 1)
+            keep[x->a] = 1;
+        if (ops & 2)
             keep[x->b] = 1;
-        if (x->op == MAYA_KX_SEL || x->op == MAYA_KX_TRIP)
+        if (ops & 4)
             keep[x->c] = 1;
     }
 }
@@ -1430,10 +1514,11 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
         if (!keep[i] || keep[i] > nx)
             continue;
         struct maya_kexpr e = w->x[i];
-        if (e.op > MAYA_KX_SREG) {
-            e.a = (uint16_t)(keep[e.a] - 1);
-            e.b = e.op == MAYA_KX_NOT || e.op == MAYA_KX_PHI ? 0 : (uint16_t)(keep[e.b] - 1);
-            e.c = e.op == MAYA_KX_SEL || e.op == MAYA_KX_TRIP ? (uint16_t)(keep[e.c] - 1) : 0;
+        unsigned ops = maya_kx_operands(e.op);
+        if (ops) {
+            e.a = ops & 1 ? (uint16_t)(keep[e.a] - 1) : 0;
+            e.b = ops & 2 ? (uint16_t)(keep[e.b] - 1) : 0;
+            e.c = ops & 4 ? (uint16_t)(keep[e.c] - 1) : 0;
         }
         xo[keep[i] - 1] = e;
     }

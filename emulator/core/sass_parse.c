@@ -307,7 +307,7 @@ static void name_of(char *dst, struct emu_slice s)
 }
 
 /* nvcc's unsigned division by a register d (no constant to multiply by):
- *   I2F.U32.RP f, d; MUFU.RCP r, f; IADD3 a, r, 0xffffffe, RZ;
+ *   I2F.U32.RP f, d; MUFU.RCP r, f; IADD3 a, r, 0xffffffe, RZ (or VIADD);
  *   F2I.FTZ.U32.TRUNC.NTZ v, a            (v: about 2^32 / d)
  *   IMAD e, -d, v, RZ; IMAD.HI.U32 v2, v, e, v_pair   (refined)
  *   IMAD.HI.U32 q, v2, n, RZ              (q = n / d, then corrected by one)
@@ -330,7 +330,8 @@ static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_pt
         return none;
     if (n == 2 && emu_slice_is(m, "MUFU.RCP") && same(o[1], k->udiv.f))
         name_of(k->udiv.rcp, o[0]);
-    else if (n == 4 && emu_slice_is(m, "IADD3") && same(o[1], k->udiv.rcp) && emu_slice_is(o[2], "0xffffffe"))
+    else if (((n == 4 && emu_slice_is(m, "IADD3")) || (n == 3 && emu_slice_is(m, "VIADD"))) && same(o[1], k->udiv.rcp) &&
+             emu_slice_is(o[2], "0xffffffe"))
         name_of(k->udiv.add, o[0]);
     else if (n == 2 && emu_slice_is(emu_ptx_opcode(m), "F2I") && part(m, "U32") && part(m, "TRUNC") && same(o[1], k->udiv.add))
         name_of(k->udiv.recip, o[0]);
@@ -444,6 +445,13 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         }
     } else if (IS("SHL") || IS("SHR")) {
         SET(IS("SHL") ? "shl.b32" : "shr.b32");
+    } else if (IS("LOP3") && n == 7 && is_pred(ops[0]) && ops[0].p[0] != '!' &&
+               (emu_slice_is(ops[1], "RZ") || emu_slice_is(ops[1], "URZ"))) {
+        /* LOP3.LUT P0, RZ, a, b, c, lut, Pq: P0 = (lut(a, b, c) != 0) or Pq */
+        SET("lop3.pred");
+        for (unsigned i = 1; i < 6; i++)
+            ops[i] = ops[i + 1];
+        in->nops = 6;
     } else if (IS("LOP3")) {
         /* LOP3.LUT d, a, b, c, lut, !PT */
         unsigned long lut = n >= 5 ? strtoul(ops[4].p, NULL, 16) : 0;
@@ -458,11 +466,13 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
             if (lut == 0x0f)
                 ops[2] = ops[1];
             ops[1] = ops[2];
+        } else if (n >= 5) {
+            SET("lop3.b32"); /* three inputs: d, a, b, c, lut */
         } else {
             SET("unknown");
         }
         if (in->op.p[0] != 'u')
-            in->nops = in->op.p[0] == 'n' ? 2 : 3;
+            in->nops = in->op.p[0] == 'n' ? 2 : in->op.p[0] == 'l' ? 5 : 3;
     } else if (IS("SEL")) {
         SET("selp.b32");
     } else if (IS("ISETP")) {

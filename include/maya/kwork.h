@@ -20,6 +20,10 @@ uint64_t maya_kwork_bytes(const struct maya_kwork *w);
  * or NULL when it has none or they do not fit in the record. */
 const struct maya_kextent *maya_launch_extents(const struct maya_rec_launch *l, uint32_t *n);
 
+/* Which operands an expression op reads: bit 0 a, bit 1 b, bit 2 c (the
+ * others are not expressions: 0 for an op that is not one). */
+unsigned maya_kx_operands(unsigned op);
+
 /* Name of a term class ("ld_global", "mma_fp16", ...), of an expression op. */
 const char *maya_kw_class_name(unsigned cls);
 const char *maya_kx_op_name(unsigned op);

@@ -287,6 +287,9 @@ enum maya_kx_op {
     MAYA_KX_PHI = 20,           /* a loop-carried value: a is its value on entry, b the loop */
     MAYA_KX_TRIP = 21,          /* iterations of a loop from a towards b in steps of c, tested
                                    with arg (enum maya_kx_cmp), for the threads that enter it */
+    MAYA_KX_PARAM_AT = 22,      /* integer parameter at the byte offset a gives (an index into an
+                                   array in the parameters: PyTorch's tensor lists), imm bytes
+                                   (1, 2, 4 or 8); arg 1 = signed; b = 0 */
     MAYA_KX_NOPS
 };
 

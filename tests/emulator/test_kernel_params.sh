@@ -23,5 +23,11 @@ for build in kernel_params kernel_params_zstd kernel_params_lz4; do
         "$build: plain_c arguments"
     expect_grep '^launch .*kernel="void scaled<double>\(double\*, double, int\)" grid=8,1,1 block=128,1,1 smem=0 args=\(ptr:0x[0-9a-f]+\[alloc#[0-9]+\+0\], f64:3.5, i32:1024\)' "$d" \
         "$build: template arguments"
+    # a parameter past 16 KiB (its size in the cubin's second form of the
+    # parameter record): the struct whole, and the float after it
+    expect_grep '^kernel .*mangled=_Z8big_list7BigListf params=2 param_bytes=19396 p0=bytes@0:19392 p1=f32@19392:4 ' "$d" \
+        "$build: big_list layout"
+    expect_grep '^launch .*kernel="big_list\(BigList, float\)" grid=2,1,1 block=32,1,1 smem=0 args=\(bytes:0x[0-9a-f]+, f32:0.75\)' "$d" \
+        "$build: big_list arguments"
     expect_no_grep 'raw=0x' "$d" "$build: a launch whose layout was not found"
 done

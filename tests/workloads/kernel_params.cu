@@ -1,6 +1,8 @@
 // Kernel parameters the emulator must decode from the fat binary: scalars
 // of every common type, a struct passed by value, a pointer, an extern "C"
-// kernel (typed from PTX) and a template instance. The values are
+// kernel (typed from PTX), a template instance and a parameter larger than
+// 16 KiB (CUDA 12.1's 32 KiB parameter space, which PyTorch's multi-tensor
+// kernels use: its cubin describes it by another attribute). The values are
 // distinctive so that the test can find each one in `maya trace dump`.
 // Built three times: default nvcc flags (cubin + Zstd PTX), with
 // -Xfatbin -compress-all (Zstd) and with -compress-mode=speed (LZ4).
@@ -35,6 +37,21 @@ template <typename T> __global__ void scaled(T *x, T factor, int n)
         x[k] *= factor;
 }
 
+/* a tensor list as PyTorch passes it: addresses, sizes and the tensor each
+ * block works on, 19,392 bytes */
+struct BigList {
+    float *addr[1024];
+    long long size[1024];
+    unsigned char block_to_tensor[3008];
+};
+
+__global__ void big_list(BigList l, float scale)
+{
+    int t = l.block_to_tensor[blockIdx.x];
+    if (threadIdx.x < l.size[t])
+        l.addr[t][threadIdx.x] *= scale;
+}
+
 #define CHECK(call) \
     do { \
         cudaError_t e_ = (call); \
@@ -53,6 +70,9 @@ int main()
                          __float2half(0.5f));
     plain_c<<<1, 32>>>(31, 0.25, buf);
     scaled<double><<<8, 128>>>((double *)buf, 3.5, 1024);
+    static BigList list; /* zeros: no tensor has elements */
+    list.addr[0] = buf;
+    big_list<<<2, 32>>>(list, 0.75f);
     CHECK(cudaGetLastError());
     CHECK(cudaDeviceSynchronize());
     CHECK(cudaFree(buf));
