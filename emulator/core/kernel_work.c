@@ -251,6 +251,8 @@ static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
         return kx_bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
         return cbank(w, s, 4, 0);
+    if (s.n > 3 && s.p[0] == '-' && s.p[1] == 'c' && s.p[2] == '[') /* IADD3 R0, R112, -c[0x0][0x214], R0 */
+        return kx_bin(w, MAYA_KX_SUB, X_ZERO, cbank(w, (struct emu_slice){ s.p + 1, s.n - 1 }, 4, 0));
     *done = 0;
     return X_UNKNOWN;
 }

@@ -420,6 +420,11 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
             SET("leahi.s32");
             ops[3] = ops[4];
             in->nops = 4;
+        } else if (part(m, "HI") && part(m, "SX32") && !part(m, "X") && n == 4) {
+            /* LEA.HI.SX32 d, a, b, s: a sign-extended, shifted left by s,
+             * its high word plus b: (a >> (32 - s)) + b (a signed division
+             * by 2^(32 - s) once a's rounding bias is added) */
+            SET("leahi.s32");
         } else if (part(m, "HI") || n < 4) {
             SET("unknown");
         } else { /* d = (a << s) + b, a carry out may follow d */

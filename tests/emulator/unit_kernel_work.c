@@ -858,6 +858,52 @@ static void test_sass_udiv(void)
     free(rk);
 }
 
+/* A count computed as flash attention's kernels compute theirs: n / 64
+ * rounded up with a signed division's bias (SHF.R.S32.HI, LEA.HI), then
+ * shifted with LEA.HI.SX32, less a parameter added negated
+ * (-c[0x0][0x214]); the loop counts it down:
+ *   for (b = (n + 63) / 64 - 1 - m; b > 0; b--) y[0] = 0; */
+static const char sass_blocks[] =
+    "//--------------------- .text._Z6blocksiiPf --------------------------\n"
+    ".text._Z6blocksiiPf:\n"
+    "        /*0000*/                   LDC R2, c[0x0][0x210] ;\n"
+    "        /*0010*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0020*/                   LDC.64 R6, c[0x0][0x218] ;\n"
+    "        /*0030*/                   IADD3 R2, R2, 0x3f, RZ ;\n"
+    "        /*0040*/                   SHF.R.S32.HI R3, RZ, 0x1f, R2 ;\n"
+    "        /*0050*/                   LEA.HI R2, R3, R2, RZ, 0x6 ;\n"
+    "        /*0060*/                   LEA.HI.SX32 R4, R2, 0xffffffff, 0x1a ;\n"
+    "        /*0070*/                   IADD3 R4, R4, -c[0x0][0x214], RZ ;\n"
+    ".L_x_0:\n"
+    "        /*0080*/                   STG.E desc[UR4][R6.64], RZ ;\n"
+    "        /*0090*/                   IADD3 R4, R4, -0x1, RZ ;\n"
+    "        /*00a0*/                   ISETP.GT.AND P0, PT, R4, RZ, PT ;\n"
+    "        /*00b0*/               @P0 BRA `(.L_x_0) ;\n"
+    "        /*00c0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00d0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_signed_blocks(void)
+{
+    void *rk;
+    static const struct maya_kparam three[] = { { 0, 4, MAYA_KP_I32, { 0 } }, { 4, 4, MAYA_KP_I32, { 0 } },
+                                                { 8, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_blocks, sizeof sass_blocks - 1, "_Z6blocksiiPf", 0x10, three, 3, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 32, 1);
+        int n = 4000, m = 3;
+        set(&b, 0, &n, 4);
+        set(&b, 4, &m, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * ((4000 + 63) / 64 - 1 - 3), 0.001); /* 59 stores a thread */
+    }
+    free(rk);
+}
+
 /* A table read at an index loaded from memory (an embedding's rows, FSDP2's
  * chunk_cat metadata): the table's bytes are the table parameter's, bounded
  * by its allocation, though the offset is not known:
@@ -1320,6 +1366,7 @@ int main(void)
     test_sass_spilled_loop();
     test_sass_launch_decided();
     test_sass_udiv();
+    test_sass_signed_blocks();
     test_sass_gather();
     test_sass_tensor_list();
     test_sass_float_bits();
