@@ -120,6 +120,35 @@ static int fold(uint8_t op, double a, double b, double *out)
     }
 }
 
+/* Is e a multiple of m (a power of two) whatever its unknowns are: a
+ * constant, or a product or shift by one? */
+static int multiple_of(const struct kw *w, uint32_t e, double m)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    double v;
+    if (kx_is_const(w, e, &v))
+        return fabs(v) < 9e15 && fmod(v, m) == 0;
+    if (x->op == MAYA_KX_MUL)
+        return (kx_is_const(w, x->b, &v) && fmod(v, m) == 0) || (kx_is_const(w, x->a, &v) && fmod(v, m) == 0);
+    if (x->op == MAYA_KX_SHL)
+        return kx_is_const(w, x->b, &v) && v >= 0 && v < 63 && ldexp(1, (int)v) >= m;
+    return 0;
+}
+
+/* The low bits of e below m (a power of two): e with the addends that are
+ * multiples of m dropped (e & (m - 1) is that of what is left). */
+static uint32_t low_part(struct kw *w, uint32_t e, double m, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (multiple_of(w, e, m))
+        return X_ZERO;
+    if (x->op != MAYA_KX_ADD || depth > 8)
+        return e;
+    uint32_t p = x->a, q = x->b;
+    uint32_t lp = low_part(w, p, m, depth + 1), lq = low_part(w, q, m, depth + 1);
+    return lp == p && lq == q ? e : kx_bin(w, MAYA_KX_ADD, lp, lq);
+}
+
 uint32_t kx_bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
 {
     if (a == X_UNKNOWN || b == X_UNKNOWN)
@@ -143,6 +172,18 @@ uint32_t kx_bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
         break;
     case MAYA_KX_DIV:
         if (cb && v == 1) return a;
+        break;
+    case MAYA_KX_AND:
+        /* a low-bit mask does not see addends that are multiples of the
+         * power of two above it (PRMT's unknown high half) */
+        if (cb && v > 0 && v < 4294967296.0) {
+            double m = 1;
+            while (m <= v)
+                m *= 2;
+            uint32_t l = low_part(w, a, m, 0);
+            if (l != a)
+                return kx_bin(w, MAYA_KX_AND, l, b);
+        }
         break;
     default:
         break;

@@ -871,6 +871,10 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return kx_bin(w, MAYA_KX_MIN, a, b);
     if (emu_slice_is(opc, "max"))
         return kx_bin(w, MAYA_KX_MAX, a, b);
+    if (emu_slice_is(opc, "minrelu") || emu_slice_is(opc, "maxrelu")) /* SASS VIMNMX.RELU */
+        return kx_bin(w, MAYA_KX_MAX, kx_bin(w, opc.p[1] == 'i' ? MAYA_KX_MIN : MAYA_KX_MAX, a, b), X_ZERO);
+    if (emu_slice_is(opc, "addmin") || emu_slice_is(opc, "addmax")) /* SASS VIADDMNMX */
+        return kx_bin(w, opc.p[4] == 'i' ? MAYA_KX_MIN : MAYA_KX_MAX, kx_bin(w, MAYA_KX_ADD, a, b), c);
     if (emu_slice_is(opc, "neg"))
         return kx_bin(w, MAYA_KX_SUB, X_ZERO, a);
     if (emu_slice_is(opc, "and"))
@@ -883,6 +887,31 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return pred ? kx_not(w, a) : kx_bin(w, MAYA_KX_SUB, kx_const(w, -1), a);
     if (emu_slice_is(opc, "selp"))
         return kx_sel(w, c, a, b);
+    if (emu_slice_is(opc, "prmt") && in->nops == 4) {
+        /* SASS PRMT d, a, b, selector: a byte of a (0-3) or b (4-7) per
+         * nibble; 8 + n replicates byte n's sign. The forms nvcc uses for
+         * 16- and 8-bit values; a high half that is not known is an
+         * unknown multiple of 2^16, which the low bits do not see. */
+        double sel;
+        if (!literal(in->ops[3], &sel))
+            return X_UNKNOWN;
+        uint32_t k16 = kx_const(w, 65536), lo16 = kx_const(w, 0xffff);
+        uint32_t b_hi = b != X_UNKNOWN ? kx_bin(w, MAYA_KX_AND, b, kx_const(w, 0xffff0000))
+                                       : kx_bin(w, MAYA_KX_MUL, kx_node(w, MAYA_KX_UNKNOWN, 2, 0, 0, 0, 0), k16);
+        switch ((unsigned)sel) {
+        case 0x3210: return a;
+        case 0x7610: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16), b_hi);
+        case 0x5410: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16),
+                                   kx_bin(w, MAYA_KX_MUL, kx_bin(w, MAYA_KX_AND, b, lo16), k16));
+        case 0x9910: /* sign-extended low half */
+            return kx_bin(w, MAYA_KX_SUB, kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, kx_const(w, 0x8000)), lo16),
+                          kx_const(w, 0x8000));
+        case 0x8880: /* sign-extended low byte */
+            return kx_bin(w, MAYA_KX_SUB, kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, kx_const(w, 0x80)),
+                                                 kx_const(w, 0xff)), kx_const(w, 0x80));
+        default: return X_UNKNOWN;
+        }
+    }
     if (emu_slice_is(opc, "lop3") && in->nops >= 5) {
         /* SASS LOP3.LUT: a value, or a predicate (the value is not 0, or
          * the predicate operand) */

@@ -406,14 +406,23 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         SET("add.s32");
     } else if (IS("VIMNMX") || IS("IMNMX")) {
         /* VIMNMX d, a, b, PT: the smaller; !PT: the larger (a predicate
-         * register chooses per thread: unknown) */
+         * register chooses per thread: unknown); .RELU then clamps at 0 */
         if (n == 4 && (emu_slice_is(ops[3], "PT") || emu_slice_is(ops[3], "!PT"))) {
-            SET(emu_slice_is(ops[3], "PT") ? (part(m, "U32") ? "min.u32" : "min.s32")
-                                           : (part(m, "U32") ? "max.u32" : "max.s32"));
+            int relu = part(m, "RELU");
+            SET(emu_slice_is(ops[3], "PT") ? (part(m, "U32") ? "min.u32" : relu ? "minrelu.s32" : "min.s32")
+                                           : (part(m, "U32") ? "max.u32" : relu ? "maxrelu.s32" : "max.s32"));
             in->nops = 3;
         } else {
             SET("unknown");
         }
+    } else if (IS("VIADDMNMX")) {
+        /* VIADDMNMX d, a, b, c, PT: min(a + b, c); !PT: max */
+        if (n == 5 && (emu_slice_is(ops[4], "PT") || emu_slice_is(ops[4], "!PT")))
+            SET(emu_slice_is(ops[4], "PT") ? (part(m, "U32") ? "addmin.u32" : "addmin.s32")
+                                           : (part(m, "U32") ? "addmax.u32" : "addmax.s32"));
+        else
+            SET("unknown");
+        in->nops = n == 5 ? 4 : n;
     } else if (IS("LEA")) {
         if (part(m, "HI") && !part(m, "X") && n == 5 && (emu_slice_is(ops[3], "RZ") || emu_slice_is(ops[3], "URZ"))) {
             /* LEA.HI d, a, b, RZ, s: the high word of a << s, plus b: (a >> (32 - s)) + b */
@@ -478,6 +487,13 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         }
         if (in->op.p[0] != 'u')
             in->nops = in->op.p[0] == 'n' ? 2 : in->op.p[0] == 'l' ? 5 : 3;
+    } else if (IS("PRMT") && n == 4) {
+        /* PRMT d, a, selector, b: bytes of a and b (kernel_work.c reads
+         * the selectors that move or sign-extend halves and bytes) */
+        struct emu_slice sel = ops[2];
+        SET("prmt.b32");
+        ops[2] = ops[3];
+        ops[3] = sel;
     } else if (IS("SEL")) {
         SET("selp.b32");
     } else if (IS("ISETP")) {

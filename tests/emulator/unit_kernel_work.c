@@ -904,6 +904,48 @@ static void test_sass_signed_blocks(void)
     free(rk);
 }
 
+/* A count nvcc keeps as a 16-bit value: a byte parameter moved into the
+ * low half of a register whose high half is not known (PRMT 0x7610),
+ * sign-extended from it (PRMT 0x9910), then min(k + 5, 9) (VIADDMNMX):
+ *   for (b = min(k + 5, 9); b > 0; b--) y[0] = 0; */
+static const char sass_prmt[] =
+    "//--------------------- .text._Z4prmthPf --------------------------\n"
+    ".text._Z4prmthPf:\n"
+    "        /*0000*/                   LDC.U8 R0, c[0x0][0x210] ;\n"
+    "        /*0010*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0020*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0030*/                   PRMT R6, R0, 0x7610, R6 ;\n"
+    "        /*0040*/                   PRMT R4, R6, 0x9910, RZ ;\n"
+    "        /*0050*/                   VIADDMNMX R4, R4, 0x5, 0x9, PT ;\n"
+    ".L_x_0:\n"
+    "        /*0060*/                   STG.E desc[UR4][R2.64], RZ ;\n"
+    "        /*0070*/                   VIADD R4, R4, 0xffffffff ;\n"
+    "        /*0080*/                   ISETP.GT.AND P0, PT, R4, RZ, PT ;\n"
+    "        /*0090*/               @P0 BRA `(.L_x_0) ;\n"
+    "        /*00a0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00b0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_prmt(void)
+{
+    void *rk;
+    static const struct maya_kparam two[] = { { 0, 1, MAYA_KP_U8, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_prmt, sizeof sass_prmt - 1, "_Z4prmthPf", 0x10, two, 2, &rk);
+    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    if (w) {
+        for (unsigned char k = 2; k <= 7; k += 5) {
+            struct launch b;
+            launch(&b, 1, 1, 32, 1);
+            set(&b, 0, &k, 1);
+            struct est_kwork kw;
+            EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+            NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * (k + 5 < 9 ? k + 5 : 9), 0.001);
+        }
+    }
+    free(rk);
+}
+
 /* A table read at an index loaded from memory (an embedding's rows, FSDP2's
  * chunk_cat metadata): the table's bytes are the table parameter's, bounded
  * by its allocation, though the offset is not known:
@@ -1367,6 +1409,7 @@ int main(void)
     test_sass_launch_decided();
     test_sass_udiv();
     test_sass_signed_blocks();
+    test_sass_prmt();
     test_sass_gather();
     test_sass_tensor_list();
     test_sass_float_bits();
