@@ -194,8 +194,6 @@ static struct val param_at(const struct maya_kexpr *x, struct val o, const unsig
         int z = zeros_of(v);
         tz = z < tz ? z : tz;
     }
-    if (!count)
-        return unknown;
     if (lo == hi)
         return exact(lo);
     return with_tz(range(lo, sum / count, hi), tz);

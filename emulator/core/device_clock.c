@@ -208,9 +208,11 @@ static void keep_kernel(const struct maya_rec_kernel *k)
         const struct maya_kexpr *x = maya_kwork_exprs(w);
         kd->nrefs = 0;
         for (uint32_t i = 0; i < w->nexprs && kd->nrefs >= 0; i++) {
-            if (x[i].op == MAYA_KX_PARAM_AT)
+            if (x[i].op == MAYA_KX_PARAM_AT) {
                 kd->nrefs = -1; /* reads the parameters at offsets the launch decides */
-            if (x[i].op != MAYA_KX_PARAM || kd->nrefs < 0)
+                break;
+            }
+            if (x[i].op != MAYA_KX_PARAM)
                 continue;
             if (kd->nrefs == (int)MAYA_ARRAY_LEN(kd->ref_off))
                 kd->nrefs = -1;

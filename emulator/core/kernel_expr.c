@@ -5,6 +5,7 @@
  * addressing, the table kept under half full); the table doubles as nodes
  * are added, up to MAX_NODES. */
 #include "kernel_work_int.h"
+#include "maya/kwork.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -303,13 +304,10 @@ int kx_depends(const struct kw *w, uint32_t e, uint32_t l, int depth)
     const struct maya_kexpr *x = &w->x[e];
     if (x->op == MAYA_KX_PHI)
         return x->b == l;
-    if (depth > MAX_WALK || x->op <= MAYA_KX_SREG)
+    if (depth > MAX_WALK)
         return 0;
-    if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
-        return kx_depends(w, x->a, l, depth + 1) || kx_depends(w, x->b, l, depth + 1) ||
-               kx_depends(w, x->c, l, depth + 1);
-    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PARAM_AT)
-        return kx_depends(w, x->a, l, depth + 1);
-    return kx_depends(w, x->a, l, depth + 1) || kx_depends(w, x->b, l, depth + 1);
+    unsigned ops = maya_kx_operands(x->op);
+    return ((ops & 1) && kx_depends(w, x->a, l, depth + 1)) || ((ops & 2) && kx_depends(w, x->b, l, depth + 1)) ||
+           ((ops & 4) && kx_depends(w, x->c, l, depth + 1));
 }
 

@@ -466,14 +466,11 @@ static int block_varies(const struct kw *w, uint32_t e, int depth)
     }
     if (depth > MAX_WALK)
         return 1;
-    /* a loop-carried value: its entry; an element of a parameter array:
-     * its index */
-    if (x->op == MAYA_KX_NOT || x->op == MAYA_KX_PHI || x->op == MAYA_KX_PARAM_AT)
-        return block_varies(w, x->a, depth + 1);
-    if (x->op == MAYA_KX_TRIP || x->op == MAYA_KX_SEL)
-        return block_varies(w, x->a, depth + 1) || block_varies(w, x->b, depth + 1) ||
-               block_varies(w, x->c, depth + 1);
-    return block_varies(w, x->a, depth + 1) || block_varies(w, x->b, depth + 1);
+    /* over the operands (a loop-carried value: its entry; an element of a
+     * parameter array: its index) */
+    unsigned ops = maya_kx_operands(x->op);
+    return ((ops & 1) && block_varies(w, x->a, depth + 1)) || ((ops & 2) && block_varies(w, x->b, depth + 1)) ||
+           ((ops & 4) && block_varies(w, x->c, depth + 1));
 }
 
 /* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
@@ -775,6 +772,14 @@ static uint32_t lut3(struct kw *w, unsigned lut, uint32_t a, uint32_t b, uint32_
     return X_UNKNOWN;
 }
 
+/* The low `bits` of a as a signed number: ((a + h) & (2h - 1)) - h, h = 2^(bits - 1). */
+static uint32_t sign_extend(struct kw *w, uint32_t a, int bits)
+{
+    uint32_t h = kx_const(w, ldexp(1, bits - 1));
+    return kx_bin(w, MAYA_KX_SUB,
+                  kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, h), kx_const(w, ldexp(1, bits) - 1)), h);
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -903,12 +908,8 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         case 0x7610: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16), b_hi);
         case 0x5410: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16),
                                    kx_bin(w, MAYA_KX_MUL, kx_bin(w, MAYA_KX_AND, b, lo16), k16));
-        case 0x9910: /* sign-extended low half */
-            return kx_bin(w, MAYA_KX_SUB, kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, kx_const(w, 0x8000)), lo16),
-                          kx_const(w, 0x8000));
-        case 0x8880: /* sign-extended low byte */
-            return kx_bin(w, MAYA_KX_SUB, kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, kx_const(w, 0x80)),
-                                                 kx_const(w, 0xff)), kx_const(w, 0x80));
+        case 0x9910: return sign_extend(w, a, 16); /* the low half */
+        case 0x8880: return sign_extend(w, a, 8);  /* the low byte */
         default: return X_UNKNOWN;
         }
     }
