@@ -810,23 +810,34 @@ static const char sass_div3[] =
     "        /*00f0*/                   BRA `(.L_x_1);\n"
     ".L_x_2:\n";
 
-static void udiv_stores(const char *text, size_t n_text)
+/* One block of `threads` threads of SASS kernel `entry` (16 bytes of
+ * parameters laid out as layout says, the first nvalues of them values):
+ * the global bytes it stores, its loops all read; -1 if not analysed. */
+static double sass_loop_stores(const char *text, size_t n, const char *entry, const struct maya_kparam *layout,
+                               unsigned nlayout, unsigned threads, const void *values, unsigned nvalues)
 {
     void *rk;
-    static const struct maya_kparam two[] = { { 0, 4, MAYA_KP_U32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
-    const struct maya_kwork *w = analyse_sass(text, n_text, "_Z4udivjPf", 0x10, two, 2, &rk);
+    const struct maya_kwork *w = analyse_sass(text, n, entry, 0x10, layout, nlayout, &rk);
     EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    double stored = -1;
     if (w) {
         struct launch b;
-        launch(&b, 1, 1, 256, 1);
-        unsigned n = 1u << 20;
-        set(&b, 0, &n, 4);
+        launch(&b, 1, 1, threads, 1);
+        set(&b, 0, values, nvalues);
         struct est_kwork kw;
         EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
-        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * (n / (4 * 256)), 0.02); /* q elements, each once */
         EXPECT(kw.unresolved == 0);
+        stored = kw.amount[MAYA_KW_ST_GLOBAL];
     }
     free(rk);
+    return stored;
+}
+
+static void udiv_stores(const char *text, size_t n_text)
+{
+    static const struct maya_kparam two[] = { { 0, 4, MAYA_KP_U32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
+    unsigned n = 1u << 20;
+    NEAR(sass_loop_stores(text, n_text, "_Z4udivjPf", two, 2, 256, &n, 4), 4.0 * (n / (4 * 256)), 0.02); /* q elements, each once */
 }
 
 static void test_sass_udiv(void)
@@ -886,22 +897,11 @@ static const char sass_blocks[] =
 
 static void test_sass_signed_blocks(void)
 {
-    void *rk;
     static const struct maya_kparam three[] = { { 0, 4, MAYA_KP_I32, { 0 } }, { 4, 4, MAYA_KP_I32, { 0 } },
                                                 { 8, 8, MAYA_KP_PTR, { 0 } } };
-    const struct maya_kwork *w = analyse_sass(sass_blocks, sizeof sass_blocks - 1, "_Z6blocksiiPf", 0x10, three, 3, &rk);
-    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
-    if (w) {
-        struct launch b;
-        launch(&b, 1, 1, 32, 1);
-        int n = 4000, m = 3;
-        set(&b, 0, &n, 4);
-        set(&b, 4, &m, 4);
-        struct est_kwork kw;
-        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
-        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * ((4000 + 63) / 64 - 1 - 3), 0.001); /* 59 stores a thread */
-    }
-    free(rk);
+    int nm[2] = { 4000, 3 };
+    NEAR(sass_loop_stores(sass_blocks, sizeof sass_blocks - 1, "_Z6blocksiiPf", three, 3, 32, nm, sizeof nm),
+         4.0 * 32 * ((4000 + 63) / 64 - 1 - 3), 0.001); /* 59 stores a thread */
 }
 
 /* A count nvcc keeps as a 16-bit value: a byte parameter moved into the
@@ -929,21 +929,10 @@ static const char sass_prmt[] =
 
 static void test_sass_prmt(void)
 {
-    void *rk;
     static const struct maya_kparam two[] = { { 0, 1, MAYA_KP_U8, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
-    const struct maya_kwork *w = analyse_sass(sass_prmt, sizeof sass_prmt - 1, "_Z4prmthPf", 0x10, two, 2, &rk);
-    EXPECT(w && !(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
-    if (w) {
-        for (unsigned char k = 2; k <= 7; k += 5) {
-            struct launch b;
-            launch(&b, 1, 1, 32, 1);
-            set(&b, 0, &k, 1);
-            struct est_kwork kw;
-            EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
-            NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * (k + 5 < 9 ? k + 5 : 9), 0.001);
-        }
-    }
-    free(rk);
+    for (unsigned char k = 2; k <= 7; k += 5)
+        NEAR(sass_loop_stores(sass_prmt, sizeof sass_prmt - 1, "_Z4prmthPf", two, 2, 32, &k, 1),
+             4.0 * 32 * (k + 5 < 9 ? k + 5 : 9), 0.001);
 }
 
 /* A table read at an index loaded from memory (an embedding's rows, FSDP2's
