@@ -4,14 +4,18 @@ mask: 1 x 8 heads x 2048 tokens x 128, bf16.
 The kernels' work depends on the mask and on the GPU's code (sm_80, sm_90),
 so maya's tests run it on both.
 
-It chooses the backend with torch.backends.cuda's switches, not with
-torch.nn.attention.sdpa_kernel: with
-that context in a program, PyTorch's autograd thread may still hold a
-Python object from it while the interpreter exits, and the process aborts
+PyTorch's autograd device thread drops its last reference to a finished
+graph task (a Python object with it) just after backward() returns; if
+the interpreter is already finalizing by then, the process aborts
 ("terminate called without an active exception"), on any GPU, more often
-the slower the machine.
+on a loaded machine. As libs_ops.py does, it gives the thread a moment
+before exiting. It chooses the backend with torch.backends.cuda's
+switches rather than the sdpa_kernel context, with which the abort was
+seen more often.
 
 An ordinary PyTorch program: it runs the same on a real GPU."""
+import time
+
 import torch
 import torch.nn.functional as F
 
@@ -24,4 +28,5 @@ for causal in (True, False):
     o = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
     o.backward(torch.empty_like(o))
 torch.cuda.synchronize()
+time.sleep(0.2)
 print("attention_ops: ok")
