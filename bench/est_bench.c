@@ -70,22 +70,25 @@ static double run(struct estimator *e, int n, int distinct, const char *api)
 
 /* A kernel with a work summary, as the emulator writes one for a
  * grid-stride loop y[i] = a * x[i] + y[i] (i < n): per launch the estimator
- * evaluates its expressions (est_analytical_kernel_code_ns_per_op). */
+ * evaluates its expressions (est_analytical_kernel_code_ns_per_op). With
+ * `joint`, the loop runs to i + n instead, a bound that varies over the
+ * threads as its start does: the trip count is sampled over threads
+ * (est_analytical_kernel_code_joint_ns_per_op). */
 struct code_kernel {
     struct maya_rec_kernel k;
     struct maya_kwork w;
-    struct maya_kexpr x[14];
+    struct maya_kexpr x[15];
     struct maya_kterm t[4];
 };
 
-static void code_kernel(struct code_kernel *c)
+static void code_kernel(struct code_kernel *c, int joint)
 {
     memset(c, 0, sizeof *c);
     c->k.h = (struct maya_rec_hdr){ MAYA_REC_KERNEL, 0, sizeof *c };
     c->k.id = 1;
     c->k.param_bytes = 28;
     c->k.work_bytes = sizeof *c - sizeof c->k;
-    c->w = (struct maya_kwork){ .source = MAYA_KW_PTX, .sm = 90, .nexprs = 14, .nterms = 4, .regs = 16 };
+    c->w = (struct maya_kwork){ .source = MAYA_KW_PTX, .sm = 90, .nexprs = 15, .nterms = 4, .regs = 16 };
     struct maya_kexpr *x = c->x;
     x[0] = (struct maya_kexpr){ MAYA_KX_CONST, 0, 0, 0, 0, 1 };
     x[1] = (struct maya_kexpr){ MAYA_KX_PARAM, 1, 24, 4, 0, 0 };               /* n */
@@ -97,20 +100,21 @@ static void code_kernel(struct code_kernel *c)
     x[7] = (struct maya_kexpr){ MAYA_KX_ADD, 0, 6, 2, 0, 0 };                  /* i */
     x[8] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 3, 5, 0, 0 };                  /* stride */
     x[9] = (struct maya_kexpr){ MAYA_KX_CMP, MAYA_CMP_LT, 7, 1, 0, 0 };        /* i < n */
-    x[10] = (struct maya_kexpr){ MAYA_KX_TRIP, MAYA_CMP_LT, 7, 1, 8, 0 };
-    x[11] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 9, 10, 0, 0 };
-    x[12] = (struct maya_kexpr){ MAYA_KX_CONST, 0, 0, 0, 0, 2 };
-    x[13] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 11, 12, 0, 0 };
-    c->t[0] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_LD_GLOBAL, .param = 8, .amount = 4 };
-    c->t[1] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_LD_GLOBAL, .param = 16, .amount = 4 };
-    c->t[2] = (struct maya_kterm){ .mult = 11, .cls = MAYA_KW_ST_GLOBAL, .param = 16, .amount = 4 };
-    c->t[3] = (struct maya_kterm){ .mult = 13, .cls = MAYA_KW_FLOP_FP32, .param = MAYA_KW_NO_PARAM, .amount = 1 };
+    x[10] = (struct maya_kexpr){ MAYA_KX_ADD, 0, 7, 1, 0, 0 };                 /* i + n */
+    x[11] = (struct maya_kexpr){ MAYA_KX_TRIP, MAYA_CMP_LT, 7, joint ? 10 : 1, 8, 0 };
+    x[12] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 9, 11, 0, 0 };
+    x[13] = (struct maya_kexpr){ MAYA_KX_CONST, 0, 0, 0, 0, 2 };
+    x[14] = (struct maya_kexpr){ MAYA_KX_MUL, 0, 12, 13, 0, 0 };
+    c->t[0] = (struct maya_kterm){ .mult = 12, .cls = MAYA_KW_LD_GLOBAL, .param = 8, .amount = 4 };
+    c->t[1] = (struct maya_kterm){ .mult = 12, .cls = MAYA_KW_LD_GLOBAL, .param = 16, .amount = 4 };
+    c->t[2] = (struct maya_kterm){ .mult = 12, .cls = MAYA_KW_ST_GLOBAL, .param = 16, .amount = 4 };
+    c->t[3] = (struct maya_kterm){ .mult = 14, .cls = MAYA_KW_FLOP_FP32, .param = MAYA_KW_NO_PARAM, .amount = 1 };
 }
 
-static double run_code(struct estimator *e, int n)
+static double run_code(struct estimator *e, int n, int joint)
 {
     struct code_kernel c;
-    code_kernel(&c);
+    code_kernel(&c, joint);
     struct {
         struct maya_rec_launch l;
         unsigned char params[32];
@@ -148,7 +152,8 @@ int main(void)
     if (!gpu || est_create(&cfg, &e) < 0)
         return 1;
     printf("est_analytical_gemm_ns_per_op=%.0f\n", run(e, 200000, 1000, "cublasGemmEx"));
-    printf("est_analytical_kernel_code_ns_per_op=%.0f\n", run_code(e, 200000));
+    printf("est_analytical_kernel_code_ns_per_op=%.0f\n", run_code(e, 200000, 0));
+    printf("est_analytical_kernel_code_joint_ns_per_op=%.0f\n", run_code(e, 50000, 1));
     printf("est_analytical_allreduce_ns_per_op=%.0f\n", run_coll(e, 200000));
     est_destroy(e);
 

@@ -8,7 +8,10 @@
  *    mean assumes threads spread evenly). A comparison gives the share of
  *    threads for which it holds (a value spread evenly over its range); a
  *    loop's trip count is averaged over the threads that enter it (32
- *    sample starts over the start's range). Each term's amount times its
+ *    sample starts over the start's range; where the bound varies over
+ *    the threads too, 16 sampled threads, joint_trip). A term whose
+ *    multiplier this launch leaves unknown counts its unknown loops once,
+ *    at the share of threads that reach it. Each term's amount times its
  *    multiplier's mean times the launch's threads is the launch's total of
  *    its class. Global bytes that go through one pointer parameter reach
  *    DRAM at most once per byte of the allocation it points into (loads and
@@ -28,7 +31,10 @@
  *    The kernel floor (launch and drain) comes on top.
  *
  * Cost: one pass over the summary's expressions (at most 4096) and terms
- * per launch, about 1-5 us for a large summary.
+ * per launch, about 1-5 us for a large summary; 16 more where a loop's
+ * start and bound both vary over the threads, one more where a term's
+ * multiplier is not known (the emulator's device clock keeps the times of
+ * recent launches: a training loop pays this once per kernel and shape).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -281,7 +287,7 @@ static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, s
 }
 
 static struct val eval1(const struct maya_kexpr *x, const struct val *v, const struct maya_rec_launch *l,
-                        const unsigned char *params)
+                        const unsigned char *params, const double *pin)
 {
     unsigned ops = maya_kx_operands(x->op);
     struct val a = ops & 1 ? v[x->a] : unknown, b = ops & 2 ? v[x->b] : unknown;
@@ -293,7 +299,10 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
         return ok ? exact(p) : unknown;
     }
     case MAYA_KX_PARAM_AT: return param_at(x, a, params, l->param_bytes);
-    case MAYA_KX_SREG: return sreg(l, x->arg);
+    case MAYA_KX_SREG: {
+        struct val r = sreg(l, x->arg);
+        return pin && r.known && !is_exact(r) ? exact(pin[x->arg]) : r;
+    }
     case MAYA_KX_PHI: return a;
     case MAYA_KX_NOT: return a.known ? exact(1 - a.avg) : exact(0.5);
     case MAYA_KX_POR:
@@ -424,6 +433,71 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
     }
 }
 
+/* Sample threads for loops whose start and bound both vary over the
+ * threads: every expression evaluated again with each thread index (tid,
+ * ctaid, lane, warp) pinned to one value, JOINT_SAMPLES times. */
+#define JOINT_SAMPLES 16
+struct joint {
+    struct val *v;              /* JOINT_SAMPLES rows of nexprs values */
+    uint32_t done;              /* expressions evaluated in every row */
+    double pin[JOINT_SAMPLES][MAYA_SR_NSREGS]; /* each row's thread */
+};
+
+/* Row k's pins: each index at its own low-discrepancy point of its range
+ * (the golden ratio's steps keep the indices from moving together). */
+static void joint_pins(const struct maya_rec_launch *l, int k, double *pin)
+{
+    for (int j = 0; j < MAYA_SR_NSREGS; j++) {
+        struct val r = sreg(l, j);
+        double q = fmod((k + 0.5) / JOINT_SAMPLES + j * 0.6180339887, 1.0);
+        pin[j] = r.known ? fmin(r.hi, floor(r.lo + q * (r.hi - r.lo + 1))) : 0;
+    }
+}
+
+/* A loop's trip count whose start and bound both vary (a pooling window's
+ * first and last rows, each following the thread's row): over sampled
+ * threads, so that the two move together; the mean over the threads that
+ * enter it. Falls back to trip() where a sample is not known. */
+static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
+                             const unsigned char *params, struct joint *J, struct val fallback)
+{
+    const struct maya_kexpr *x = maya_kwork_exprs(w);
+    if (!J->v) {
+        J->v = malloc((size_t)JOINT_SAMPLES * w->nexprs * sizeof *J->v);
+        if (!J->v)
+            return fallback;
+        for (int k = 0; k < JOINT_SAMPLES; k++)
+            joint_pins(l, k, J->pin[k]);
+    }
+    for (int k = 0; k < JOINT_SAMPLES && J->done < i; k++) {
+        struct val *row = J->v + (size_t)k * w->nexprs;
+        for (uint32_t e = J->done; e < i; e++)
+            row[e] = eval1(&x[e], row, l, params, J->pin[k]);
+    }
+    if (J->done < i)
+        J->done = i;
+    int c = x[i].arg & 0x7f, before = (x[i].arg & 0x80) != 0, n = 0;
+    double sum = 0, lo = INFINITY, hi = 0;
+    for (int k = 0; k < JOINT_SAMPLES; k++) {
+        const struct val *row = J->v + (size_t)k * w->nexprs;
+        struct val s = row[x[i].a], b = row[x[i].b], st = row[x[i].c];
+        if (!s.known || !b.known || !st.known)
+            return fallback;
+        /* a value a sampled thread still has spread (a choice on data)
+         * counts at its mean */
+        double t = trip_from(s.avg, b.avg, st.avg, c, before);
+        if (t < 0)
+            return fallback;
+        if (t >= 1) {
+            sum += t;
+            n++;
+            lo = fmin(lo, t);
+            hi = fmax(hi, t);
+        }
+    }
+    return n ? range(lo, sum / n, hi) : exact(1);
+}
+
 int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,
                    struct est_kwork *out)
 {
@@ -439,16 +513,31 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     if (!v)
         return -1;
     const unsigned char *params = (const unsigned char *)(l + 1);
-    for (uint32_t i = 0; i < w->nexprs; i++)
-        v[i] = eval1(&x[i], v, l, params);
+    struct joint J = { .v = NULL };
+    for (uint32_t i = 0; i < w->nexprs; i++) {
+        v[i] = eval1(&x[i], v, l, params, NULL);
+        if (x[i].op == MAYA_KX_TRIP && v[x[i].a].known && !is_exact(v[x[i].a]) && v[x[i].b].known &&
+            !is_exact(v[x[i].b]))
+            v[i] = joint_trip(w, i, l, params, &J, v[i]);
+    }
+    free(J.v);
+    /* a term whose loops' counts are not all known: those loops run once
+     * (flagged), the share of threads that reach them still applies */
+    struct val *once = NULL;
+    for (uint32_t i = 0; i < w->nterms && !once; i++)
+        if (!v[t[i].mult].known && (once = malloc(w->nexprs * sizeof *once)) != NULL)
+            for (uint32_t e = 0; e < w->nexprs; e++)
+                once[e] = x[e].op != MAYA_KX_TRIP ? eval1(&x[e], once, l, params, NULL) : v[e].known ? v[e] : exact(1);
     /* global bytes per pointer parameter, loads and stores apart */
     struct { uint16_t param; double ld, st; } per[32];
     int nper = 0;
     for (uint32_t i = 0; i < w->nterms; i++) {
         struct val m = v[t[i].mult];
-        double mult = m.known ? m.avg : 1;
         if (!m.known)
             out->unresolved++;
+        if (!m.known && once)
+            m = once[t[i].mult];
+        double mult = m.known ? m.avg : 1;
         if (!(mult >= 0) || !isfinite(mult))
             mult = 0;
         double amount = (double)t[i].amount * fmin(mult, 1e15) * out->threads;
@@ -482,6 +571,7 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
                 extent = (double)ctx->extents[e].bytes;
         out->dram_bytes += fmin(per[j].ld, extent) + fmin(per[j].st, extent);
     }
+    free(once);
     if (v != small)
         free(v);
     return 0;

@@ -833,6 +833,86 @@ static double sass_loop_stores(const char *text, size_t n, const char *entry, co
     return stored;
 }
 
+/* A loop whose start and bound both follow the thread (a pooling window:
+ * rows tid / 2 to tid / 2 + 2): two iterations each. Their ranges over the
+ * threads taken apart would give 33; the threads are sampled together. */
+static const char sass_window[] =
+    "//--------------------- .text._Z3winPf --------------------------\n"
+    ".text._Z3winPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   SHF.R.U32.HI R2, RZ, 0x1, R0 ;\n"
+    "        /*0020*/                   IADD3 R3, R2, 0x2, RZ ;\n"
+    "        /*0030*/                   LDC.64 R4, c[0x0][0x218] ;\n"
+    "        /*0040*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    ".L_x_0:\n"
+    "        /*0050*/                   IMAD.WIDE R6, R2, 0x4, R4 ;\n"
+    "        /*0060*/                   STG.E desc[UR10][R6.64], RZ ;\n"
+    "        /*0070*/                   IADD3 R2, R2, 0x1, RZ ;\n"
+    "        /*0080*/                   ISETP.GE.AND P0, PT, R2, R3, PT ;\n"
+    "        /*0090*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*00a0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00b0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+/* A loop whose bound is read from memory where a pointer parameter is set
+ * (as sass_lens), run by the first 32 of 256 threads: with the pointer set
+ * the count is not known, and the body is counted once (flagged) for those
+ * 32, not for all 256. */
+static const char sass_unknown_trip[] =
+    "//--------------------- .text._Z4someiPiPf --------------------------\n"
+    ".text._Z4someiPiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   ISETP.GE.AND P2, PT, R0, 0x20, PT ;\n"
+    "        /*0020*/               @P2 EXIT ;\n"
+    "        /*0030*/                   LDC R5, c[0x0][0x210] ;\n"
+    "        /*0040*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0050*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*0060*/                   ISETP.NE.U32.AND P0, PT, R2, RZ, PT ;\n"
+    "        /*0070*/                   ISETP.NE.AND.EX P0, PT, R3, RZ, PT, P0 ;\n"
+    "        /*0080*/               @P0 LDG.E R5, desc[UR10][R2.64] ;\n"
+    "        /*0090*/                   IMAD.MOV.U32 R4, RZ, RZ, RZ ;\n"
+    "        /*00a0*/                   LDC.64 R6, c[0x0][0x220] ;\n"
+    ".L_x_0:\n"
+    "        /*00b0*/                   IMAD.WIDE R8, R4, 0x4, R6 ;\n"
+    "        /*00c0*/                   STG.E desc[UR10][R8.64], RZ ;\n"
+    "        /*00d0*/                   IADD3 R4, R4, 0x1, RZ ;\n"
+    "        /*00e0*/                   ISETP.GE.AND P1, PT, R4, R5, PT ;\n"
+    "        /*00f0*/              @!P1 BRA `(.L_x_0) ;\n"
+    "        /*0100*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0110*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_joint_trip(void)
+{
+    static const struct maya_kparam one[] = { { 8, 8, MAYA_KP_PTR, { 0 } } };
+    NEAR(sass_loop_stores(sass_window, sizeof sass_window - 1, "_Z3winPf", one, 1, 256, NULL, 0), 4.0 * 256 * 2,
+         0.001);
+    void *rk;
+    static const struct maya_kparam three[] = { { 0, 4, MAYA_KP_I32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } },
+                                                { 16, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_unknown_trip, sizeof sass_unknown_trip - 1, "_Z4someiPiPf", 0x18,
+                                              three, 3, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        struct launch b;
+        launch(&b, 1, 1, 256, 1);
+        int n = 100;
+        set(&b, 0, &n, 4);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0); /* lens null: n each */
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * n, 0.01);
+        EXPECT(kw.unresolved == 0);
+        uint64_t lens = 0x7f0000001000ull;
+        set(&b, 8, &lens, 8);
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0); /* lens set: once each */
+        EXPECT(kw.unresolved > 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32, 0.01);
+    }
+    free(rk);
+}
+
 static void udiv_stores(const char *text, size_t n_text)
 {
     static const struct maya_kparam two[] = { { 0, 4, MAYA_KP_U32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
@@ -1397,6 +1477,7 @@ int main(void)
     test_sass_spilled_loop();
     test_sass_launch_decided();
     test_sass_udiv();
+    test_sass_joint_trip();
     test_sass_signed_blocks();
     test_sass_prmt();
     test_sass_gather();
