@@ -150,6 +150,34 @@ static uint32_t low_part(struct kw *w, uint32_t e, double m, int depth)
     return lp == p && lq == q ? e : kx_bin(w, MAYA_KX_ADD, lp, lq);
 }
 
+/* Is e the quotient n / d (DIV)? */
+static int quotient_of(const struct kw *w, uint32_t e, uint32_t n, uint32_t d)
+{
+    return w->x[e].op == MAYA_KX_DIV && w->x[e].a == n && w->x[e].b == d;
+}
+
+/* n - d * (n / d), as nvcc's division leaves it to correct its quotient
+ * (n + d * (0 - q) or n - d * q): the remainder n % d, whose range the
+ * evaluator knows (the product's and the difference's ranges, taken
+ * apart, would spread over the dividend's). X_UNKNOWN if t is not d * q. */
+static uint32_t remainder_of(struct kw *w, uint32_t n, uint32_t t, int negated)
+{
+    const struct maya_kexpr *m = &w->x[t];
+    if (m->op != MAYA_KX_MUL)
+        return X_UNKNOWN;
+    for (int s = 0; s < 2; s++) {
+        uint32_t d = s ? m->b : m->a, q = s ? m->a : m->b;
+        if (negated) {
+            if (w->x[q].op != MAYA_KX_SUB || w->x[q].a != X_ZERO)
+                continue;
+            q = w->x[q].b;
+        }
+        if (quotient_of(w, q, n, d))
+            return kx_node(w, MAYA_KX_REM, 0, n, d, 0, 0);
+    }
+    return X_UNKNOWN;
+}
+
 uint32_t kx_bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
 {
     if (a == X_UNKNOWN || b == X_UNKNOWN)
@@ -159,11 +187,24 @@ uint32_t kx_bin(struct kw *w, uint8_t op, uint32_t a, uint32_t b)
     if (ca && cb && fold(op, u, v, &r))
         return kx_const(w, r);
     switch (op) {
-    case MAYA_KX_ADD:
+    case MAYA_KX_ADD: {
         if (ca && u == 0) return b;
         if (cb && v == 0) return a;
+        uint32_t rem = remainder_of(w, a, b, 1);
+        if (rem == X_UNKNOWN)
+            rem = remainder_of(w, b, a, 1);
+        if (rem != X_UNKNOWN)
+            return rem;
         break;
-    case MAYA_KX_SUB: case MAYA_KX_SHL: case MAYA_KX_SHR:
+    }
+    case MAYA_KX_SUB: {
+        if (cb && v == 0) return a;
+        uint32_t rem = remainder_of(w, a, b, 0);
+        if (rem != X_UNKNOWN)
+            return rem;
+        break;
+    }
+    case MAYA_KX_SHL: case MAYA_KX_SHR:
         if (cb && v == 0) return a;
         break;
     case MAYA_KX_MUL:
@@ -196,6 +237,8 @@ uint32_t kx_cmp(struct kw *w, int c, uint32_t a, uint32_t b)
 {
     if (a == X_UNKNOWN || b == X_UNKNOWN)
         return X_HALF;
+    if (a == b) /* a value against itself (a 64-bit compare's halves, both read as the low one) */
+        return c == MAYA_CMP_EQ || c == MAYA_CMP_LE || c == MAYA_CMP_GE ? X_ONE : X_ZERO;
     double u, v;
     if (kx_is_const(w, a, &u) && kx_is_const(w, b, &v)) {
         int r = c == MAYA_CMP_LT ? u < v : c == MAYA_CMP_LE ? u <= v : c == MAYA_CMP_GT ? u > v
@@ -267,19 +310,32 @@ uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b)
 }
 
 /* Is share c a condition the launch decides (comparisons of parameters,
- * block and grid sizes, indices), not one on data (a constant half)? */
-static int launch_cond(const struct kw *w, uint32_t c, int depth)
+ * block and grid sizes, indices), not one on data (a constant half)? A
+ * join's share of one path, its frequency over the sum of both, is one
+ * when the frequencies are products and sums of such comparisons and
+ * constants (a path that also passed an exit on data: half of it); *cmps
+ * counts the comparisons, at least one of which it needs. */
+static int launch_share(const struct kw *w, uint32_t c, int depth, int *cmps)
 {
     const struct maya_kexpr *x = &w->x[c];
     if (depth > 8)
         return 0;
     switch (x->op) {
-    case MAYA_KX_CMP: return 1;
-    case MAYA_KX_NOT: return launch_cond(w, x->a, depth + 1);
+    case MAYA_KX_CMP: ++*cmps; return 1;
+    case MAYA_KX_CONST: return 1;
+    case MAYA_KX_NOT: return launch_share(w, x->a, depth + 1, cmps);
     case MAYA_KX_MUL:
-    case MAYA_KX_POR: return launch_cond(w, x->a, depth + 1) && launch_cond(w, x->b, depth + 1);
+    case MAYA_KX_POR:
+    case MAYA_KX_ADD:
+    case MAYA_KX_DIV: return launch_share(w, x->a, depth + 1, cmps) && launch_share(w, x->b, depth + 1, cmps);
     default: return 0;
     }
+}
+
+static int launch_cond(const struct kw *w, uint32_t c)
+{
+    int cmps = 0;
+    return launch_share(w, c, 0, &cmps) && cmps > 0;
 }
 
 uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)
@@ -291,7 +347,7 @@ uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)
      * decides it (varlen attention's sequence lengths read from memory
      * where its cu_seqlens pointer is set, from a parameter where it is
      * null): a launch that takes the known side gets its value */
-    if ((a == X_UNKNOWN) != (b == X_UNKNOWN) && launch_cond(w, c, 0))
+    if ((a == X_UNKNOWN) != (b == X_UNKNOWN) && launch_cond(w, c))
         return kx_node(w, MAYA_KX_SEL, 0, a, b, c, 0);
     if (a == X_UNKNOWN || b == X_UNKNOWN)
         return X_UNKNOWN;

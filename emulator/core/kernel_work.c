@@ -780,6 +780,30 @@ static uint32_t sign_extend(struct kw *w, uint32_t a, int bits)
                   kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, h), kx_const(w, ldexp(1, bits) - 1)), h);
 }
 
+/* e read as a signed integer: a 32-bit parameter (SASS reads the constant
+ * bank unsigned) read with its sign; anything else as it is. */
+static uint32_t as_signed(struct kw *w, uint32_t e)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    if (x->op == MAYA_KX_PARAM && x->arg == 0 && x->b == 4)
+        return kx_node(w, MAYA_KX_PARAM, 1, x->a, x->b, 0, 0);
+    return e;
+}
+
+/* A signed division's sign, (n ^ d) >= 0 (< 0): n and d have the same
+ * sign (opposite signs), as the share of threads for which the two
+ * comparisons with 0 agree; X_UNKNOWN for any other comparison. */
+static uint32_t sign_test(struct kw *w, int cc, uint32_t a, uint32_t b)
+{
+    double zero;
+    if ((cc != MAYA_CMP_GE && cc != MAYA_CMP_LT) || !kx_is_const(w, b, &zero) || zero != 0 || a == X_UNKNOWN || w->x[a].op != MAYA_KX_XOR)
+        return X_UNKNOWN;
+    uint32_t n = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].a), X_ZERO);
+    uint32_t d = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].b), X_ZERO);
+    uint32_t same = kx_add(w, kx_mul(w, n, d), kx_mul(w, kx_not(w, n), kx_not(w, d)));
+    return cc == MAYA_CMP_GE ? same : kx_not(w, same);
+}
+
 static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
@@ -882,6 +906,10 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
         return kx_bin(w, opc.p[4] == 'i' ? MAYA_KX_MIN : MAYA_KX_MAX, kx_bin(w, MAYA_KX_ADD, a, b), c);
     if (emu_slice_is(opc, "neg"))
         return kx_bin(w, MAYA_KX_SUB, X_ZERO, a);
+    if (emu_slice_is(opc, "abs") && !pred) {
+        a = as_signed(w, a);
+        return kx_bin(w, MAYA_KX_MAX, a, kx_bin(w, MAYA_KX_SUB, X_ZERO, a));
+    }
     if (emu_slice_is(opc, "and"))
         return pred ? kx_mul(w, a, b) : kx_bin(w, MAYA_KX_AND, a, b);
     if (emu_slice_is(opc, "or"))
@@ -929,7 +957,9 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
             return X_HALF;
         if (kind == 'f' || kind == 'd' || kind == 'h')
             return X_HALF; /* on data */
-        uint32_t p = kx_cmp(w, cc, a, b);
+        uint32_t p = sign_test(w, cc, a, b);
+        if (p == X_UNKNOWN)
+            p = kx_cmp(w, cc, a, b);
         if (in->nops > 3) { /* setp.CMP.and / .or with a third predicate */
             if (emu_ptx_has_part(op, "and"))
                 p = kx_mul(w, p, c);
@@ -1335,6 +1365,7 @@ static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
         w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, vals[i], (uint32_t)w->env[r]) : vals[i]);
     }
 }
+
 
 static int interpret(struct kw *w)
 {

@@ -12,7 +12,8 @@
  *   LOP3 (and, or, xor, not), SEL, ISETP (a 64-bit compare's .EX half
  *   takes its low half's result: values are read from their low 32 bits),
  *   S2R/S2UR, LDC/ULDC, nvcc's unsigned division by a register (I2F.U32.RP,
- *   MUFU.RCP, F2I, IMAD.HI.U32: the quotient),
+ *   MUFU.RCP, F2I, IMAD.HI.U32: the quotient; a signed one's I2F.RP and
+ *   IABS),
  *   (constant bank 0: block and grid sizes, the parameters), R2UR, and
  *   their uniform (U...) forms; the high halves (.X, .HI) are unknown;
  *   memory: LDG/STG/LD/ST (global, by width), LDS/STS, LDSM/STSM, LDGSTS
@@ -308,8 +309,10 @@ static void name_of(char *dst, struct emu_slice s)
 
 /* nvcc's unsigned division by a register d (no constant to multiply by):
  *   I2F.U32.RP f, d; MUFU.RCP r, f; IADD3 a, r, 0xffffffe, RZ (or VIADD);
+ *   (a signed division divides the magnitudes, IABS d, with I2F.RP);
  *   F2I.FTZ.U32.TRUNC.NTZ v, a            (v: about 2^32 / d)
- *   IMAD e, -d, v, RZ; IMAD.HI.U32 v2, v, e, v_pair   (refined)
+ *   IMAD e, -d, v, RZ (or IMAD.MOV e, -v; IMAD e, e, d, RZ);
+ *   IMAD.HI.U32 v2, v, e, v_pair           (refined)
  *   IMAD.HI.U32 q, v2, n, RZ              (q = n / d, then corrected by one)
  * Followed instruction by instruction: at the last step, the dividend n (its
  * operand) is returned, and the caller writes "div.u32 q, n, d" in place of
@@ -320,7 +323,8 @@ static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_pt
     const struct emu_slice *o = in->ops;
     unsigned n = in->nops;
     struct emu_slice found = none;
-    if (n == 2 && !in->guard.n && emu_slice_is(m, "I2F.U32.RP")) {
+    int err_set = 0;
+    if (n == 2 && !in->guard.n && (emu_slice_is(m, "I2F.U32.RP") || emu_slice_is(m, "I2F.RP"))) {
         memset(&k->udiv, 0, sizeof k->udiv);
         name_of(k->udiv.f, o[0]);
         name_of(k->udiv.x, o[1]);
@@ -336,16 +340,26 @@ static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_pt
     else if (n == 2 && emu_slice_is(emu_ptx_opcode(m), "F2I") && part(m, "U32") && part(m, "TRUNC") && same(o[1], k->udiv.add))
         name_of(k->udiv.recip, o[0]);
     else if (n == 4 && emu_slice_is(m, "IMAD") && (same(o[1], k->udiv.recip) || same(o[2], k->udiv.recip)))
-        name_of(k->udiv.err, o[0]);
+        name_of(k->udiv.err, o[0]), err_set = 1;
+    else if (n == 4 && emu_slice_is(m, "IMAD.MOV") && o[3].n > 1 && o[3].p[0] == '-' &&
+             same((struct emu_slice){ o[3].p + 1, o[3].n - 1 }, k->udiv.recip))
+        name_of(k->udiv.err, o[0]), err_set = 1; /* -v, then IMAD e, e, d, RZ (sm_80) */
+    else if (n == 4 && emu_slice_is(m, "IMAD") && (same(o[1], k->udiv.err) || same(o[2], k->udiv.err)))
+        name_of(k->udiv.err, o[0]), err_set = 1;
     else if (n == 4 && emu_slice_is(m, "IMAD.HI.U32") && (same(o[1], k->udiv.recip) || same(o[2], k->udiv.recip))) {
         struct emu_slice other = same(o[1], k->udiv.recip) ? o[2] : o[1];
-        if (same(other, k->udiv.err))
+        if (same(other, k->udiv.err)) {
             name_of(k->udiv.recip, o[0]); /* the refined reciprocal */
+            k->udiv.err[0] = 0;
+            err_set = 1;
+        }
         else if (emu_slice_is(o[3], "RZ") && !in->guard.n)
             found = other;
     }
     if (n >= 1 && same(o[0], k->udiv.x) && !found.n)
         memset(&k->udiv, 0, sizeof k->udiv); /* the divisor changed */
+    else if (n >= 1 && same(o[0], k->udiv.err) && !err_set)
+        k->udiv.err[0] = 0; /* its register reused (for the dividend) */
     return found;
 }
 
@@ -404,6 +418,8 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         }
     } else if (IS("VIADD") || IS("IADD")) {
         SET("add.s32");
+    } else if (IS("IABS")) {
+        SET("abs.s32");
     } else if (IS("VIMNMX") || IS("IMNMX")) {
         /* VIMNMX d, a, b, PT: the smaller; !PT: the larger (a predicate
          * register chooses per thread: unknown); .RELU then clamps at 0 */
@@ -591,6 +607,14 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
     } else if (IS("EXIT") || IS("RET")) {
         SET("exit");
         in->nops = 0;
+    } else if (IS("CALL") && part(m, "NOINC") && target(in).n > 3 && !memcmp(target(in).p, ".L_", 3)) {
+        /* CALL.REL.NOINC to a label of the kernel itself pushes no return
+         * address: the compiler's way out of a divergent region (a loop's
+         * exit, taken by the whole warp at once), a branch */
+        SET("bra");
+        ops[0] = target(in);
+        ops[1] = lit("PT");
+        in->nops = 2;
     } else if (IS("CALL") || IS("SUST") || IS("SURED") || IS("SUATOM")) {
         /* a device function's or a surface's stores, which the summary
          * does not attribute (it flags them) */

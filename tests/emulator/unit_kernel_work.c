@@ -833,6 +833,90 @@ static double sass_loop_stores(const char *text, size_t n, const char *entry, co
     return stored;
 }
 
+/* A loop bound that is a signed division by a register, as nvcc compiles
+ * it for sm_80: the magnitudes divided as above (IABS, I2F.RP, the error
+ * term in two steps), the quotient corrected by the remainder, negated when
+ * the signs differ ((n ^ d) < 0), ~d when d is 0:
+ *   int q = n / d;
+ *   for (int i = threadIdx.x; i < q; i += blockDim.x) y[i] = 0; */
+static const char sass_sdiv[] =
+    "//--------------------- .text._Z4sdiviiPf --------------------------\n"
+    ".text._Z4sdiviiPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   IABS R4, c[0x0][0x214] ;\n"
+    "        /*0020*/                   IABS R5, c[0x0][0x210] ;\n"
+    "        /*0030*/                   I2F.RP R2, R4 ;\n"
+    "        /*0040*/                   MUFU.RCP R2, R2 ;\n"
+    "        /*0050*/                   IADD3 R6, R2, 0xffffffe, RZ ;\n"
+    "        /*0060*/                   F2I.FTZ.U32.TRUNC.NTZ R7, R6 ;\n"
+    "        /*0070*/                   IMAD.MOV.U32 R6, RZ, RZ, RZ ;\n"
+    "        /*0080*/                   IMAD.MOV R3, RZ, RZ, -R7 ;\n"
+    "        /*0090*/                   IMAD R3, R3, R4, RZ ;\n"
+    "        /*00a0*/                   IMAD.HI.U32 R7, R7, R3, R6 ;\n"
+    "        /*00b0*/                   IMAD.MOV.U32 R3, RZ, RZ, R5 ;\n"
+    "        /*00c0*/                   IMAD.HI.U32 R8, R7, R3, RZ ;\n"
+    "        /*00d0*/                   IMAD.MOV R9, RZ, RZ, -R8 ;\n"
+    "        /*00e0*/                   IMAD R3, R4, R9, R3 ;\n"
+    "        /*00f0*/                   ISETP.GT.U32.AND P1, PT, R4, R3, PT ;\n"
+    "        /*0100*/              @!P1 IMAD.IADD R3, R3, 0x1, -R4 ;\n"
+    "        /*0110*/              @!P1 IADD3 R8, R8, 0x1, RZ ;\n"
+    "        /*0120*/                   ISETP.NE.AND P2, PT, RZ, c[0x0][0x214], PT ;\n"
+    "        /*0130*/                   ISETP.GE.U32.AND P0, PT, R3, R4, PT ;\n"
+    "        /*0140*/                   IMAD.MOV.U32 R10, RZ, RZ, c[0x0][0x210] ;\n"
+    "        /*0150*/                   LOP3.LUT R10, R10, c[0x0][0x214], RZ, 0x3c, !PT ;\n"
+    "        /*0160*/                   ISETP.GE.AND P3, PT, R10, RZ, PT ;\n"
+    "        /*0170*/               @P0 IADD3 R8, R8, 0x1, RZ ;\n"
+    "        /*0180*/              @!P3 IMAD.MOV R8, RZ, RZ, -R8 ;\n"
+    "        /*0190*/              @!P2 LOP3.LUT R8, RZ, c[0x0][0x214], RZ, 0x33, !PT ;\n"
+    "        /*01a0*/                   ISETP.GE.AND P0, PT, R0, R8, PT ;\n"
+    "        /*01b0*/               @P0 EXIT ;\n"
+    "        /*01c0*/                   LDC.64 R12, c[0x0][0x218] ;\n"
+    "        /*01d0*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*01e0*/                   ULDC UR7, c[0x0][0x0] ;\n"
+    ".L_x_0:\n"
+    "        /*01f0*/                   IMAD.WIDE R14, R0, 0x4, R12 ;\n"
+    "        /*0200*/                   STG.E desc[UR10][R14.64], RZ ;\n"
+    "        /*0210*/                   IADD3 R0, R0, UR7, RZ ;\n"
+    "        /*0220*/                   ISETP.GE.AND P0, PT, R0, R8, PT ;\n"
+    "        /*0230*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*0240*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0250*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+/* Bytes the signed-division kernel (or a variant of its text) stores for
+ * one block of 256 threads with n and d. */
+static double sdiv_stores(const char *text, size_t n_text, int n, int d)
+{
+    static const struct maya_kparam three[] = { { 0, 4, MAYA_KP_I32, { 0 } }, { 4, 4, MAYA_KP_I32, { 0 } },
+                                                { 8, 8, MAYA_KP_PTR, { 0 } } };
+    int nd[2] = { n, d };
+    return sass_loop_stores(text, n_text, "_Z4sdiviiPf", three, 3, 256, nd, 8);
+}
+
+static void test_sass_sdiv(void)
+{
+    int n = 1 << 20;
+    NEAR(sdiv_stores(sass_sdiv, sizeof sass_sdiv - 1, n, 3), 4.0 * (n / 3), 0.02);
+    NEAR(sdiv_stores(sass_sdiv, sizeof sass_sdiv - 1, -n, -3), 4.0 * (n / 3), 0.02); /* the same sign */
+    EXPECT(sdiv_stores(sass_sdiv, sizeof sass_sdiv - 1, -n, 3) == 0);               /* a negative count */
+    /* the loop left by CALL.REL.NOINC to the code after it (a branch; the
+     * back branch then unconditional), as the memory-efficient attention's
+     * key loop is */
+    char noinc[sizeof sass_sdiv + 64];
+    const char *tail = strstr(sass_sdiv, "        /*0230*/");
+    EXPECT(tail != NULL);
+    if (tail) {
+        int k = snprintf(noinc, sizeof noinc, "%.*s%s", (int)(tail - sass_sdiv), sass_sdiv,
+                         "        /*0230*/               @P0 CALL.REL.NOINC `(.L_x_3) ;\n"
+                         "        /*0240*/                   BRA `(.L_x_0) ;\n"
+                         ".L_x_3:\n"
+                         "        /*0250*/                   EXIT ;\n");
+        EXPECT(k > 0 && (size_t)k < sizeof noinc);
+        NEAR(sdiv_stores(noinc, strlen(noinc), n, 3), 4.0 * (n / 3), 0.02);
+    }
+}
+
 /* A loop whose start and bound both follow the thread (a pooling window:
  * rows tid / 2 to tid / 2 + 2): two iterations each. Their ranges over the
  * threads taken apart would give 33; the threads are sampled together. */
@@ -1477,6 +1561,7 @@ int main(void)
     test_sass_spilled_loop();
     test_sass_launch_decided();
     test_sass_udiv();
+    test_sass_sdiv();
     test_sass_joint_trip();
     test_sass_signed_blocks();
     test_sass_prmt();
