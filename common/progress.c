@@ -2,8 +2,9 @@
  * them cleanly on Ctrl-C or SIGTERM (include/maya/progress.h).
  *
  * Progress is one line on stderr, rewritten in place at most five times a
- * second (a call between costs one clock read), and only when enabled (the
- * command enables it when stderr is a terminal). Stopping is a flag that
+ * second (a call between costs one clock read), and at once when a new
+ * phase starts (a phase shorter than the interval still shows), and only
+ * when enabled (the command enables it when stderr is a terminal). Stopping is a flag that
  * the handlers set; the phases poll it and fail with "interrupted".
  */
 #define _GNU_SOURCE
@@ -18,6 +19,7 @@
 static int shown;
 static int line_open;
 static uint64_t last_ns;
+static char last_phase[64];     /* the phase the line shows */
 static volatile sig_atomic_t stop_signal;
 static struct sigaction old_int, old_term;
 static int installed;
@@ -33,6 +35,7 @@ void maya_progress_enable(int on)
 {
     shown = on;
     last_ns = 0;
+    last_phase[0] = 0;
 }
 
 void maya_progress(const char *phase, uint64_t done, uint64_t total)
@@ -40,9 +43,12 @@ void maya_progress(const char *phase, uint64_t done, uint64_t total)
     if (!shown)
         return;
     uint64_t now = mono_ns();
-    if (last_ns && now - last_ns < 200000000ull)
+    int same = strncmp(phase, last_phase, sizeof last_phase - 1) == 0;
+    if (last_ns && now - last_ns < 200000000ull && same)
         return;
     last_ns = now;
+    if (!same)
+        snprintf(last_phase, sizeof last_phase, "%s", phase);
     if (total)
         fprintf(stderr, "\r\033[Kmaya: %s %3.0f%% (%llu of %llu)", phase, 100.0 * (double)done / (double)total,
                 (unsigned long long)done, (unsigned long long)total);
@@ -57,6 +63,7 @@ void maya_progress_done(void)
         fputs("\r\033[K", stderr);
     line_open = 0;
     last_ns = 0;
+    last_phase[0] = 0;
 }
 
 static void on_stop(int sig)
