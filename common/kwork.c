@@ -88,7 +88,8 @@ const struct maya_kwork *maya_kernel_work(const struct maya_rec_kernel *k, const
         if (x[i].op >= MAYA_KX_NOPS || ((ops & 1) && x[i].a >= i) || ((ops & 2) && x[i].b >= i) ||
             ((ops & 4) && x[i].c >= i) || !isfinite(x[i].imm) ||
             (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_NSREGS) ||
-            ((x[i].op == MAYA_KX_CMP || x[i].op == MAYA_KX_TRIP) && (x[i].arg & 0x7f) >= MAYA_CMP_NCMPS) ||
+            (x[i].op == MAYA_KX_CMP && (x[i].arg & 0x7f) >= MAYA_CMP_NCMPS) ||
+            (x[i].op == MAYA_KX_TRIP && (x[i].arg & MAYA_KX_TRIP_CMP) >= MAYA_CMP_NCMPS) ||
             (x[i].op == MAYA_KX_PARAM && (x[i].b == 0 || x[i].b > 8)) ||
             (x[i].op == MAYA_KX_PARAM_AT && x[i].imm != 1 && x[i].imm != 2 && x[i].imm != 4 && x[i].imm != 8)) {
             *why = "work summary: an expression with a bad op or operand";
@@ -193,9 +194,9 @@ static void expr_text(const struct maya_kexpr *x, uint32_t i, struct out *o, int
     case MAYA_KX_TRIP:
         put(o, "trip(");
         expr_text(x, e->a, o, depth + 1);
-        put(o, cmps[(e->arg & 0x7f) % MAYA_CMP_NCMPS]);
+        put(o, cmps[(e->arg & MAYA_KX_TRIP_CMP) % MAYA_CMP_NCMPS]);
         expr_text(x, e->b, o, depth + 1);
-        put(o, " step ");
+        put(o, e->arg & MAYA_KX_TRIP_HALVES ? " shift " : " step ");
         expr_text(x, e->c, o, depth + 1);
         put(o, ")");
         return;

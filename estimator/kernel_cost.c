@@ -252,6 +252,54 @@ static double trip_from(double s, double bound, double step, int c, int before)
     return n + (before ? 1 : 0);
 }
 
+/* Iterations of a loop entered at s whose counter halves, shifted right
+ * by `shift` bits each step (a tree reduction's s >>= 1), while (x cmp
+ * bound): the values from s on that pass the test, one after the other
+ * (+1 when tested before the step); 0 when s itself does not. At most 64. */
+static double halvings_from(double s, double bound, double shift, int c, int before)
+{
+    if (!(shift >= 1 && shift < 64) || !(s >= 0 && s < 9e15))
+        return -1;
+    int64_t v = (int64_t)s;
+    int k = (int)shift, n = 0;
+    for (; n < 64; n++, v >>= k) {
+        int ok = c == MAYA_CMP_LT ? v < bound : c == MAYA_CMP_LE ? v <= bound : c == MAYA_CMP_GT ? v > bound
+               : c == MAYA_CMP_GE ? v >= bound : c == MAYA_CMP_EQ ? v == bound : v != bound;
+        if (!ok)
+            break;
+        if (v == 0 && n > 0)
+            return -1; /* stays at 0 and goes on */
+    }
+    return n + (before ? 1 : 0);
+}
+
+/* The same over the threads that enter, for a start spread over [lo, hi]:
+ * the mean over 16 starts spread evenly. */
+static struct val halvings(struct val s, double bound, double shift, int c, int before)
+{
+    double sum = 0, lo = INFINITY, hi = 0;
+    int n = 0;
+    for (int k = 0; k < 16; k++) {
+        double t = halvings_from(floor(s.lo + (s.hi - s.lo) * (k + 0.5) / 16), bound, shift, c, before);
+        if (t < 0)
+            return unknown;
+        if (t >= 1) {
+            sum += t, n++;
+            lo = fmin(lo, t), hi = fmax(hi, t);
+        }
+    }
+    return n ? range(lo, sum / n, hi) : exact(1);
+}
+
+/* A loop's iterations from its start s, its counter tested with c against
+ * the bound (tested before the step: one more), stepping by step or (a
+ * halving counter) shifted right by it. */
+static double steps_from(double s, double bound, double step, int arg)
+{
+    int c = arg & MAYA_KX_TRIP_CMP, before = (arg & MAYA_KX_TRIP_BEFORE) != 0;
+    return arg & MAYA_KX_TRIP_HALVES ? halvings_from(s, bound, step, c, before) : trip_from(s, bound, step, c, before);
+}
+
 /* The mean trip count over the threads that enter the loop (at least one
  * iteration each: the code reaches the loop only for them). With a start
  * spread evenly over [lo, hi], the threads that enter start below the bound
@@ -262,12 +310,14 @@ static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, s
 {
     if (!s.known || !b.known || !st.known)
         return unknown;
-    int c = x->arg & 0x7f, before = (x->arg & 0x80) != 0;
+    int c = x->arg & MAYA_KX_TRIP_CMP, before = (x->arg & MAYA_KX_TRIP_BEFORE) != 0;
     double step = st.avg, bound = b.avg;
     if (is_exact(s)) {
-        double t = trip_from(s.lo, bound, step, c, before);
+        double t = steps_from(s.lo, bound, step, x->arg);
         return t < 0 ? unknown : exact(t >= 1 ? t : 1);
     }
+    if (x->arg & MAYA_KX_TRIP_HALVES)
+        return halvings(s, bound, step, c, before);
     int up = step > 0;
     /* the starts of the threads that enter */
     double lo = s.lo, hi = s.hi;
@@ -476,7 +526,7 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
     }
     if (J->done < i)
         J->done = i;
-    int c = x[i].arg & 0x7f, before = (x[i].arg & 0x80) != 0, n = 0;
+    int n = 0;
     double sum = 0, lo = INFINITY, hi = 0;
     for (int k = 0; k < JOINT_SAMPLES; k++) {
         const struct val *row = J->v + (size_t)k * w->nexprs;
@@ -485,7 +535,7 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
             return fallback;
         /* a value a sampled thread still has spread (a choice on data)
          * counts at its mean */
-        double t = trip_from(s.avg, b.avg, st.avg, c, before);
+        double t = steps_from(s.avg, b.avg, st.avg, x[i].arg);
         if (t < 0)
             return fallback;
         if (t >= 1) {

@@ -1227,6 +1227,29 @@ static int split_phi(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32
     return 0;
 }
 
+/* Is e loop l's counter shifted right by a constant each iteration, e =
+ * phi >> k (tested after the shift), or phi itself with its register
+ * written phi >> k in the body (before)? *phi, *shift (a constant). */
+static int halving(struct kw *w, uint32_t e, uint32_t l, uint32_t *phi, uint32_t *shift, int *before)
+{
+    double k;
+    const struct maya_kexpr *x = &w->x[e];
+    if (x->op == MAYA_KX_SHR && w->x[x->a].op == MAYA_KX_PHI && w->x[x->a].b == l && kx_is_const(w, x->b, &k) &&
+        k >= 1 && k < 32) {
+        *phi = x->a, *shift = x->b, *before = 0;
+        return 1;
+    }
+    if (x->op != MAYA_KX_PHI || x->b != l || x->c >= w->nregs)
+        return 0;
+    uint32_t v = (uint32_t)w->env[x->c];
+    const struct maya_kexpr *y = &w->x[v];
+    if (y->op == MAYA_KX_SHR && y->a == e && kx_is_const(w, y->b, &k) && k >= 1 && k < 32) {
+        *phi = e, *shift = y->b, *before = 1;
+        return 1;
+    }
+    return 0;
+}
+
 /* A back branch continues loop l while predicate p holds: its trip count.
  * A conjunction (i < chunk and i < n) continues no longer than either
  * part: the smaller of the trip counts of the parts that give one. */
@@ -1281,10 +1304,20 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
         scale = y->a, lhs = y->b;
     else if (y->op == MAYA_KX_SHL && kx_is_const(w, y->b, &k) && k >= 0 && k < 31)
         scale = kx_const(w, ldexp(1, (int)k)), lhs = y->a;
-    /* lhs = phi + step (tested after the step), or phi itself (tested
-     * before it: the step is what the body adds to its register) */
+    /* a counter halved each time (s >>= 1: a tree reduction), tested
+     * after the shift or before it */
     uint32_t phi, step;
     int before = 0;
+    if (scale == X_ONE && halving(w, lhs, l, &phi, &step, &before)) {
+        if (w->x[phi].a == X_UNKNOWN)
+            return;
+        L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | MAYA_KX_TRIP_HALVES | (before ? MAYA_KX_TRIP_BEFORE : 0)),
+                          w->x[phi].a, rhs, step, 0);
+        L->resolved = L->trip != X_UNKNOWN;
+        return;
+    }
+    /* lhs = phi + step (tested after the step), or phi itself (tested
+     * before it: the step is what the body adds to its register) */
     if (!split_phi(w, lhs, l, &phi, &step, 0))
         return;
     if (step == X_ZERO) {
@@ -1306,7 +1339,7 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
     }
     if (step == X_UNKNOWN || step == X_ZERO || w->x[phi].a == X_UNKNOWN)
         return;
-    L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? 0x80 : 0)), kx_mul(w, w->x[phi].a, scale), rhs,
+    L->trip = kx_node(w, MAYA_KX_TRIP, (uint8_t)(c | (before ? MAYA_KX_TRIP_BEFORE : 0)), kx_mul(w, w->x[phi].a, scale), rhs,
                       kx_mul(w, step, scale), 0);
     L->resolved = L->trip != X_UNKNOWN;
 }

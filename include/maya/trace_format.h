@@ -286,7 +286,9 @@ enum maya_kx_op {
     MAYA_KX_SEL = 19,           /* c ? a : b, c a share: the mean of both, weighted */
     MAYA_KX_PHI = 20,           /* a loop-carried value: a is its value on entry, b the loop */
     MAYA_KX_TRIP = 21,          /* iterations of a loop from a towards b in steps of c, tested
-                                   with arg (enum maya_kx_cmp), for the threads that enter it */
+                                   with arg & 0x3f (enum maya_kx_cmp), for the threads that
+                                   enter it; arg 0x80: tested before the step; arg 0x40: the
+                                   counter halves, shifted right by c bits each step */
     MAYA_KX_PARAM_AT = 22,      /* integer parameter at the byte offset a gives (an index into an
                                    array in the parameters: PyTorch's tensor lists), imm bytes
                                    (1, 2, 4 or 8); arg 1 = signed; b = 0 */
@@ -302,6 +304,11 @@ enum maya_kx_sreg {
 enum maya_kx_cmp {
     MAYA_CMP_LT, MAYA_CMP_LE, MAYA_CMP_GT, MAYA_CMP_GE, MAYA_CMP_EQ, MAYA_CMP_NE, MAYA_CMP_NCMPS
 };
+
+/* MAYA_KX_TRIP's arg: the comparison, and how the counter steps */
+#define MAYA_KX_TRIP_CMP 0x3f
+#define MAYA_KX_TRIP_HALVES 0x40  /* shifted right by c bits (a tree reduction's s >>= 1) */
+#define MAYA_KX_TRIP_BEFORE 0x80  /* tested before the step */
 
 struct maya_kexpr {             /* operands a, b, c are indexes of earlier expressions */
     uint8_t op;                 /* enum maya_kx_op */

@@ -968,6 +968,39 @@ static const char sass_unknown_trip[] =
     "        /*0110*/                   BRA `(.L_x_1);\n"
     ".L_x_2:\n";
 
+/* A tree reduction's halving loop, read as halvings (log2 of the start):
+ *   for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) y[s] = 0; */
+static const char sass_halving[] =
+    "//--------------------- .text._Z4treePf --------------------------\n"
+    ".text._Z4treePf:\n"
+    "        /*0000*/                   ULDC UR4, c[0x0][0x0] ;\n"
+    "        /*0010*/                   USHF.R.U32.HI UR4, URZ, 0x1, UR4 ;\n"
+    "        /*0020*/                   ISETP.NE.AND P0, PT, RZ, UR4, PT ;\n"
+    "        /*0030*/              @!P0 EXIT ;\n"
+    "        /*0040*/                   IMAD.U32 R2, RZ, RZ, UR4 ;\n"
+    "        /*0050*/                   LDC.64 R4, c[0x0][0x218] ;\n"
+    "        /*0060*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    ".L_x_0:\n"
+    "        /*0070*/                   IMAD.WIDE.U32 R6, R2, 0x4, R4 ;\n"
+    "        /*0080*/                   STG.E desc[UR10][R6.64], RZ ;\n"
+    "        /*0090*/                   SHF.R.U32.HI R2, RZ, 0x1, R2 ;\n"
+    "        /*00a0*/                   ISETP.NE.AND P0, PT, R2, RZ, PT ;\n"
+    "        /*00b0*/               @P0 BRA `(.L_x_0) ;\n"
+    "        /*00c0*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*00d0*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
+static void test_sass_halving(void)
+{
+    static const struct maya_kparam one[] = { { 8, 8, MAYA_KP_PTR, { 0 } } };
+    /* 256 threads: s = 128, 64, ..., 1: 8 stores of 4 bytes each */
+    NEAR(sass_loop_stores(sass_halving, sizeof sass_halving - 1, "_Z4treePf", one, 1, 256, NULL, 0), 4.0 * 256 * 8,
+         0.001);
+    NEAR(sass_loop_stores(sass_halving, sizeof sass_halving - 1, "_Z4treePf", one, 1, 96, NULL, 0), 4.0 * 96 * 6,
+         0.001); /* 48, 24, 12, 6, 3, 1 */
+}
+
 static void test_sass_joint_trip(void)
 {
     static const struct maya_kparam one[] = { { 8, 8, MAYA_KP_PTR, { 0 } } };
@@ -1563,6 +1596,7 @@ int main(void)
     test_sass_udiv();
     test_sass_sdiv();
     test_sass_joint_trip();
+    test_sass_halving();
     test_sass_signed_blocks();
     test_sass_prmt();
     test_sass_gather();
