@@ -973,6 +973,54 @@ static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
 
 /* ---- pass 0: loops ---- */
 
+/* A branch never taken: sass_parse.c's BRA.DIV ("BRA !PT, label"). */
+static int branch_never(const struct emu_ptx_inst *in)
+{
+    return in->nops >= 2 && emu_slice_is(in->ops[1], "!PT");
+}
+
+/* Which instructions some path from the entry reaches: a branch goes to its
+ * label (not one never taken: BRA.DIV) and, when guarded, on; an unguarded
+ * branch or exit does not go on. All of them where an indirect jump's
+ * targets are not known. NULL when out of memory. */
+static unsigned char *reachable(const struct emu_ptx_kernel *k)
+{
+    uint32_t n = k->ninsts, top = 0;
+    unsigned char *r = calloc(n ? n : 1, 1);
+    uint32_t *stack = malloc((size_t)(n ? n : 1) * sizeof *stack);
+    if (!r || !stack) {
+        free(r);
+        free(stack);
+        return NULL;
+    }
+    if (n)
+        r[0] = 1, stack[top++] = 0;
+    while (top) {
+        uint32_t i = stack[--top], next[2];
+        int nn = 0;
+        const struct emu_ptx_inst *in = &k->insts[i];
+        int guarded = in->guard.n != 0;
+        if (is_branch(in) && !branch_never(in)) {
+            int l = emu_ptx_label_find(k, in->ops[0]);
+            if (l < 0) { /* an indirect jump (BRX): where to is not known */
+                memset(r, 1, n);
+                break;
+            }
+            if (k->labels[l].inst < n)
+                next[nn++] = k->labels[l].inst;
+            if (guarded || (in->nops >= 2 && !emu_slice_is(in->ops[1], "PT")))
+                next[nn++] = i + 1;
+        } else if (!is_exit(in) || guarded) {
+            next[nn++] = i + 1;
+        }
+        for (int j = 0; j < nn; j++)
+            if (next[j] < n && !r[next[j]])
+                r[next[j]] = 1, stack[top++] = next[j];
+    }
+    free(stack);
+    return r;
+}
+
 static int find_loops(struct kw *w)
 {
     const struct emu_ptx_kernel *k = w->k;
@@ -994,10 +1042,16 @@ static int find_loops(struct kw *w)
         if (k->labels[i].inst <= n)
             w->lab_first[k->labels[i].inst] = i;
     }
-    /* back branches: one loop per header, to its last back branch */
+    /* back branches: one loop per header, to its last back branch; one in
+     * code no path reaches (nvcc's copies for a diverged warp, which jump
+     * back into the code they stand for; the self-branch after the last
+     * EXIT) closes none */
+    unsigned char *reached = reachable(k);
+    if (!reached)
+        return -1;
     for (uint32_t j = 0; j < n; j++) {
         const struct emu_ptx_inst *in = &k->insts[j];
-        if (!is_branch(in))
+        if (!is_branch(in) || !reached[j])
             continue;
         int l = emu_ptx_label_find(k, in->ops[0]);
         if (l < 0 || k->labels[l].inst > j)
@@ -1014,6 +1068,7 @@ static int find_loops(struct kw *w)
         w->loops[w->nloops] = (struct loop){ h, j, NO_LOOP, X_ONE, NULL, 0, 0 };
         w->loop_at_head[h] = w->nloops++;
     }
+    free(reached);
     /* A back branch into code the compiler placed before a loop's header,
      * code that ends in an unconditional jump into that loop (flash
      * attention's next-tile loads, out of line), closes no loop of its own:

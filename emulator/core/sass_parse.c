@@ -21,8 +21,9 @@
  *   arithmetic: FFMA/FADD/FMUL/FMNMX (and the packed f32x2 forms), HFMA2/
  *   HADD2/HMUL2/HMNMX2, DFMA/DADD/DMUL, MUFU, HMMA/IMMA/DMMA/QMMA by shape,
  *   HGMMA/QGMMA/IGMMA (warpgroup), UTC*MMA (tcgen05: shape not known);
- *   control: BRA (also .U, .DIV, and BRA P, label: the predicate joins the
- *   guard), EXIT, RET, BAR; CALL (call) and the surface stores SUST, SURED,
+ *   control: BRA (also .U, and BRA P, label: the predicate joins the
+ *   guard; BRA.DIV, to the code for a diverged warp, never taken), EXIT,
+ *   RET, BAR; CALL (call) and the surface stores SUST, SURED,
  *   SUATOM (sust, sured, suatom), for the stores the summary cannot see.
  * Any other instruction writes an unknown value to its first operand.
  * Operands stay as SASS spells them; the analysis reads R/UR/P/UP
@@ -594,8 +595,11 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
                emu_slice_is(opc, "UTCOMMA")) {
         SET("tcgen05.mma");
     } else if (IS("BRA")) {
-        /* BRA [P1,] `(label): a predicate operand joins the guard */
-        struct emu_slice also = n >= 2 && is_pred(ops[0]) ? ops[0] : lit("PT");
+        /* BRA [P1,] `(label): a predicate operand joins the guard. BRA.DIV
+         * leaves for nvcc's out-of-line copy of a warp-synchronous sequence
+         * when the warp has diverged: the analysis takes its warps as
+         * converged, so that branch is never taken (!PT) */
+        struct emu_slice also = part(m, "DIV") ? lit("!PT") : n >= 2 && is_pred(ops[0]) ? ops[0] : lit("PT");
         SET("bra");
         ops[0] = target(in);
         ops[1] = also;

@@ -1001,6 +1001,44 @@ static void test_sass_halving(void)
          0.001); /* 48, 24, 12, 6, 3, 1 */
 }
 
+/* A warp shuffle in a loop as nvcc lays it out: BRA.DIV leaves for a copy
+ * of the shuffle for a diverged warp, placed after the kernel's EXIT, that
+ * jumps back into the loop. The warps are taken as converged: that copy is
+ * not reached, and its jump back closes no loop (before, it overlapped the
+ * real loop, which was then counted once).
+ *   for (int i = 0; i < 16; i++) y[i] = __shfl_down_sync(~0u, threadIdx.x, 1); */
+static const char sass_div_copy[] =
+    "//--------------------- .text._Z5shuflPf --------------------------\n"
+    ".text._Z5shuflPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC.64 R4, c[0x0][0x218] ;\n"
+    "        /*0020*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*0030*/                   IMAD.MOV.U32 R2, RZ, RZ, RZ ;\n"
+    ".L_x_0:\n"
+    "        /*0040*/                   BRA.DIV UR4, `(.L_x_2) ;\n"
+    "        /*0050*/                   SHFL.DOWN PT, R3, R0, 0x1, 0x1f ;\n"
+    ".L_x_1:\n"
+    "        /*0060*/                   IMAD.WIDE R6, R2, 0x4, R4 ;\n"
+    "        /*0070*/                   STG.E desc[UR10][R6.64], R3 ;\n"
+    "        /*0080*/                   IADD3 R2, R2, 0x1, RZ ;\n"
+    "        /*0090*/                   ISETP.GE.AND P0, PT, R2, 0x10, PT ;\n"
+    "        /*00a0*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*00b0*/                   EXIT ;\n"
+    ".L_x_2:\n"
+    "        /*00c0*/                   WARPSYNC 0xffffffff ;\n"
+    "        /*00d0*/                   SHFL.DOWN PT, R3, R0, 0x1, 0x1f ;\n"
+    "        /*00e0*/                   BRA `(.L_x_1) ;\n"
+    ".L_x_3:\n"
+    "        /*00f0*/                   BRA `(.L_x_3);\n"
+    ".L_x_4:\n";
+
+static void test_sass_div_copy(void)
+{
+    static const struct maya_kparam one[] = { { 8, 8, MAYA_KP_PTR, { 0 } } };
+    NEAR(sass_loop_stores(sass_div_copy, sizeof sass_div_copy - 1, "_Z5shuflPf", one, 1, 256, NULL, 0),
+         4.0 * 256 * 16, 0.001);
+}
+
 static void test_sass_joint_trip(void)
 {
     static const struct maya_kparam one[] = { { 8, 8, MAYA_KP_PTR, { 0 } } };
@@ -1597,6 +1635,7 @@ int main(void)
     test_sass_sdiv();
     test_sass_joint_trip();
     test_sass_halving();
+    test_sass_div_copy();
     test_sass_signed_blocks();
     test_sass_prmt();
     test_sass_gather();
