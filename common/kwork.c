@@ -59,6 +59,18 @@ unsigned maya_kx_operands(unsigned op)
     return 3;
 }
 
+int maya_kx_compare(int c, double a, double b)
+{
+    switch (c) {
+    case MAYA_CMP_LT: return a < b;
+    case MAYA_CMP_LE: return a <= b;
+    case MAYA_CMP_GT: return a > b;
+    case MAYA_CMP_GE: return a >= b;
+    case MAYA_CMP_EQ: return a == b;
+    default: return a != b;
+    }
+}
+
 const struct maya_kwork *maya_kernel_work(const struct maya_rec_kernel *k, const char **why)
 {
     const char *dummy;

@@ -2,10 +2,10 @@
  * them cleanly on Ctrl-C or SIGTERM (include/maya/progress.h).
  *
  * Progress is one line on stderr, rewritten in place at most five times a
- * second (a call between costs one clock read), and at once when a new
- * phase starts (a phase shorter than the interval still shows), and only
- * when enabled (the command enables it when stderr is a terminal). Stopping is a flag that
- * the handlers set; the phases poll it and fail with "interrupted".
+ * second (a call between costs one clock read) and at once when a new phase
+ * starts (a phase shorter than the interval still shows), only when enabled
+ * (the command enables it when stderr is a terminal). Stopping is a flag
+ * that the handlers set; the phases poll it and fail with "interrupted".
  */
 #define _GNU_SOURCE
 #include "maya/progress.h"

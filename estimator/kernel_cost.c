@@ -263,9 +263,7 @@ static double halvings_from(double s, double bound, double shift, int c, int bef
     int64_t v = (int64_t)s;
     int k = (int)shift, n = 0;
     for (; n < 64; n++, v >>= k) {
-        int ok = c == MAYA_CMP_LT ? v < bound : c == MAYA_CMP_LE ? v <= bound : c == MAYA_CMP_GT ? v > bound
-               : c == MAYA_CMP_GE ? v >= bound : c == MAYA_CMP_EQ ? v == bound : v != bound;
-        if (!ok)
+        if (!maya_kx_compare(c, (double)v, bound))
             break;
         if (v == 0 && n > 0)
             return -1; /* stays at 0 and goes on */
@@ -273,22 +271,43 @@ static double halvings_from(double s, double bound, double shift, int c, int bef
     return n + (before ? 1 : 0);
 }
 
+/* Trip counts of sampled threads, kept for the ones that enter the loop
+ * (a count of 0: the thread does not reach it). */
+struct entered {
+    double sum, lo, hi;
+    int n;
+};
+
+static void entered_add(struct entered *e, double t)
+{
+    if (t < 1)
+        return;
+    if (!e->n || t < e->lo)
+        e->lo = t;
+    if (!e->n || t > e->hi)
+        e->hi = t;
+    e->sum += t;
+    e->n++;
+}
+
+/* Their mean and range; one iteration where none enters. */
+static struct val entered_mean(const struct entered *e)
+{
+    return e->n ? range(e->lo, e->sum / e->n, e->hi) : exact(1);
+}
+
 /* The same over the threads that enter, for a start spread over [lo, hi]:
  * the mean over 16 starts spread evenly. */
 static struct val halvings(struct val s, double bound, double shift, int c, int before)
 {
-    double sum = 0, lo = INFINITY, hi = 0;
-    int n = 0;
+    struct entered e = { 0 };
     for (int k = 0; k < 16; k++) {
         double t = halvings_from(floor(s.lo + (s.hi - s.lo) * (k + 0.5) / 16), bound, shift, c, before);
         if (t < 0)
             return unknown;
-        if (t >= 1) {
-            sum += t, n++;
-            lo = fmin(lo, t), hi = fmax(hi, t);
-        }
+        entered_add(&e, t);
     }
-    return n ? range(lo, sum / n, hi) : exact(1);
+    return entered_mean(&e);
 }
 
 /* A loop's iterations from its start s, its counter tested with c against
@@ -526,8 +545,7 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
     }
     if (J->done < i)
         J->done = i;
-    int n = 0;
-    double sum = 0, lo = INFINITY, hi = 0;
+    struct entered e = { 0 };
     for (int k = 0; k < JOINT_SAMPLES; k++) {
         const struct val *row = J->v + (size_t)k * w->nexprs;
         struct val s = row[x[i].a], b = row[x[i].b], st = row[x[i].c];
@@ -538,14 +556,9 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
         double t = steps_from(s.avg, b.avg, st.avg, x[i].arg);
         if (t < 0)
             return fallback;
-        if (t >= 1) {
-            sum += t;
-            n++;
-            lo = fmin(lo, t);
-            hi = fmax(hi, t);
-        }
+        entered_add(&e, t);
     }
-    return n ? range(lo, sum / n, hi) : exact(1);
+    return entered_mean(&e);
 }
 
 int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,

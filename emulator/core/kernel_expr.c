@@ -241,9 +241,7 @@ uint32_t kx_cmp(struct kw *w, int c, uint32_t a, uint32_t b)
         return c == MAYA_CMP_EQ || c == MAYA_CMP_LE || c == MAYA_CMP_GE ? X_ONE : X_ZERO;
     double u, v;
     if (kx_is_const(w, a, &u) && kx_is_const(w, b, &v)) {
-        int r = c == MAYA_CMP_LT ? u < v : c == MAYA_CMP_LE ? u <= v : c == MAYA_CMP_GT ? u > v
-              : c == MAYA_CMP_GE ? u >= v : c == MAYA_CMP_EQ ? u == v : u != v;
-        return r ? X_ONE : X_ZERO;
+        return maya_kx_compare(c, u, v) ? X_ONE : X_ZERO;
     }
     return kx_node(w, MAYA_KX_CMP, (uint8_t)c, a, b, 0, 0);
 }

@@ -796,7 +796,8 @@ static uint32_t as_signed(struct kw *w, uint32_t e)
 static uint32_t sign_test(struct kw *w, int cc, uint32_t a, uint32_t b)
 {
     double zero;
-    if ((cc != MAYA_CMP_GE && cc != MAYA_CMP_LT) || !kx_is_const(w, b, &zero) || zero != 0 || a == X_UNKNOWN || w->x[a].op != MAYA_KX_XOR)
+    if ((cc != MAYA_CMP_GE && cc != MAYA_CMP_LT) || !kx_is_const(w, b, &zero) || zero != 0 || a == X_UNKNOWN ||
+        w->x[a].op != MAYA_KX_XOR)
         return X_UNKNOWN;
     uint32_t n = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].a), X_ZERO);
     uint32_t d = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].b), X_ZERO);
@@ -1453,7 +1454,6 @@ static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
         w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, vals[i], (uint32_t)w->env[r]) : vals[i]);
     }
 }
-
 
 static int interpret(struct kw *w)
 {

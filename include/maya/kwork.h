@@ -23,6 +23,8 @@ const struct maya_kextent *maya_launch_extents(const struct maya_rec_launch *l, 
 /* Which operands an expression op reads: bit 0 a, bit 1 b, bit 2 c (the
  * others are not expressions: 0 for an op that is not one). */
 unsigned maya_kx_operands(unsigned op);
+/* Whether a (enum maya_kx_cmp c) b holds. */
+int maya_kx_compare(int c, double a, double b);
 
 /* Name of a term class ("ld_global", "mma_fp16", ...), of an expression op. */
 const char *maya_kw_class_name(unsigned cls);
