@@ -169,7 +169,8 @@ ALL_TARGETS += $(SASS_EXEC_UNIT)
 KWORK_UNIT := $(B)/tests/unit/test_kernel_work
 $(B)/obj/tests/emulator/unit_kernel_work.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iestimator
 $(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core/ptx_parse.o \
-		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_expr.o \
+		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_value.o \
+		$(B)/obj/emulator/core/kernel_expr.o \
 		$(B)/obj/libmaya-estimator.a $(B)/obj/libmaya-common.a
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)

@@ -2,7 +2,8 @@
  * computes, each multiplied by how often the thread gets there.
  *
  * One pass over the instructions interprets the integer arithmetic
- * symbolically: every register holds an expression (struct maya_kexpr) over
+ * symbolically (the value each instruction writes: kernel_value.c): every
+ * register holds an expression (struct maya_kexpr) over
  * the parameters, the special registers (%tid, %ntid, %ctaid, %nctaid) and
  * constants, or "unknown" once it depends on memory. Branches give the
  * share of threads that take them (a comparison of known expressions,
@@ -144,7 +145,7 @@ static int is_reg(struct emu_slice s)
 }
 
 /* A numeric literal: decimal, 0x hex, 0f / 0d IEEE hex; 1 if s is one. */
-static int literal(struct emu_slice s, double *v)
+int kw_literal(struct emu_slice s, double *v)
 {
     char buf[64];
     if (s.n == 0 || s.n >= sizeof buf)
@@ -183,15 +184,13 @@ static int literal(struct emu_slice s, double *v)
     return 1;
 }
 
-static uint32_t operand(struct kw *w, struct emu_slice s);
-
 /* A constant-bank operand of SASS, c[0x0][0x210]: the block and grid sizes
  * (offsets 0x0..0x14) or a parameter (from param_base on), `bytes` wide,
  * sign-extended when `sgn` (LDC.S8, LDC.S16). An indexed read,
  * c[0x0][R8+0x210], is an element of an array in the parameters at the
  * offset the register gives (PyTorch's tensor lists: a block's tensor,
  * its chunk, the tensor's size and address). */
-static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
+uint32_t kw_cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
 {
     char buf[48];
     if (s.n >= sizeof buf || s.n < 9 || memcmp(s.p, "c[0x0][", 7) != 0 || s.p[s.n - 1] != ']')
@@ -209,7 +208,7 @@ static uint32_t cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
             return X_UNKNOWN;
         /* the register's name in the instruction's text, which outlives
          * this buffer (the register table keeps names) */
-        uint32_t r = operand(w, (struct emu_slice){ s.p + 7, plus ? (uint32_t)(plus - buf) : (uint32_t)strlen(buf) });
+        uint32_t r = kw_operand(w, (struct emu_slice){ s.p + 7, plus ? (uint32_t)(plus - buf) : (uint32_t)strlen(buf) });
         if (r == X_UNKNOWN)
             return X_UNKNOWN;
         uint32_t at = kx_bin(w, MAYA_KX_ADD, r, kx_const(w, (double)add - k->param_base));
@@ -246,19 +245,19 @@ static uint32_t sass_operand(struct kw *w, struct emu_slice s, int *done)
         if (emu_slice_is(s, srs[i].name))
             return kx_node(w, MAYA_KX_SREG, (uint8_t)srs[i].sreg, 0, 0, 0, 0);
     if (s.n > 1 && s.p[0] == '!' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
-        return kx_not(w, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+        return kx_not(w, kw_operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 1 && s.p[0] == '-' && sass_reg((struct emu_slice){ s.p + 1, s.n - 1 }))
-        return kx_bin(w, MAYA_KX_SUB, X_ZERO, operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
+        return kx_bin(w, MAYA_KX_SUB, X_ZERO, kw_operand(w, (struct emu_slice){ s.p + 1, s.n - 1 }));
     if (s.n > 2 && s.p[0] == 'c' && s.p[1] == '[')
-        return cbank(w, s, 4, 0);
+        return kw_cbank(w, s, 4, 0);
     if (s.n > 3 && s.p[0] == '-' && s.p[1] == 'c' && s.p[2] == '[') /* IADD3 R0, R112, -c[0x0][0x214], R0 */
-        return kx_bin(w, MAYA_KX_SUB, X_ZERO, cbank(w, (struct emu_slice){ s.p + 1, s.n - 1 }, 4, 0));
+        return kx_bin(w, MAYA_KX_SUB, X_ZERO, kw_cbank(w, (struct emu_slice){ s.p + 1, s.n - 1 }, 4, 0));
     *done = 0;
     return X_UNKNOWN;
 }
 
 /* The expression an operand reads. */
-static uint32_t operand(struct kw *w, struct emu_slice s)
+uint32_t kw_operand(struct kw *w, struct emu_slice s)
 {
     double v;
     if (w->k->sass) {
@@ -270,7 +269,7 @@ static uint32_t operand(struct kw *w, struct emu_slice s)
     int sr = sreg_of(s);
     if (sr >= 0)
         return kx_node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
-    if (literal(s, &v))
+    if (kw_literal(s, &v))
         return kx_const(w, v);
     if (is_reg(s)) {
         int32_t r = reg_id(w, s);
@@ -320,7 +319,7 @@ static int op_is(struct emu_slice op, const char *word)
 }
 
 /* Size of the last scalar type named in the mnemonic (".f32", ".b128", ...). */
-static unsigned type_of(struct emu_slice op, char *kind)
+unsigned kw_type_of(struct emu_slice op, char *kind)
 {
     static const struct { const char *name; unsigned bytes; char kind; } types[] = {
         { "f16x2", 4, 'h' }, { "bf16x2", 4, 'h' }, { "f32x2", 8, 'F' }, { "f16", 2, 'h' }, { "bf16", 2, 'h' },
@@ -347,7 +346,7 @@ static unsigned type_of(struct emu_slice op, char *kind)
     return best;
 }
 
-static unsigned vec_of(struct emu_slice op)
+unsigned kw_vec_of(struct emu_slice op)
 {
     return emu_ptx_has_part(op, "v8") ? 8 : emu_ptx_has_part(op, "v4") ? 4 : emu_ptx_has_part(op, "v2") ? 2 : 1;
 }
@@ -397,7 +396,7 @@ static uint8_t mma_class(struct emu_slice op)
 }
 
 /* Byte offset of the pointer parameter an address expression starts from. */
-static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
+uint16_t kw_base_param(const struct kw *w, uint32_t e, int depth)
 {
     const struct maya_kexpr *x = &w->x[e];
     if (depth > MAX_WALK)
@@ -407,14 +406,14 @@ static uint16_t base_param(const struct kw *w, uint32_t e, int depth)
         /* a pointer: 8 bytes, or in SASS the low half of one */
         return x->b == 8 || (w->k->sass && x->b == 4 && x->a % 8 == 0) ? x->a : MAYA_KW_NO_PARAM;
     case MAYA_KX_ADD: {
-        uint16_t p = base_param(w, x->a, depth + 1);
-        return p != MAYA_KW_NO_PARAM ? p : base_param(w, x->b, depth + 1);
+        uint16_t p = kw_base_param(w, x->a, depth + 1);
+        return p != MAYA_KW_NO_PARAM ? p : kw_base_param(w, x->b, depth + 1);
     }
     case MAYA_KX_SUB: case MAYA_KX_PHI:
-        return base_param(w, x->a, depth + 1);
+        return kw_base_param(w, x->a, depth + 1);
     case MAYA_KX_SEL: {
-        uint16_t p = base_param(w, x->a, depth + 1);
-        return p != MAYA_KW_NO_PARAM ? p : base_param(w, x->b, depth + 1);
+        uint16_t p = kw_base_param(w, x->a, depth + 1);
+        return p != MAYA_KW_NO_PARAM ? p : kw_base_param(w, x->b, depth + 1);
     }
     default:
         return MAYA_KW_NO_PARAM;
@@ -430,7 +429,7 @@ static unsigned param_leaves(const struct kw *w, uint32_t e, int depth)
         return 2; /* too deep to tell: as if two */
     switch (x->op) {
     case MAYA_KX_PARAM:
-        return base_param(w, e, depth) != MAYA_KW_NO_PARAM;
+        return kw_base_param(w, e, depth) != MAYA_KW_NO_PARAM;
     case MAYA_KX_ADD: case MAYA_KX_SEL: {
         unsigned n = param_leaves(w, x->a, depth + 1);
         n += param_leaves(w, x->b, depth + 1);
@@ -450,7 +449,7 @@ static uint16_t stored_param(struct kw *w, uint32_t a)
 {
     if (param_leaves(w, a, 0) > 1)
         w->flags |= MAYA_KW_F_STORES_UNKNOWN;
-    return base_param(w, a, 0);
+    return kw_base_param(w, a, 0);
 }
 
 /* Does the value of e differ between blocks (it uses %ctaid, or memory)? A
@@ -490,7 +489,7 @@ static uint32_t address(struct kw *w, struct emu_slice s)
     const char *q = p;
     while (q < end && *q != '+' && *q != '-' && *q != ']' && *q != ' ' && *q != '\t' && (*q != '.' || !w->k->sass))
         q++;
-    return operand(w, (struct emu_slice){ p, (uint32_t)(q - p) });
+    return kw_operand(w, (struct emu_slice){ p, (uint32_t)(q - p) });
 }
 
 /* ---- terms ---- */
@@ -539,23 +538,23 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         if (emu_slice_is(opc, hidden_stores[i]))
             w->flags |= MAYA_KW_F_STORES_UNKNOWN;
     char kind = 0;
-    unsigned tb = type_of(op, &kind);
+    unsigned tb = kw_type_of(op, &kind);
     int global = !emu_ptx_has_part(op, "shared") && !emu_ptx_has_part(op, "param") &&
                  !emu_ptx_has_part(op, "local") && !emu_ptx_has_part(op, "const");
     unsigned m, n, k;
     if (emu_slice_is(opc, "ld") || emu_slice_is(opc, "ldu") || emu_slice_is(opc, "st")) {
         int load = opc.p[0] == 'l';
-        uint32_t bytes = tb * vec_of(op);
+        uint32_t bytes = tb * kw_vec_of(op);
         if (emu_ptx_has_part(op, "shared"))
             add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
         else if (global && in->nops >= 2) {
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
             uint8_t tf = load && a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
             add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
-                           load ? base_param(w, a, 0) : stored_param(w, a), bytes, tf);
+                           load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes, tf);
         }
     } else if (emu_slice_is(opc, "atom") || emu_slice_is(opc, "red")) {
-        uint32_t bytes = tb * vec_of(op);
+        uint32_t bytes = tb * kw_vec_of(op);
         if (emu_ptx_has_part(op, "shared")) {
             add_term(w, freq, loop, MAYA_KW_LD_SHARED, MAYA_KW_NO_PARAM, bytes);
             add_term(w, freq, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
@@ -574,7 +573,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         } else if (emu_ptx_has_part(op, "async") && in->nops >= 3) {
             /* cp.async[.bulk].shared.global [dst], [src], size: the size is
              * a literal (4, 8, 16) or, for bulk copies, a register */
-            uint32_t size = operand(w, in->ops[2]);
+            uint32_t size = kw_operand(w, in->ops[2]);
             uint32_t f = kx_mul(w, freq, size);
             /* the destination's space is named first */
             const char *g = memmem(op.p, op.n, ".global", 7), *sh = memmem(op.p, op.n, ".shared", 7);
@@ -584,7 +583,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
                 add_term(w, f, loop, MAYA_KW_LD_SHARED, MAYA_KW_NO_PARAM, 1);
                 add_term(w, f, loop, MAYA_KW_ST_GLOBAL, stored_param(w, address(w, in->ops[0])), 1);
             } else {
-                add_term(w, f, loop, MAYA_KW_LD_GLOBAL, base_param(w, address(w, in->ops[1]), 0), 1);
+                add_term(w, f, loop, MAYA_KW_LD_GLOBAL, kw_base_param(w, address(w, in->ops[1]), 0), 1);
                 add_term(w, f, loop, MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, 1);
             }
         }
@@ -606,7 +605,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
                 add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
             else
                 add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
-                         load ? base_param(w, a, 0) : stored_param(w, a), bytes);
+                         load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes);
         }
     } else if (emu_slice_is(opc, "mma") && shape_of(op, &m, &n, &k)) {
         add_term(w, freq, loop, mma_class(op), MAYA_KW_NO_PARAM, 2.0 * m * n * k / 32);
@@ -652,7 +651,7 @@ static int is_branch(const struct emu_ptx_inst *in)
 
 /* sass_parse.c's split of a 64-bit constant-bank load of two 4-byte
  * parameters: "mov.pair.b32 R4, c[0x0][off], R5, c[0x0][off + 4]". */
-static int is_pair(const struct emu_ptx_inst *in)
+int kw_is_pair(const struct emu_ptx_inst *in)
 {
     return emu_slice_is(in->op, "mov.pair.b32") && in->nops == 4;
 }
@@ -675,301 +674,6 @@ static int writes_reg(const struct emu_ptx_inst *in)
     if (emu_slice_is(opc, "wmma") && emu_ptx_has_part(in->op, "store"))
         return 0;
     return in->nops >= 1 && (in->ops[0].p[0] == '%' || in->ops[0].p[0] == '{' || sass_reg(in->ops[0]));
-}
-
-static int cmp_of(struct emu_slice op)
-{
-    static const struct { const char *w; int c; } c[] = {
-        { "lt", MAYA_CMP_LT }, { "lo", MAYA_CMP_LT }, { "ltu", MAYA_CMP_LT }, { "le", MAYA_CMP_LE },
-        { "ls", MAYA_CMP_LE }, { "leu", MAYA_CMP_LE }, { "gt", MAYA_CMP_GT }, { "hi", MAYA_CMP_GT },
-        { "gtu", MAYA_CMP_GT }, { "ge", MAYA_CMP_GE }, { "hs", MAYA_CMP_GE }, { "geu", MAYA_CMP_GE },
-        { "eq", MAYA_CMP_EQ }, { "equ", MAYA_CMP_EQ }, { "ne", MAYA_CMP_NE }, { "neu", MAYA_CMP_NE },
-    };
-    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
-        if (emu_ptx_has_part(op, c[i].w))
-            return c[i].c;
-    return -1;
-}
-
-/* The value an instruction gives its destination register. */
-/* A 32-bit constant as an addend: 0xfffffff0 in a 32-bit add is -16, the
- * sum being taken modulo 2^32 (SASS's VIADD prints its negative immediates
- * so; a step read as +4294967280 would make a loop that counts down by 16
- * run for ever). */
-static uint32_t addend32(struct kw *w, uint32_t e)
-{
-    double v;
-    if (kx_is_const(w, e, &v) && v >= 2147483648.0 && v < 4294967296.0)
-        return kx_const(w, v - 4294967296.0);
-    return e;
-}
-
-/* A negative 32-bit constant as the unsigned number of the same bits. */
-static uint32_t unsigned32(struct kw *w, uint32_t e)
-{
-    double v;
-    if (kx_is_const(w, e, &v) && v < 0 && v >= -2147483648.0)
-        return kx_const(w, v + 4294967296.0);
-    return e;
-}
-
-/* An address that adds an offset read from memory to a pointer parameter
- * (a table indexed by a loaded index: FSDP2's chunk_cat, embeddings): the
- * parameter plus an opaque offset, so that the bytes loaded through it are
- * still that parameter's, bounded by its allocation. X_UNKNOWN when the
- * instruction is no such sum (or its value is known). The opaque offset is
- * never a number: anything computed from it stays unknown. */
-static uint32_t based_sum(struct kw *w, const struct emu_ptx_inst *in, uint32_t a, uint32_t b, uint32_t c)
-{
-    struct emu_slice opc = emu_ptx_opcode(in->op);
-    uint32_t known, unknown_part;
-    if (emu_slice_is(opc, "add") && in->nops == 3)
-        known = a == X_UNKNOWN ? b : a, unknown_part = a == X_UNKNOWN ? a : b;
-    else if (emu_slice_is(opc, "mad") && in->nops == 4 && !emu_ptx_has_part(in->op, "hi"))
-        known = c, unknown_part = kx_bin(w, MAYA_KX_MUL, a, b);
-    else if (emu_slice_is(opc, "lea") && in->nops == 4)
-        known = b, unknown_part = kx_bin(w, MAYA_KX_SHL, a, c);
-    else if (emu_slice_is(opc, "add3") && in->nops == 4 && (a == X_UNKNOWN) + (b == X_UNKNOWN) + (c == X_UNKNOWN) == 1)
-        known = a == X_UNKNOWN ? kx_bin(w, MAYA_KX_ADD, b, c) : b == X_UNKNOWN ? kx_bin(w, MAYA_KX_ADD, a, c)
-                                                                : kx_bin(w, MAYA_KX_ADD, a, b),
-        unknown_part = X_UNKNOWN;
-    else
-        return X_UNKNOWN;
-    if (unknown_part != X_UNKNOWN || known == X_UNKNOWN || base_param(w, known, 0) == MAYA_KW_NO_PARAM)
-        return X_UNKNOWN;
-    return kx_bin(w, MAYA_KX_ADD, known, kx_node(w, MAYA_KX_UNKNOWN, 1, 0, 0, 0, 0));
-}
-
-/* SASS LOP3's function of a, b and c from its truth table (a's column
- * 0xf0, b's 0xcc, c's 0xaa): the and/or/xor shapes nvcc emits; X_UNKNOWN
- * for the others. */
-static uint32_t lut3(struct kw *w, unsigned lut, uint32_t a, uint32_t b, uint32_t c)
-{
-    static const struct { uint8_t lut, outer, inner; char x, y, z; } shapes[] = {
-        /* x outer (y inner z) */
-        { 0xf8, MAYA_KX_OR, MAYA_KX_AND, 'a', 'b', 'c' }, { 0xea, MAYA_KX_OR, MAYA_KX_AND, 'c', 'a', 'b' },
-        { 0xec, MAYA_KX_OR, MAYA_KX_AND, 'b', 'a', 'c' }, { 0xe0, MAYA_KX_AND, MAYA_KX_OR, 'a', 'b', 'c' },
-        { 0xa8, MAYA_KX_AND, MAYA_KX_OR, 'c', 'a', 'b' }, { 0xc8, MAYA_KX_AND, MAYA_KX_OR, 'b', 'a', 'c' },
-        { 0xfe, MAYA_KX_OR, MAYA_KX_OR, 'a', 'b', 'c' }, { 0x80, MAYA_KX_AND, MAYA_KX_AND, 'a', 'b', 'c' },
-        { 0x96, MAYA_KX_XOR, MAYA_KX_XOR, 'a', 'b', 'c' },
-        /* two of the three */
-        { 0xc0, MAYA_KX_AND, 0, 'a', 'b', 0 }, { 0xa0, MAYA_KX_AND, 0, 'a', 'c', 0 },
-        { 0x88, MAYA_KX_AND, 0, 'b', 'c', 0 }, { 0xfc, MAYA_KX_OR, 0, 'a', 'b', 0 },
-        { 0xfa, MAYA_KX_OR, 0, 'a', 'c', 0 }, { 0xee, MAYA_KX_OR, 0, 'b', 'c', 0 },
-        { 0x3c, MAYA_KX_XOR, 0, 'a', 'b', 0 }, { 0x5a, MAYA_KX_XOR, 0, 'a', 'c', 0 },
-        { 0x66, MAYA_KX_XOR, 0, 'b', 'c', 0 },
-    };
-    for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
-        if (shapes[i].lut != lut)
-            continue;
-        uint32_t x = shapes[i].x == 'a' ? a : shapes[i].x == 'b' ? b : c;
-        uint32_t y = shapes[i].y == 'a' ? a : shapes[i].y == 'b' ? b : c;
-        if (!shapes[i].inner)
-            return kx_bin(w, shapes[i].outer, x, y);
-        uint32_t z = shapes[i].z == 'a' ? a : shapes[i].z == 'b' ? b : c;
-        return kx_bin(w, shapes[i].outer, x, kx_bin(w, shapes[i].inner, y, z));
-    }
-    return X_UNKNOWN;
-}
-
-/* The low `bits` of a as a signed number: ((a + h) & (2h - 1)) - h, h = 2^(bits - 1). */
-static uint32_t sign_extend(struct kw *w, uint32_t a, int bits)
-{
-    uint32_t h = kx_const(w, ldexp(1, bits - 1));
-    return kx_bin(w, MAYA_KX_SUB,
-                  kx_bin(w, MAYA_KX_AND, kx_bin(w, MAYA_KX_ADD, a, h), kx_const(w, ldexp(1, bits) - 1)), h);
-}
-
-/* e read as a signed integer: a 32-bit parameter (SASS reads the constant
- * bank unsigned) read with its sign; anything else as it is. */
-static uint32_t as_signed(struct kw *w, uint32_t e)
-{
-    const struct maya_kexpr *x = &w->x[e];
-    if (x->op == MAYA_KX_PARAM && x->arg == 0 && x->b == 4)
-        return kx_node(w, MAYA_KX_PARAM, 1, x->a, x->b, 0, 0);
-    return e;
-}
-
-/* A signed division's sign, (n ^ d) >= 0 (< 0): n and d have the same
- * sign (opposite signs), as the share of threads for which the two
- * comparisons with 0 agree; X_UNKNOWN for any other comparison. */
-static uint32_t sign_test(struct kw *w, int cc, uint32_t a, uint32_t b)
-{
-    double zero;
-    if ((cc != MAYA_CMP_GE && cc != MAYA_CMP_LT) || !kx_is_const(w, b, &zero) || zero != 0 || a == X_UNKNOWN ||
-        w->x[a].op != MAYA_KX_XOR)
-        return X_UNKNOWN;
-    uint32_t n = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].a), X_ZERO);
-    uint32_t d = kx_cmp(w, MAYA_CMP_GE, as_signed(w, w->x[a].b), X_ZERO);
-    uint32_t same = kx_add(w, kx_mul(w, n, d), kx_mul(w, kx_not(w, n), kx_not(w, d)));
-    return cc == MAYA_CMP_GE ? same : kx_not(w, same);
-}
-
-static uint32_t value(struct kw *w, const struct emu_ptx_inst *in)
-{
-    struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
-    uint32_t a = in->nops > 1 ? operand(w, in->ops[1]) : X_UNKNOWN;
-    uint32_t b = in->nops > 2 ? operand(w, in->ops[2]) : X_UNKNOWN;
-    uint32_t c = in->nops > 3 ? operand(w, in->ops[3]) : X_UNKNOWN;
-    char kind = 0;
-    if (type_of(op, &kind) == 4 && (kind == 's' || kind == 'u' || kind == 'b') &&
-        (emu_slice_is(opc, "add") || emu_slice_is(opc, "add3") || emu_slice_is(opc, "sub") ||
-         emu_slice_is(opc, "mad") || emu_slice_is(opc, "lea") || emu_slice_is(opc, "leahi"))) {
-        /* the addends (mad's and lea's: the third and second operand) */
-        int mad = emu_slice_is(opc, "mad"), lea = emu_slice_is(opc, "lea") || emu_slice_is(opc, "leahi");
-        if (!mad && !lea)
-            a = addend32(w, a);
-        if (!mad)
-            b = addend32(w, b);
-        if (!lea)
-            c = addend32(w, c);
-    }
-    int pred = kind == 'p';
-    uint32_t based = kind == 's' || kind == 'u' || kind == 'b' ? based_sum(w, in, a, b, c) : X_UNKNOWN;
-    if (based != X_UNKNOWN)
-        return based;
-    /* floating-point arithmetic is on data: its bits are not an integer
-     * the analysis can follow (SASS's registers are untyped, and its
-     * division and reciprocal range checks test a float's exponent bits) */
-    if ((kind == 'f' || kind == 'd' || kind == 'h') && !emu_slice_is(opc, "ld") && !emu_slice_is(opc, "mov") &&
-        !emu_slice_is(opc, "setp") && !emu_slice_is(opc, "cvt"))
-        return X_UNKNOWN;
-    if (emu_slice_is(opc, "ld")) {
-        if (!emu_ptx_has_part(op, "param") || in->nops < 2 || in->ops[1].p[0] != '[' || vec_of(op) > 1)
-            return X_UNKNOWN;
-        /* [name] or [name+off] */
-        const char *p = in->ops[1].p + 1, *end = in->ops[1].p + in->ops[1].n;
-        const char *q = p;
-        while (q < end && *q != '+' && *q != ']')
-            q++;
-        double off = 0;
-        if (q < end && *q == '+') {
-            const char *r = q + 1;
-            while (r < end && *r != ']')
-                r++;
-            if (!literal((struct emu_slice){ q + 1, (uint32_t)(r - q - 1) }, &off))
-                return X_UNKNOWN;
-        }
-        struct emu_slice name = { p, (uint32_t)(q - p) };
-        for (uint32_t i = 0; i < w->k->nparams; i++)
-            if (w->k->params[i].name.n == name.n && memcmp(w->k->params[i].name.p, name.p, name.n) == 0) {
-                unsigned bytes = type_of(op, NULL);
-                double at = w->k->params[i].offset + off;
-                if (!bytes || at + bytes > w->k->params[i].offset + w->k->params[i].bytes)
-                    return X_UNKNOWN;
-                uint8_t arg = kind == 's' ? 1 : kind == 'f' ? 2 : kind == 'd' ? 3 : 0;
-                return kx_node(w, MAYA_KX_PARAM, arg, (uint32_t)at, bytes, 0, 0);
-            }
-        return X_UNKNOWN;
-    }
-    if (w->k->sass && emu_slice_is(op, "mov.b64") && in->nops == 2)
-        return cbank(w, in->ops[1], 8, 0); /* LDC.64: a 64-bit parameter (a pointer) */
-    if (w->k->sass && is_pair(in))
-        return cbank(w, in->ops[1], 4, 0); /* the pair's low register (the high: interpret) */
-    if (w->k->sass && in->nops == 2 && (emu_slice_is(op, "mov.u8") || emu_slice_is(op, "mov.s8") ||
-                                        emu_slice_is(op, "mov.u16") || emu_slice_is(op, "mov.s16")))
-        return cbank(w, in->ops[1], op.p[op.n - 1] == '8' ? 1 : 2, op.p[4] == 's'); /* LDC.U8 .S16 ... */
-    if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
-        return in->nops == 2 ? a : X_UNKNOWN;
-    if (emu_slice_is(opc, "add3")) /* SASS IADD3 */
-        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_ADD, a, b), c);
-    if (emu_slice_is(opc, "lea")) /* SASS LEA d, a, b, s: (a << s) + b */
-        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_SHL, a, c), b);
-    if (emu_slice_is(opc, "leahi")) /* SASS LEA.HI d, a, b, RZ, s: (a >> (32 - s)) + b */
-        return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_SHR, a, kx_bin(w, MAYA_KX_SUB, kx_const(w, 32), c)), b);
-    if (emu_slice_is(opc, "add"))
-        return pred ? X_UNKNOWN : kx_bin(w, MAYA_KX_ADD, a, b);
-    if (emu_slice_is(opc, "sub"))
-        return kx_bin(w, MAYA_KX_SUB, a, b);
-    if (emu_slice_is(opc, "mul") && emu_ptx_has_part(op, "hi") && emu_ptx_has_part(op, "u32"))
-        /* the high half of a 32-bit product (division by a constant: n *
-         * magic >> 32; nvdisasm prints a magic above 2^31 as negative) */
-        return kx_bin(w, MAYA_KX_SHR, kx_bin(w, MAYA_KX_MUL, unsigned32(w, a), unsigned32(w, b)), kx_const(w, 32));
-    if (emu_slice_is(opc, "mul") || emu_slice_is(opc, "mul24"))
-        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : kx_bin(w, MAYA_KX_MUL, a, b);
-    if (emu_slice_is(opc, "mad") || emu_slice_is(opc, "mad24"))
-        return emu_ptx_has_part(op, "hi") ? X_UNKNOWN : kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_MUL, a, b), c);
-    if (emu_slice_is(opc, "div"))
-        return kx_bin(w, MAYA_KX_DIV, a, b);
-    if (emu_slice_is(opc, "rem"))
-        return kx_bin(w, MAYA_KX_REM, a, b);
-    if (emu_slice_is(opc, "shl"))
-        return kx_bin(w, MAYA_KX_SHL, a, b);
-    if (emu_slice_is(opc, "shr"))
-        return kx_bin(w, MAYA_KX_SHR, a, b);
-    if (emu_slice_is(opc, "min"))
-        return kx_bin(w, MAYA_KX_MIN, a, b);
-    if (emu_slice_is(opc, "max"))
-        return kx_bin(w, MAYA_KX_MAX, a, b);
-    if (emu_slice_is(opc, "minrelu") || emu_slice_is(opc, "maxrelu")) /* SASS VIMNMX.RELU */
-        return kx_bin(w, MAYA_KX_MAX, kx_bin(w, opc.p[1] == 'i' ? MAYA_KX_MIN : MAYA_KX_MAX, a, b), X_ZERO);
-    if (emu_slice_is(opc, "addmin") || emu_slice_is(opc, "addmax")) /* SASS VIADDMNMX */
-        return kx_bin(w, opc.p[4] == 'i' ? MAYA_KX_MIN : MAYA_KX_MAX, kx_bin(w, MAYA_KX_ADD, a, b), c);
-    if (emu_slice_is(opc, "neg"))
-        return kx_bin(w, MAYA_KX_SUB, X_ZERO, a);
-    if (emu_slice_is(opc, "abs") && !pred) {
-        a = as_signed(w, a);
-        return kx_bin(w, MAYA_KX_MAX, a, kx_bin(w, MAYA_KX_SUB, X_ZERO, a));
-    }
-    if (emu_slice_is(opc, "and"))
-        return pred ? kx_mul(w, a, b) : kx_bin(w, MAYA_KX_AND, a, b);
-    if (emu_slice_is(opc, "or"))
-        return pred ? kx_por(w, a, b) : kx_bin(w, MAYA_KX_OR, a, b);
-    if (emu_slice_is(opc, "xor"))
-        return pred ? X_HALF : kx_bin(w, MAYA_KX_XOR, a, b);
-    if (emu_slice_is(opc, "not"))
-        return pred ? kx_not(w, a) : kx_bin(w, MAYA_KX_SUB, kx_const(w, -1), a);
-    if (emu_slice_is(opc, "selp"))
-        return kx_sel(w, c, a, b);
-    if (emu_slice_is(opc, "prmt") && in->nops == 4) {
-        /* SASS PRMT d, a, b, selector: a byte of a (0-3) or b (4-7) per
-         * nibble; 8 + n replicates byte n's sign. The forms nvcc uses for
-         * 16- and 8-bit values; a high half that is not known is an
-         * unknown multiple of 2^16, which the low bits do not see. */
-        double sel;
-        if (!literal(in->ops[3], &sel))
-            return X_UNKNOWN;
-        uint32_t k16 = kx_const(w, 65536), lo16 = kx_const(w, 0xffff);
-        uint32_t b_hi = b != X_UNKNOWN ? kx_bin(w, MAYA_KX_AND, b, kx_const(w, 0xffff0000))
-                                       : kx_bin(w, MAYA_KX_MUL, kx_node(w, MAYA_KX_UNKNOWN, 2, 0, 0, 0, 0), k16);
-        switch ((unsigned)sel) {
-        case 0x3210: return a;
-        case 0x7610: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16), b_hi);
-        case 0x5410: return kx_bin(w, MAYA_KX_ADD, kx_bin(w, MAYA_KX_AND, a, lo16),
-                                   kx_bin(w, MAYA_KX_MUL, kx_bin(w, MAYA_KX_AND, b, lo16), k16));
-        case 0x9910: return sign_extend(w, a, 16); /* the low half */
-        case 0x8880: return sign_extend(w, a, 8);  /* the low byte */
-        default: return X_UNKNOWN;
-        }
-    }
-    if (emu_slice_is(opc, "lop3") && in->nops >= 5) {
-        /* SASS LOP3.LUT: a value, or a predicate (the value is not 0, or
-         * the predicate operand) */
-        double lut;
-        uint32_t v = literal(in->ops[4], &lut) ? lut3(w, (unsigned)lut, a, b, c) : X_UNKNOWN;
-        if (!pred)
-            return v;
-        uint32_t p = kx_cmp(w, MAYA_CMP_NE, v, X_ZERO);
-        return in->nops > 5 ? kx_por(w, p, operand(w, in->ops[5])) : p;
-    }
-    if (emu_slice_is(opc, "setp")) {
-        int cc = cmp_of(op);
-        if (cc < 0)
-            return X_HALF;
-        if (kind == 'f' || kind == 'd' || kind == 'h')
-            return X_HALF; /* on data */
-        uint32_t p = sign_test(w, cc, a, b);
-        if (p == X_UNKNOWN)
-            p = kx_cmp(w, cc, a, b);
-        if (in->nops > 3) { /* setp.CMP.and / .or with a third predicate */
-            if (emu_ptx_has_part(op, "and"))
-                p = kx_mul(w, p, c);
-            else if (emu_ptx_has_part(op, "or"))
-                p = kx_por(w, p, c);
-        }
-        return p;
-    }
-    return X_UNKNOWN;
 }
 
 /* ---- pass 0: loops ---- */
@@ -1136,7 +840,7 @@ static int each_dest(struct kw *w, const struct emu_ptx_inst *in, int (*fn)(stru
         if (r < 0 || fn(w, r, arg) < 0)
             return -1;
     }
-    if (is_pair(in) && is_reg(in->ops[2])) {
+    if (kw_is_pair(in) && is_reg(in->ops[2])) {
         int32_t r = reg_id(w, in->ops[2]);
         if (r < 0 || fn(w, r, arg) < 0)
             return -1;
@@ -1444,7 +1148,7 @@ static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
         struct emu_slice src = list_item(in->ops[1], n);
         if (!src.n)
             break;
-        vals[n] = operand(w, src);
+        vals[n] = kw_operand(w, src);
     }
     for (unsigned i = 0; i < n; i++) {
         struct emu_slice d = list_item(in->ops[0], i);
@@ -1476,7 +1180,7 @@ static int interpret(struct kw *w)
         const struct emu_ptx_inst *in = &k->insts[i];
         uint32_t g = X_ONE;
         if (in->guard.n) {
-            g = operand(w, in->guard);
+            g = kw_operand(w, in->guard);
             if (g == X_UNKNOWN)
                 g = X_HALF;
             if (in->guard_neg)
@@ -1485,7 +1189,7 @@ static int interpret(struct kw *w)
         int guarded = in->guard.n != 0;
         if (w->k->sass && is_branch(in) && in->nops >= 2 && !emu_slice_is(in->ops[1], "PT")) {
             /* SASS's BRA P1, label: taken when the guard and P1 both hold */
-            uint32_t also = operand(w, in->ops[1]);
+            uint32_t also = kw_operand(w, in->ops[1]);
             g = kx_mul(w, g, also == X_UNKNOWN ? X_HALF : also);
             guarded = 1;
         }
@@ -1533,16 +1237,16 @@ static int interpret(struct kw *w)
             continue;
         }
         if (writes_reg(in)) {
-            uint32_t v = value(w, in);
+            uint32_t v = kw_value(w, in);
             if (in->guard.n && g != X_ONE) {
                 /* a guarded write keeps the old value for the other threads */
                 int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
                 v = r >= 0 ? kx_sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
             }
             set_reg(w, in->ops[0], v);
-            if (w->k->sass && is_pair(in) && is_reg(in->ops[2])) {
+            if (w->k->sass && kw_is_pair(in) && is_reg(in->ops[2])) {
                 int32_t r = reg_id(w, in->ops[2]);
-                uint32_t hi = cbank(w, in->ops[3], 4, 0);
+                uint32_t hi = kw_cbank(w, in->ops[3], 4, 0);
                 if (r >= 0)
                     w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, hi, (uint32_t)w->env[r]) : hi);
             }

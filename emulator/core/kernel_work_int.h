@@ -1,6 +1,7 @@
-/* What kernel_work.c (the analysis of a kernel's code) and kernel_expr.c
- * (the expressions it builds) share: the analysis state and the expression
- * algebra over it. Private to those two files. */
+/* What kernel_work.c (the analysis of a kernel's code), kernel_value.c
+ * (the values instructions write) and kernel_expr.c (the expressions they
+ * build) share: the analysis state and the expression algebra over it.
+ * Private to those three files. */
 #ifndef MAYA_KERNEL_WORK_INT_H
 #define MAYA_KERNEL_WORK_INT_H
 
@@ -93,5 +94,20 @@ uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b);
 uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b);
 /* Does expression e depend on loop l's carried values? */
 int kx_depends(const struct kw *w, uint32_t e, uint32_t l, int depth);
+
+/* Reading instructions (kernel_work.c), for kernel_value.c: the expression
+ * an operand reads; a constant-bank operand `bytes` wide (sgn: signed); a
+ * numeric literal; the size of the mnemonic's last scalar type (and its
+ * kind, 's', 'u', 'b', 'f', ...); its vector width; the pointer parameter
+ * an address starts from; sass_parse.c's pair of 4-byte parameter loads. */
+uint32_t kw_operand(struct kw *w, struct emu_slice s);
+uint32_t kw_cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn);
+int kw_literal(struct emu_slice s, double *v);
+unsigned kw_type_of(struct emu_slice op, char *kind);
+unsigned kw_vec_of(struct emu_slice op);
+uint16_t kw_base_param(const struct kw *w, uint32_t e, int depth);
+int kw_is_pair(const struct emu_ptx_inst *in);
+/* The value an instruction gives its destination register (kernel_value.c). */
+uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in);
 
 #endif
