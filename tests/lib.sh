@@ -20,6 +20,22 @@ WORKLOADS=$MAYA_BUILD/tests/workloads
 TEST_TMP=$(mktemp -d "${TMPDIR:-/tmp}/maya-test.XXXXXX")
 trap 'rm -rf "$TEST_TMP"' EXIT
 
+# fast_host_cluster NAME: writes $TEST_TMP/NAME-fasthost.conf, the installed
+# cluster NAME with host_speed = 10 (maya-hwspec(5)), and prints its path.
+# For tests that compare the predictions of two runs of a GPU-bound job:
+# each run's host gaps are this machine's CPU time, which a busy CI host
+# can stretch 2-fold in one run and not the next, and where host work
+# reaches the critical path (after a synchronize, before a collective
+# waits for the slowest rank) that shows in the iteration. Host time a
+# tenth as long keeps what the runs do on the GPUs and the network.
+fast_host_cluster() {
+    local src=$MAYA_TOP/hwspecs/clusters/$1.conf out=$TEST_TMP/$1-fasthost.conf
+    [ -r "$src" ] || fail "no cluster $src"
+    sed -e "s/^cluster \"$1\"/cluster \"$1-fasthost\"/" -e 's/^}$/    host_speed = 10\n}/' "$src" > "$out"
+    grep -q '^    host_speed = 10$' "$out" || fail "fast_host_cluster: $src has no closing brace line"
+    echo "$out"
+}
+
 fail() {
     echo "FAIL: $*" >&2
     exit 1
