@@ -370,7 +370,7 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
     case MAYA_KX_PARAM_AT: return param_at(x, a, params, l->param_bytes);
     case MAYA_KX_SREG: {
         struct val r = sreg(l, x->arg);
-        return pin && r.known && !is_exact(r) ? exact(pin[x->arg]) : r;
+        return pin && !isnan(pin[x->arg]) && r.known && !is_exact(r) ? exact(pin[x->arg]) : r;
     }
     case MAYA_KX_PHI: return a;
     case MAYA_KX_NOT: return a.known ? exact(1 - a.avg) : exact(0.5);
@@ -490,6 +490,16 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
          * moves by at most the constant, its mean about stays (or, for or,
          * gains half of it) */
         struct val k = is_exact(b) ? b : is_exact(a) ? a : unknown, o = is_exact(b) ? a : b;
+        /* of two spread values (addresses or-ed together to test their
+         * common alignment, as multi-tensor kernels do): only the low
+         * bits both have clear stay clear, and the result lies between
+         * the larger and the sum */
+        if (!k.known && a.known && b.known && a.lo >= 0 && b.lo >= 0) {
+            double lo = fmax(a.lo, b.lo), hi = a.hi + b.hi;
+            if (x->op == MAYA_KX_XOR)
+                lo = 0;
+            return with_tz(range(lo, fmax(a.avg, b.avg), hi), tz_min);
+        }
         if (!k.known || k.lo < 0 || k.lo > 1024 || !o.known || o.lo < 0)
             return unknown;
         if (x->op == MAYA_KX_OR)
@@ -504,23 +514,80 @@ static struct val eval1(const struct maya_kexpr *x, const struct val *v, const s
 
 /* Sample threads for loops whose start and bound both vary over the
  * threads: every expression evaluated again with each thread index (tid,
- * ctaid, lane, warp) pinned to one value, JOINT_SAMPLES times. */
+ * ctaid, lane, warp) pinned to one value, JOINT_SAMPLES times. Sample
+ * blocks alike (blocks_only: ctaid pinned, the thread indices still
+ * spread) for tests on what a block reads from the parameters' arrays. */
 #define JOINT_SAMPLES 16
 struct joint {
     struct val *v;              /* JOINT_SAMPLES rows of nexprs values */
     uint32_t done;              /* expressions evaluated in every row */
-    double pin[JOINT_SAMPLES][MAYA_SR_NSREGS]; /* each row's thread */
+    int blocks_only;            /* pin the block indices only */
+    double pin[JOINT_SAMPLES][MAYA_SR_NSREGS]; /* each row's thread; NaN: not pinned */
 };
 
 /* Row k's pins: each index at its own low-discrepancy point of its range
  * (the golden ratio's steps keep the indices from moving together). */
-static void joint_pins(const struct maya_rec_launch *l, int k, double *pin)
+static void joint_pins(const struct maya_rec_launch *l, int k, int blocks_only, double *pin)
 {
     for (int j = 0; j < MAYA_SR_NSREGS; j++) {
         struct val r = sreg(l, j);
         double q = fmod((k + 0.5) / JOINT_SAMPLES + j * 0.6180339887, 1.0);
         pin[j] = r.known ? fmin(r.hi, floor(r.lo + q * (r.hi - r.lo + 1))) : 0;
+        if (blocks_only && (j < MAYA_SR_CTAID_X || j > MAYA_SR_CTAID_Z))
+            pin[j] = NAN;
     }
+}
+
+/* J's rows evaluated up to expression `upto` (not included); 0 when the
+ * rows cannot be had. */
+static int joint_rows(const struct maya_kwork *w, uint32_t upto, const struct maya_rec_launch *l,
+                      const unsigned char *params, struct joint *J)
+{
+    const struct maya_kexpr *x = maya_kwork_exprs(w);
+    if (!J->v) {
+        J->v = malloc((size_t)JOINT_SAMPLES * w->nexprs * sizeof *J->v);
+        if (!J->v)
+            return 0;
+        for (int k = 0; k < JOINT_SAMPLES; k++)
+            joint_pins(l, k, J->blocks_only, J->pin[k]);
+    }
+    for (int k = 0; k < JOINT_SAMPLES && J->done < upto; k++) {
+        struct val *row = J->v + (size_t)k * w->nexprs;
+        for (uint32_t e = J->done; e < upto; e++)
+            row[e] = eval1(&x[e], row, l, params, J->pin[k]);
+    }
+    if (J->done < upto)
+        J->done = upto;
+    return 1;
+}
+
+/* A value that follows what each block reads from the parameters at its
+ * own index (PyTorch's tensor lists: the elements left in the block's
+ * chunk of its tensor, its addresses' alignment), and the comparisons,
+ * trip counts and minima made of it: the block's index and the value move
+ * together, and their ranges taken apart lose that (a chunk index from
+ * one tensor against the size of another). Its mean over sampled blocks,
+ * the threads within each still spread; a comparison's share is that
+ * mean, other values keep the range and low zero bits v had (16 blocks
+ * may miss the extremes), widened to what the samples saw. Falls back to
+ * v where a sample is not known. */
+static struct val block_mean(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
+                             const unsigned char *params, struct joint *B, struct val v)
+{
+    if (!joint_rows(w, i + 1, l, params, B))
+        return v;
+    double sum = 0, lo = v.lo, hi = v.hi;
+    for (int k = 0; k < JOINT_SAMPLES; k++) {
+        struct val r = B->v[(size_t)k * w->nexprs + i];
+        if (!r.known)
+            return v;
+        sum += r.avg, lo = fmin(lo, r.lo), hi = fmax(hi, r.hi);
+    }
+    if (maya_kwork_exprs(w)[i].op == MAYA_KX_CMP)
+        return exact(sum / JOINT_SAMPLES);
+    if (lo == hi)
+        return v;
+    return with_tz(range(lo, sum / JOINT_SAMPLES, hi), v.tz);
 }
 
 /* A loop's trip count whose start and bound both vary (a pooling window's
@@ -531,20 +598,8 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
                              const unsigned char *params, struct joint *J, struct val fallback)
 {
     const struct maya_kexpr *x = maya_kwork_exprs(w);
-    if (!J->v) {
-        J->v = malloc((size_t)JOINT_SAMPLES * w->nexprs * sizeof *J->v);
-        if (!J->v)
-            return fallback;
-        for (int k = 0; k < JOINT_SAMPLES; k++)
-            joint_pins(l, k, J->pin[k]);
-    }
-    for (int k = 0; k < JOINT_SAMPLES && J->done < i; k++) {
-        struct val *row = J->v + (size_t)k * w->nexprs;
-        for (uint32_t e = J->done; e < i; e++)
-            row[e] = eval1(&x[e], row, l, params, J->pin[k]);
-    }
-    if (J->done < i)
-        J->done = i;
+    if (!joint_rows(w, i, l, params, J))
+        return fallback;
     struct entered e = { 0 };
     for (int k = 0; k < JOINT_SAMPLES; k++) {
         const struct val *row = J->v + (size_t)k * w->nexprs;
@@ -576,14 +631,31 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     if (!v)
         return -1;
     const unsigned char *params = (const unsigned char *)(l + 1);
-    struct joint J = { .v = NULL };
+    struct joint J = { .v = NULL }, B = { .v = NULL, .blocks_only = 1 };
+    /* gathered[i]: expression i depends on a parameter array's element at
+     * an index that spreads over the launch (v[i].known is the only other
+     * per-expression state: a bit here, not a copy of the values) */
+    uint8_t gsmall[256], *gathered = w->nexprs <= 256 ? gsmall : calloc(w->nexprs, 1);
+    if (!gathered) {
+        if (v != small)
+            free(v);
+        return -1;
+    }
     for (uint32_t i = 0; i < w->nexprs; i++) {
+        unsigned ops = maya_kx_operands(x[i].op);
+        gathered[i] = (x[i].op == MAYA_KX_PARAM_AT && !is_exact(v[x[i].a])) || ((ops & 1) && gathered[x[i].a]) ||
+                      ((ops & 2) && gathered[x[i].b]) || ((ops & 4) && gathered[x[i].c]);
         v[i] = eval1(&x[i], v, l, params, NULL);
         if (x[i].op == MAYA_KX_TRIP && v[x[i].a].known && !is_exact(v[x[i].a]) && v[x[i].b].known &&
             !is_exact(v[x[i].b]))
             v[i] = joint_trip(w, i, l, params, &J, v[i]);
+        else if (gathered[i] && v[i].known)
+            v[i] = block_mean(w, i, l, params, &B, v[i]);
     }
     free(J.v);
+    free(B.v);
+    if (gathered != gsmall)
+        free(gathered);
     /* a term whose loops' counts are not all known: those loops run once
      * (flagged), the share of threads that reach them still applies */
     struct val *once = NULL;

@@ -144,6 +144,21 @@ static uint32_t sign_test(struct kw *w, int cc, uint32_t a, uint32_t b)
     return cc == MAYA_CMP_GE ? same : kx_not(w, same);
 }
 
+/* A float operand of a comparison whose value the launch gives: a literal
+ * (0f3F800000), or a parameter, which reads as a float (SASS's LDC and a
+ * constant-bank operand give its bits as an integer parameter); else
+ * X_UNKNOWN. kind: 'f' (f32) or 'd' (f64). */
+static uint32_t float_of(struct kw *w, struct emu_slice s, uint32_t v, char kind)
+{
+    double lit;
+    if (kw_literal(s, &lit))
+        return v;
+    unsigned bytes = kind == 'd' ? 8 : 4;
+    if (v == X_UNKNOWN || w->x[v].op != MAYA_KX_PARAM || w->x[v].b != bytes || kind == 'h')
+        return X_UNKNOWN;
+    return kx_node(w, MAYA_KX_PARAM, kind == 'd' ? 3 : 2, w->x[v].a, bytes, 0, 0);
+}
+
 /* The value an instruction gives its destination register. */
 uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in)
 {
@@ -296,11 +311,20 @@ uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in)
         int cc = cmp_of(op);
         if (cc < 0)
             return X_HALF;
-        if (kind == 'f' || kind == 'd' || kind == 'h')
-            return X_HALF; /* on data */
-        uint32_t p = sign_test(w, cc, a, b);
-        if (p == X_UNKNOWN)
-            p = kx_cmp(w, cc, a, b);
+        uint32_t p;
+        if (kind == 'f' || kind == 'd' || kind == 'h') {
+            /* on data, but for a parameter against a literal or another
+             * parameter (a scalar that is 1, a beta that is 0): the
+             * launch decides it */
+            uint32_t fa = float_of(w, in->ops[1], a, kind), fb = float_of(w, in->ops[2], b, kind);
+            if (fa == X_UNKNOWN || fb == X_UNKNOWN)
+                return X_HALF;
+            p = kx_cmp(w, cc, fa, fb);
+        } else {
+            p = sign_test(w, cc, a, b);
+            if (p == X_UNKNOWN)
+                p = kx_cmp(w, cc, a, b);
+        }
         if (in->nops > 3) { /* setp.CMP.and / .or with a third predicate */
             if (emu_ptx_has_part(op, "and"))
                 p = kx_mul(w, p, c);

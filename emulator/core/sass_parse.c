@@ -11,6 +11,7 @@
  *   (min and max), LEA, SHF,
  *   LOP3 (and, or, xor, not), SEL, ISETP (a 64-bit compare's .EX half
  *   takes its low half's result: values are read from their low 32 bits),
+ *   FSETP (setp.f32, its immediate in PTX's 0f form),
  *   S2R/S2UR, LDC/ULDC, nvcc's unsigned division by a register (I2F.U32.RP,
  *   MUFU.RCP, F2I, IMAD.HI.U32: the quotient; a signed one's I2F.RP and
  *   IABS),
@@ -37,6 +38,7 @@
 #include "maya/trace_format.h"
 
 #include <ctype.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +68,38 @@ static struct emu_slice lit(const char *s)
 static int part(struct emu_slice m, const char *word)
 {
     return emu_ptx_has_part(m, word);
+}
+
+/* The comparison of an FSETP (ordered or not: a parameter is never NaN
+ * where the analysis reads it), or NULL. */
+static const char *fsetp_cmp(struct emu_slice m)
+{
+    static const char *const c[][2] = {
+        { "LT", "lt" }, { "LTU", "lt" }, { "LE", "le" }, { "LEU", "le" }, { "GT", "gt" }, { "GTU", "gt" },
+        { "GE", "ge" }, { "GEU", "ge" }, { "EQ", "eq" }, { "EQU", "eq" }, { "NE", "ne" }, { "NEU", "ne" },
+    };
+    for (size_t i = 0; i < sizeof c / sizeof *c; i++)
+        if (part(m, c[i][0]))
+            return c[i][1];
+    return NULL;
+}
+
+/* A float immediate as nvdisasm prints it (1, -0.5, 1.00000001e-10) in
+ * PTX's form, 0f3F800000; anything else (a register, INF, NAN) as it is. */
+static struct emu_slice float_literal(struct emu_ptx_kernel *k, struct emu_slice s)
+{
+    char text[64], *end;
+    if (s.n == 0 || s.n >= sizeof text || !(isdigit((unsigned char)s.p[0]) || s.p[0] == '-' || s.p[0] == '+'))
+        return s;
+    memcpy(text, s.p, s.n);
+    text[s.n] = 0;
+    float f = strtof(text, &end);
+    if (*end || !isfinite(f) || end == text)
+        return s;
+    uint32_t bits;
+    memcpy(&bits, &f, sizeof bits);
+    snprintf(text, sizeof text, "0f%08X", bits);
+    return keep(k, text);
 }
 
 /* Width in bytes a memory instruction names (.U8, .S16, .64, .128), else 4. */
@@ -539,6 +573,16 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         SET("and.pred");
         ops[1] = ops[3], ops[2] = ops[4];
         in->nops = 3;
+    } else if (IS("FSETP") && n == 5 && fsetp_cmp(m)) {
+        /* FSETP.NEU.AND P0, PT, a, b, Pc: P0 = (a != b) and Pc, on floats.
+         * Mostly on data; where a and b are a parameter and a literal
+         * (PyTorch's scalar == 1 test) the launch decides it
+         * (kernel_value.c). The literal, printed as a decimal float, is
+         * kept as PTX writes one (0f3F800000) */
+        snprintf(buf, sizeof buf, "setp.%s.f32.%s", fsetp_cmp(m), part(m, "OR") ? "or" : "and");
+        in->op = keep(k, buf);
+        ops[1] = ops[2], ops[2] = float_literal(k, ops[3]), ops[3] = ops[4];
+        in->nops = 4;
     } else if (IS("FSETP") || IS("DSETP") || IS("HSETP2") || IS("PLOP3") || IS("VOTE") || IS("R2P")) {
         SET("unknown"); /* on data */
     } else if ((IS("LDL") || IS("STL")) && spill(k, in, IS("STL"))) {

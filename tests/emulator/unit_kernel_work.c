@@ -1294,6 +1294,95 @@ static void test_sass_tensor_list(void)
     free(rk);
 }
 
+/* Tensors of different sizes in one launch: tensor 0 of 3,072 floats
+ * (blocks 0-2, a chunk each) and tensor 1 of `size1` (block 3). A block's
+ * elements left, its tensor's size less its chunk's start, come from two
+ * arrays at the block's index: taken apart, a chunk of tensor 0 would meet
+ * the size of tensor 1 (1,024 - 2 x 1,024 < 0); the blocks are sampled. */
+static double tensor_list_mixed(const struct maya_kwork *w, int64_t size1)
+{
+    struct launch b;
+    launch(&b, 4, 1, 64, 1);
+    uint64_t addr[2] = { 0x7f0000000000ull, 0x7f0000100000ull };
+    int64_t sizes[2] = { 3072, size1 };
+    unsigned char b2t[4] = { 0, 0, 0, 1 };
+    int32_t b2c[4] = { 0, 1, 2, 0 };
+    float scale = 0.5f;
+    set(&b, 0, addr, sizeof addr);
+    set(&b, 16, sizes, sizeof sizes);
+    set(&b, 32, b2t, sizeof b2t);
+    set(&b, 36, b2c, sizeof b2c);
+    set(&b, 52, &scale, sizeof scale);
+    b.l.param_bytes = 56;
+    struct est_kwork kw;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+    return kw.amount[MAYA_KW_LD_GLOBAL];
+}
+
+static void test_sass_tensor_list_mixed(void)
+{
+    void *rk;
+    static const struct maya_kparam layout[] = { { 0, 56, MAYA_KP_BYTES, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_tensor_list, sizeof sass_tensor_list - 1, "_Z4mtal", 56, layout, 1, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        /* four whole chunks: 4 iterations of 16 bytes for each of 256 threads */
+        NEAR(tensor_list_mixed(w, 1024), 16384, 0.001);
+        /* tensor 1 of 512 floats: its block's threads run 2 iterations */
+        NEAR(tensor_list_mixed(w, 512), 3 * 4096 + 2048, 0.001);
+    }
+    free(rk);
+}
+
+/* A branch on a float parameter against a literal (PyTorch's multi-tensor
+ * kernels test their scalar against 1; FSETP.NEU: not equal): the launch
+ * decides it, where a float computed on the device is data (half). */
+static const char sass_fsetp[] =
+    "//--------------------- .text._Z5fsetpPff --------------------------\n"
+    ".text._Z5fsetpPff:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC R4, c[0x0][0x218] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   FSETP.NEU.AND P0, PT, R4, 1, PT ;\n"
+    "        /*0040*/              @!P0 EXIT ;\n"
+    "        /*0050*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0060*/                   IMAD.WIDE R2, R0, 0x4, R2 ;\n"
+    "        /*0070*/                   STG.E desc[UR4][R2.64], R4 ;\n"
+    "        /*0080*/                   FADD R5, R4, R4 ;\n"
+    "        /*0090*/                   FSETP.GT.AND P1, PT, R5, -0.5, PT ;\n"
+    "        /*00a0*/              @!P1 EXIT ;\n"
+    "        /*00b0*/                   STG.E desc[UR4][R2.64], R5 ;\n"
+    "        /*00c0*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static double fsetp_stores(const struct maya_kwork *w, float scale)
+{
+    struct launch b;
+    launch(&b, 1, 1, 256, 1);
+    uint64_t out = 0x7f0000000000ull;
+    set(&b, 0, &out, sizeof out);
+    set(&b, 8, &scale, sizeof scale);
+    b.l.param_bytes = 12;
+    struct est_kwork kw;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+    return kw.amount[MAYA_KW_ST_GLOBAL];
+}
+
+static void test_sass_fsetp(void)
+{
+    void *rk;
+    static const struct maya_kparam two[] = { { 0, 8, MAYA_KP_PTR, { 0 } }, { 8, 4, MAYA_KP_F32, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_fsetp, sizeof sass_fsetp - 1, "_Z5fsetpPff", 12, two, 2, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        /* 0.5: every thread stores once, then half of them (on data) again */
+        NEAR(fsetp_stores(w, 0.5f), 1.5 * 4 * 256, 0.001);
+        /* 1: no thread goes past the test */
+        NEAR(fsetp_stores(w, 1.0f), 0, 0.001);
+    }
+    free(rk);
+}
+
 /* A branch on a float's bits (a reciprocal's range check: FADD, then
  * integer tests of its exponent) is on data: half the threads take it,
  * whatever the float's value; the float is not read as an integer. */
@@ -1640,6 +1729,8 @@ int main(void)
     test_sass_prmt();
     test_sass_gather();
     test_sass_tensor_list();
+    test_sass_tensor_list_mixed();
+    test_sass_fsetp();
     test_sass_float_bits();
     test_sass_pair();
     test_sass_narrow_constant();
