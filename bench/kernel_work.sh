@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# What reading kernels' work from their code costs a rank
-# (docs/kernel-cost.md), on tests/workloads/kernel_work.cu's six kernels:
-#   kwork_ptx_ms_per_kernel      PTX read at the first launch (median of 5 runs,
-#                                against MAYA_KERNEL_WORK=0)
+# What reading kernels' work from their SASS costs a rank
+# (docs/kernel-cost.md), on tests/workloads/kernel_work.cu's six kernels, from
+# whole traced runs against MAYA_KERNEL_WORK=0 (medians of wall times):
 #   kwork_sass_cold_ms_per_kernel  SASS through nvdisasm, empty cache
-#   kwork_sass_warm_ms_per_kernel  SASS from the cache
+#   kwork_sass_warm_ms_per_kernel  SASS from the cache (below a millisecond the
+#                                  runs' own noise is of its size)
+# Reading PTX is timed in the process, by kwork_bench (kwork_ptx_analysis_*:
+# the runs' noise exceeded it here, and their difference came out negative).
 # Per launch, see emu_bench (emu_launch_ns_median against emu_nowork_...).
 set -eu
 build=$(cd "$(dirname "$0")/.." && pwd)
@@ -33,9 +35,6 @@ ms() {
         once "$@"
     done | sort -n | sed -n 3p | awk '{ printf "%.3f\n", $1 / 1000 }'
 }
-off=$(ms "$w/kernel_work" MAYA_KERNEL_WORK=0)
-on=$(ms "$w/kernel_work" MAYA_KERNEL_WORK=1)
-awk -v a="$on" -v b="$off" 'BEGIN { printf "kwork_ptx_ms_per_kernel=%.3f\n", (a - b) / 6 }'
 nvd=${MAYA_NVDISASM:-$top/.tools/nvdisasm/nvidia/cu13/bin/nvdisasm}
 if [ -x "$w/kernel_work_sass" ] && [ -x "$nvd" ]; then
     off=$(ms "$w/kernel_work_sass" MAYA_KERNEL_WORK=0)

@@ -176,6 +176,20 @@ $(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
 ALL_TARGETS += $(KWORK_UNIT)
 
+# Benchmark of the same analysis in the process (make bench): each kernel of
+# tests/workloads/kernel_work.cu from its PTX, which is built beside it.
+KWORK_BENCH := $(B)/bench/kwork_bench
+$(B)/bench/kernel_work.ptx: tests/workloads/kernel_work.cu tests/workloads/rt_check.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) -arch=sm_90 -ptx -o $@ $<
+$(B)/obj/bench/kwork_bench.o: EXTRA_CFLAGS := $(EMU_CFLAGS)
+$(KWORK_BENCH): $(B)/obj/bench/kwork_bench.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/sass_parse.o \
+		$(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_value.o $(B)/obj/emulator/core/kernel_expr.o \
+		$(B)/obj/libmaya-common.a | $(B)/bench/kernel_work.ptx
+	@mkdir -p $(@D)
+	$(CC) -o $@ $(filter %.o %.a,$^) $(LDFLAGS) $(COMMON_LIBS)
+ALL_TARGETS += $(KWORK_BENCH) $(B)/bench/kernel_work.ptx
+
 # Unit test of the fat binary reader (core/fatbin.c, kernel_layout.c,
 # module_symbols.c) on the nvcc-built
 # modules and programs of tests/module.mk, with truncation and corruption.
