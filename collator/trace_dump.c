@@ -246,6 +246,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                     fprintf(o, " via param@%u", t[i].param);
                 if (t[i].flags & MAYA_KT_F_SAME_EACH_BLOCK)
                     fprintf(o, " same_each_block");
+                if (t[i].flags & MAYA_KT_F_SAME_EACH_THREAD)
+                    fprintf(o, " same_each_thread");
                 fprintf(o, " x %s", e);
             }
         } else if (why) {

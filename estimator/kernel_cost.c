@@ -676,6 +676,10 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
         if (!(mult >= 0) || !isfinite(mult))
             mult = 0;
         double amount = (double)t[i].amount * fmin(mult, 1e15) * out->threads;
+        /* the same address for every thread of a warp (a block's entry
+         * of a table of offsets, a scalar): one request a warp */
+        if ((t[i].flags & MAYA_KT_F_SAME_EACH_THREAD) && t[i].cls == MAYA_KW_LD_GLOBAL)
+            amount /= fmax(1, fmin(32, out->threads_per_block));
         out->amount[t[i].cls] += amount;
         if (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL)
             continue;

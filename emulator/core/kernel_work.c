@@ -472,6 +472,27 @@ static int block_varies(const struct kw *w, uint32_t e, int depth)
            ((ops & 4) && block_varies(w, x->c, depth + 1));
 }
 
+/* Does the value of e differ between the threads of a block (it uses
+ * %tid, the lane or the warp, or memory)? A load whose address does not is
+ * one request for a warp's 32 threads, the same bytes for each. */
+static int thread_varies(const struct kw *w, uint32_t e, int depth)
+{
+    const struct maya_kexpr *x = &w->x[e];
+    switch (x->op) {
+    case MAYA_KX_UNKNOWN: return 1;
+    case MAYA_KX_CONST: case MAYA_KX_PARAM: return 0;
+    case MAYA_KX_SREG:
+        return x->arg <= MAYA_SR_TID_Z || x->arg == MAYA_SR_LANEID ||
+               x->arg == MAYA_SR_WARPID;
+    default: break;
+    }
+    if (depth > MAX_WALK)
+        return 1;
+    unsigned ops = maya_kx_operands(x->op);
+    return ((ops & 1) && thread_varies(w, x->a, depth + 1)) || ((ops & 2) && thread_varies(w, x->b, depth + 1)) ||
+           ((ops & 4) && thread_varies(w, x->c, depth + 1));
+}
+
 /* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
 static uint32_t address(struct kw *w, struct emu_slice s)
 {
@@ -550,6 +571,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
         else if (global && in->nops >= 2) {
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
             uint8_t tf = load && a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
+            if (load && a != X_UNKNOWN && !thread_varies(w, a, 0))
+                tf |= MAYA_KT_F_SAME_EACH_THREAD;
             add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
                            load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes, tf);
         }

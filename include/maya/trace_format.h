@@ -343,6 +343,10 @@ enum maya_kw_class {
 #define MAYA_KT_F_SAME_EACH_BLOCK 0x01 /* a global load or atomic whose address does not depend on
                                           the block (%ctaid) or on memory: every block reads (or
                                           updates) the same bytes */
+#define MAYA_KT_F_SAME_EACH_THREAD 0x02 /* a global load whose address does not depend on the
+                                           thread within its block (%tid, lane, warp) or on
+                                           memory: a warp's threads read the same bytes, one
+                                           request for the warp */
 
 struct maya_kterm {
     uint16_t mult;              /* expression: executions per thread */

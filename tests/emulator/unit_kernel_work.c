@@ -95,11 +95,12 @@ static const char row_scale[] =
     "$L__BB5_2:\n\tret;\n}\n";
 
 /* A tensor-core k-loop: kk from 0 to K by 16, one mma.m16n8k16 (bf16) and
- * a 16-byte load per thread each step; extern "C" style, '\0' lines as in a
+ * a 16-byte load per thread (from its own row) each step; extern "C" style, '\0' lines as in a
  * cubin's .nv_debug_ptx_txt. Built at run time from text with '\n'. */
 static const char mma_loop[] =
     ".visible .entry mmak(\n\t.param .u64 mmak_param_0,\n\t.param .u32 mmak_param_1\n)\n{\n"
-    "\tld.param.u64 %rd1, [mmak_param_0];\n\tld.param.u32 %r1, [mmak_param_1];\n"
+    "\tld.param.u64 %rd5, [mmak_param_0];\n\tld.param.u32 %r1, [mmak_param_1];\n"
+    "\tmov.u32 %r3, %tid.x;\n\tmul.wide.u32 %rd4, %r3, 65536;\n\tadd.s64 %rd1, %rd5, %rd4;\n"
     "\tmov.u32 %r2, 0;\n"
     "$L__BB2_1:\n"
     "\tmul.wide.u32 %rd2, %r2, 16;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
@@ -129,10 +130,12 @@ static const char masked[] =
     "\t{ .reg .b16 %tmp; mov.b16 %tmp, 0; }\n"
     "\tret;\n}\n";
 
-/* A loop over data: the trip count is not in the code. */
+/* A loop over data: the trip count is not in the code (each thread walks
+ * a list from its own head). */
 static const char data_loop[] =
     ".visible .entry chase(\n\t.param .u64 chase_param_0\n)\n{\n"
-    "\tld.param.u64 %rd1, [chase_param_0];\n"
+    "\tld.param.u64 %rd2, [chase_param_0];\n"
+    "\tmov.u32 %r1, %tid.x;\n\tmul.wide.u32 %rd3, %r1, 8;\n\tadd.s64 %rd1, %rd2, %rd3;\n"
     "$L__BB4_1:\n\tld.global.u64 %rd1, [%rd1];\n\tsetp.ne.s64 %p1, %rd1, 0;\n\t@%p1 bra $L__BB4_1;\n"
     "\tret;\n}\n";
 
@@ -436,6 +439,36 @@ static void test_indirect_store(void)
         return;
     EXPECT(w->flags & MAYA_KW_F_STORES_UNKNOWN);
     EXPECT(emu_kwork_unstored_words(w, ((const struct maya_rec_kernel *)keep)->work_bytes) == 0);
+    free(keep);
+}
+
+/* Loads whose address is the same for every thread of a block: a
+ * block's entry of a table (table[blockIdx.x]) and a scalar (x[0]); and
+ * one that is not (x[threadIdx.x]). */
+static const char uniform_loads[] =
+    ".visible .entry uni(\n\t.param .u64 uni_param_0,\n\t.param .u64 uni_param_1,\n\t.param .u64 uni_param_2\n)\n{\n"
+    "\tld.param.u64 %rd1, [uni_param_0];\n\tld.param.u64 %rd2, [uni_param_1];\n\tld.param.u64 %rd3, [uni_param_2];\n"
+    "\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %tid.x;\n"
+    "\tmul.wide.u32 %rd4, %r1, 8;\n\tadd.s64 %rd5, %rd1, %rd4;\n\tld.global.u64 %rd6, [%rd5];\n"
+    "\tld.global.f32 %f1, [%rd2];\n"
+    "\tmul.wide.u32 %rd7, %r2, 4;\n\tadd.s64 %rd8, %rd2, %rd7;\n\tld.global.f32 %f2, [%rd8];\n"
+    "\tadd.s64 %rd9, %rd3, %rd7;\n\tst.global.f32 [%rd9], %f2;\n"
+    "\tret;\n}\n";
+
+static void test_uniform_loads(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(uniform_loads, sizeof uniform_loads - 1, "uni", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 4, 1, 256, 1);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    /* table[block] and x[0]: one 8- and one 4-byte request a warp (32 of
+     * them); x[tid]: 4 bytes a thread */
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 32 * (8.0 + 4) + 1024 * 4.0, 0.001);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 1024 * 4.0, 0.001);
     free(keep);
 }
 
@@ -1714,6 +1747,7 @@ int main(void)
     test_sel_limit();
     test_lookahead();
     test_unresolved();
+    test_uniform_loads();
     test_indirect_store();
     test_sass();
     test_sass_rows();
