@@ -1076,6 +1076,17 @@ static void resolve_trip(struct kw *w, uint32_t l, uint32_t p, int depth)
     }
     if (!kx_depends(w, lhs, l, 0) || kx_depends(w, rhs, l, 0))
         return;
+    /* a counter whose next value a join selects (xformers' attention
+     * backward steps to the next query block on one path and, on the
+     * other, moves to the next key block, where a second test leaves the
+     * loop): resolved from the value of a path that steps it */
+    if (w->x[lhs].op == MAYA_KX_SEL && depth < 8) {
+        uint32_t a = w->x[lhs].a, b = w->x[lhs].b;
+        resolve_trip(w, l, kx_cmp(w, c, a, rhs), depth + 1);
+        if (!L->resolved)
+            resolve_trip(w, l, kx_cmp(w, c, b, rhs), depth + 1);
+        return;
+    }
     /* a counter tested scaled (i * 4 < n: a vectorised loop counting
      * vectors against a bound in elements) steps and starts scaled */
     uint32_t scale = X_ONE;

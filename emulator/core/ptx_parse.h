@@ -62,7 +62,7 @@ struct emu_ptx_kernel {
      * read (sass_parse.c): the divisor, and the registers holding its float,
      * reciprocal, reciprocal's bits and 2^32 / divisor, and the refinement's
      * error term; empty when none is under way */
-    struct { char x[16], f[16], rcp[16], add[16], recip[16], err[16]; } udiv;
+    struct { char x[16], f[16], rcp[16], add[16], recip[16], err[16], q[16]; } udiv;
     char **arena;                /* text made for translated mnemonics, freed with the kernel */
     uint32_t narena;
     uint32_t cap_insts, cap_labels;

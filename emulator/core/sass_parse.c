@@ -14,7 +14,7 @@
  *   FSETP (setp.f32, its immediate in PTX's 0f form),
  *   S2R/S2UR, LDC/ULDC, nvcc's unsigned division by a register (I2F.U32.RP,
  *   MUFU.RCP, F2I, IMAD.HI.U32: the quotient; a signed one's I2F.RP and
- *   IABS),
+ *   IABS; on the uniform datapath R2UR and UIMAD.WIDE.U32's high half),
  *   (constant bank 0: block and grid sizes, the parameters), R2UR, and
  *   their uniform (U...) forms; the high halves (.X, .HI) are unknown;
  *   memory: LDG/STG/LD/ST (global, by width), LDS/STS, LDSM/STSM, LDGSTS
@@ -352,9 +352,30 @@ static void name_of(char *dst, struct emu_slice s)
  * Followed instruction by instruction: at the last step, the dividend n (its
  * operand) is returned, and the caller writes "div.u32 q, n, d" in place of
  * the high multiply; otherwise an empty slice. A write to d ends it. */
+/* The register after r in its file ("R9" after "R8", "UR13" after "UR12"):
+ * the high half of a 64-bit pair whose low half r names; "" when r is not
+ * a numbered register. */
+static void next_reg(char *dst, struct emu_slice r)
+{
+    uint32_t j = r.n && r.p[0] == 'U' ? 1 : 0;
+    dst[0] = 0;
+    if (j + 1 >= r.n || r.p[j] != 'R' || r.n - j > 6)
+        return;
+    unsigned long v = 0;
+    for (uint32_t i = j + 1; i < r.n; i++) {
+        if (!isdigit((unsigned char)r.p[i]))
+            return;
+        v = v * 10 + (unsigned long)(r.p[i] - '0');
+    }
+    snprintf(dst, 16, "%sR%lu", j ? "U" : "", v + 1);
+}
+
 static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_ptx_inst *in)
 {
     struct emu_slice m = in->op, none = { in->op.p, 0 };
+    /* the uniform datapath's forms (UIMAD, UIADD3) read as the others */
+    if (m.n > 1 && m.p[0] == 'U')
+        m = (struct emu_slice){ m.p + 1, m.n - 1 };
     const struct emu_slice *o = in->ops;
     unsigned n = in->nops;
     struct emu_slice found = none;
@@ -367,8 +388,11 @@ static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_pt
     }
     if (!k->udiv.x[0])
         return none;
+    k->udiv.q[0] = 0;
     if (n == 2 && emu_slice_is(m, "MUFU.RCP") && same(o[1], k->udiv.f))
         name_of(k->udiv.rcp, o[0]);
+    else if (n == 2 && (emu_slice_is(m, "R2UR") || emu_slice_is(m, "MOV")) && same(o[1], k->udiv.recip))
+        name_of(k->udiv.recip, o[0]); /* the reciprocal moved to a uniform register */
     else if (((n == 4 && emu_slice_is(m, "IADD3")) || (n == 3 && emu_slice_is(m, "VIADD"))) && same(o[1], k->udiv.rcp) &&
              emu_slice_is(o[2], "0xffffffe"))
         name_of(k->udiv.add, o[0]);
@@ -390,6 +414,22 @@ static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_pt
         }
         else if (emu_slice_is(o[3], "RZ") && !in->guard.n)
             found = other;
+    } else if (n == 4 && emu_slice_is(m, "IMAD.WIDE.U32") && (same(o[1], k->udiv.recip) || same(o[2], k->udiv.recip))) {
+        /* the same high multiplies as the high half of a 64-bit product
+         * (the uniform datapath's form): IMAD.WIDE.U32 d, v, e, d (d's pair
+         * holding 0 and v: v + hi(v e)), then IMAD.WIDE.U32 d, v2, n, RZ;
+         * each result in the register after d */
+        struct emu_slice other = same(o[1], k->udiv.recip) ? o[2] : o[1];
+        char hi[16];
+        next_reg(hi, o[0]);
+        if (hi[0] && same(other, k->udiv.err)) {
+            memcpy(k->udiv.recip, hi, sizeof hi);
+            k->udiv.err[0] = 0;
+            err_set = 1;
+        } else if (hi[0] && (emu_slice_is(o[3], "RZ") || emu_slice_is(o[3], "URZ")) && !in->guard.n) {
+            memcpy(k->udiv.q, hi, sizeof hi);
+            found = other;
+        }
     }
     if (n >= 1 && same(o[0], k->udiv.x) && !found.n)
         memset(&k->udiv, 0, sizeof k->udiv); /* the divisor changed */
@@ -759,6 +799,8 @@ static int line(struct emu_ptx_kernel *k, const char *s, const char *e)
         translate(k, &in);
         if (dividend.n) { /* the quotient: "div.u32 q, n, d" */
             in.op = lit("div.u32");
+            if (k->udiv.q[0]) /* in the high half of a wide product's pair */
+                in.ops[0] = keep(k, k->udiv.q);
             in.ops[1] = dividend;
             in.ops[2] = keep(k, k->udiv.x);
             in.nops = 3;

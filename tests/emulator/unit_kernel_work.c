@@ -442,6 +442,43 @@ static void test_indirect_store(void)
     free(keep);
 }
 
+/* A counter whose next value a join selects: i + 1 on one path, a value
+ * past the bound on the other (taken when flag is 7), as the
+ * memory-efficient attention's backward steps to its next query block or
+ * moves to its next key block. The trip count is read from the path that
+ * steps the counter: n iterations where flag is not 7. */
+static const char sel_step[] =
+    ".visible .entry selstep(\n\t.param .u64 selstep_param_0,\n\t.param .u32 selstep_param_1,\n"
+    "\t.param .u32 selstep_param_2\n)\n{\n"
+    "\tld.param.u64 %rd1, [selstep_param_0];\n\tld.param.u32 %r9, [selstep_param_1];\n"
+    "\tld.param.u32 %r8, [selstep_param_2];\n"
+    "\tmov.u32 %r4, %tid.x;\n\tmul.wide.u32 %rd2, %r4, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n"
+    "\tmov.u32 %r1, 0;\n"
+    "$L__BB0_1:\n\tst.global.u32 [%rd3], %r1;\n\tadd.s32 %r2, %r1, 1;\n"
+    "\tsetp.eq.s32 %p1, %r8, 7;\n\t@%p1 bra $L__BB0_2;\n"
+    "\tmov.u32 %r3, %r2;\n\tbra.uni $L__BB0_3;\n"
+    "$L__BB0_2:\n\tadd.s32 %r3, %r9, 5;\n"
+    "$L__BB0_3:\n\tsetp.lt.s32 %p2, %r3, %r9;\n\tmov.u32 %r1, %r3;\n\t@%p2 bra $L__BB0_1;\n"
+    "\tret;\n}\n";
+
+static void test_sel_step(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(sel_step, sizeof sel_step - 1, "selstep", &keep);
+    if (!w)
+        return;
+    EXPECT(!(w->flags & MAYA_KW_F_LOOP_UNRESOLVED));
+    struct launch b;
+    launch(&b, 1, 1, 32, 1);
+    int n = 50, flag = 3;
+    set(&b, 8, &n, 4);
+    set(&b, 12, &flag, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 32 * 4.0 * n, 0.001);
+    free(keep);
+}
+
 /* Loads whose address is the same for every thread of a block: a
  * block's entry of a table (table[blockIdx.x]) and a scalar (x[0]); and
  * one that is not (x[threadIdx.x]). */
@@ -1101,6 +1138,43 @@ static void test_sass_joint_trip(void)
     free(rk);
 }
 
+/* The same division on the uniform datapath, as nvcc writes it where the
+ * operands are uniform (the memory-efficient attention's backward): the
+ * reciprocal moved to a uniform register (R2UR), the high multiplies as the
+ * high halves of 64-bit products (UIMAD.WIDE.U32 UR12, ...: the result in
+ * UR13). */
+static const char sass_udiv_uniform[] =
+    "//--------------------- .text._Z4udivjPf --------------------------\n"
+    ".text._Z4udivjPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   ULDC UR26, c[0x0][0x210] ;\n"
+    "        /*0020*/                   ULDC UR7, c[0x0][0x0] ;\n"
+    "        /*0030*/                   USHF.L.U32 UR14, UR7, 0x2, URZ ;\n"
+    "        /*0040*/                   I2F.U32.RP R8, UR14 ;\n"
+    "        /*0050*/                   UIADD3 UR4, URZ, -UR14, URZ ;\n"
+    "        /*0060*/                   UMOV UR12, URZ ;\n"
+    "        /*0070*/                   MUFU.RCP R8, R8 ;\n"
+    "        /*0080*/                   IADD3 R12, R8, 0xffffffe, RZ ;\n"
+    "        /*0090*/                   F2I.FTZ.U32.TRUNC.NTZ R13, R12 ;\n"
+    "        /*00a0*/                   R2UR UR13, R13 ;\n"
+    "        /*00b0*/                   UIMAD UR4, UR4, UR13, URZ ;\n"
+    "        /*00c0*/                   UIMAD.WIDE.U32 UR12, UR13, UR4, UR12 ;\n"
+    "        /*00d0*/                   UIMAD.WIDE.U32 UR12, UR13, UR26, URZ ;\n"
+    "        /*00e0*/                   ISETP.GE.U32.AND P0, PT, R0, UR13, PT ;\n"
+    "        /*00f0*/               @P0 EXIT ;\n"
+    "        /*0100*/                   LDC.64 R2, c[0x0][0x218] ;\n"
+    "        /*0110*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    ".L_x_0:\n"
+    "        /*0120*/                   IMAD.WIDE.U32 R4, R0, 0x4, R2 ;\n"
+    "        /*0130*/                   STG.E desc[UR10][R4.64], RZ ;\n"
+    "        /*0140*/                   IADD3 R0, R0, UR7, RZ ;\n"
+    "        /*0150*/                   ISETP.GE.U32.AND P0, PT, R0, UR13, PT ;\n"
+    "        /*0160*/              @!P0 BRA `(.L_x_0) ;\n"
+    "        /*0170*/                   EXIT ;\n"
+    ".L_x_1:\n"
+    "        /*0180*/                   BRA `(.L_x_1);\n"
+    ".L_x_2:\n";
+
 static void udiv_stores(const char *text, size_t n_text)
 {
     static const struct maya_kparam two[] = { { 0, 4, MAYA_KP_U32, { 0 } }, { 8, 8, MAYA_KP_PTR, { 0 } } };
@@ -1111,6 +1185,7 @@ static void udiv_stores(const char *text, size_t n_text)
 static void test_sass_udiv(void)
 {
     udiv_stores(sass_udiv, sizeof sass_udiv - 1);
+    udiv_stores(sass_udiv_uniform, sizeof sass_udiv_uniform - 1);
     /* newer nvcc adds the reciprocal's bias with VIADD */
     char viadd[sizeof sass_udiv];
     const char *from = "IADD3 R12, R8, 0xffffffe, RZ ;", *to = "VIADD R12, R8, 0xffffffe ;    ";
@@ -1748,6 +1823,7 @@ int main(void)
     test_lookahead();
     test_unresolved();
     test_uniform_loads();
+    test_sel_step();
     test_indirect_store();
     test_sass();
     test_sass_rows();
