@@ -1366,19 +1366,20 @@ static const char sass_tensor_list[] =
     "        /*01c0*/                   BRA `(.L_x_1);\n"
     ".L_x_2:\n";
 
-static double tensor_list_loads(const struct maya_kwork *w, uint64_t addr1, int64_t size)
+/* Global bytes loaded by a launch of 4 blocks of 64 threads over two
+ * tensors: their second's address and both sizes, and each block's tensor
+ * and chunk. */
+static double tensor_list_loads(const struct maya_kwork *w, uint64_t addr1, const int64_t sizes[2],
+                                const unsigned char b2t[4], const int32_t b2c[4])
 {
     struct launch b;
     launch(&b, 4, 1, 64, 1);
     uint64_t addr[2] = { 0x7f0000000000ull, addr1 };
-    int64_t sizes[2] = { size, size };
-    unsigned char b2t[4] = { 0, 0, 1, 1 };
-    int32_t b2c[4] = { 0, 1, 0, 1 };
     float scale = 0.5f;
     set(&b, 0, addr, sizeof addr);
-    set(&b, 16, sizes, sizeof sizes);
-    set(&b, 32, b2t, sizeof b2t);
-    set(&b, 36, b2c, sizeof b2c);
+    set(&b, 16, sizes, 2 * sizeof *sizes);
+    set(&b, 32, b2t, 4);
+    set(&b, 36, b2c, 4 * sizeof *b2c);
     set(&b, 52, &scale, sizeof scale);
     b.l.param_bytes = 56;
     struct est_kwork kw;
@@ -1393,51 +1394,28 @@ static void test_sass_tensor_list(void)
     const struct maya_kwork *w = analyse_sass(sass_tensor_list, sizeof sass_tensor_list - 1, "_Z4mtal", 56, layout, 1, &rk);
     EXPECT(w != NULL);
     if (w) {
+        /* two tensors of 2,048 floats, two chunks each */
+        static const int64_t even[2] = { 2048, 2048 };
+        static const unsigned char b2t[4] = { 0, 0, 1, 1 };
+        static const int32_t b2c[4] = { 0, 1, 0, 1 };
         /* aligned: every block runs its chunk, 4 iterations of 16 bytes a
          * thread; the two tensors' 16 KiB */
-        NEAR(tensor_list_loads(w, 0x7f0000002000ull, 2048), 16384, 0.001);
+        NEAR(tensor_list_loads(w, 0x7f0000002000ull, even, b2t, b2c), 16384, 0.001);
         /* the second tensor 4 bytes off: its blocks leave by the exit */
-        EXPECT(tensor_list_loads(w, 0x7f0000002004ull, 2048) < 0.75 * 16384);
-    }
-    free(rk);
-}
-
-/* Tensors of different sizes in one launch: tensor 0 of 3,072 floats
- * (blocks 0-2, a chunk each) and tensor 1 of `size1` (block 3). A block's
- * elements left, its tensor's size less its chunk's start, come from two
- * arrays at the block's index: taken apart, a chunk of tensor 0 would meet
- * the size of tensor 1 (1,024 - 2 x 1,024 < 0); the blocks are sampled. */
-static double tensor_list_mixed(const struct maya_kwork *w, int64_t size1)
-{
-    struct launch b;
-    launch(&b, 4, 1, 64, 1);
-    uint64_t addr[2] = { 0x7f0000000000ull, 0x7f0000100000ull };
-    int64_t sizes[2] = { 3072, size1 };
-    unsigned char b2t[4] = { 0, 0, 0, 1 };
-    int32_t b2c[4] = { 0, 1, 2, 0 };
-    float scale = 0.5f;
-    set(&b, 0, addr, sizeof addr);
-    set(&b, 16, sizes, sizeof sizes);
-    set(&b, 32, b2t, sizeof b2t);
-    set(&b, 36, b2c, sizeof b2c);
-    set(&b, 52, &scale, sizeof scale);
-    b.l.param_bytes = 56;
-    struct est_kwork kw;
-    EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
-    return kw.amount[MAYA_KW_LD_GLOBAL];
-}
-
-static void test_sass_tensor_list_mixed(void)
-{
-    void *rk;
-    static const struct maya_kparam layout[] = { { 0, 56, MAYA_KP_BYTES, { 0 } } };
-    const struct maya_kwork *w = analyse_sass(sass_tensor_list, sizeof sass_tensor_list - 1, "_Z4mtal", 56, layout, 1, &rk);
-    EXPECT(w != NULL);
-    if (w) {
-        /* four whole chunks: 4 iterations of 16 bytes for each of 256 threads */
-        NEAR(tensor_list_mixed(w, 1024), 16384, 0.001);
-        /* tensor 1 of 512 floats: its block's threads run 2 iterations */
-        NEAR(tensor_list_mixed(w, 512), 3 * 4096 + 2048, 0.001);
+        EXPECT(tensor_list_loads(w, 0x7f0000002004ull, even, b2t, b2c) < 0.75 * 16384);
+        /* Tensors of different sizes: tensor 0 of 3,072 floats (blocks
+         * 0-2, a chunk each) and tensor 1 (block 3). A block's elements
+         * left, its tensor's size less its chunk's start, come from two
+         * arrays at the block's index: taken apart, a chunk of tensor 0
+         * would meet the size of tensor 1 (1,024 - 2 x 1,024 < 0); the
+         * blocks are sampled. Four whole chunks: 4 iterations of 16 bytes
+         * for each of 256 threads; tensor 1 of 512 floats: its block's
+         * threads run 2 iterations. */
+        static const unsigned char b2t_mixed[4] = { 0, 0, 0, 1 };
+        static const int32_t b2c_mixed[4] = { 0, 1, 2, 0 };
+        static const int64_t whole[2] = { 3072, 1024 }, part[2] = { 3072, 512 };
+        NEAR(tensor_list_loads(w, 0x7f0000100000ull, whole, b2t_mixed, b2c_mixed), 16384, 0.001);
+        NEAR(tensor_list_loads(w, 0x7f0000100000ull, part, b2t_mixed, b2c_mixed), 3 * 4096 + 2048, 0.001);
     }
     free(rk);
 }
@@ -1839,7 +1817,6 @@ int main(void)
     test_sass_prmt();
     test_sass_gather();
     test_sass_tensor_list();
-    test_sass_tensor_list_mixed();
     test_sass_fsetp();
     test_sass_float_bits();
     test_sass_pair();
