@@ -36,6 +36,11 @@ static int xgrow(struct kw *w)
     if (!nx)
         return -1;
     w->x = nx;
+    uint8_t *ns = realloc(w->xshare, ncap);
+    if (!ns)
+        return -1;
+    memset(ns + w->capx, 0, ncap - w->capx);
+    w->xshare = ns;
     w->capx = ncap;
     uint32_t bits = w->xbits;
     while ((1u << bits) < ncap * 2)
@@ -313,27 +318,51 @@ uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b)
  * when the frequencies are products and sums of such comparisons and
  * constants (a path that also passed an exit on data: half of it); *cmps
  * counts the comparisons, at least one of which it needs. */
-static int launch_share(const struct kw *w, uint32_t c, int depth, int *cmps)
+/* launch_share's answers, kept per expression (expressions never change,
+ * so each is walked once): not yet known, a share with a comparison in it,
+ * one of constants only, not a share the launch decides; and a walk cut
+ * short by its depth (not kept: read as not decided). */
+enum { SHARE_UNSEEN, SHARE_CMP, SHARE_CONST, SHARE_NO, SHARE_CUT };
+
+static int launch_share(struct kw *w, uint32_t c, int depth)
 {
+    if (w->xshare[c] != SHARE_UNSEEN)
+        return w->xshare[c];
     const struct maya_kexpr *x = &w->x[c];
-    if (depth > 8)
-        return 0;
+    if (depth > 1024) /* the stack a rank's thread can spare */
+        return SHARE_CUT;
+    int r = SHARE_NO, ra, rb, rc;
     switch (x->op) {
-    case MAYA_KX_CMP: ++*cmps; return 1;
-    case MAYA_KX_CONST: return 1;
-    case MAYA_KX_NOT: return launch_share(w, x->a, depth + 1, cmps);
+    case MAYA_KX_CMP: r = SHARE_CMP; break;
+    case MAYA_KX_CONST: r = SHARE_CONST; break;
+    case MAYA_KX_NOT: r = launch_share(w, x->a, depth + 1); break;
     case MAYA_KX_MUL:
     case MAYA_KX_POR:
     case MAYA_KX_ADD:
-    case MAYA_KX_DIV: return launch_share(w, x->a, depth + 1, cmps) && launch_share(w, x->b, depth + 1, cmps);
-    default: return 0;
+    case MAYA_KX_DIV:
+        ra = launch_share(w, x->a, depth + 1);
+        rb = ra >= SHARE_NO ? ra : launch_share(w, x->b, depth + 1);
+        r = ra >= SHARE_NO ? ra : rb >= SHARE_NO ? rb : ra == SHARE_CMP || rb == SHARE_CMP ? SHARE_CMP : SHARE_CONST;
+        break;
+    case MAYA_KX_SEL:
+        /* a predicate two paths left differently (one of them, where the
+         * launch chooses, maybe unknown) */
+        rc = launch_share(w, x->c, depth + 1);
+        ra = rc >= SHARE_NO ? rc : x->a == X_UNKNOWN ? SHARE_CONST : launch_share(w, x->a, depth + 1);
+        rb = ra >= SHARE_NO ? ra : x->b == X_UNKNOWN ? SHARE_CONST : launch_share(w, x->b, depth + 1);
+        r = rc >= SHARE_NO ? rc : ra >= SHARE_NO ? ra : rb >= SHARE_NO ? rb
+          : rc == SHARE_CMP || ra == SHARE_CMP || rb == SHARE_CMP ? SHARE_CMP : SHARE_CONST;
+        break;
+    default: break;
     }
+    if (r != SHARE_CUT)
+        w->xshare[c] = (uint8_t)r;
+    return r;
 }
 
-static int launch_cond(const struct kw *w, uint32_t c)
+static int launch_cond(struct kw *w, uint32_t c)
 {
-    int cmps = 0;
-    return launch_share(w, c, 0, &cmps) && cmps > 0;
+    return launch_share(w, c, 0) == SHARE_CMP;
 }
 
 uint32_t kx_sel(struct kw *w, uint32_t c, uint32_t a, uint32_t b)

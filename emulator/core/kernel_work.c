@@ -219,9 +219,12 @@ uint32_t kw_cbank(struct kw *w, struct emu_slice s, unsigned bytes, int sgn)
         if (*end || strncmp(buf, "0x", 2) != 0)
             return X_UNKNOWN;
     }
-    if (off < 0x18 && bytes == 4 && off % 4 == 0) /* %ntid.x y z, then %nctaid.x y z */
-        return kx_node(w, MAYA_KX_SREG, (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4),
-                    0, 0, 0, 0);
+    if (off < 0x18 && bytes <= 4 && off % 4 == 0) { /* %ntid.x y z, then %nctaid.x y z */
+        uint32_t size = kx_node(w, MAYA_KX_SREG,
+                                (uint8_t)(off < 0xc ? MAYA_SR_NTID_X + off / 4 : MAYA_SR_NCTAID_X + (off - 0xc) / 4), 0, 0, 0, 0);
+        /* LDC.U16 of one (a block count nvcc knows fits): its low bits */
+        return bytes == 4 ? size : kx_bin(w, MAYA_KX_AND, size, kx_const(w, bytes == 2 ? 65535 : 255));
+    }
     if (off >= k->param_base && off + bytes <= (uint64_t)k->param_base + k->param_bytes)
         return kx_node(w, MAYA_KX_PARAM, sgn ? 1 : 0, (uint32_t)(off - k->param_base), bytes, 0, 0);
     return X_UNKNOWN;
@@ -1428,6 +1431,7 @@ static void kw_free(struct kw *w)
 {
     free(w->x);
     free(w->xhash);
+    free(w->xshare);
     free(w->rname);
     free(w->rhash);
     free(w->env);

@@ -51,6 +51,7 @@ struct kw {
     uint32_t nx, capx;
     uint32_t *xhash;          /* open addressing, 2^xbits slots, 0 = empty (index + 1) */
     uint32_t xbits;
+    uint8_t *xshare;          /* per expression, launch_share's answer once known (kernel_expr.c) */
     /* registers by name */
     struct emu_slice *rname;
     uint32_t nregs, capregs;

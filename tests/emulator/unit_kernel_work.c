@@ -479,6 +479,74 @@ static void test_sel_step(void)
     free(keep);
 }
 
+/* A join whose share is a predicate two paths left differently (n > 5000
+ * on one, n > 100 on the other, by a mode parameter), the value unknown on
+ * one side (read from memory): a choice the launch makes, kept; a launch
+ * that takes the known side gets its value, the loop bound n. */
+static const char sel_pred[] =
+    ".visible .entry selpred(\n\t.param .u64 selpred_param_0,\n\t.param .u64 selpred_param_1,\n"
+    "\t.param .u32 selpred_param_2,\n\t.param .u32 selpred_param_3\n)\n{\n"
+    "\tld.param.u64 %rd1, [selpred_param_0];\n\tld.param.u64 %rd2, [selpred_param_1];\n"
+    "\tld.param.u32 %r1, [selpred_param_2];\n\tld.param.u32 %r2, [selpred_param_3];\n"
+    "\tsetp.eq.s32 %p1, %r2, 1;\n\t@%p1 bra $L__A;\n\tsetp.gt.s32 %p2, %r1, 100;\n\tbra.uni $L__J;\n"
+    "$L__A:\n\tsetp.gt.s32 %p2, %r1, 5000;\n"
+    "$L__J:\n\t@%p2 bra $L__U;\n\tmov.u32 %r5, %r1;\n\tbra.uni $L__K;\n"
+    "$L__U:\n\tld.global.u32 %r5, [%rd2];\n"
+    "$L__K:\n\tmov.u32 %r6, %tid.x;\n\tmov.u32 %r7, %ntid.x;\n"
+    "$L__B0_1:\n\tmul.wide.u32 %rd3, %r6, 4;\n\tadd.s64 %rd4, %rd1, %rd3;\n\tst.global.u32 [%rd4], %r6;\n"
+    "\tadd.s32 %r6, %r6, %r7;\n\tsetp.lt.u32 %p3, %r6, %r5;\n\t@%p3 bra $L__B0_1;\n"
+    "\tret;\n}\n";
+
+static void test_sel_pred(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(sel_pred, sizeof sel_pred - 1, "selpred", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 1, 1, 32, 1);
+    int n = 3200, mode = 1; /* mode 1: n > 5000 is false, the known side */
+    set(&b, 16, &n, 4);
+    set(&b, 20, &mode, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    EXPECT(k.unresolved == 0);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.001);
+    free(keep);
+}
+
+/* A block count read as 16 bits (LDC.U16 of c[0x0][0xc], %nctaid.x: nvcc
+ * where it knows the count fits): threads below it store. */
+static const char sass_u16_grid[] =
+    "//--------------------- .text._Z5gridsPf --------------------------\n"
+    ".text._Z5gridsPf:\n"
+    "        /*0000*/                   S2R R0, SR_TID.X ;\n"
+    "        /*0010*/                   LDC.U16 R5, c[0x0][0xc] ;\n"
+    "        /*0020*/                   ULDC.64 UR4, c[0x0][0x208] ;\n"
+    "        /*0030*/                   ISETP.GE.U32.AND P0, PT, R0, R5, PT ;\n"
+    "        /*0040*/               @P0 EXIT ;\n"
+    "        /*0050*/                   LDC.64 R2, c[0x0][0x210] ;\n"
+    "        /*0060*/                   IMAD.WIDE.U32 R2, R0, 0x4, R2 ;\n"
+    "        /*0070*/                   STG.E desc[UR4][R2.64], RZ ;\n"
+    "        /*0080*/                   EXIT ;\n"
+    ".L_x_0:\n";
+
+static void test_sass_u16_grid(void)
+{
+    void *rk;
+    static const struct maya_kparam one[] = { { 0, 8, MAYA_KP_PTR, { 0 } } };
+    const struct maya_kwork *w = analyse_sass(sass_u16_grid, sizeof sass_u16_grid - 1, "_Z5gridsPf", 8, one, 1, &rk);
+    EXPECT(w != NULL);
+    if (w) {
+        struct launch b;
+        launch(&b, 4, 1, 256, 1);
+        struct est_kwork kw;
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+        NEAR(kw.amount[MAYA_KW_ST_GLOBAL], 4 * 4 * 4.0, 0.001); /* 4 threads of each of 4 blocks */
+    }
+    free(rk);
+}
+
 /* Loads whose address is the same for every thread of a block: a
  * block's entry of a table (table[blockIdx.x]) and a scalar (x[0]); and
  * one that is not (x[threadIdx.x]). */
@@ -1802,6 +1870,8 @@ int main(void)
     test_unresolved();
     test_uniform_loads();
     test_sel_step();
+    test_sel_pred();
+    test_sass_u16_grid();
     test_indirect_store();
     test_sass();
     test_sass_rows();

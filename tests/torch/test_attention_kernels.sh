@@ -20,8 +20,8 @@
 # work. Backward, on the H100 with the causal mask: 2.5 times the forward
 # within 10 % (its query loop steps to the next query block on one path and
 # moves to the next key block on the other; the start of a key block's
-# queries is a remainder computed on the uniform datapath). Without the mask,
-# and on the A100, its query loop's start is still not read
+# queries is a remainder computed on the uniform datapath). Without the mask
+# (a query loop that wraps around) and on the A100 it is not right yet
 # (docs/kernel-cost.md): those are not checked.
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
