@@ -315,13 +315,13 @@ uint32_t kx_por(struct kw *w, uint32_t a, uint32_t b)
 /* Is share c a condition the launch decides (comparisons of parameters,
  * block and grid sizes, indices), not one on data (a constant half)? A
  * join's share of one path, its frequency over the sum of both, is one
- * when the frequencies are products and sums of such comparisons and
- * constants (a path that also passed an exit on data: half of it); *cmps
- * counts the comparisons, at least one of which it needs. */
-/* launch_share's answers, kept per expression (expressions never change,
- * so each is walked once): not yet known, a share with a comparison in it,
- * one of constants only, not a share the launch decides; and a walk cut
- * short by its depth (not kept: read as not decided). */
+ * when the frequencies are products, sums and selections of such
+ * comparisons and constants (a path that also passed an exit on data:
+ * half of it), with at least one comparison among them. The answers are
+ * kept per expression (expressions never change, so each is walked once,
+ * w->xshare): not yet known, a share with a comparison in it, one of
+ * constants only, not a share the launch decides; and a walk cut short by
+ * its depth (not kept: read as not decided). */
 enum { SHARE_UNSEEN, SHARE_CMP, SHARE_CONST, SHARE_NO, SHARE_CUT };
 
 static int launch_share(struct kw *w, uint32_t c, int depth)
