@@ -455,15 +455,25 @@ static uint16_t stored_param(struct kw *w, uint32_t a)
     return kw_base_param(w, a, 0);
 }
 
-/* Does the value of e differ between blocks (it uses %ctaid, or memory)? A
- * load whose address does not reads the same bytes in every block. */
-static int block_varies(const struct kw *w, uint32_t e, int depth)
+/* The special registers that differ between blocks, and between the
+ * threads of a block (bits by MAYA_SR_*). */
+#define SR_BIT(r) (1u << (r))
+#define SREGS_OF_BLOCK (SR_BIT(MAYA_SR_CTAID_X) | SR_BIT(MAYA_SR_CTAID_Y) | SR_BIT(MAYA_SR_CTAID_Z))
+#define SREGS_OF_THREAD (SR_BIT(MAYA_SR_TID_X) | SR_BIT(MAYA_SR_TID_Y) | SR_BIT(MAYA_SR_TID_Z) | \
+                         SR_BIT(MAYA_SR_LANEID) | SR_BIT(MAYA_SR_WARPID))
+
+/* Does the value of e differ where the special registers of `sregs` do (or
+ * does it come from memory)? A load whose address does not differ between
+ * blocks (SREGS_OF_BLOCK) reads the same bytes in every block; one that
+ * does not differ between a block's threads (SREGS_OF_THREAD) is one
+ * request for a warp's 32 threads. */
+static int varies(const struct kw *w, uint32_t e, unsigned sregs, int depth)
 {
     const struct maya_kexpr *x = &w->x[e];
     switch (x->op) {
     case MAYA_KX_UNKNOWN: return 1;
     case MAYA_KX_CONST: case MAYA_KX_PARAM: return 0;
-    case MAYA_KX_SREG: return x->arg >= MAYA_SR_CTAID_X && x->arg <= MAYA_SR_CTAID_Z;
+    case MAYA_KX_SREG: return x->arg < 32 && (sregs & SR_BIT(x->arg)) != 0;
     default: break;
     }
     if (depth > MAX_WALK)
@@ -471,29 +481,8 @@ static int block_varies(const struct kw *w, uint32_t e, int depth)
     /* over the operands (a loop-carried value: its entry; an element of a
      * parameter array: its index) */
     unsigned ops = maya_kx_operands(x->op);
-    return ((ops & 1) && block_varies(w, x->a, depth + 1)) || ((ops & 2) && block_varies(w, x->b, depth + 1)) ||
-           ((ops & 4) && block_varies(w, x->c, depth + 1));
-}
-
-/* Does the value of e differ between the threads of a block (it uses
- * %tid, the lane or the warp, or memory)? A load whose address does not is
- * one request for a warp's 32 threads, the same bytes for each. */
-static int thread_varies(const struct kw *w, uint32_t e, int depth)
-{
-    const struct maya_kexpr *x = &w->x[e];
-    switch (x->op) {
-    case MAYA_KX_UNKNOWN: return 1;
-    case MAYA_KX_CONST: case MAYA_KX_PARAM: return 0;
-    case MAYA_KX_SREG:
-        return x->arg <= MAYA_SR_TID_Z || x->arg == MAYA_SR_LANEID ||
-               x->arg == MAYA_SR_WARPID;
-    default: break;
-    }
-    if (depth > MAX_WALK)
-        return 1;
-    unsigned ops = maya_kx_operands(x->op);
-    return ((ops & 1) && thread_varies(w, x->a, depth + 1)) || ((ops & 2) && thread_varies(w, x->b, depth + 1)) ||
-           ((ops & 4) && thread_varies(w, x->c, depth + 1));
+    return ((ops & 1) && varies(w, x->a, sregs, depth + 1)) || ((ops & 2) && varies(w, x->b, sregs, depth + 1)) ||
+           ((ops & 4) && varies(w, x->c, sregs, depth + 1));
 }
 
 /* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
@@ -573,8 +562,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM, bytes);
         else if (global && in->nops >= 2) {
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
-            uint8_t tf = load && a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
-            if (load && a != X_UNKNOWN && !thread_varies(w, a, 0))
+            uint8_t tf = load && a != X_UNKNOWN && !varies(w, a, SREGS_OF_BLOCK, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
+            if (load && a != X_UNKNOWN && !varies(w, a, SREGS_OF_THREAD, 0))
                 tf |= MAYA_KT_F_SAME_EACH_THREAD;
             add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
                            load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes, tf);
@@ -588,7 +577,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             uint32_t a = address(w, in->ops[opc.p[0] == 'a' ? 1 : 0]);
             uint16_t p = stored_param(w, a);
             /* every block updating the same addresses: resolved in L2 */
-            uint8_t tf = a != X_UNKNOWN && !block_varies(w, a, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
+            uint8_t tf = a != X_UNKNOWN && !varies(w, a, SREGS_OF_BLOCK, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
             add_term(w, freq, loop, MAYA_KW_ATOMIC, MAYA_KW_NO_PARAM, 1);
             add_term_flags(w, freq, loop, MAYA_KW_LD_GLOBAL, p, bytes, tf);
             add_term_flags(w, freq, loop, MAYA_KW_ST_GLOBAL, p, bytes, tf);
