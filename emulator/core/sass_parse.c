@@ -198,6 +198,24 @@ static int is_pred(struct emu_slice o)
                                                            (i + 2 == o.n && o.p[i + 1] == 'T'));
 }
 
+/* The register after r in its file ("R9" after "R8", "UR13" after "UR12"):
+ * the high half of a 64-bit pair whose low half r names; "" when r is not
+ * a numbered register. */
+static void next_reg(char *dst, struct emu_slice r)
+{
+    uint32_t j = r.n && r.p[0] == 'U' ? 1 : 0;
+    dst[0] = 0;
+    if (j + 1 >= r.n || r.p[j] != 'R' || r.n - j > 6)
+        return;
+    unsigned long v = 0;
+    for (uint32_t i = j + 1; i < r.n; i++) {
+        if (!isdigit((unsigned char)r.p[i]))
+            return;
+        v = v * 10 + (unsigned long)(r.p[i] - '0');
+    }
+    snprintf(dst, 16, "%sR%lu", j ? "U" : "", v + 1);
+}
+
 /* LDC.64 R4, c[0x0][off] where the parameter at off has 4 bytes or fewer
  * (nvcc loads two int parameters at once), or off is inside a struct
  * parameter: R4 and R5 each get their own, as "mov.pair.b32 R4,
@@ -226,18 +244,11 @@ static void split_pair(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         if (off - k->param_base >= at && off - k->param_base < at + b)
             narrow = b <= 4 || b > 8;
     }
-    /* the register's number, and the next one's name */
-    uint32_t j = d.n && d.p[0] == 'U' ? 1 : 0;
-    if (!narrow || j + 1 >= d.n || d.p[j] != 'R' || d.n - j > 6)
-        return;
-    unsigned long r = 0;
-    for (uint32_t i = j + 1; i < d.n; i++) {
-        if (!isdigit((unsigned char)d.p[i]))
-            return;
-        r = r * 10 + (unsigned long)(d.p[i] - '0');
-    }
+    /* the next register's name */
     char hi[16], hic[32];
-    snprintf(hi, sizeof hi, "%sR%lu", j ? "U" : "", r + 1);
+    next_reg(hi, d);
+    if (!narrow || !hi[0])
+        return;
     snprintf(hic, sizeof hic, "c[0x0][0x%lx]", off + 4);
     in->op = lit("mov.pair.b32");
     in->ops[2] = keep(k, hi);
@@ -352,24 +363,6 @@ static void name_of(char *dst, struct emu_slice s)
  * Followed instruction by instruction: at the last step, the dividend n (its
  * operand) is returned, and the caller writes "div.u32 q, n, d" in place of
  * the high multiply; otherwise an empty slice. A write to d ends it. */
-/* The register after r in its file ("R9" after "R8", "UR13" after "UR12"):
- * the high half of a 64-bit pair whose low half r names; "" when r is not
- * a numbered register. */
-static void next_reg(char *dst, struct emu_slice r)
-{
-    uint32_t j = r.n && r.p[0] == 'U' ? 1 : 0;
-    dst[0] = 0;
-    if (j + 1 >= r.n || r.p[j] != 'R' || r.n - j > 6)
-        return;
-    unsigned long v = 0;
-    for (uint32_t i = j + 1; i < r.n; i++) {
-        if (!isdigit((unsigned char)r.p[i]))
-            return;
-        v = v * 10 + (unsigned long)(r.p[i] - '0');
-    }
-    snprintf(dst, 16, "%sR%lu", j ? "U" : "", v + 1);
-}
-
 static struct emu_slice udiv_track(struct emu_ptx_kernel *k, const struct emu_ptx_inst *in)
 {
     struct emu_slice m = in->op, none = { in->op.p, 0 };
