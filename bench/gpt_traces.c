@@ -15,7 +15,7 @@
 /* string ids: API names, then kernel names (kernel id = string id - K_FIRST + 1) */
 enum {
     S_LAUNCH = 1, S_GEMM, S_ALLREDUCE, S_SEND, S_RECV, S_RECORD, S_WAIT, S_SYNC, S_INIT, S_MALLOC,
-    S_HOST, S_CMD, S_MARK_API, S_STEP,
+    S_HOST, S_CMD, S_MARK_API, S_STEP, S_UNIQUE_ID,
     K_FIRST,
     K_LN_FWD = K_FIRST, K_FLASH_FWD, K_BDA_FWD, K_GELU_FWD, K_LN_BWD, K_FLASH_BWD, K_BDA_BWD, K_GELU_BWD,
     K_EMBED_FWD, K_EMBED_BWD, K_XENT_FWD, K_XENT_BWD, K_ADAM,
@@ -26,7 +26,7 @@ static const char *const strings[S_END] = {
     [S_SEND] = "ncclSend", [S_RECV] = "ncclRecv", [S_RECORD] = "cudaEventRecord",
     [S_WAIT] = "cudaStreamWaitEvent", [S_SYNC] = "cudaDeviceSynchronize", [S_INIT] = "ncclCommInitRank",
     [S_MALLOC] = "cudaMalloc", [S_HOST] = "generated", [S_CMD] = "gpt_traces", [S_MARK_API] = "nvtxRangePushA",
-    [S_STEP] = GPT_STEP_MARKER,
+    [S_STEP] = GPT_STEP_MARKER, [S_UNIQUE_ID] = "ncclGetUniqueId",
     [K_LN_FWD] = "layer_norm_fwd", [K_FLASH_FWD] = "flash_attn_fwd", [K_BDA_FWD] = "bias_dropout_add_fwd",
     [K_GELU_FWD] = "gelu_fwd", [K_LN_BWD] = "layer_norm_bwd", [K_FLASH_BWD] = "flash_attn_bwd",
     [K_BDA_BWD] = "bias_dropout_add_bwd", [K_GELU_BWD] = "gelu_bwd", [K_EMBED_FWD] = "embedding_fwd",
@@ -318,6 +318,13 @@ static void define(struct gen *G)
 
 static void join_comm(struct gen *G, uint64_t comm, int rank, int nranks)
 {
+    if (G->g->unique_ids && rank == 0) { /* the id it hands to the others */
+        struct maya_rec_call u;
+        memset(&u, 0, sizeof u);
+        u.h = (struct maya_rec_hdr){ MAYA_REC_CALL, 0, sizeof u };
+        call(G, &u.call, S_UNIQUE_ID, 0);
+        emit(G, &u);
+    }
     struct maya_rec_comm c = { .h = { MAYA_REC_COMM, 0, sizeof c }, .comm = comm, .rank = rank, .nranks = nranks,
                                .global_gpu = G->rank, .color = -1, .key = -1 };
     emit(G, &c);

@@ -46,6 +46,8 @@ struct gpt_shape {
     double slow_factor;         /* its host gaps are this many times longer */
     double gap_jitter;          /* each gap varies by up to this fraction, per rank and call (as
                                    measured gaps do; deterministic) */
+    int unique_ids;             /* each communicator's rank 0 calls ncclGetUniqueId before
+                                   joining it, as NCCL programs do (0: nobody does) */
     char gpu[64];               /* hwspec key */
 };
 

@@ -5,13 +5,13 @@
  * Only when the caller says the estimator answers from content alone
  * (sim_config.estimate_by_content: not the oracle, which counts ranks and
  * call numbers). The question's key is 128 bits from two independent hashes
- * of: the record's bytes without its call's number, times and thread (and,
- * for a collective, its communicator's id and the member's rank, which
- * differ between replicas and which the estimator does not read), the
- * collective's placement (nodes, ranks per node) and place in its NCCL group
- * (first on its stream or not), the API and kernel names
- * and the kernel's definition. Two different questions would share an
- * answer only if both 64-bit hashes collided.
+ * of: the record's bytes without its call's number, times, thread and
+ * device (and, for a collective, its communicator's id and the member's
+ * rank), which differ between replicas and which the estimator does not
+ * read; the collective's placement (nodes, ranks per node) and place in its
+ * NCCL group (first on its stream or not), the API and kernel names and the
+ * kernel's definition. Two different questions would share an answer only
+ * if both 64-bit hashes collided.
  *
  * Cost: a copy and two hashes of the record per op (~100 ns, against ~500 ns
  * for an estimate); memory 56 bytes per distinct question, at most
@@ -78,6 +78,7 @@ static int key_of(const struct est_op *op, struct hash2 *h)
     struct maya_call *c = (struct maya_call *)(buf + sizeof(struct maya_rec_hdr));
     c->seq = c->t_enter_ns = c->t_exit_ns = 0;
     c->tid = 0;
+    c->device = 0;
     if (rec->type == MAYA_REC_COLL && rec->bytes >= sizeof(struct maya_rec_coll)) {
         struct maya_rec_coll *k = (struct maya_rec_coll *)buf;
         k->comm = 0;

@@ -39,11 +39,15 @@
  *     NIC per GPU only a GPU holding a replayed and a folded rank is: a
  *     folded rank's NIC and ports carry its representative's image alone
  *     (a collective's speed is that of its busiest NIC, a replayed one).
- * With fold_similar, host gaps are left out of the hash and the comparison
- * (a replica's measured gaps are noise around the same host work, as
- * duplicate-rank elimination assumes): a rank whose total host gap is within
- * SIM_FOLD_SIMILAR of its representative's folds and takes its gaps, an
- * approximation the report quantifies; an unfolded rank takes them too.
+ * With fold_similar, host work is left out of the hash and the comparison:
+ * the gaps (a replica's measured gaps are noise around the same host work,
+ * as duplicate-rank elimination assumes) and the calls that take host time
+ * only (host_only: the ncclGetUniqueId that a communicator's rank 0 alone
+ * makes, which in exact folding keeps it, and every rank its communicators
+ * reach, replayed on its own). A rank whose total host work is within
+ * SIM_FOLD_SIMILAR of its representative's folds and takes its gaps and
+ * calls, an approximation the report quantifies; an unfolded rank takes
+ * them too.
  * What remains is exact: by symmetry every folded rank reaches each
  * collective when its representative does, so a collective waits only for
  * the members that are replayed (sim_comm.expected), and every node's NICs
@@ -83,6 +87,30 @@ static inline int names_device(const struct sim_op *o)
     return o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE;
 }
 
+/* Whether an op's device matters to the replay: a host-only call (the
+ * cudaGetDeviceCount before a program's cudaSetDevice) is made on whatever
+ * device is current and touches none, so that a rank on GPU 0 and one on
+ * GPU 1 differ there in the device alone. */
+static inline int device_matters(const struct sim_op *o)
+{
+    return o->kind != SK_HOST || (o->flags & SF_DEVICE_SYNC);
+}
+
+/* A call that takes host time only (no stream, no wait, not a marker): with
+ * fold_similar it counts as host work, like the gaps, not as work to match
+ * op for op. The rank that makes a communicator's id (ncclGetUniqueId) is
+ * then like the others of its group; in exact folding it differs. */
+static inline int host_only(const struct sim_op *o)
+{
+    return o->kind == SK_HOST && !o->flags && !o->stream && o->rec_type != MAYA_REC_MARKER;
+}
+
+/* Does r's host wait at a communicator's creation (its barrier q) before op i? */
+static inline int at_bar(const struct sim_rank *r, uint32_t q, uint64_t i)
+{
+    return q < r->nbars && r->bars[q].op == i;
+}
+
 static uint32_t lane_of(const struct sim_job *j, uint32_t stream_plus_1)
 {
     return stream_plus_1 ? j->streams[stream_plus_1 - 1].lane + 1 : 0;
@@ -104,8 +132,6 @@ static uint64_t ordinal(struct maya_map *seen, uint32_t comm, int *oom)
     return *v;
 }
 
-/* The hash of r's work without its host gaps (*loose), with them (the
- * return value), and the gaps' total: one pass over the ops. */
 /* A device as the hash sees it: itself, or where a rank may fold into one
  * at another local rank (each process on its own GPU, cudaSetDevice(local
  * rank)), its number in order of first use (from 1), as communicators. */
@@ -124,11 +150,14 @@ static uint64_t device_key(const struct sim_job *j, struct maya_map *seen, int d
     return *v;
 }
 
+/* The hash of r's work without its host work (gaps and host-only calls:
+ * *loose), with it (the return value), and the host work's total: one pass
+ * over the ops. */
 static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t *loose, int *oom)
 {
     struct maya_map seen = { 0 }, devices = { 0 };
-    uint64_t h = mix(mix(mix(0x6a09e667f3bcc908ull, r->nops), r->nstreams), r->nevents);
-    uint64_t g = 0x510e527fade682d1ull, total = 0;
+    uint64_t h = mix(mix(0x6a09e667f3bcc908ull, r->nstreams), r->nevents);
+    uint64_t g = mix(0x510e527fade682d1ull, r->nops), total = 0;
     h = mix(mix(h, r->nbars), (uint64_t)r->complete);
     if (!j->fold_in_node)
         h = mix(h, (uint64_t)(uint32_t)r->local_rank);
@@ -136,10 +165,25 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
         const struct sim_stream *s = &j->streams[r->streams[k]];
         h = mix(mix(h, s->id), device_key(j, &devices, s->device, oom) << 32 | s->flags);
     }
-    for (uint64_t i = 0; i < r->nops; i++) {
+    uint64_t n = 0; /* ops that are not host work, as same_work counts them */
+    uint32_t q = 0;
+    for (uint64_t i = 0;; i++) {
+        int bar = at_bar(r, q, i);
+        for (; at_bar(r, q, i); q++)
+            h = mix(mix(h, n), ordinal(&seen, r->bars[q].comm, oom));
+        if (i >= r->nops)
+            break;
         const struct sim_op *o = &r->ops[i];
-        h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 |
-                       device_key(j, &devices, o->device, oom) << 48);
+        g = mix(g, o->gap_ns);
+        total += o->gap_ns;
+        if (host_only(o) && !bar) { /* host work: in the exact hash only */
+            g = mix(mix(g, (uint64_t)o->host_ns << 32 | o->name), o->sig);
+            total += o->host_ns;
+            continue;
+        }
+        n++;
+        uint64_t dk = device_matters(o) ? device_key(j, &devices, o->device, oom) : 0xffff;
+        h = mix(h, o->kind | (uint64_t)o->flags << 8 | (uint64_t)o->sub << 16 | (uint64_t)o->rec_type << 32 | dk << 48);
         h = mix(mix(h, o->dev_ns), (uint64_t)o->host_ns << 32 | o->name);
         h = mix(mix(h, o->arg2), lane_of(j, o->stream));
         uint64_t a = is_xfer(o) ? ordinal(&seen, o->arg, oom) : names_stream(o) ? lane_of(j, o->arg)
@@ -147,11 +191,9 @@ static uint64_t work_hash(const struct sim_job *j, struct sim_rank *r, uint64_t 
         h = mix(h, a);
         if (!is_xfer(o)) /* a collective's signature holds its communicator's id */
             h = mix(h, o->sig);
-        g = mix(g, o->gap_ns);
-        total += o->gap_ns;
     }
-    for (uint32_t k = 0; k < r->nbars; k++)
-        h = mix(mix(h, r->bars[k].op), ordinal(&seen, r->bars[k].comm, oom));
+    for (; q < r->nbars; q++) /* none expected: barriers past the last op */
+        h = mix(mix(h, r->bars[q].op), ordinal(&seen, r->bars[q].comm, oom));
     maya_map_free(&seen);
     maya_map_free(&devices);
     r->gap_total = total;
@@ -166,6 +208,9 @@ struct renaming {
     struct maya_map dfwd, dback; /* b's device -> a's, a's -> b's (with fold_in_node) */
     struct sim_comm_pair *v;
     uint32_t n, cap;
+    struct sim_dev_pair *dv;     /* dfwd's pairs */
+    uint32_t dn, dcap;
+    uint64_t host_calls;         /* same_work's: how many more host-only calls one side made */
     int oom;
 };
 
@@ -202,36 +247,50 @@ static int device_ok(const struct sim_job *j, struct renaming *m, int bd, int ad
         return 0;
     uint64_t *x = maya_map_put(&m->dfwd, (uint64_t)(uint16_t)bd, 0, NULL);
     uint64_t *y = x ? maya_map_put(&m->dback, (uint64_t)(uint16_t)ad, 0, NULL) : NULL;
-    if (!x || !y) {
+    if (!x || !y || SIM_GROW(m->dv, m->dcap, m->dn + 1) < 0) {
         m->oom = 1;
         return 0;
     }
     *x = (uint64_t)(uint16_t)ad;
     *y = (uint64_t)(uint16_t)bd;
+    m->dv[m->dn++] = (struct sim_dev_pair){ (int16_t)bd, (int16_t)ad };
     return 1;
 }
 
 /* Does b do a's work (communicators renamed one to one, in m)? With
- * fold_similar, host gaps may differ within SIM_FOLD_SIMILAR in total
- * (*gap_diff: by how much). */
+ * fold_similar, their host work may differ: the gaps and host-only calls'
+ * time within SIM_FOLD_SIMILAR in total (*gap_diff: by how much), and the
+ * host-only calls themselves (m->host_calls: how many more one made). */
 static int same_work(const struct sim_job *j, const struct sim_rank *a, const struct sim_rank *b, struct renaming *m,
                      double *gap_diff)
 {
     int gaps = !j->fold_similar;
     double ga = 0, gb = 0;
-    if (a->nops != b->nops || a->nstreams != b->nstreams || a->nevents != b->nevents || a->nbars != b->nbars ||
-        a->complete != b->complete || (!j->fold_in_node && a->local_rank != b->local_rank))
+    if ((gaps && a->nops != b->nops) || a->nstreams != b->nstreams || a->nevents != b->nevents ||
+        a->nbars != b->nbars || a->complete != b->complete || (!j->fold_in_node && a->local_rank != b->local_rank))
         return 0;
     for (uint32_t k = 0; k < a->nstreams; k++) {
         const struct sim_stream *x = &j->streams[a->streams[k]], *y = &j->streams[b->streams[k]];
         if (x->id != y->id || !device_ok(j, m, y->device, x->device) || x->flags != y->flags)
             return 0;
     }
-    for (uint64_t i = 0; i < a->nops; i++) {
-        const struct sim_op *x = &a->ops[i], *y = &b->ops[i];
+    /* a's op, b's op, their next communicator barriers; host-only calls passed over */
+    uint64_t i = 0, k = 0, ca = 0, cb = 0;
+    uint32_t qa = 0, qb = 0;
+    for (;;) {
+        for (; !gaps && i < a->nops && host_only(&a->ops[i]) && !at_bar(a, qa, i); i++, ca++)
+            ga += (double)a->ops[i].gap_ns + a->ops[i].host_ns;
+        for (; !gaps && k < b->nops && host_only(&b->ops[k]) && !at_bar(b, qb, k); k++, cb++)
+            gb += (double)b->ops[k].gap_ns + b->ops[k].host_ns;
+        if (i == a->nops || k == b->nops)
+            break;
+        for (; at_bar(a, qa, i) || at_bar(b, qb, k); qa++, qb++)
+            if (!at_bar(a, qa, i) || !at_bar(b, qb, k) || !rename_ok(j, m, b->bars[qb].comm, a->bars[qa].comm))
+                return 0;
+        const struct sim_op *x = &a->ops[i++], *y = &b->ops[k++];
         if (x->kind != y->kind || x->flags != y->flags || x->sub != y->sub || x->rec_type != y->rec_type ||
-            !device_ok(j, m, y->device, x->device) || (gaps && x->gap_ns != y->gap_ns) || x->dev_ns != y->dev_ns ||
-            x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
+            (device_matters(x) && !device_ok(j, m, y->device, x->device)) || (gaps && x->gap_ns != y->gap_ns) ||
+            x->dev_ns != y->dev_ns || x->host_ns != y->host_ns || x->name != y->name || x->arg2 != y->arg2 ||
             lane_of(j, x->stream) != lane_of(j, y->stream))
             return 0;
         ga += (double)x->gap_ns;
@@ -245,9 +304,13 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
             return 0;
         }
     }
-    for (uint32_t k = 0; k < a->nbars; k++)
-        if (a->bars[k].op != b->bars[k].op || !rename_ok(j, m, b->bars[k].comm, a->bars[k].comm))
+    if (i != a->nops || k != b->nops)
+        return 0;
+    for (; qa < a->nbars || qb < b->nbars; qa++, qb++) /* barriers after the last op */
+        if (qa == a->nbars || qb == b->nbars || a->bars[qa].op != i || b->bars[qb].op != k ||
+            !rename_ok(j, m, b->bars[qb].comm, a->bars[qa].comm))
             return 0;
+    m->host_calls = ca > cb ? ca - cb : cb - ca;
     *gap_diff = ga > 0 ? (gb > ga ? gb - ga : ga - gb) / ga : gb > 0;
     return *gap_diff <= (gaps ? 0 : SIM_FOLD_SIMILAR);
 }
@@ -259,6 +322,7 @@ static void renaming_free(struct renaming *m)
     maya_map_free(&m->dfwd);
     maya_map_free(&m->dback);
     free(m->v);
+    free(m->dv);
 }
 
 /* sim_rank.fold of a rank of the node being decided rank by rank, before
@@ -395,8 +459,12 @@ static int decide_ranks(struct sim_job *j, const uint32_t *p, uint32_t n, struct
             else {
                 r->comm_map = m[i].v;
                 r->ncomm_map = m[i].n;
+                r->dev_map = m[i].dv;
+                r->ndev_map = m[i].dn;
                 m[i].v = NULL;
+                m[i].dv = NULL;
                 j->fold_gap_diff = MAYA_MAX(j->fold_gap_diff, diff[i]);
+                j->fold_host_calls = MAYA_MAX(j->fold_host_calls, m[i].host_calls);
             }
             renaming_free(&m[i]);
             if (m[i].oom)
@@ -459,8 +527,12 @@ static int decide_node(struct sim_job *j)
                 struct sim_rank *r = &j->ranks[p[i]];
                 r->comm_map = m[i].v;
                 r->ncomm_map = m[i].n;
+                r->dev_map = m[i].dv;
+                r->ndev_map = m[i].dn;
                 m[i].v = NULL;
+                m[i].dv = NULL;
                 j->fold_gap_diff = MAYA_MAX(j->fold_gap_diff, diff[i]);
+                j->fold_host_calls = MAYA_MAX(j->fold_host_calls, m[i].host_calls);
             }
             for (uint32_t i = n; i-- > 0;) /* their streams are the last ones, in this order */
                 release(j, &j->ranks[p[i]]);
@@ -539,6 +611,14 @@ static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
     return theirs;
 }
 
+int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs)
+{
+    for (uint32_t k = 0; k < r->ndev_map; k++)
+        if (r->dev_map[k].theirs == theirs)
+            return r->dev_map[k].mine;
+    return theirs;
+}
+
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine)
 {
     for (uint32_t k = 0; k < r->ncomm_map; k++)
@@ -588,9 +668,10 @@ static int unfold(struct sim_job *j, uint32_t ri)
         const struct sim_stream *t = &j->streams[a->streams[k]];
         memset(s, 0, sizeof *s);
         s->rank = ri;
-        s->device = t->device;
-        s->id = t->id;
+        s->device = sim_fold_my_device(r, (int16_t)t->device);
         s->flags = t->flags;
+        s->id = (s->flags & MAYA_STREAM_LEGACY) && t->id == sim_legacy_stream_id(t->device)
+                    ? sim_legacy_stream_id(s->device) : t->id;
         s->lane = k;
         r->streams[k] = first + k;
     }
@@ -598,9 +679,14 @@ static int unfold(struct sim_job *j, uint32_t ri)
     r->nstreams = ns;
     if (sim_copy_work(j, r, a, first) < 0)
         return -1;
-    for (uint64_t i = 0; i < r->nops; i++)
-        if (is_xfer(&r->ops[i]))
-            r->ops[i].arg = theirs_to_mine(r, r->ops[i].arg);
+    for (uint64_t i = 0; i < r->nops; i++) {
+        struct sim_op *o = &r->ops[i];
+        o->device = sim_fold_my_device(r, o->device);
+        if (names_device(o))
+            o->arg = (uint32_t)sim_fold_my_device(r, (int16_t)o->arg);
+        if (is_xfer(o))
+            o->arg = theirs_to_mine(r, o->arg);
+    }
     for (uint32_t k = 0; k < r->nbars; k++)
         r->bars[k].comm = theirs_to_mine(r, r->bars[k].comm);
     r->fold = -1;
@@ -764,9 +850,9 @@ static int check_nodes(struct checker *C)
 }
 
 /* Exact folding: how many ranks left to replay do the work of a rank on
- * another node but for their host gaps, within SIM_FOLD_SIMILAR in total
- * (measured gaps of emulated ranks differ a little): what --fold similar
- * would fold. O(ranks). */
+ * another node but for their host work (gaps, host-only calls), within
+ * SIM_FOLD_SIMILAR in total (measured gaps of emulated ranks differ a
+ * little): what --fold similar would fold. O(ranks). */
 static int gaps_only(const struct sim_job *j, int *count)
 {
     struct maya_map first = { 0 }; /* loose hash -> ranks[] index + 1 of the first such rank */

@@ -111,6 +111,7 @@ struct loader {
      * the same key take as a copy (take_copy) */
     struct ref_template {
         uint32_t rank;             /* ranks[] index */
+        int32_t dev;               /* its ref_dev */
         uint64_t *key;             /* ref_key's words */
         uint32_t nkey;
         uint32_t *comms;           /* its k-th communicator */
@@ -228,8 +229,8 @@ static int stream_of(struct loader *L, uint64_t id, int device)
         if ((s->flags & MAYA_STREAM_LEGACY) && s->device == device)
             return (int)r->streams[i];
     }
-    /* a synthetic legacy stream; its id cannot clash with the trace's (which count from 1) */
-    return new_stream(L, UINT64_MAX - (uint64_t)(device < 0 ? 0 : device), device, MAYA_STREAM_LEGACY);
+    /* a synthetic legacy stream */
+    return new_stream(L, sim_legacy_stream_id(device), device, MAYA_STREAM_LEGACY);
 }
 
 static int event_of(struct loader *L, uint64_t id)
@@ -712,12 +713,14 @@ static int materialise(struct loader *L)
 /* ---- references that take a copy of another's loaded work ---- */
 
 /* What a reference's loaded work depends on besides its source's records:
- * its device (that of its first communicator), and for each communicator
- * its size and placement (a collective's price, whether it crosses nodes),
- * and where it carries send/recv (the source's does) the rank's place in
- * it and which members share its node (a transfer's price). Two references
- * to one source with equal keys load the same ops but for their
- * communicators' ids. O(members of the send/recv communicators). */
+ * for each communicator its size and placement (a collective's price,
+ * whether it crosses nodes), and where it carries send/recv (the source's
+ * does) the rank's place in it and which members share its node (a
+ * transfer's price). Two references to one source with equal keys load the
+ * same ops but for their communicators' ids and their device (that of
+ * their first communicator, which take_copy renames: the tensor-parallel
+ * ranks of a node share one template). O(members of the send/recv
+ * communicators). */
 static int ref_key(struct loader *L, const struct section *src, uint64_t **out, uint32_t *n)
 {
     struct sim_job *j = L->j;
@@ -726,7 +729,6 @@ static int ref_key(struct loader *L, const struct section *src, uint64_t **out, 
 #define PUT(v) do { if (SIM_GROW(k, cap, (uint64_t)len + 1) < 0) { free(k); \
                         return maya_error("out of memory loading the job"); } k[len++] = (uint64_t)(v); } while (0)
     PUT(L->ref_source);
-    PUT((uint32_t)L->ref_dev);
     PUT(L->nref_comms);
     for (uint32_t i = 0; i < L->nref_comms; i++) {
         const struct sim_comm *c = &j->comms[L->ref_comms[i]];
@@ -825,6 +827,7 @@ static int add_template(struct loader *L, uint64_t *key, uint32_t nkey, const st
     struct ref_template *t = &L->tpl[L->ntpl];
     memset(t, 0, sizeof *t);
     t->rank = (uint32_t)(L->cur - L->j->ranks);
+    t->dev = L->ref_dev;
     t->key = key;
     t->nkey = nkey;
     if (!(t->comms = malloc(MAYA_MAX(L->nref_comms, 1) * sizeof *t->comms)))
@@ -860,10 +863,45 @@ static int add_template(struct loader *L, uint64_t *key, uint32_t nkey, const st
     }
 }
 
+/* The collator's exchange of a source's device a for a rebuilt rank's b
+ * (collator/rebuild.c): b for a, a for b, any other unchanged. */
+static int32_t exchange_dev(int32_t d, int32_t a, int32_t b)
+{
+    if (d < 0 || a < 0 || b < 0)
+        return d;
+    return d == a ? b : d == b ? a : d;
+}
+
+/* The devices of a copy of X's work (X: template t's rank T, or the rank T
+ * folded into) as the reference's: X's device d as T's (the fold's renaming
+ * undone), as the source's (T's exchange undone: it is its own inverse),
+ * as the reference's (its exchange). Devices 0..62 are kept in map[]. */
+struct dev_renaming {
+    const struct sim_rank *T;
+    int32_t src, tdev, rdev;   /* the source's first communicator's device, T's, the reference's */
+    int16_t map[64];           /* d + 1 -> the reference's + 1; 0 not yet */
+    int identity;
+};
+
+static int16_t copy_dev(struct dev_renaming *m, int16_t d)
+{
+    if (m->identity)
+        return d;
+    int slot = d >= -1 && d < 63 ? d + 1 : -1;
+    if (slot >= 0 && m->map[slot])
+        return (int16_t)(m->map[slot] - 1);
+    int16_t t = m->T->fold >= 0 ? sim_fold_my_device(m->T, d) : d;
+    int16_t r = (int16_t)exchange_dev(exchange_dev(t, m->src, m->tdev), m->src, m->rdev);
+    if (slot >= 0)
+        m->map[slot] = (int16_t)(r + 1);
+    return r;
+}
+
 /* The current reference's work as a copy of template t's loaded ops (or of
- * the rank t folded into, whose ops are t's but for its communicators), its
- * communicators renamed to the reference's: what reading its source again
- * would load. 1 done, 0 not possible (nothing changed), -1 on error. */
+ * the rank t folded into, whose ops are t's but for its communicators and
+ * devices), its communicators and device renamed to the reference's: what
+ * reading its source again would load. 1 done, 0 not possible (nothing
+ * changed), -1 on error. */
 static int take_copy(struct loader *L, const struct ref_template *t)
 {
     struct sim_job *j = L->j;
@@ -872,6 +910,9 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     uint32_t xi = T->fold >= 0 ? (uint32_t)T->fold : t->rank;
     if (t->ncomms != L->nref_comms || j->ranks[xi].fold >= 0 || (j->ranks[xi].nops && !j->ranks[xi].ops))
         return 0;
+    struct dev_renaming dm = { .T = T, .src = L->sect[L->ref_source].first_dev, .tdev = t->dev,
+                               .rdev = L->ref_dev };
+    dm.identity = t->dev == L->ref_dev && (T->fold < 0 || !T->ndev_map);
     struct maya_map to_mine = { 0 };   /* the copied rank's communicator -> the reference's */
     int rc = 1;
     for (uint32_t k = 0; k < t->ncomms && rc == 1; k++) {
@@ -897,8 +938,11 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     }
     uint32_t first = j->nstreams;
     for (uint32_t k = 0; k < X->nstreams; k++) {
-        const struct sim_stream s = j->streams[j->ranks[xi].streams[k]];
-        if (new_stream(L, s.id, s.device, s.flags) < 0) {
+        struct sim_stream s = j->streams[j->ranks[xi].streams[k]];
+        int32_t d = copy_dev(&dm, (int16_t)s.device);
+        if ((s.flags & MAYA_STREAM_LEGACY) && s.id == sim_legacy_stream_id(s.device))
+            s.id = sim_legacy_stream_id(d);
+        if (new_stream(L, s.id, d, s.flags) < 0) {
             maya_map_free(&to_mine);
             return -1;
         }
@@ -910,6 +954,9 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     }
     for (uint64_t i = 0; i < r->nops; i++) {
         struct sim_op *o = &r->ops[i];
+        o->device = copy_dev(&dm, o->device);
+        if (o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE)
+            o->arg = (uint32_t)copy_dev(&dm, (int16_t)o->arg);
         if (o->kind == SK_COLL || o->kind == SK_P2P) {
             o->arg = (uint32_t)(*maya_map_get(&to_mine, o->arg, 0) - 1);
             j->comms[o->arg].has_p2p |= o->kind == SK_P2P;
@@ -1284,6 +1331,7 @@ void sim_free(struct sim_job *j)
         free(r->iter_start);
         free(r->iter_stop);
         free(r->comm_map);
+        free(r->dev_map);
         maya_map_free(&r->stream_ids);
         maya_map_free(&r->event_ids);
     }

@@ -424,16 +424,20 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     if (f->replayed && j->replayed_ranks < j->nranks)
         fprintf(fp, "replayed   %d of them: the other %d are replicas doing the same work, folded into those\n",
                 j->replayed_ranks, j->nranks - j->replayed_ranks);
-    if (f->replayed && j->fold_similar && j->replayed_ranks < j->nranks)
+    if (f->replayed && j->fold_similar && j->replayed_ranks < j->nranks) {
         fprintf(fp, "           (--fold similar: they take their representatives' host gaps, whose totals "
-                    "differed by up to %.1f%%)\n", 100 * j->fold_gap_diff);
+                    "differed by up to %.1f%%", 100 * j->fold_gap_diff);
+        if (j->fold_host_calls)
+            fprintf(fp, ",\n            and host-only calls, up to %llu more or fewer", (unsigned long long)j->fold_host_calls);
+        fprintf(fp, ")\n");
+    }
     if (f->replayed && j->fold_note[0])
         fprintf(fp, "           (%s)\n", j->fold_note);
     if (f->layout[0])
         fprintf(fp, "same work  layout --replicas %s (the ranks --dedup found doing the same work); for a larger "
                 "run of this program: maya run --replicas-like %s\n", f->layout, dir);
     if (f->replayed && j->fold_gaps_only)
-        fprintf(fp, "           (%d rank%s the work of a rank on another node but for measured host gaps, within "
+        fprintf(fp, "           (%d rank%s the work of a rank on another node but for their host work, within "
                 "%.0f%% in total: --fold similar can fold %s)\n", j->fold_gaps_only,
                 j->fold_gaps_only == 1 ? " does" : "s do", 100 * SIM_FOLD_SIMILAR, j->fold_gaps_only == 1 ? "it" : "them");
     write_status(fp, f, dir, 1);
@@ -829,6 +833,8 @@ static void write_json(FILE *fp, const struct facts *f)
         json_int(&w, "fold_gaps_only", j->fold_gaps_only);
     if (j && j->fold_similar)
         json_num(&w, "fold_host_gap_difference", j->fold_gap_diff);
+    if (j && j->fold_similar)
+        json_int(&w, "fold_host_calls_difference", (int64_t)j->fold_host_calls);
     json_end_obj(&w);
     json_obj(&w, "timeline");
     json_str(&w, "view", !f->timelines ? "none" : f->view.full ? "full" : "bounded");

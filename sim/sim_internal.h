@@ -172,7 +172,18 @@ struct sim_rank {
         uint32_t mine, theirs;
     } *comm_map;
     uint32_t ncomm_map;
+    struct sim_dev_pair {         /* and its devices, where they were renamed (fold_in_node) */
+        int16_t mine, theirs;
+    } *dev_map;
+    uint32_t ndev_map;
 };
+
+/* The id the loader gives a device's legacy stream where the trace defines
+ * none (stream_of); it cannot clash with the trace's, which count from 1. */
+static inline uint64_t sim_legacy_stream_id(int device)
+{
+    return UINT64_MAX - (uint64_t)(device < 0 ? 0 : device);
+}
 
 /* The rank whose replay stands for r (r itself unless r is folded). */
 #define SIM_REPLAYED(j, r) ((r)->fold >= 0 ? &(j)->ranks[(r)->fold] : (r))
@@ -297,6 +308,7 @@ struct sim_job {
     int no_fold;                  /* sim_config.no_fold: replay every rank */
     int fold_similar;             /* sim_config.fold_similar: host gaps may differ */
     double fold_gap_diff;         /* the largest relative difference of a folded rank's host gaps */
+    uint64_t fold_host_calls;     /* the most host-only calls a folded rank made more or fewer */
     struct maya_map fold_classes; /* (work hash, k) -> ranks[] index + 1 of a replayed rank */
     int fold_in_node;             /* every GPU of a node has a NIC of its own and no rank is
                                      slowed: a rank may fold into one at another local rank, of
@@ -396,6 +408,8 @@ int sim_fold_finish(struct sim_job *j);
 int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *a, uint32_t first);
 /* A folded rank's communicator (comms[] index) as its representative's, -1 if it has none. */
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine);
+/* A folded rank's device for its representative's (itself where they were not renamed). */
+int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs);
 
 /* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
  * or answer from an identical earlier question when the estimator answers

@@ -190,6 +190,7 @@ void sim_summarize(const struct sim_job *j, struct sim_summary *out)
     out->replayed_ranks = j->replayed_ranks;
     out->fold_note = j->fold_note;
     out->fold_gap_diff = j->fold_gap_diff;
+    out->fold_host_calls = j->fold_host_calls;
     out->fold_gaps_only = j->fold_gaps_only;
     out->iterations = j->niter;
     out->iteration_s = sim_steady_iteration_s(j);

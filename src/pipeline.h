@@ -49,7 +49,8 @@ struct pipeline_opts {
     "                           long (default 1.2); a straggler's effect on the whole job\n" \
     "  --fold yes|similar|no    yes (default): ranks doing the same work as a lower rank\n" \
     "                           (data-parallel replicas) are replayed once, exactly; similar: also\n" \
-    "                           when only their measured host gaps differ (within 25%); no: every rank\n" \
+    "                           when only their host work differs (measured gaps within 25%, calls\n" \
+    "                           taking host time only: ncclGetUniqueId); no: every rank\n" \
     "  --timeline MODE          bounded (default: rank 0, its pipeline's stages and the busiest\n" \
     "                           rank; at most the first 3 iterations), full, or none\n"
 

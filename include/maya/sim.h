@@ -91,7 +91,10 @@ struct sim_summary {
     const char *fold_note;      /* why replicas were replayed on their own after all ("" none;
                                    valid until sim_free) */
     double fold_gap_diff;       /* fold_similar: the largest difference of a folded rank's total
-                                   host gap from its representative's, as a fraction of it */
+                                   host work (gaps, host-only calls) from its representative's,
+                                   as a fraction of it */
+    uint64_t fold_host_calls;   /* fold_similar: the most host-only calls (ncclGetUniqueId, ...)
+                                   a folded rank made more or fewer than its representative */
     int fold_gaps_only;         /* exact folding: replayed ranks that do the work of a rank on
                                    another node but for measured host gaps within
                                    SIM_FOLD_SIMILAR in total (what --fold similar can fold) */

@@ -97,13 +97,15 @@ expect_no_grep "^rank\.[01]\.note=" "$TEST_TMP/both/run.conf" "ranks 0 and 1 run
 # sections (docs/trace-format.md, "Rebuilt ranks"); collated as full copies
 # instead (MAYA_REBUILT_COPY=1), the same traces give the same report, field
 # for field, and a larger job trace.
-# wide: DP8 on 32 GPUs (four nodes), where replicas of one source on the
-# same GPU of other nodes take a copy of the first one's loaded work
+# Replicas of one source with the same communicators' shapes take a copy
+# of the first one's loaded work, on their own GPU: in repl, the replicas
+# of DP replica 1 on GPUs 4-7 of each node (4 of the 8 copied); in wide,
+# DP8 on 32 GPUs (four nodes), those on the same GPU of other nodes.
 mg_wide="$WORKLOADS/minigpt --tp 2 --pp 2 --iters 4 --hidden 4096 --heads 32 --seq 1024 --layers 4"
 "$MAYA" run -q --replicas 8:2,2:1 -g h100x32 -o "$TEST_TMP/wide" -- $mg_wide > "$TEST_TMP/wide.out" 2>&1 ||
     fail "maya run --replicas 8:2,2:1 minigpt failed: $(tail -20 "$TEST_TMP/wide.out")"
 for name in repl both wide; do
-    min_copied=$([ $name = wide ] && echo 8 || echo 0)
+    case $name in repl) min_copied=4 ;; wide) min_copied=8 ;; *) min_copied=0 ;; esac
     "$MAYA" trace dump "$TEST_TMP/$name/job.mtrace" > "$TEST_TMP/$name.job.dump" || fail "dump $name's job"
     refs=$(grep -c '^rank_rebuilt .* ref$' "$TEST_TMP/$name.job.dump")
     all=$(grep -c '^rank_rebuilt ' "$TEST_TMP/$name.job.dump")

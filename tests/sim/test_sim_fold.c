@@ -204,6 +204,37 @@ int main(void)
     check("one-nic-a-tp-group", &g, 4, NULL, 0);
     cluster = NULL;
 
+    /* each communicator's rank 0 makes its NCCL id (ncclGetUniqueId, a
+     * call that takes host time only): exact folding replays the ranks
+     * that make ids on their own, with the ranks their groups reach (8 of
+     * 16); --fold similar takes the call as host work and folds as without
+     * it */
+    struct gpt_shape ids = g;
+    ids.unique_ids = 1;
+    const char *job = build("unique-ids", &ids);
+    EXPECT(job, "unique-ids: could not build the job: %s", maya_last_error());
+    struct sim_job *exact = job ? load_run(job, 1, NULL, 0) : NULL, *similar = job ? load_run(job, 2, NULL, 0) : NULL;
+    struct sim_job *all = job ? load_run(job, 0, NULL, 0) : NULL;
+    EXPECT(exact && similar && all, "unique-ids: replay failed: %s", maya_last_error());
+    if (exact && similar && all) {
+        struct sim_summary e, sm, a;
+        sim_summarize(exact, &e);
+        sim_summarize(similar, &sm);
+        sim_summarize(all, &a);
+        EXPECT(e.replayed_ranks == 8, "unique-ids: %d ranks replayed exactly folded, expected 8",
+               e.replayed_ranks);
+        same_replay("unique-ids", exact, all, 16);
+        EXPECT(sm.replayed_ranks == 2, "unique-ids: %d ranks replayed with similar folding, expected 2 (%s)",
+               sm.replayed_ranks, sm.fold_note);
+        EXPECT(sm.fold_host_calls >= 1 && sm.fold_host_calls <= 3, "unique-ids: folded ranks made up to %llu "
+               "host-only calls more or fewer, expected 1 to 3 (a rank makes the ids of up to three groups)",
+               (unsigned long long)sm.fold_host_calls);
+        EXPECT_NEAR(sm.iteration_s, a.iteration_s, 0.001 * a.iteration_s, "unique-ids: similar folding's iteration");
+    }
+    sim_free(exact);
+    sim_free(similar);
+    sim_free(all);
+
     /* measured host gaps differ a little between replicas: nothing folds
      * exactly; --fold similar folds them (they take the representative's
      * gaps) and the prediction stays within the gaps' share; a replica whose
@@ -211,10 +242,11 @@ int main(void)
     struct gpt_shape noisy = g;
     noisy.gap_ns = 20000;
     noisy.gap_jitter = 0.2;
-    const char *job = build("noisy", &noisy);
+    job = build("noisy", &noisy);
     EXPECT(job, "noisy: could not build the job: %s", maya_last_error());
-    struct sim_job *exact = job ? load_run(job, 1, NULL, 0) : NULL, *similar = job ? load_run(job, 2, NULL, 0) : NULL;
-    struct sim_job *all = job ? load_run(job, 0, NULL, 0) : NULL;
+    exact = job ? load_run(job, 1, NULL, 0) : NULL;
+    similar = job ? load_run(job, 2, NULL, 0) : NULL;
+    all = job ? load_run(job, 0, NULL, 0) : NULL;
     EXPECT(exact && similar && all, "noisy: replay failed: %s", maya_last_error());
     if (exact && similar && all) {
         struct sim_summary e, sm, a;
