@@ -595,8 +595,12 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
         sim_fmt_bytes(a, sizeof a, f->timeline_bytes);
         sim_fmt_bytes(a2, sizeof a2, f->svg_bytes);
         fprintf(fp, "\nfiles      report.html (open in a browser), report.json, timeline.json (%s; open in ui.perfetto.dev), timeline.svg (%s)\n", a, a2);
-        fprintf(fp, "timeline   %s; iterations %d..%d of %d%s\n", f->view.what, f->view.iter_first, f->view.iter_last,
-                MAYA_MAX(j->niter, 1), f->view.full ? "" : " (--timeline full: every rank and iteration)");
+        fprintf(fp, "timeline   %s; iterations %d..%d of %d", f->view.what, f->view.iter_first, f->view.iter_last,
+                MAYA_MAX(j->niter, 1));
+        if (f->view.cut) /* timeline.json; the picture shows the whole iteration */
+            fprintf(fp, ", timeline.json its first %.3f ms (%d events at most)",
+                    (double)(f->view.t1 - f->view.t0) / 1e6, SIM_VIEW_MAX_EVENTS);
+        fprintf(fp, "%s\n", f->view.full ? "" : " (--timeline full: every rank and iteration)");
     } else {
         fprintf(fp, "\nfiles      report.html (open in a browser), report.json%s\n", f->replayed ? " (no timeline: --timeline none)" : "");
     }
@@ -845,6 +849,7 @@ static void write_json(FILE *fp, const struct facts *f)
         json_end_arr(&w);
         json_int(&w, "first_iteration", f->view.iter_first);
         json_int(&w, "last_iteration", f->view.iter_last);
+        json_uint(&w, "json_ns", f->view.cut ? f->view.t1 - f->view.t0 : 0);
         json_uint(&w, "json_bytes", f->timeline_bytes);
         json_uint(&w, "svg_bytes", f->svg_bytes);
     }

@@ -520,9 +520,15 @@ struct sim_view {
     uint64_t t0, t1;              /* ops overlapping [t0, t1) (ns); t1 UINT64_MAX: to the end */
     int iter_first, iter_last;    /* the iterations that covers (from 1) */
     int full;
+    int cut;                      /* [t0, t1) is the first part of iteration iter_first alone */
     char what[256];               /* which ranks, for people */
 };
+/* Most events a bounded timeline.json holds (about 130 bytes each): what a
+ * browser tab opens (timeline_view.c). */
+#define SIM_VIEW_MAX_EVENTS 2000000
 int sim_view_pick(const struct sim_job *j, int full, struct sim_view *v);
+/* The events timeline.json holds for replayed rank r in [t0, t1). */
+uint64_t sim_timeline_events(const struct sim_rank *r, uint64_t t0, uint64_t t1);
 void sim_view_free(struct sim_view *v);
 
 /* timeline.c, svg.c */

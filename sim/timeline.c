@@ -63,6 +63,24 @@ static uint64_t host_free(const struct sim_rank *r, uint64_t i)
     return MAYA_MAX(r->free_at, r->times[i].host_end);
 }
 
+/* Whether an op shows on its stream's lane too (else on the host's alone). */
+static int on_device_lane(const struct sim_op *o)
+{
+    return o->stream && (o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+                         o->kind == SK_HOST_FUNC);
+}
+
+uint64_t sim_timeline_events(const struct sim_rank *r, uint64_t t0, uint64_t t1)
+{
+    uint64_t n = 0;
+    for (uint64_t k = 0; k < r->nops; k++) {
+        const struct sim_time *t = &r->times[k];
+        n += host_free(r, k) > t0 && t->host_end - r->ops[k].host_ns < t1;
+        n += on_device_lane(&r->ops[k]) && t->dev_end > t0 && t->dev_start < t1;
+    }
+    return n;
+}
+
 int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const char *path)
 {
     uint64_t t0 = v->t0, t1 = v->t1;
@@ -107,9 +125,7 @@ int sim_write_timeline(const struct sim_job *j, const struct sim_view *v, const 
             uint64_t hs = t->host_end - o->host_ns, he = host_free(r, k);
             if (he > t0 && hs < t1)
                 event(fp, &first, nm, "host", me->rank, 0, hs, he);
-            int dev = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-                      o->kind == SK_HOST_FUNC;
-            if (dev && o->stream && t->dev_end > t0 && t->dev_start < t1)
+            if (on_device_lane(o) && t->dev_end > t0 && t->dev_start < t1)
                 event(fp, &first, nm, category(o), me->rank, j->streams[o->stream - 1].lane + 1, t->dev_start,
                       t->dev_end);
         }

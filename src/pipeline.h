@@ -52,7 +52,8 @@ struct pipeline_opts {
     "                           when only their host work differs (measured gaps within 25%, calls\n" \
     "                           taking host time only: ncclGetUniqueId); no: every rank\n" \
     "  --timeline MODE          bounded (default: rank 0, its pipeline's stages and the busiest\n" \
-    "                           rank; at most the first 3 iterations), full, or none\n"
+    "                           rank; at most the first 3 iterations and 2,000,000 events), full,\n" \
+    "                           or none\n"
 
 /* One option of the pipeline (name, value): 1 taken, 0 not ours, -1 bad value. */
 int pipeline_parse_option(struct pipeline_opts *o, const char *name, const char *value);

@@ -5,9 +5,10 @@
 # tensor-parallel ranks are folded and the
 # report, iterations and per-op times equal those of --fold no; --slow-rank
 # replays the straggler's replica on its own and slows the job; the
-# timelines are bounded by default, full on request, none if asked, with the
-# sizes the report states; progress shows on a terminal only; Ctrl-C and
-# SIGTERM stop the pipeline with 130 / 143 and leave no file behind.
+# timelines are bounded by default (ranks, iterations, 2,000,000 events),
+# full on request, none if asked, with the sizes the report states; progress
+# shows on a terminal only; Ctrl-C and SIGTERM stop the pipeline with 130 /
+# 143 and leave no file behind.
 . "$MAYA_TOP/tests/lib.sh"
 
 GEN=$MAYA_BUILD/tests/tools/gpt_traces
@@ -90,6 +91,32 @@ expect_grep "^files      report.html \(open in a browser\), report.json, timelin
 expect_grep "^           \([0-9]+ ranks that could fold replayed on their own, as symmetry breaks: communicator" \
     "$TEST_TMP/slow/report.txt"
 expect_grep "the busiest \(rank 75\)" "$TEST_TMP/slow/report.txt"
+
+# a bounded timeline holds at most 2,000,000 events: a 24-stage pipeline of
+# 2,048 micro-batches shows its first steady iteration alone and one in
+# two of its stages (about 3.5 M events in the three iterations); 8 stages
+# of 4,096 (8 ranks: all shown) the first part of that iteration
+long=$TEST_TMP/long
+rundir "$long" 24 1 24 1 layers=24 micro=2048 iters=3
+"$MAYA" report -q "$long" > "$TEST_TMP/out" 2>&1 || fail "maya report (24 stages) failed: $(tail -5 "$TEST_TMP/out")"
+expect_grep "^timeline   14 of 24 ranks: rank 0, 12 of its pipeline's 22 other stages \(one in 2, and the last\), the busiest \(rank 23\); iterations 2\.\.2 of 3 \(--timeline full" "$long/report.txt"
+wide=$TEST_TMP/wide
+rundir "$wide" 8 1 8 1 layers=8 micro=4096 iters=3
+"$MAYA" report -q "$wide" > "$TEST_TMP/out" 2>&1 || fail "maya report (8 stages) failed: $(tail -5 "$TEST_TMP/out")"
+expect_grep "^timeline   all 8 ranks; iterations 2\.\.2 of 3, timeline.json its first [0-9.]+ ms \(2000000 events at most\)" "$wide/report.txt"
+python3 - "$long" "$wide" <<'PY' || fail "the bounded timelines are wrong (above)"
+import json, sys
+for d in sys.argv[1:]:
+    r = json.load(open(d + "/report.json"))
+    t = json.load(open(d + "/timeline.json"))
+    n = sum(e["ph"] == "X" for e in t["traceEvents"])
+    assert 1000000 < n <= 2000000, (d, n)
+    lo, hi = t["otherData"]["window_ns"]
+    assert r["timeline"]["first_iteration"] == r["timeline"]["last_iteration"] == 2, r["timeline"]
+    assert (r["timeline"]["json_ns"] > 0) == d.endswith("wide"), r["timeline"]
+    if d.endswith("wide"):
+        assert hi - lo == r["timeline"]["json_ns"], (lo, hi, r["timeline"])
+PY
 
 # bad values are refused before anything runs
 for bad in "--timeline some" "--fold maybe" "--slow-rank x" "--slow-rank 3:0" "--slow-rank 3:-1"; do
