@@ -15,7 +15,11 @@
 # iteration time.
 #
 # Rows of more GPUs than FIDELITY_MAX_RANKS declare their replicas (only
-# the ranks whose DP and TP digits are 0 or 1 are emulated); rows that would
+# the ranks whose DP and TP digits are 0 or 1 are emulated) and are replayed
+# with --fold similar: the four emulated ranks of a stage measure slightly
+# different host gaps, and rank 0 alone makes the NCCL id, so exact folding
+# replays four ranks a stage (1008.0B: 256 ranks of ~2 M ops, more memory
+# than this machine has) where similar folding replays one. Rows that would
 # still need more processes, or have more GPUs than FIDELITY_MAX_GPUS, are
 # skipped. For tests: FIDELITY_TABLE1_CSV (another table), FIDELITY_SEQ and
 # FIDELITY_VOCAB (default 2048 and 51200), FIDELITY_ITERS (3).
@@ -48,13 +52,14 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     # digits are 0 or 1 are emulated, the others are rebuilt from them
     # (maya run --replicas, docs/dedup.md), as references to their sources'
     # sections. Rows beyond FIDELITY_MAX_GPUS take minutes each end to end.
-    replicas=() procs=$gpus
+    at_scale=() procs=$gpus
     if [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ]; then
+        at_scale=(--fold similar)
         spec=
         [ "$dp" -gt 1 ] && spec="$dp:$tp"
         [ "$tp" -gt 1 ] && spec="${spec:+$spec,}$tp:1"
         procs=$((pp * (dp > 1 ? 2 : 1) * (tp > 1 ? 2 : 1)))
-        [ -n "$spec" ] && replicas=(--replicas "$spec")
+        [ -n "$spec" ] && at_scale+=(--replicas "$spec")
     fi
     if [ "$procs" -gt "$FIDELITY_MAX_RANKS" ]; then
         fid_skip table1 "$row" "needs $procs processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
@@ -74,9 +79,9 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     # the script's DDP: torch up to 18.4B, local beyond
     if awk -v p="$params" 'BEGIN { exit !(p < 30) }'; then args+=(--ddp torch --bucket-mb 25); else args+=(--ddp local); fi
     dir=$FIDELITY_OUT/table1/$row
-    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus ${replicas[*]} -- minigpt ${args[*]}" >&2
+    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus ${at_scale[*]} -- minigpt ${args[*]}" >&2
     start=$SECONDS
-    if ! fid_run "$dir" "$procs" --cluster dgx-a100 -g "a100x$gpus" "${replicas[@]}" -- "$WORKLOADS/minigpt" "${args[@]}"; then
+    if ! fid_run "$dir" "$procs" --cluster dgx-a100 -g "a100x$gpus" "${at_scale[@]}" -- "$WORKLOADS/minigpt" "${args[@]}"; then
         fid_fail table1 "$row" "$FID_WHY"
         continue
     fi

@@ -2,7 +2,8 @@
 # The fidelity harness (fidelity/run, make fidelity) on a tiny table of its
 # own in Table 1's format (no accuracy asserted): a row that runs gives its
 # line with published, predicted and error; a row of more GPUs than
-# FIDELITY_MAX_RANKS runs with its replicas declared (maya run --replicas),
+# FIDELITY_MAX_RANKS runs with its replicas declared (maya run --replicas)
+# and folded as similar,
 # one that would still need more processes, or has more GPUs than
 # FIDELITY_MAX_GPUS, is skipped saying so; a row that runs out of GPU
 # memory fails saying so (exit 1); the suite's summary has the median and
@@ -32,9 +33,11 @@ expect_grep "^fidelity table1 0\.03B published=10 predicted=$num error=[-+][0-9]
 expect_grep '^fidelity table1 0\.04B skipped: 128 GPUs, more than FIDELITY_MAX_GPUS=64 ' "$TEST_TMP/out1"
 expect_grep '^fidelity table1 0\.05B skipped: needs 16 processes even with its replicas declared, more than FIDELITY_MAX_RANKS=8$' "$TEST_TMP/out1"
 expect_grep '^fidelity table1 summary rows=3 median=[0-9.]+% max=[0-9.]+% skipped=2 failed=0 seconds=[0-9]+$' "$TEST_TMP/out1"
-# the 32-GPU row emulated 4 of its ranks (DP and TP digits 0 or 1), the rest rebuilt
-expect_grep 'maya run --cluster dgx-a100 -g a100x32 --replicas 16:2,2:1 -- minigpt' "$TEST_TMP/err1"
+# the 32-GPU row emulated 4 of its ranks (DP and TP digits 0 or 1), the rest
+# rebuilt, and folds them as similar: one rank replayed
+expect_grep 'maya run --cluster dgx-a100 -g a100x32 --fold similar --replicas 16:2,2:1 -- minigpt' "$TEST_TMP/err1"
 expect_grep 'replicas not emulated \(--replicas\)' "$TEST_TMP/out/table1/0.03B/report.txt"
+expect_grep '^replayed   1 of them: the other 31 are replicas' "$TEST_TMP/out/table1/0.03B/report.txt"
 # the error is the prediction's against the published figure, and the
 # summary's median and max are those of the rows' |error|
 python3 - "$TEST_TMP/out1" <<'PY' || fail "the errors or the summary are wrong (above)"
