@@ -10,8 +10,10 @@
  * rank), which differ between replicas and which the estimator does not
  * read; the collective's placement (nodes, ranks per node) and place in its
  * NCCL group (first on its stream or not), the API and kernel names and the
- * kernel's definition. Two different questions would share an answer only
- * if both 64-bit hashes collided.
+ * kernel's definition (its own 128-bit hash, which the loader keeps per
+ * definition: a definition with its work summary is kilobytes). Two
+ * different questions would share an answer only if both 64-bit hashes
+ * collided.
  *
  * Cost: a copy and two hashes of the record per op (~100 ns, against ~500 ns
  * for an estimate); memory 56 bytes per distinct question, at most
@@ -67,8 +69,17 @@ static void feed_str(struct hash2 *h, const char *s)
         feed(h, s, len);
 }
 
+void sim_memo_kernel_digest(const struct maya_rec_kernel *k, const char *name, uint64_t digest[2])
+{
+    struct hash2 h = { 0x9ae16a3b2f90404full, 0xc3a5c85c97cb3127ull };
+    feed_str(&h, name);
+    feed(&h, k, k->h.bytes);
+    digest[0] = h.a;
+    digest[1] = h.b;
+}
+
 /* The key of op's question, or 0 when it cannot be keyed (too large). */
-static int key_of(const struct est_op *op, struct hash2 *h)
+static int key_of(const struct est_op *op, const uint64_t *kdigest, struct hash2 *h)
 {
     const struct maya_rec_hdr *rec = op->rec;
     if (!rec || rec->bytes > MEMO_MAX_RECORD || rec->bytes < sizeof(struct maya_rec_call))
@@ -89,9 +100,13 @@ static int key_of(const struct est_op *op, struct hash2 *h)
     int place[3] = { op->coll_nodes, op->coll_ranks_per_node, op->group_follower };
     feed(h, place, sizeof place);
     feed_str(h, op->api);
-    feed_str(h, op->kernel_name);
+    uint64_t digest[2];
+    if (op->kernel && !kdigest)
+        sim_memo_kernel_digest(op->kernel, op->kernel_name, digest);
     if (op->kernel)
-        feed(h, op->kernel, op->kernel->h.bytes);
+        feed(h, kdigest ? kdigest : digest, sizeof digest);
+    else
+        feed_str(h, op->kernel_name);
     return 1;
 }
 
@@ -105,10 +120,10 @@ void sim_memo_free(struct sim_memo *m)
 }
 
 int sim_memo_estimate(struct sim_memo **mp, const struct sim_config *cfg, const struct est_op *op,
-                      struct est_result *er, double *flops)
+                      const uint64_t *kdigest, struct est_result *er, double *flops)
 {
     struct hash2 h;
-    if (!cfg->estimate_by_content || !key_of(op, &h)) {
+    if (!cfg->estimate_by_content || !key_of(op, kdigest, &h)) {
         if (cfg->estimate && cfg->estimate(cfg->estimate_ctx, op, er) < 0)
             return -1;
         *flops = cfg->flops ? cfg->flops(op) : 0;

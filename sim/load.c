@@ -125,6 +125,15 @@ struct loader {
     } *tpl;
     uint64_t ntpl, captpl;
     struct maya_map tpl_of;        /* hash of a key -> tpl[] index + 1, chained by k2 */
+    /* the estimate memo's hash of each kernel definition the readers hold
+     * (sim_memo_kernel_digest), by reader (0: r, 1: r2) and kernel id:
+     * taken at its first launch, forgotten when a KERNEL record redefines
+     * it or r2 moves to another section; 24 bytes a kernel */
+    struct kernel_digest {
+        uint64_t v[2];
+        int known;
+    } *kd[2];
+    uint32_t nkd[2];
 };
 
 /* Add one to counts[id - 1], growing the array (new entries zero). */
@@ -295,6 +304,47 @@ static double prod(const struct maya_tensor *t, int from)
     return t->ndims > from ? p : 0;
 }
 
+/* ---- kernel definitions' hashes for the estimate memo ---- */
+
+static int reader_index(const struct loader *L)
+{
+    return L->r2 && L->r == L->r2;
+}
+
+/* A KERNEL record read through reader ri: its id's definition changes. */
+static void forget_digest(struct loader *L, int ri, const struct maya_rec_hdr *h)
+{
+    if (h->type != MAYA_REC_KERNEL)
+        return;
+    uint32_t id = ((const struct maya_rec_kernel *)h)->id;
+    if (id < L->nkd[ri])
+        L->kd[ri][id].known = 0;
+}
+
+/* Kernel id's definition's hash with its name's (kdef: the current
+ * reader's), NULL where there is no room to keep it (then the memo takes it
+ * itself). */
+static const uint64_t *kernel_digest(struct loader *L, uint32_t id, const struct maya_rec_kernel *kdef,
+                                      const char *name)
+{
+    int ri = reader_index(L);
+    if (id >= L->nkd[ri]) {
+        uint32_t n = MAYA_MAX(id + 1, 2 * L->nkd[ri]);
+        struct kernel_digest *k = realloc(L->kd[ri], (size_t)n * sizeof *k);
+        if (!k)
+            return NULL;
+        memset(k + L->nkd[ri], 0, (size_t)(n - L->nkd[ri]) * sizeof *k);
+        L->kd[ri] = k;
+        L->nkd[ri] = n;
+    }
+    struct kernel_digest *d = &L->kd[ri][id];
+    if (!d->known) {
+        sim_memo_kernel_digest(kdef, name, d->v);
+        d->known = 1;
+    }
+    return d->v;
+}
+
 /* ---- signatures: what stays the same from one iteration to the next ---- */
 
 static uint32_t mix(uint32_t h, uint64_t v)
@@ -361,9 +411,12 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     const char *api = maya_trace_string(L->r, c->api);
     const char *kname = NULL;
     const struct maya_rec_kernel *kdef = NULL;
+    const uint64_t *kdigest = NULL;
     if (h->type == MAYA_REC_LAUNCH) {
-        kdef = maya_trace_kernel(L->r, ((const struct maya_rec_launch *)h)->kernel);
+        uint32_t kid = ((const struct maya_rec_launch *)h)->kernel;
+        kdef = maya_trace_kernel(L->r, kid);
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
+        kdigest = kdef ? kernel_digest(L, kid, kdef, kname) : NULL;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
     if (h->type == MAYA_REC_MARKER) {
@@ -524,7 +577,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     struct est_result er;
     memset(&er, 0, sizeof er);
     double flops = 0;
-    if (sim_memo_estimate(&L->memo, L->cfg, &eo, &er, &flops) < 0)
+    if (sim_memo_estimate(&L->memo, L->cfg, &eo, kdigest, &er, &flops) < 0)
         return maya_error("rank %d: cannot estimate %s (call %llu)", r->rank, kname ? kname : api,
                           (unsigned long long)c->seq);
     if (o->kind == SK_KERNEL && o->sub && L->cfg->flops)
@@ -690,8 +743,11 @@ static int materialise(struct loader *L)
         rc = maya_error("%s: rank %d's section is not where it was read", maya_trace_path(L->r), source);
     struct maya_trace_reader *main_reader = L->r;
     L->r = L->r2; /* strings and kernels are the source section's */
+    for (uint32_t k = 0; k < L->nkd[1]; k++) /* its definitions may differ from the last section's */
+        L->kd[1][k].known = 0;
     int got = 0;
     while (rc == 0 && (got = maya_trace_next(L->r2, &h)) > 0 && h->type != MAYA_REC_RANK_END) {
+        forget_digest(L, 1, h);
         if (h->type >= MAYA_REC_JOB && h->type < 128) {
             if (h->type != MAYA_REC_RANK_REBUILT)
                 rc = maya_error("%s: rank %d's section holds a %s record", maya_trace_path(L->r), source,
@@ -1258,6 +1314,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
+        forget_digest(&L, 0, h);
         if (h->type >= MAYA_REC_JOB && h->type < 128)
             rc = job_record(&L, h, &ncomms);
         else if (L.ref)
@@ -1278,6 +1335,8 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     free(L.tpl);
     maya_map_free(&L.tpl_of);
     sim_memo_free(L.memo);
+    free(L.kd[0]);
+    free(L.kd[1]);
     free(L.sl);
     free(L.node_seen);
     free(L.nic_seen);

@@ -414,10 +414,14 @@ int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs);
 /* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
  * or answer from an identical earlier question when the estimator answers
  * from content alone (cfg->estimate_by_content). *memo is created on first
- * use. 0, or -1 with a message. */
+ * use. kdigest: sim_memo_kernel_digest of op->kernel and op->kernel_name,
+ * which the caller keeps per definition (NULL: taken here). 0, or -1 with a
+ * message. */
 struct sim_memo;
 int sim_memo_estimate(struct sim_memo **memo, const struct sim_config *cfg, const struct est_op *op,
-                      struct est_result *er, double *flops);
+                      const uint64_t *kdigest, struct est_result *er, double *flops);
+/* A kernel definition's 128-bit hash with its name's, as the memo's keys take it. */
+void sim_memo_kernel_digest(const struct maya_rec_kernel *k, const char *name, uint64_t digest[2]);
 void sim_memo_free(struct sim_memo *memo);
 
 /* iterations.c */

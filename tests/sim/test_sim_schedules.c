@@ -404,6 +404,40 @@ static void test_syncs(void)
     sim_free(j);
 }
 
+/* ---- estimates remembered by content follow each rank's kernels ----
+ * Each rank's section numbers its kernels in the order it first launched
+ * them: kernel 1 is "fast" (1 ms) on rank 0 and "slow" (5 ms) on rank 1. With
+ * estimates remembered by content (sim/estimate_memo.c, keyed by each
+ * definition's hash, which the loader keeps per definition), rank 1's first
+ * kernel still takes 5 ms. */
+static void test_memo_kernels(void)
+{
+    static const char *const ranks[] = {
+        "header rank=0 world_size=2\nstream id=1 dev=0\n"
+        "launch stream=1 kernel=fast\nlaunch stream=1 kernel=slow\n",
+        "header rank=1 world_size=2 local_rank=1\nstream id=1 dev=1\n"
+        "launch stream=1 kernel=slow\nlaunch stream=1 kernel=fast\n",
+    };
+    static const struct dur durs[] = { { "fast", 1 * MS, 0 }, { "slow", 5 * MS, 0 }, { NULL, 0, 0 } };
+    const char *job = make_job("memo-kernels", ranks, 2);
+    EXPECT(job, "memo-kernels: could not build the job");
+    if (!job)
+        return;
+    struct durations d = { durs, 0 };
+    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .estimate_by_content = 1 };
+    struct sim_job *j = NULL;
+    EXPECT(sim_load(job, &cfg, &j) == 0 && sim_run(j) == 0, "memo-kernels: replay failed: %s", maya_last_error());
+    if (!j)
+        return;
+    for (int r = 0; r < 2; r++)
+        for (uint64_t i = 0; i < 2; i++) {
+            struct sim_op_times t = op(j, r, i);
+            uint64_t want = (r == 0) == (i == 0) ? 1 * MS : 5 * MS;
+            EXPECT_U64(t.dev_end - t.dev_start, want, "memo-kernels: a kernel's time");
+        }
+    sim_free(j);
+}
+
 int main(void)
 {
     test_pipeline();
@@ -417,5 +451,6 @@ int main(void)
     test_event_versions();
     test_copies();
     test_syncs();
+    test_memo_kernels();
     return finish("schedules");
 }
