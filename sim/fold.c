@@ -53,6 +53,14 @@
  * the members that are replayed (sim_comm.expected), and every node's NICs
  * carry what the corresponding replayed node's carry.
  *
+ * A reference the loader takes as a copy of another rank's work (load.c
+ * take_copy) is a lazy rank: that rank (x) and a renaming of its
+ * communicators and devices, no ops. Where the renaming is one to one, its
+ * hash is x's and it does a's work exactly when x does (same_work(a, x),
+ * made once per (x, a) and renamed: lazy_same_work); else, or when it is
+ * to be replayed, its ops are made (materialise). A replica then costs
+ * O(communicators + devices).
+ *
  * Costs: O(ops) per rank for the hash and for the comparison; the checks
  * cost O(members of all communicators + ranks) per round, and a round
  * unfolds at least one rank (rounds follow the chain of groups a broken
@@ -315,6 +323,9 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
     return *gap_diff <= (gaps ? 0 : SIM_FOLD_SIMILAR);
 }
 
+static int compare(struct sim_job *j, uint32_t ai, uint32_t bi, struct renaming *m, double *gap_diff);
+static int materialise(struct sim_job *j, uint32_t ri);
+
 static void renaming_free(struct renaming *m)
 {
     maya_map_free(&m->fwd);
@@ -396,6 +407,8 @@ static void release(struct sim_job *j, struct sim_rank *r)
 /* Make a replayed rank a candidate representative for the ranks after it. */
 static int add_candidate(struct sim_job *j, uint32_t ri)
 {
+    if (j->ranks[ri].lazy && materialise(j, ri) < 0) /* replayed: it needs its ops */
+        return -1;
     struct sim_rank *r = &j->ranks[ri];
     for (uint64_t k = 0;; k++) {
         int created;
@@ -414,18 +427,19 @@ static int add_candidate(struct sim_job *j, uint32_t ri)
 static int candidate_on(struct sim_job *j, uint32_t ri, int t, struct renaming *m, double *diff)
 {
     const struct sim_rank *r = &j->ranks[ri];
+    uint64_t hash = r->fold_hash;
     for (uint64_t k = 0;; k++) {
-        uint64_t *v = maya_map_get(&j->fold_classes, r->fold_hash, k);
+        uint64_t *v = maya_map_get(&j->fold_classes, hash, k);
         if (!v)
             return -1;
-        const struct sim_rank *a = &j->ranks[*v - 1];
-        if (a->node != t)
+        if (j->ranks[*v - 1].node != t)
             continue;
         memset(m, 0, sizeof *m);
-        if (same_work(j, a, r, m, diff))
+        int same = compare(j, *v - 1, ri, m, diff);
+        if (same > 0)
             return (int)(*v - 1);
         renaming_free(m);
-        if (m->oom)
+        if (same < 0 || m->oom)
             return -2;
     }
 }
@@ -454,7 +468,10 @@ static int decide_ranks(struct sim_job *j, const uint32_t *p, uint32_t n, struct
                 break;
             memset(&m[i], 0, sizeof m[i]);
             r->fold = (int)(*v - 1);
-            if (!same_work(j, &j->ranks[r->fold], r, &m[i], &diff[i]) || !agrees(j, p[i], &m[i]))
+            int same = compare(j, (uint32_t)r->fold, p[i], &m[i], &diff[i]);
+            if (same < 0)
+                m[i].oom = 1;
+            if (same <= 0 || !agrees(j, p[i], &m[i]))
                 r->fold = -1;
             else {
                 r->comm_map = m[i].v;
@@ -564,6 +581,29 @@ int sim_fold_next_node(struct sim_job *j, int node)
     return 0;
 }
 
+/* What folding keeps for the whole job, made on the first rank. */
+static int setup(struct sim_job *j)
+{
+    if (j->fold_target)
+        return 0;
+    int nodes = MAYA_MAX(j->nodes, 1);
+    j->fold_target = malloc((size_t)nodes * sizeof *j->fold_target);
+    j->fold_replays = calloc((size_t)nodes, 1);
+    if (!j->fold_target || !j->fold_replays)
+        return maya_error("out of memory folding the job");
+    for (int n = 0; n < nodes; n++)
+        j->fold_target[n] = -1;
+    /* every GPU of a node its own NIC (rail-optimised nodes); not with a
+     * --slow-rank, whose tensor-parallel peers would then unfold their
+     * whole column of the job instead of its replica alone */
+    int gpn = MAYA_MAX(j->gpus_per_node, 1);
+    j->fold_in_node = j->gpu_nic != NULL && !j->slowed;
+    for (int a = 0; a < gpn && j->fold_in_node; a++)
+        for (int b = a + 1; b < gpn && j->fold_in_node; b++)
+            j->fold_in_node = j->gpu_nic[a] != j->gpu_nic[b];
+    return 0;
+}
+
 int sim_fold_rank(struct sim_job *j, uint32_t ri)
 {
     struct sim_rank *r = &j->ranks[ri];
@@ -571,26 +611,18 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
     r->weight = 1;
     if (j->no_fold)
         return 0;
-    int nodes = MAYA_MAX(j->nodes, 1);
-    if (!j->fold_target) {
-        j->fold_target = malloc((size_t)nodes * sizeof *j->fold_target);
-        j->fold_replays = calloc((size_t)nodes, 1);
-        if (!j->fold_target || !j->fold_replays)
-            return maya_error("out of memory folding the job");
-        for (int n = 0; n < nodes; n++)
-            j->fold_target[n] = -1;
-        /* every GPU of a node its own NIC (rail-optimised nodes); not with
-         * a --slow-rank, whose tensor-parallel peers would then unfold their
-         * whole column of the job instead of its replica alone */
-        int gpn = MAYA_MAX(j->gpus_per_node, 1);
-        j->fold_in_node = j->gpu_nic != NULL && !j->slowed;
-        for (int a = 0; a < gpn && j->fold_in_node; a++)
-            for (int b = a + 1; b < gpn && j->fold_in_node; b++)
-                j->fold_in_node = j->gpu_nic[a] != j->gpu_nic[b];
-    }
+    if (setup(j) < 0)
+        return -1;
     int oom = 0;
-    uint64_t exact = work_hash(j, r, &r->loose_hash, &oom);
-    r->fold_hash = j->fold_similar ? r->loose_hash : exact;
+    if (r->lazy) { /* its work is that of the rank it copies, renamed: so is its hash */
+        const struct sim_rank *x = &j->ranks[r->lazy->of];
+        r->fold_hash = x->fold_hash;
+        r->loose_hash = x->loose_hash;
+        r->gap_total = x->gap_total;
+    } else {
+        uint64_t exact = work_hash(j, r, &r->loose_hash, &oom);
+        r->fold_hash = j->fold_similar ? r->loose_hash : exact;
+    }
     uint64_t *x = maya_map_put(&j->fold_index, (uint64_t)(uint32_t)r->rank, 0, NULL);
     if (oom || !x)
         return maya_error("out of memory folding the job");
@@ -649,26 +681,33 @@ int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *
     return 0;
 }
 
-/* Rebuild folded rank ri's work from its representative's, on streams and
- * communicators of its own. */
-static int unfold(struct sim_job *j, uint32_t ri)
+/* Rank ri's work rebuilt from rank ai's, on streams of its own, ai's
+ * communicators and devices renamed by ren: a folded rank's from its
+ * representative's (unfold), a lazy reference's from the rank it copies
+ * (materialise). */
+struct renamer {
+    uint32_t (*comm)(const void *ctx, uint32_t theirs);
+    int16_t (*device)(const void *ctx, int16_t theirs);
+    const void *ctx;
+};
+
+static int rebuild(struct sim_job *j, uint32_t ri, uint32_t ai, const struct renamer *ren)
 {
     struct sim_rank *r = &j->ranks[ri];
-    const struct sim_rank *a = &j->ranks[r->fold];
-    uint32_t ns = a->nstreams;
+    uint32_t ns = j->ranks[ai].nstreams;
     if (SIM_GROW(j->streams, j->capstreams, j->nstreams + ns) < 0)
-        return maya_error("out of memory unfolding rank %d", r->rank);
-    a = &j->ranks[r->fold];
+        return maya_error("out of memory rebuilding rank %d's work", r->rank);
+    const struct sim_rank *a = &j->ranks[ai];
     r->streams = malloc(MAYA_MAX(ns, 1) * sizeof *r->streams);
     if (!r->streams)
-        return maya_error("out of memory unfolding rank %d", r->rank);
+        return maya_error("out of memory rebuilding rank %d's work", r->rank);
     uint32_t first = j->nstreams;
     for (uint32_t k = 0; k < ns; k++) {
         struct sim_stream *s = &j->streams[first + k];
         const struct sim_stream *t = &j->streams[a->streams[k]];
         memset(s, 0, sizeof *s);
         s->rank = ri;
-        s->device = sim_fold_my_device(r, (int16_t)t->device);
+        s->device = ren->device(ren->ctx, (int16_t)t->device);
         s->flags = t->flags;
         s->id = (s->flags & MAYA_STREAM_LEGACY) && t->id == sim_legacy_stream_id(t->device)
                     ? sim_legacy_stream_id(s->device) : t->id;
@@ -681,16 +720,263 @@ static int unfold(struct sim_job *j, uint32_t ri)
         return -1;
     for (uint64_t i = 0; i < r->nops; i++) {
         struct sim_op *o = &r->ops[i];
-        o->device = sim_fold_my_device(r, o->device);
+        o->device = ren->device(ren->ctx, o->device);
         if (names_device(o))
-            o->arg = (uint32_t)sim_fold_my_device(r, (int16_t)o->arg);
+            o->arg = (uint32_t)ren->device(ren->ctx, (int16_t)o->arg);
         if (is_xfer(o))
-            o->arg = theirs_to_mine(r, o->arg);
+            o->arg = ren->comm(ren->ctx, o->arg);
     }
     for (uint32_t k = 0; k < r->nbars; k++)
-        r->bars[k].comm = theirs_to_mine(r, r->bars[k].comm);
+        r->bars[k].comm = ren->comm(ren->ctx, r->bars[k].comm);
+    return 0;
+}
+
+static uint32_t fold_comm(const void *ctx, uint32_t theirs)
+{
+    return theirs_to_mine(ctx, theirs);
+}
+
+static int16_t fold_device(const void *ctx, int16_t theirs)
+{
+    return sim_fold_my_device(ctx, theirs);
+}
+
+/* Rebuild folded rank ri's work from its representative's, on streams and
+ * communicators of its own. */
+static int unfold(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    const struct renamer ren = { fold_comm, fold_device, r };
+    if (rebuild(j, ri, (uint32_t)r->fold, &ren) < 0)
+        return -1;
+    sim_lazy_free(r->lazy); /* rebuilt: its copy's renaming served its fold */
+    r->lazy = NULL;
     r->fold = -1;
     return 0;
+}
+
+/* ---- references loaded as copies: lazy ranks ---- */
+
+/* The collator's exchange of a source's device a for a rebuilt rank's b
+ * (collator/rebuild.c): b for a, a for b, any other unchanged. */
+static int32_t exchange_dev(int32_t d, int32_t a, int32_t b)
+{
+    if (d < 0 || a < 0 || b < 0)
+        return d;
+    return d == a ? b : d == b ? a : d;
+}
+
+int16_t sim_lazy_device(const struct sim_lazy *z, int16_t d)
+{
+    int16_t t = d;
+    for (uint32_t k = 0; k < z->nunmap; k++)
+        if (z->unmap[k].theirs == d)
+            t = z->unmap[k].mine;
+    return (int16_t)exchange_dev(exchange_dev(t, z->src_dev, z->tpl_dev), z->src_dev, z->dev);
+}
+
+void sim_lazy_free(struct sim_lazy *z)
+{
+    if (!z)
+        return;
+    free(z->comms);
+    free(z->unmap);
+    free(z);
+}
+
+static uint32_t lazy_comm(const void *ctx, uint32_t theirs)
+{
+    const struct sim_lazy *z = ctx;
+    for (uint32_t k = 0; k < z->ncomms; k++)
+        if (z->comms[k].theirs == theirs)
+            return z->comms[k].mine;
+    return theirs; /* not reached: take_copy checked every communicator the work uses */
+}
+
+static int16_t lazy_device(const void *ctx, int16_t theirs)
+{
+    return sim_lazy_device(ctx, theirs);
+}
+
+/* A lazy rank's ops and streams, made: it is to be replayed, or compared
+ * op for op. */
+static int materialise(struct sim_job *j, uint32_t ri)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    struct sim_lazy *z = r->lazy;
+    const struct renamer ren = { lazy_comm, lazy_device, z };
+    int rc = rebuild(j, ri, z->of, &ren);
+    r->lazy = NULL;
+    sim_lazy_free(z);
+    return rc;
+}
+
+static void use_device(struct sim_uses *u, int d)
+{
+    if (d >= 0 && d < 64)
+        u->devmask |= 1ull << d;
+    else
+        u->other_devices = 1;
+}
+
+static int use_comm(struct sim_uses *u, struct maya_map *seen, uint64_t *cap, uint32_t comm, int p2p, int inter)
+{
+    int created;
+    uint64_t *v = maya_map_put(seen, comm, 0, &created);
+    if (!v || (created && SIM_GROW(u->comms, *cap, (uint64_t)u->ncomms + 1) < 0))
+        return -1;
+    if (created) {
+        *v = u->ncomms + 1;
+        u->comms[u->ncomms++] = (struct sim_work_comm){ comm, 0, 0 };
+    }
+    u->comms[*v - 1].p2p |= (uint8_t)p2p;
+    u->comms[*v - 1].inter |= (uint8_t)inter;
+    return 0;
+}
+
+const struct sim_uses *sim_rank_uses(struct sim_job *j, uint32_t xi)
+{
+    struct sim_rank *r = &j->ranks[xi];
+    if (r->uses)
+        return r->uses;
+    struct sim_uses *u = calloc(1, sizeof *u);
+    struct maya_map seen = { 0 };
+    uint64_t cap = 0;
+    int rc = u ? 0 : -1;
+    for (uint32_t k = 0; u && k < r->nstreams; k++) {
+        const struct sim_stream *s = &j->streams[r->streams[k]];
+        use_device(u, s->device);
+        u->synthetic_legacy |= (s->flags & MAYA_STREAM_LEGACY) && s->id == sim_legacy_stream_id(s->device);
+    }
+    for (uint64_t i = 0; rc == 0 && i < r->nops; i++) {
+        const struct sim_op *o = &r->ops[i];
+        if (device_matters(o))
+            use_device(u, o->device);
+        if (names_device(o))
+            use_device(u, (int)o->arg);
+        if (is_xfer(o))
+            rc = use_comm(u, &seen, &cap, o->arg, o->kind == SK_P2P, (o->flags & SF_INTER_NODE) != 0);
+    }
+    for (uint32_t k = 0; rc == 0 && k < r->nbars; k++)
+        rc = use_comm(u, &seen, &cap, r->bars[k].comm, 0, 0);
+    maya_map_free(&seen);
+    if (rc < 0) {
+        if (u)
+            free(u->comms);
+        free(u);
+        return NULL;
+    }
+    r->uses = u;
+    return u;
+}
+
+int sim_make_lazy(struct sim_job *j, uint32_t ri, struct sim_lazy *z)
+{
+    struct sim_rank *r = &j->ranks[ri];
+    const struct sim_rank *x = &j->ranks[z->of];
+    const struct sim_uses *u = sim_rank_uses(j, z->of);
+    if (!u) {
+        sim_lazy_free(z);
+        return maya_error("out of memory loading rank %d", r->rank);
+    }
+    /* its devices: the source's renamed one to one (as folding within a
+     * node allows), or unchanged */
+    int identity = !u->other_devices, injective = !u->other_devices;
+    uint64_t image = 0;
+    for (int d = 0; d < 64; d++)
+        if (u->devmask >> d & 1) {
+            int16_t e = sim_lazy_device(z, (int16_t)d);
+            identity &= e == d;
+            injective &= e >= 0 && e < 64 && !(image >> e & 1);
+            if (e >= 0 && e < 64)
+                image |= 1ull << e;
+        }
+    if (setup(j) < 0) {
+        sim_lazy_free(z);
+        return -1;
+    }
+    z->exact = !j->no_fold && r->complete == x->complete &&
+               (identity || (j->fold_in_node && injective && !u->synthetic_legacy)) &&
+               (j->fold_in_node || r->local_rank == x->local_rank);
+    for (uint32_t k = 0; k < u->ncomms; k++) { /* what crosses its communicators */
+        uint32_t c = lazy_comm(z, u->comms[k].comm);
+        j->comms[c].has_p2p |= u->comms[k].p2p;
+        j->comms[c].inter_used |= u->comms[k].inter;
+    }
+    r->lazy = z;
+    return z->exact ? 0 : materialise(j, ri);
+}
+
+/* Does lazy rank b do a's work (renaming in m, as same_work gives it)?
+ * Its work is that of the rank it copies, x, renamed one to one: a's and
+ * x's comparison (kept in x's uses for the next copy of x that meets a),
+ * renamed. 1 yes, 0 no, -1 out of memory. */
+static int lazy_same_work(struct sim_job *j, uint32_t ai, const struct sim_rank *b, struct renaming *m,
+                          double *gap_diff)
+{
+    const struct sim_lazy *z = b->lazy;
+    struct sim_uses *u = j->ranks[z->of].uses;
+    const struct sim_rank *a = &j->ranks[ai], *x = &j->ranks[z->of];
+    if (a->complete != b->complete || (!j->fold_in_node && a->local_rank != b->local_rank))
+        return 0;
+    if (ai != z->of && (!u->vs_valid || u->vs != ai)) {
+        struct renaming ax;
+        memset(&ax, 0, sizeof ax);
+        free(u->vs_comms);
+        free(u->vs_devs);
+        u->vs_comms = NULL, u->vs_devs = NULL;
+        u->vs = ai;
+        u->vs_valid = 1;
+        u->vs_same = same_work(j, a, x, &ax, &u->vs_diff);
+        u->vs_host_calls = ax.host_calls;
+        if (ax.oom) {
+            renaming_free(&ax);
+            u->vs_valid = 0;
+            return -1;
+        }
+        u->vs_comms = ax.v, u->vs_ncomms = ax.n;
+        u->vs_devs = ax.dv, u->vs_ndevs = ax.dn;
+        ax.v = NULL, ax.dv = NULL;
+        renaming_free(&ax);
+    }
+    if (ai != z->of && !u->vs_same)
+        return 0;
+    /* x's communicators and devices as a's (itself where a is x), b's for x's */
+    if (ai == z->of) {
+        for (uint32_t k = 0; k < u->ncomms; k++)
+            if (!rename_ok(j, m, lazy_comm(z, u->comms[k].comm), u->comms[k].comm))
+                return m->oom ? -1 : 0;
+        for (int d = 0; d < 64; d++)
+            if ((u->devmask >> d & 1) && !device_ok(j, m, sim_lazy_device(z, (int16_t)d), (int16_t)d))
+                return m->oom ? -1 : 0;
+        *gap_diff = 0;
+        m->host_calls = 0;
+        return 1;
+    }
+    for (uint32_t k = 0; k < u->vs_ncomms; k++) /* ax's pairs: mine x's, theirs a's */
+        if (!rename_ok(j, m, lazy_comm(z, u->vs_comms[k].mine), u->vs_comms[k].theirs))
+            return m->oom ? -1 : 0;
+    if (j->fold_in_node) {
+        for (uint32_t k = 0; k < u->vs_ndevs; k++)
+            if (!device_ok(j, m, sim_lazy_device(z, u->vs_devs[k].mine), u->vs_devs[k].theirs))
+                return m->oom ? -1 : 0;
+    }
+    *gap_diff = u->vs_diff;
+    m->host_calls = u->vs_host_calls;
+    return 1;
+}
+
+/* same_work for rank bi, lazy or not: a lazy rank whose copy cannot be
+ * compared through the rank it copies is materialised first. 1 yes, 0 no,
+ * -1 on error. */
+static int compare(struct sim_job *j, uint32_t ai, uint32_t bi, struct renaming *m, double *gap_diff)
+{
+    struct sim_rank *b = &j->ranks[bi];
+    if (b->lazy && b->lazy->exact && j->ranks[b->lazy->of].uses && j->ranks[ai].ops)
+        return lazy_same_work(j, ai, b, m, gap_diff);
+    if (b->lazy && materialise(j, bi) < 0)
+        return -1;
+    return same_work(j, &j->ranks[ai], b, m, gap_diff);
 }
 
 /* ---- the symmetry checks ---- */

@@ -919,117 +919,53 @@ static int add_template(struct loader *L, uint64_t *key, uint32_t nkey, const st
     }
 }
 
-/* The collator's exchange of a source's device a for a rebuilt rank's b
- * (collator/rebuild.c): b for a, a for b, any other unchanged. */
-static int32_t exchange_dev(int32_t d, int32_t a, int32_t b)
-{
-    if (d < 0 || a < 0 || b < 0)
-        return d;
-    return d == a ? b : d == b ? a : d;
-}
-
-/* The devices of a copy of X's work (X: template t's rank T, or the rank T
- * folded into) as the reference's: X's device d as T's (the fold's renaming
- * undone), as the source's (T's exchange undone: it is its own inverse),
- * as the reference's (its exchange). Devices 0..62 are kept in map[]. */
-struct dev_renaming {
-    const struct sim_rank *T;
-    int32_t src, tdev, rdev;   /* the source's first communicator's device, T's, the reference's */
-    int16_t map[64];           /* d + 1 -> the reference's + 1; 0 not yet */
-    int identity;
-};
-
-static int16_t copy_dev(struct dev_renaming *m, int16_t d)
-{
-    if (m->identity)
-        return d;
-    int slot = d >= -1 && d < 63 ? d + 1 : -1;
-    if (slot >= 0 && m->map[slot])
-        return (int16_t)(m->map[slot] - 1);
-    int16_t t = m->T->fold >= 0 ? sim_fold_my_device(m->T, d) : d;
-    int16_t r = (int16_t)exchange_dev(exchange_dev(t, m->src, m->tdev), m->src, m->rdev);
-    if (slot >= 0)
-        m->map[slot] = (int16_t)(r + 1);
-    return r;
-}
-
-/* The current reference's work as a copy of template t's loaded ops (or of
- * the rank t folded into, whose ops are t's but for its communicators and
+/* The current reference's work as a copy of template t's loaded work (or of
+ * the rank t folded into, whose work is t's but for its communicators and
  * devices), its communicators and device renamed to the reference's: what
- * reading its source again would load. 1 done, 0 not possible (nothing
- * changed), -1 on error. */
+ * reading its source again would load. Kept as that renaming (a lazy rank,
+ * fold.c) until it is replayed: O(communicators) where its copy folds into
+ * the rank it copies, or one that does the same work. 1 done, 0 not
+ * possible (nothing changed), -1 on error. */
 static int take_copy(struct loader *L, const struct ref_template *t)
 {
     struct sim_job *j = L->j;
-    struct sim_rank *r = L->cur;
+    uint32_t ri = (uint32_t)(L->cur - j->ranks);
     const struct sim_rank *T = &j->ranks[t->rank];
     uint32_t xi = T->fold >= 0 ? (uint32_t)T->fold : t->rank;
-    if (t->ncomms != L->nref_comms || j->ranks[xi].fold >= 0 || (j->ranks[xi].nops && !j->ranks[xi].ops))
-        return 0;
-    struct dev_renaming dm = { .T = T, .src = L->sect[L->ref_source].first_dev, .tdev = t->dev,
-                               .rdev = L->ref_dev };
-    dm.identity = t->dev == L->ref_dev && (T->fold < 0 || !T->ndev_map);
-    struct maya_map to_mine = { 0 };   /* the copied rank's communicator -> the reference's */
-    int rc = 1;
-    for (uint32_t k = 0; k < t->ncomms && rc == 1; k++) {
-        int64_t x = T->fold >= 0 ? sim_fold_theirs(T, t->comms[k]) : t->comms[k];
-        uint64_t *v = x >= 0 ? maya_map_put(&to_mine, (uint64_t)x, 0, NULL) : NULL;
-        if (x < 0)
-            rc = 0;
-        else if (!v)
-            rc = maya_error("out of memory loading the job");
-        else
-            *v = (uint64_t)L->ref_comms[k] + 1;
-    }
     const struct sim_rank *X = &j->ranks[xi];
-    for (uint64_t i = 0; rc == 1 && i < X->nops; i++)
-        if ((X->ops[i].kind == SK_COLL || X->ops[i].kind == SK_P2P) && !maya_map_get(&to_mine, X->ops[i].arg, 0))
-            rc = 0;
-    for (uint32_t k = 0; rc == 1 && k < X->nbars; k++)
-        if (!maya_map_get(&to_mine, X->bars[k].comm, 0))
-            rc = 0;
-    if (rc != 1) {
-        maya_map_free(&to_mine);
-        return rc;
+    if (t->ncomms != L->nref_comms || X->fold >= 0 || X->lazy || (X->nops && !X->ops))
+        return 0;
+    const struct sim_uses *u = sim_rank_uses(j, xi);
+    struct sim_lazy *z = calloc(1, sizeof *z);
+    if (z)
+        z->comms = malloc(MAYA_MAX(t->ncomms, 1) * sizeof *z->comms);
+    if (z && T->fold >= 0 && T->ndev_map && (z->unmap = malloc(T->ndev_map * sizeof *z->unmap)))
+        memcpy(z->unmap, T->dev_map, (z->nunmap = T->ndev_map) * sizeof *z->unmap);
+    if (!u || !z || !z->comms || (T->fold >= 0 && T->ndev_map && !z->unmap)) {
+        sim_lazy_free(z);
+        return maya_error("out of memory loading the job");
     }
-    uint32_t first = j->nstreams;
-    for (uint32_t k = 0; k < X->nstreams; k++) {
-        struct sim_stream s = j->streams[j->ranks[xi].streams[k]];
-        int32_t d = copy_dev(&dm, (int16_t)s.device);
-        if ((s.flags & MAYA_STREAM_LEGACY) && s.id == sim_legacy_stream_id(s.device))
-            s.id = sim_legacy_stream_id(d);
-        if (new_stream(L, s.id, d, s.flags) < 0) {
-            maya_map_free(&to_mine);
-            return -1;
-        }
+    z->of = xi;
+    z->src_dev = L->sect[L->ref_source].first_dev;
+    z->tpl_dev = t->dev;
+    z->dev = L->ref_dev;
+    int ok = 1;
+    for (uint32_t k = 0; k < t->ncomms && ok; k++) {
+        int64_t x = T->fold >= 0 ? sim_fold_theirs(T, t->comms[k]) : t->comms[k];
+        ok = x >= 0;
+        z->comms[z->ncomms++] = (struct sim_comm_pair){ L->ref_comms[k], (uint32_t)x };
     }
-    X = &j->ranks[xi]; /* new_stream may move j->streams, not ranks: kept obviously right */
-    if (sim_copy_work(j, r, X, first) < 0) {
-        maya_map_free(&to_mine);
-        return -1;
+    for (uint32_t k = 0; k < u->ncomms && ok; k++) { /* every one its work uses is the reference's */
+        ok = 0;
+        for (uint32_t q = 0; q < z->ncomms && !ok; q++)
+            ok = z->comms[q].theirs == u->comms[k].comm;
     }
-    for (uint64_t i = 0; i < r->nops; i++) {
-        struct sim_op *o = &r->ops[i];
-        o->device = copy_dev(&dm, o->device);
-        if (o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE)
-            o->arg = (uint32_t)copy_dev(&dm, (int16_t)o->arg);
-        if (o->kind == SK_COLL || o->kind == SK_P2P) {
-            o->arg = (uint32_t)(*maya_map_get(&to_mine, o->arg, 0) - 1);
-            j->comms[o->arg].has_p2p |= o->kind == SK_P2P;
-            j->comms[o->arg].inter_used |= (o->flags & SF_INTER_NODE) != 0;
-        }
+    if (!ok) {
+        sim_lazy_free(z);
+        return 0;
     }
-    for (uint32_t k = 0; k < r->nbars; k++) {
-        uint32_t c = (uint32_t)(*maya_map_get(&to_mine, r->bars[k].comm, 0) - 1);
-        r->bars[k].comm = c;
-        if (!maya_map_put(&r->comms_joined, c, 0, NULL)) {
-            maya_map_free(&to_mine);
-            return maya_error("out of memory loading the job");
-        }
-        j->comms[c].joiners++;
-    }
-    maya_map_free(&to_mine);
     /* what loading the template counted, counted again */
+    struct sim_rank *r = L->cur;
     r->unsupported = T->unsupported;
     r->values_not_computed = T->values_not_computed;
     r->values_declared = T->values_declared;
@@ -1040,12 +976,14 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     j->sass_unread_launches += t->sass_unread_launches;
     for (uint32_t i = 0; i < t->nnames; i++) {
         uint64_t *cap, **a = counts_array(L, (int)t->names[i].which, &cap), old = *cap;
-        if (SIM_GROW(*a, *cap, t->names[i].id) < 0)
+        if (SIM_GROW(*a, *cap, t->names[i].id) < 0) {
+            sim_lazy_free(z);
             return maya_error("out of memory loading the job");
+        }
         memset(*a + old, 0, (*cap - old) * sizeof **a);
         (*a)[t->names[i].id - 1] += t->names[i].n;
     }
-    return 1;
+    return sim_make_lazy(j, ri, z) < 0 ? -1 : 1;
 }
 
 /* At a reference's RANK_END: its work, as a copy of a template's where
@@ -1391,6 +1329,13 @@ void sim_free(struct sim_job *j)
         free(r->iter_stop);
         free(r->comm_map);
         free(r->dev_map);
+        sim_lazy_free(r->lazy);
+        if (r->uses) {
+            free(r->uses->comms);
+            free(r->uses->vs_comms);
+            free(r->uses->vs_devs);
+            free(r->uses);
+        }
         maya_map_free(&r->stream_ids);
         maya_map_free(&r->event_ids);
     }

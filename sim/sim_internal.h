@@ -176,6 +176,50 @@ struct sim_rank {
         int16_t mine, theirs;
     } *dev_map;
     uint32_t ndev_map;
+    /* a reference whose work is a copy of another rank's (load.c
+     * take_copy): its ops and streams are made (fold.c materialise) only
+     * when it is replayed; NULL for every other rank */
+    struct sim_lazy *lazy;
+    struct sim_uses *uses;        /* what its work uses (sim_rank_uses), once asked */
+};
+
+/* A reference's work as rank `of`'s, renamed: of's communicators to its
+ * own, and its devices as the collator's exchange of devices makes them
+ * (the source's first communicator's device for the reference's, undoing
+ * first the device renaming of the template's fold). */
+struct sim_lazy {
+    uint32_t of;                  /* ranks[] index whose ops it copies */
+    struct sim_comm_pair *comms;  /* theirs (of's) -> mine */
+    uint32_t ncomms;
+    struct sim_dev_pair *unmap;   /* the template's fold's device renaming (mine: the template's) */
+    uint32_t nunmap;
+    int32_t src_dev, tpl_dev, dev;
+    int exact;                    /* same_work(of, it) holds by construction, its hash is of's */
+};
+
+/* What a rank's work uses: its devices (streams and ops whose device
+ * matters), its communicators (transfers, creation barriers) in order of
+ * first use with what crosses them, and whether it has legacy streams of
+ * the loader's making (their ids follow the device). O(ops) once. */
+struct sim_uses {
+    uint64_t devmask;             /* devices 0..63 */
+    int other_devices;            /* one outside 0..63 */
+    int synthetic_legacy;
+    struct sim_work_comm {
+        uint32_t comm;
+        uint8_t p2p, inter;
+    } *comms;
+    uint32_t ncomms;
+    /* the last comparison of this rank's work with another's (vs), for the
+     * lazy copies of it that meet that rank (fold.c lazy_same_work) */
+    int vs_valid, vs_same;
+    uint32_t vs;
+    double vs_diff;
+    uint64_t vs_host_calls;
+    struct sim_comm_pair *vs_comms;
+    uint32_t vs_ncomms;
+    struct sim_dev_pair *vs_devs;
+    uint32_t vs_ndevs;
 };
 
 /* The id the loader gives a device's legacy stream where the trace defines
@@ -410,6 +454,14 @@ int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine);
 /* A folded rank's device for its representative's (itself where they were not renamed). */
 int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs);
+/* References loaded as copies (load.c take_copy, fold.c): what rank xi's
+ * work uses (kept in it; NULL when out of memory); a lazy rank's device
+ * for its source rank's device d; rank ri made lazy (z taken over) or, where
+ * that cannot be exact, materialised at once (0, or -1 with a message). */
+const struct sim_uses *sim_rank_uses(struct sim_job *j, uint32_t xi);
+int16_t sim_lazy_device(const struct sim_lazy *z, int16_t d);
+int sim_make_lazy(struct sim_job *j, uint32_t ri, struct sim_lazy *z);
+void sim_lazy_free(struct sim_lazy *z);
 
 /* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
  * or answer from an identical earlier question when the estimator answers

@@ -34,10 +34,12 @@ expect_grep '^fidelity table1 0\.04B skipped: 128 GPUs, more than FIDELITY_MAX_G
 expect_grep '^fidelity table1 0\.05B skipped: needs 16 processes even with its replicas declared, more than FIDELITY_MAX_RANKS=8$' "$TEST_TMP/out1"
 expect_grep '^fidelity table1 summary rows=3 median=[0-9.]+% max=[0-9.]+% skipped=2 failed=0 seconds=[0-9]+$' "$TEST_TMP/out1"
 # the 32-GPU row emulated 4 of its ranks (DP and TP digits 0 or 1), the rest
-# rebuilt, and folds them as similar: one rank replayed
+# rebuilt, and folds them as similar: the rebuilt ones into those, which
+# fold into one where their measured host gaps are close (this machine's
+# load decides)
 expect_grep 'maya run --cluster dgx-a100 -g a100x32 --fold similar --replicas 16:2,2:1 -- minigpt' "$TEST_TMP/err1"
 expect_grep 'replicas not emulated \(--replicas\)' "$TEST_TMP/out/table1/0.03B/report.txt"
-expect_grep '^replayed   1 of them: the other 31 are replicas' "$TEST_TMP/out/table1/0.03B/report.txt"
+expect_grep '^replayed   [1-4] of them: the other (31|30|29|28) are replicas' "$TEST_TMP/out/table1/0.03B/report.txt"
 # the error is the prediction's against the published figure, and the
 # summary's median and max are those of the rows' |error|
 python3 - "$TEST_TMP/out1" <<'PY' || fail "the errors or the summary are wrong (above)"
