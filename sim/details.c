@@ -4,9 +4,11 @@
  * that take the most device time. report.json lists them, report.html
  * draws them.
  *
- * Cost: one pass over every op of every rank, plus the interval unions of
- * sim_busy_in (O(m log m) for a rank's m device ops); memory O(ranks +
- * communicators + distinct op names).
+ * Cost: one pass over the ops of every replayed rank, plus the interval
+ * unions of sim_busy_in (O(m log m) for a rank's m device ops), and per rank
+ * O(its representative's (communicator, name) pairs): a folded rank's
+ * figures are its representative's, on its own communicators; memory
+ * O(ranks + communicators + distinct op names).
  */
 #define _GNU_SOURCE
 #include "sim_internal.h"
@@ -51,6 +53,80 @@ static int by_comm_time(const void *a, const void *b)
     return (x->comm > y->comm) - (x->comm < y->comm);
 }
 
+/* What one replayed rank's ops give the details, read once for it and the
+ * ranks folded into it: its busy time in the windows, its ops' time by name
+ * (added for all of them: weight), its transfers' time by communicator (its
+ * own) and name, in order of first use. */
+struct xfer_sum {
+    uint32_t comm, name;
+    uint64_t ns, count;
+};
+
+struct replayed {
+    int done, ok;
+    struct sim_busy b;
+    struct xfer_sum *xfers;
+    uint32_t nxfers;
+};
+
+static int read_replayed(const struct sim_job *j, const struct sim_rank *r, const struct sim_window *w, int nw,
+                         struct name_acc *names, struct replayed *p)
+{
+    p->done = 1;
+    p->ok = r->nops > 0;
+    for (int q = 0; q < nw && p->ok; q++) {
+        struct sim_busy one;
+        p->ok = sim_busy_in(j, r, w[q].t0, w[q].t1, &one) == 0;
+        p->b.compute += one.compute;
+        p->b.exposed_comm += one.exposed_comm;
+        p->b.any += one.any;
+    }
+    double weight = r->weight ? r->weight : 1;
+    struct maya_map index = { 0 }; /* (comm, name) -> xfers[] index + 1 */
+    uint64_t cap = 0;
+    for (uint64_t k = 0; k < r->nops; k++) {
+        const struct sim_op *o = &r->ops[k];
+        const struct sim_time *t = &r->times[k];
+        if (!is_device_op(o) || t->dev_end <= t->dev_start)
+            continue;
+        int in = 0;
+        for (int q = 0; q < nw && !in; q++)
+            in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
+        if (!in)
+            continue;
+        uint64_t ns = t->dev_end - t->dev_start;
+        if (o->name && o->name <= j->nnames) {
+            struct name_acc *a = &names[o->name];
+            if (a->count == 0) {
+                a->kind = o->kind;
+                a->rec_type = o->rec_type;
+            }
+            a->total_ns += weight * (double)ns;
+            a->count += weight;
+            if ((double)ns > a->max_ns) { /* the lowest rank of those it stands for: itself */
+                a->max_ns = (double)ns;
+                a->max_rank = r->rank;
+            }
+        }
+        if (o->kind != SK_COLL && o->kind != SK_P2P)
+            continue;
+        int created;
+        uint64_t *v = maya_map_put(&index, o->arg, o->name, &created);
+        if (!v || (created && SIM_GROW(p->xfers, cap, (uint64_t)p->nxfers + 1) < 0)) {
+            maya_map_free(&index);
+            return -1;
+        }
+        if (created) {
+            p->xfers[p->nxfers] = (struct xfer_sum){ o->arg, o->name, 0, 0 };
+            *v = ++p->nxfers;
+        }
+        p->xfers[*v - 1].ns += ns;
+        p->xfers[*v - 1].count++;
+    }
+    maya_map_free(&index);
+    return 0;
+}
+
 int sim_details_build(const struct sim_job *j, struct sim_details *out)
 {
     memset(out, 0, sizeof *out);
@@ -78,87 +154,70 @@ int sim_details_build(const struct sim_job *j, struct sim_details *out)
     }
     for (uint32_t c = 0; c < j->ncomms; c++)
         comms[c].last_rank = -1;
-    int counted = 0;
-    for (int i = 0; i < j->nranks; i++) {
+    /* each replayed rank's ops are read once: its split, its ops' time by
+     * name (weighted by the ranks it stands for), and its transfers' time
+     * by (communicator, name), which each rank it stands for adds on its
+     * own communicators */
+    struct replayed *rep = calloc((size_t)MAYA_MAX(j->nranks, 1), sizeof *rep);
+    int counted = 0, rc = rep ? 0 : -1;
+    for (int i = 0; i < j->nranks && rc == 0; i++) {
         /* a folded rank (a replica not replayed) has its representative's
          * ops and times, on its own communicators (comm_map) */
         const struct sim_rank *self = &j->ranks[i], *r = SIM_REPLAYED(j, self);
-        struct sim_busy b = { 0 };
-        int ok = r->nops > 0;
-        for (int q = 0; q < nw && ok; q++) {
-            struct sim_busy one;
-            ok = sim_busy_in(j, r, w[q].t0, w[q].t1, &one) == 0;
-            b.compute += one.compute;
-            b.exposed_comm += one.exposed_comm;
-            b.any += one.any;
-        }
-        if (ok) {
+        struct replayed *p = &rep[r - j->ranks];
+        if (!p->done && (rc = read_replayed(j, r, w, nw, names, p)) < 0)
+            break;
+        if (p->ok) {
             double per = 1e9 * iters;
             struct sim_rank_split *sp = &out->split[i];
-            sp->compute_s = b.compute / per;
-            sp->comm_s = b.exposed_comm / per;
+            sp->compute_s = p->b.compute / per;
+            sp->comm_s = p->b.exposed_comm / per;
             /* what the union holds beyond compute and exposed communication
              * is copies running alone */
-            sp->copy_s = MAYA_MAX(b.any - b.compute - b.exposed_comm, 0.0) / per;
-            sp->idle_s = MAYA_MAX(window - b.any, 0.0) / per;
+            sp->copy_s = MAYA_MAX(p->b.any - p->b.compute - p->b.exposed_comm, 0.0) / per;
+            sp->idle_s = MAYA_MAX(window - p->b.any, 0.0) / per;
             counted++;
         } else {
             out->split[i].idle_s = out->iteration_s;
         }
-        for (uint64_t k = 0; k < r->nops; k++) {
-            const struct sim_op *o = &r->ops[k];
-            const struct sim_time *t = &r->times[k];
-            if (!is_device_op(o) || t->dev_end <= t->dev_start)
-                continue;
-            int in = 0;
-            for (int q = 0; q < nw && !in; q++)
-                in = t->dev_start >= w[q].t0 && t->dev_start < w[q].t1;
-            if (!in)
-                continue;
-            double ns = (double)(t->dev_end - t->dev_start);
-            if (o->name && o->name <= j->nnames) {
-                struct name_acc *a = &names[o->name];
-                if (a->count == 0) {
-                    a->kind = o->kind;
-                    a->rec_type = o->rec_type;
-                }
-                a->total_ns += ns;
-                a->count++;
-                if (ns > a->max_ns) {
-                    a->max_ns = ns;
-                    a->max_rank = self->rank;
-                }
-            }
-            uint32_t comm = o->arg;
+        for (uint32_t k = 0; k < p->nxfers; k++) {
+            const struct xfer_sum *x = &p->xfers[k];
+            uint32_t comm = x->comm;
             for (uint32_t q = 0; self != r && q < self->ncomm_map; q++)
-                if (self->comm_map[q].theirs == o->arg) {
+                if (self->comm_map[q].theirs == x->comm) {
                     comm = self->comm_map[q].mine;
                     break;
                 }
-            if ((o->kind == SK_COLL || o->kind == SK_P2P) && comm < j->ncomms) {
-                struct comm_acc *c = &comms[comm];
-                c->total_ns += ns;
-                c->count++;
-                if (c->last_rank != i) {
-                    c->last_rank = i;
-                    c->ranks++;
-                }
-                uint64_t *v = maya_map_put(&by_comm_name, comm, o->name, NULL);
-                if (!v) {
-                    free(names);
-                    free(comms);
-                    maya_map_free(&by_comm_name);
-                    sim_details_free(out);
-                    return maya_error("out of memory writing the report's details");
-                }
-                *v += (uint64_t)ns;
-                uint64_t sum = *v;
-                if ((double)sum > c->top_ns) {
-                    c->top_ns = (double)sum;
-                    c->top_name = o->name;
-                }
+            if (comm >= j->ncomms)
+                continue;
+            struct comm_acc *c = &comms[comm];
+            c->total_ns += x->ns;
+            c->count += x->count;
+            if (c->last_rank != i) {
+                c->last_rank = i;
+                c->ranks++;
+            }
+            uint64_t *v = maya_map_put(&by_comm_name, comm, x->name, NULL);
+            if (!v) {
+                rc = -1;
+                break;
+            }
+            *v += x->ns;
+            if ((double)*v > c->top_ns) {
+                c->top_ns = (double)*v;
+                c->top_name = x->name;
             }
         }
+    }
+    for (int i = 0; rep && i < j->nranks; i++)
+        free(rep[i].xfers);
+    free(rep);
+    if (rc < 0) {
+        free(names);
+        free(comms);
+        maya_map_free(&by_comm_name);
+        sim_details_free(out);
+        return maya_error("out of memory writing the report's details");
     }
     double per_rank = 1e9 * iters * MAYA_MAX(counted, 1);
     for (uint32_t n = 1; n <= j->nnames; n++) {
