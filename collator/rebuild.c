@@ -259,11 +259,16 @@ struct joint {
     int32_t dev_src, dev_own;   /* the device ordinals exchanged (-1: none) */
 };
 
+int32_t col_exchange_device(int32_t d, int32_t dev_src, int32_t dev_own)
+{
+    if (d < 0 || dev_src < 0 || dev_own < 0)
+        return d;
+    return d == dev_src ? dev_own : d == dev_own ? dev_src : d;
+}
+
 static int32_t map_device(const struct joint *j, int32_t d)
 {
-    if (d < 0 || j->dev_src < 0 || j->dev_own < 0)
-        return d;
-    return d == j->dev_src ? j->dev_own : d == j->dev_own ? j->dev_src : d;
+    return col_exchange_device(d, j->dev_src, j->dev_own);
 }
 
 static int map_coll(const struct joint *j, struct maya_rec_coll *k)

@@ -259,8 +259,7 @@ static uint64_t micros(uint64_t ns, uint64_t *carry)
 
 static int is_device(const struct sim_op *o)
 {
-    return o->stream && (o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-                         o->kind == SK_HOST_FUNC);
+    return o->stream && sim_device_work(o);
 }
 
 /* The streams one rank's nodes go on: index in r->streams by global stream. */

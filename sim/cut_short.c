@@ -12,12 +12,6 @@
 
 #include "maya/common.h"
 
-static int device_op(const struct sim_op *o)
-{
-    return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-           o->kind == SK_HOST_FUNC;
-}
-
 int sim_cut_short(struct sim_job *j)
 {
     j->cut_short = 1;
@@ -28,7 +22,7 @@ int sim_cut_short(struct sim_job *j)
         if (r->blocked && keep)
             keep--; /* its host waits in that call: it did not return */
         for (uint64_t k = 0; k < keep; k++)
-            if (device_op(&r->ops[k]) && r->ops[k].stream && r->times[k].dev_end == 0 && r->ops[k].dev_ns) {
+            if (sim_device_work(&r->ops[k]) && r->ops[k].stream && r->times[k].dev_end == 0 && r->ops[k].dev_ns) {
                 keep = k;
                 break;
             }

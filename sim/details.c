@@ -33,11 +33,6 @@ struct comm_acc {
     double top_ns;
 };
 
-static int is_device_op(const struct sim_op *o)
-{
-    return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-           o->kind == SK_HOST_FUNC;
-}
 
 static int by_op_time(const void *a, const void *b)
 {
@@ -87,7 +82,7 @@ static int read_replayed(const struct sim_job *j, const struct sim_rank *r, cons
     for (uint64_t k = 0; k < r->nops; k++) {
         const struct sim_op *o = &r->ops[k];
         const struct sim_time *t = &r->times[k];
-        if (!is_device_op(o) || t->dev_end <= t->dev_start)
+        if (!sim_device_work(o) || t->dev_end <= t->dev_start)
             continue;
         int in = 0;
         for (int q = 0; q < nw && !in; q++)
@@ -296,7 +291,7 @@ int sim_job_gpus(const struct sim_job *j)
         const struct sim_rank *r = SIM_REPLAYED(j, &j->ranks[i]);
         for (uint64_t k = 0; k < r->nops; k++) {
             const struct sim_op *o = &r->ops[k];
-            if (!o->stream || !is_device_op(o))
+            if (!o->stream || !sim_device_work(o))
                 continue;
             const struct sim_stream *st = &j->streams[o->stream - 1];
             if (!maya_map_put(&seen, (uint64_t)i, (uint64_t)(uint32_t)st->device, NULL)) {

@@ -72,6 +72,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "maya/collator.h"
 #include "maya/common.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
@@ -635,20 +636,32 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
 
 /* ---- undoing a fold ---- */
 
+int64_t sim_comm_mine(const struct sim_comm_pair *p, uint32_t n, uint32_t theirs)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (p[k].theirs == theirs)
+            return p[k].mine;
+    return -1;
+}
+
+/* The device paired with theirs (itself where none is). */
+static int16_t dev_mine(const struct sim_dev_pair *p, uint32_t n, int16_t theirs)
+{
+    for (uint32_t k = 0; k < n; k++)
+        if (p[k].theirs == theirs)
+            return p[k].mine;
+    return theirs;
+}
+
 static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
 {
-    for (uint32_t k = 0; k < r->ncomm_map; k++)
-        if (r->comm_map[k].theirs == theirs)
-            return r->comm_map[k].mine;
-    return theirs;
+    int64_t mine = sim_comm_mine(r->comm_map, r->ncomm_map, theirs);
+    return mine >= 0 ? (uint32_t)mine : theirs;
 }
 
 int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs)
 {
-    for (uint32_t k = 0; k < r->ndev_map; k++)
-        if (r->dev_map[k].theirs == theirs)
-            return r->dev_map[k].mine;
-    return theirs;
+    return dev_mine(r->dev_map, r->ndev_map, theirs);
 }
 
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine)
@@ -757,22 +770,11 @@ static int unfold(struct sim_job *j, uint32_t ri)
 
 /* ---- references loaded as copies: lazy ranks ---- */
 
-/* The collator's exchange of a source's device a for a rebuilt rank's b
- * (collator/rebuild.c): b for a, a for b, any other unchanged. */
-static int32_t exchange_dev(int32_t d, int32_t a, int32_t b)
-{
-    if (d < 0 || a < 0 || b < 0)
-        return d;
-    return d == a ? b : d == b ? a : d;
-}
-
 int16_t sim_lazy_device(const struct sim_lazy *z, int16_t d)
 {
-    int16_t t = d;
-    for (uint32_t k = 0; k < z->nunmap; k++)
-        if (z->unmap[k].theirs == d)
-            t = z->unmap[k].mine;
-    return (int16_t)exchange_dev(exchange_dev(t, z->src_dev, z->tpl_dev), z->src_dev, z->dev);
+    int16_t t = dev_mine(z->unmap, z->nunmap, d);
+    /* the template's exchange undone (it is its own inverse), the reference's made */
+    return (int16_t)col_exchange_device(col_exchange_device(t, z->src_dev, z->tpl_dev), z->src_dev, z->dev);
 }
 
 void sim_lazy_free(struct sim_lazy *z)
@@ -784,13 +786,21 @@ void sim_lazy_free(struct sim_lazy *z)
     free(z);
 }
 
+void sim_uses_free(struct sim_uses *u)
+{
+    if (!u)
+        return;
+    free(u->comms);
+    free(u->vs_comms);
+    free(u->vs_devs);
+    free(u);
+}
+
 static uint32_t lazy_comm(const void *ctx, uint32_t theirs)
 {
     const struct sim_lazy *z = ctx;
-    for (uint32_t k = 0; k < z->ncomms; k++)
-        if (z->comms[k].theirs == theirs)
-            return z->comms[k].mine;
-    return theirs; /* not reached: take_copy checked every communicator the work uses */
+    int64_t mine = sim_comm_mine(z->comms, z->ncomms, theirs);
+    return mine >= 0 ? (uint32_t)mine : theirs; /* take_copy checked every one the work uses */
 }
 
 static int16_t lazy_device(const void *ctx, int16_t theirs)
@@ -861,9 +871,7 @@ const struct sim_uses *sim_rank_uses(struct sim_job *j, uint32_t xi)
         rc = use_comm(u, &seen, &cap, r->bars[k].comm, 0, 0);
     maya_map_free(&seen);
     if (rc < 0) {
-        if (u)
-            free(u->comms);
-        free(u);
+        sim_uses_free(u);
         return NULL;
     }
     r->uses = u;

@@ -582,9 +582,7 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
                           (unsigned long long)c->seq);
     if (o->kind == SK_KERNEL && o->sub && L->cfg->flops)
         o->arg2 = (uint64_t)flops; /* as the estimator counts them */
-    int device_work = o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-                      o->kind == SK_HOST_FUNC;
-    o->dev_ns = device_work ? er.device_ns : 0;
+    o->dev_ns = sim_device_work(o) ? er.device_ns : 0;
     if (o->kind == SK_KERNEL && L->slow != 1.0)
         o->dev_ns = (uint64_t)llround((double)o->dev_ns * L->slow);
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
@@ -952,14 +950,11 @@ static int take_copy(struct loader *L, const struct ref_template *t)
     int ok = 1;
     for (uint32_t k = 0; k < t->ncomms && ok; k++) {
         int64_t x = T->fold >= 0 ? sim_fold_theirs(T, t->comms[k]) : t->comms[k];
-        ok = x >= 0;
-        z->comms[z->ncomms++] = (struct sim_comm_pair){ L->ref_comms[k], (uint32_t)x };
+        if ((ok = x >= 0))
+            z->comms[z->ncomms++] = (struct sim_comm_pair){ L->ref_comms[k], (uint32_t)x };
     }
-    for (uint32_t k = 0; k < u->ncomms && ok; k++) { /* every one its work uses is the reference's */
-        ok = 0;
-        for (uint32_t q = 0; q < z->ncomms && !ok; q++)
-            ok = z->comms[q].theirs == u->comms[k].comm;
-    }
+    for (uint32_t k = 0; k < u->ncomms && ok; k++) /* every one its work uses is the reference's */
+        ok = sim_comm_mine(z->comms, z->ncomms, u->comms[k].comm) >= 0;
     if (!ok) {
         sim_lazy_free(z);
         return 0;
@@ -1330,12 +1325,7 @@ void sim_free(struct sim_job *j)
         free(r->comm_map);
         free(r->dev_map);
         sim_lazy_free(r->lazy);
-        if (r->uses) {
-            free(r->uses->comms);
-            free(r->uses->vs_comms);
-            free(r->uses->vs_devs);
-            free(r->uses);
-        }
+        sim_uses_free(r->uses);
         maya_map_free(&r->stream_ids);
         maya_map_free(&r->event_ids);
     }

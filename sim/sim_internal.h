@@ -222,6 +222,14 @@ struct sim_uses {
     uint32_t vs_ndevs;
 };
 
+/* Whether an op runs on a device (a kernel, a copy, a transfer, a host
+ * function on a stream): what the replay gives a device time. */
+static inline int sim_device_work(const struct sim_op *o)
+{
+    return o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
+           o->kind == SK_HOST_FUNC;
+}
+
 /* The id the loader gives a device's legacy stream where the trace defines
  * none (stream_of); it cannot clash with the trace's, which count from 1. */
 static inline uint64_t sim_legacy_stream_id(int device)
@@ -462,6 +470,9 @@ const struct sim_uses *sim_rank_uses(struct sim_job *j, uint32_t xi);
 int16_t sim_lazy_device(const struct sim_lazy *z, int16_t d);
 int sim_make_lazy(struct sim_job *j, uint32_t ri, struct sim_lazy *z);
 void sim_lazy_free(struct sim_lazy *z);
+void sim_uses_free(struct sim_uses *u);
+/* The communicator paired with theirs in p[n], -1 if none. */
+int64_t sim_comm_mine(const struct sim_comm_pair *p, uint32_t n, uint32_t theirs);
 
 /* estimate_memo.c: ask the estimator (cfg->estimate, cfg->flops) about op,
  * or answer from an identical earlier question when the estimator answers

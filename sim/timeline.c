@@ -66,8 +66,7 @@ static uint64_t host_free(const struct sim_rank *r, uint64_t i)
 /* Whether an op shows on its stream's lane too (else on the host's alone). */
 static int on_device_lane(const struct sim_op *o)
 {
-    return o->stream && (o->kind == SK_KERNEL || o->kind == SK_COPY || o->kind == SK_COLL || o->kind == SK_P2P ||
-                         o->kind == SK_HOST_FUNC);
+    return o->stream && sim_device_work(o);
 }
 
 uint64_t sim_timeline_events(const struct sim_rank *r, uint64_t t0, uint64_t t1)

@@ -78,5 +78,9 @@ int col_ref_map_comm(struct col_ref_map *m, const struct maya_rec_comm *own);
  * 0 when the copy leaves it out, -1 with a message. */
 int col_ref_map_record(struct col_ref_map *m, const struct maya_rec_hdr *rec, const struct maya_rec_hdr **out);
 void col_ref_map_free(struct col_ref_map *m);
+/* A device ordinal of the source's as the rebuilt rank's: the source's
+ * first communicator's device (dev_src) and the rank's own (dev_own)
+ * exchanged, any other unchanged (none where either is -1). */
+int32_t col_exchange_device(int32_t d, int32_t dev_src, int32_t dev_own);
 
 #endif
