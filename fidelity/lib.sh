@@ -98,5 +98,5 @@ fid_iter_s() {
 # files unless FIDELITY_KEEP=1
 fid_breakdown() {
     python3 "$FID_DIR/breakdown.py" "$1" >&2 || true
-    [ "$FIDELITY_KEEP" = 1 ] || rm -rf "$1/traces" "$1/timeline.json" "$1/timeline.svg" "$1/job.mtrace"
+    [ "$FIDELITY_KEEP" = 1 ] || rm -rf "$1/traces" "$1/timeline.json" "$1/timeline.svg" "$1/job.mtrace" "$1/job.mtrace.inputs"
 }

@@ -19,6 +19,8 @@ static void usage(FILE *fp)
         "  report.json, report.html, timeline.json and timeline.svg (docs/run-dir.md). Options\n"
         "  default to what DIR/run.conf recorded, and the GPU and cluster to the descriptions\n"
         "  the run used (DIR/gpu.conf, DIR/cluster.conf); the report says which served.\n"
+        "  DIR/job.mtrace is reused while its traces and this maya are as they were when it\n"
+        "  was collated (DIR/job.mtrace.inputs).\n"
         "  --iteration-marker, --iterations, --estimator and --oracle given here are kept in\n"
         "  run.conf once the report is complete, so that a later plain maya report DIR uses\n"
         "  them; -g, --cluster, --hwspec-dir and --oracle-profile serve this report only.\n"

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "commands.h"
+#include "job_reuse.h"
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/estimator.h"
@@ -396,8 +397,15 @@ static int pipeline_stages(const char *dir, const struct pipeline_opts *o)
     struct col_summary cs;
     snprintf(path, sizeof path, "%s/traces", dir);
     snprintf(job_path, sizeof job_path, "%s/job.mtrace", dir);
-    if (rc == 0 && (rc = col_collate(path, job_path, !workload_ok || cut_short_traces(path), &cs)) < 0)
-        note(error, sizeof error, "collation");
+    int incomplete = !workload_ok || cut_short_traces(path), reused = 0;
+    if (rc == 0 && (reused = job_trace_reusable(dir, incomplete)) == 0) {
+        if ((rc = col_collate(path, job_path, incomplete, &cs)) < 0)
+            note(error, sizeof error, "collation");
+        else
+            job_trace_stamp(dir, incomplete); /* a failure is said; the next report collates again */
+    }
+    if (reused && !o->quiet)
+        fprintf(stderr, "maya: %s/job.mtrace reused: its traces are as they were when it was collated\n", dir);
 
     /* estimate and simulate */
     struct estimator *est = NULL;
