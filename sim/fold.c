@@ -61,48 +61,25 @@
  * to be replayed, its ops are made (materialise). A replica then costs
  * O(communicators + devices).
  *
+ * This file hashes, compares and decides; fold_check.c makes the symmetry
+ * checks and unfolds; fold_rebuild.c rebuilds unfolded and lazy ranks.
+ *
  * Costs: O(ops) per rank for the hash and for the comparison; the checks
  * cost O(members of all communicators + ranks) per round, and a round
  * unfolds at least one rank (rounds follow the chain of groups a broken
  * symmetry spreads along: a straggler's replica, stage by stage).
  */
 #define _GNU_SOURCE
-#include "sim_internal.h"
+#include "fold_internal.h"
 
-#include <math.h>
 #include <string.h>
 
-#include "maya/collator.h"
 #include "maya/common.h"
 
 static uint64_t mix(uint64_t h, uint64_t v)
 {
     h = (h ^ v) * 0x9e3779b97f4a7c15ull;
     return h ^ (h >> 31);
-}
-
-static inline int is_xfer(const struct sim_op *o)
-{
-    return o->kind == SK_COLL || o->kind == SK_P2P;
-}
-
-static inline int names_stream(const struct sim_op *o)
-{
-    return o->kind == SK_SYNC && o->sub == MAYA_SYNC_STREAM;
-}
-
-static inline int names_device(const struct sim_op *o)
-{
-    return o->kind == SK_SYNC && o->sub == MAYA_SYNC_DEVICE;
-}
-
-/* Whether an op's device matters to the replay: a host-only call (the
- * cudaGetDeviceCount before a program's cudaSetDevice) is made on whatever
- * device is current and touches none, so that a rank on GPU 0 and one on
- * GPU 1 differ there in the device alone. */
-static inline int device_matters(const struct sim_op *o)
-{
-    return o->kind != SK_HOST || (o->flags & SF_DEVICE_SYNC);
 }
 
 /* A call that takes host time only (no stream, no wait, not a marker): with
@@ -325,7 +302,6 @@ static int same_work(const struct sim_job *j, const struct sim_rank *a, const st
 }
 
 static int compare(struct sim_job *j, uint32_t ai, uint32_t bi, struct renaming *m, double *gap_diff);
-static int materialise(struct sim_job *j, uint32_t ri);
 
 static void renaming_free(struct renaming *m)
 {
@@ -408,7 +384,7 @@ static void release(struct sim_job *j, struct sim_rank *r)
 /* Make a replayed rank a candidate representative for the ranks after it. */
 static int add_candidate(struct sim_job *j, uint32_t ri)
 {
-    if (j->ranks[ri].lazy && materialise(j, ri) < 0) /* replayed: it needs its ops */
+    if (j->ranks[ri].lazy && sim_materialise(j, ri) < 0) /* replayed: it needs its ops */
         return -1;
     struct sim_rank *r = &j->ranks[ri];
     for (uint64_t k = 0;; k++) {
@@ -509,7 +485,7 @@ static int decide_ranks(struct sim_job *j, const uint32_t *p, uint32_t n, struct
  * communicator agreeing), or not at all: a node's NICs then carry what the
  * other node's carry, and a replica that differs (rank 0's, which may print
  * the loss) leaves the replicas after it to fold into the next one. */
-static int decide_node(struct sim_job *j)
+int sim_fold_decide_pending(struct sim_job *j)
 {
     uint32_t n = j->npending, *p = j->pending;
     j->npending = 0;
@@ -578,12 +554,11 @@ static int decide_node(struct sim_job *j)
 int sim_fold_next_node(struct sim_job *j, int node)
 {
     if (j->npending && j->ranks[j->pending[0]].node != node)
-        return decide_node(j);
+        return sim_fold_decide_pending(j);
     return 0;
 }
 
-/* What folding keeps for the whole job, made on the first rank. */
-static int setup(struct sim_job *j)
+int sim_fold_setup(struct sim_job *j)
 {
     if (j->fold_target)
         return 0;
@@ -612,7 +587,7 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
     r->weight = 1;
     if (j->no_fold)
         return 0;
-    if (setup(j) < 0)
+    if (sim_fold_setup(j) < 0)
         return -1;
     int oom = 0;
     if (r->lazy) { /* its work is that of the rank it copies, renamed: so is its hash */
@@ -632,287 +607,6 @@ int sim_fold_rank(struct sim_job *j, uint32_t ri)
         return maya_error("out of memory folding the job");
     j->pending[j->npending++] = ri;
     return 0;
-}
-
-/* ---- undoing a fold ---- */
-
-int64_t sim_comm_mine(const struct sim_comm_pair *p, uint32_t n, uint32_t theirs)
-{
-    for (uint32_t k = 0; k < n; k++)
-        if (p[k].theirs == theirs)
-            return p[k].mine;
-    return -1;
-}
-
-/* The device paired with theirs (itself where none is). */
-static int16_t dev_mine(const struct sim_dev_pair *p, uint32_t n, int16_t theirs)
-{
-    for (uint32_t k = 0; k < n; k++)
-        if (p[k].theirs == theirs)
-            return p[k].mine;
-    return theirs;
-}
-
-static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
-{
-    int64_t mine = sim_comm_mine(r->comm_map, r->ncomm_map, theirs);
-    return mine >= 0 ? (uint32_t)mine : theirs;
-}
-
-int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs)
-{
-    return dev_mine(r->dev_map, r->ndev_map, theirs);
-}
-
-int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine)
-{
-    for (uint32_t k = 0; k < r->ncomm_map; k++)
-        if (r->comm_map[k].mine == mine)
-            return r->comm_map[k].theirs;
-    return -1;
-}
-
-int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *a, uint32_t first)
-{
-    r->ops = malloc(MAYA_MAX(a->nops, 1) * sizeof *r->ops);
-    r->events = calloc(MAYA_MAX(a->nevents, 1), sizeof *r->events);
-    r->bars = malloc(MAYA_MAX(a->nbars, 1) * sizeof *r->bars);
-    if (!r->ops || !r->events || !r->bars)
-        return maya_error("out of memory copying rank %d's work for rank %d", a->rank, r->rank);
-    memcpy(r->ops, a->ops, a->nops * sizeof *r->ops);
-    r->nops = r->capops = a->nops;
-    for (uint64_t i = 0; i < r->nops; i++) {
-        struct sim_op *o = &r->ops[i];
-        if (o->stream)
-            o->stream = first + j->streams[o->stream - 1].lane + 1;
-        if (names_stream(o) && o->arg)
-            o->arg = first + j->streams[o->arg - 1].lane + 1;
-    }
-    r->nevents = r->capevents = a->nevents;
-    memcpy(r->bars, a->bars, a->nbars * sizeof *r->bars);
-    r->nbars = r->capbars = a->nbars;
-    return 0;
-}
-
-/* Rank ri's work rebuilt from rank ai's, on streams of its own, ai's
- * communicators and devices renamed by ren: a folded rank's from its
- * representative's (unfold), a lazy reference's from the rank it copies
- * (materialise). */
-struct renamer {
-    uint32_t (*comm)(const void *ctx, uint32_t theirs);
-    int16_t (*device)(const void *ctx, int16_t theirs);
-    const void *ctx;
-};
-
-static int rebuild(struct sim_job *j, uint32_t ri, uint32_t ai, const struct renamer *ren)
-{
-    struct sim_rank *r = &j->ranks[ri];
-    uint32_t ns = j->ranks[ai].nstreams;
-    if (SIM_GROW(j->streams, j->capstreams, j->nstreams + ns) < 0)
-        return maya_error("out of memory rebuilding rank %d's work", r->rank);
-    const struct sim_rank *a = &j->ranks[ai];
-    r->streams = malloc(MAYA_MAX(ns, 1) * sizeof *r->streams);
-    if (!r->streams)
-        return maya_error("out of memory rebuilding rank %d's work", r->rank);
-    uint32_t first = j->nstreams;
-    for (uint32_t k = 0; k < ns; k++) {
-        struct sim_stream *s = &j->streams[first + k];
-        const struct sim_stream *t = &j->streams[a->streams[k]];
-        memset(s, 0, sizeof *s);
-        s->rank = ri;
-        s->device = ren->device(ren->ctx, (int16_t)t->device);
-        s->flags = t->flags;
-        s->id = (s->flags & MAYA_STREAM_LEGACY) && t->id == sim_legacy_stream_id(t->device)
-                    ? sim_legacy_stream_id(s->device) : t->id;
-        s->lane = k;
-        r->streams[k] = first + k;
-    }
-    j->nstreams += ns;
-    r->nstreams = ns;
-    if (sim_copy_work(j, r, a, first) < 0)
-        return -1;
-    for (uint64_t i = 0; i < r->nops; i++) {
-        struct sim_op *o = &r->ops[i];
-        o->device = ren->device(ren->ctx, o->device);
-        if (names_device(o))
-            o->arg = (uint32_t)ren->device(ren->ctx, (int16_t)o->arg);
-        if (is_xfer(o))
-            o->arg = ren->comm(ren->ctx, o->arg);
-    }
-    for (uint32_t k = 0; k < r->nbars; k++)
-        r->bars[k].comm = ren->comm(ren->ctx, r->bars[k].comm);
-    return 0;
-}
-
-static uint32_t fold_comm(const void *ctx, uint32_t theirs)
-{
-    return theirs_to_mine(ctx, theirs);
-}
-
-static int16_t fold_device(const void *ctx, int16_t theirs)
-{
-    return sim_fold_my_device(ctx, theirs);
-}
-
-/* Rebuild folded rank ri's work from its representative's, on streams and
- * communicators of its own. */
-static int unfold(struct sim_job *j, uint32_t ri)
-{
-    struct sim_rank *r = &j->ranks[ri];
-    const struct renamer ren = { fold_comm, fold_device, r };
-    if (rebuild(j, ri, (uint32_t)r->fold, &ren) < 0)
-        return -1;
-    sim_lazy_free(r->lazy); /* rebuilt: its copy's renaming served its fold */
-    r->lazy = NULL;
-    r->fold = -1;
-    return 0;
-}
-
-/* ---- references loaded as copies: lazy ranks ---- */
-
-int16_t sim_lazy_device(const struct sim_lazy *z, int16_t d)
-{
-    int16_t t = dev_mine(z->unmap, z->nunmap, d);
-    /* the template's exchange undone (it is its own inverse), the reference's made */
-    return (int16_t)col_exchange_device(col_exchange_device(t, z->src_dev, z->tpl_dev), z->src_dev, z->dev);
-}
-
-void sim_lazy_free(struct sim_lazy *z)
-{
-    if (!z)
-        return;
-    free(z->comms);
-    free(z->unmap);
-    free(z);
-}
-
-void sim_uses_free(struct sim_uses *u)
-{
-    if (!u)
-        return;
-    free(u->comms);
-    free(u->vs_comms);
-    free(u->vs_devs);
-    free(u);
-}
-
-static uint32_t lazy_comm(const void *ctx, uint32_t theirs)
-{
-    const struct sim_lazy *z = ctx;
-    int64_t mine = sim_comm_mine(z->comms, z->ncomms, theirs);
-    return mine >= 0 ? (uint32_t)mine : theirs; /* take_copy checked every one the work uses */
-}
-
-static int16_t lazy_device(const void *ctx, int16_t theirs)
-{
-    return sim_lazy_device(ctx, theirs);
-}
-
-/* A lazy rank's ops and streams, made: it is to be replayed, or compared
- * op for op. */
-static int materialise(struct sim_job *j, uint32_t ri)
-{
-    struct sim_rank *r = &j->ranks[ri];
-    struct sim_lazy *z = r->lazy;
-    const struct renamer ren = { lazy_comm, lazy_device, z };
-    int rc = rebuild(j, ri, z->of, &ren);
-    r->lazy = NULL;
-    sim_lazy_free(z);
-    return rc;
-}
-
-static void use_device(struct sim_uses *u, int d)
-{
-    if (d >= 0 && d < 64)
-        u->devmask |= 1ull << d;
-    else
-        u->other_devices = 1;
-}
-
-static int use_comm(struct sim_uses *u, struct maya_map *seen, uint64_t *cap, uint32_t comm, int p2p, int inter)
-{
-    int created;
-    uint64_t *v = maya_map_put(seen, comm, 0, &created);
-    if (!v || (created && SIM_GROW(u->comms, *cap, (uint64_t)u->ncomms + 1) < 0))
-        return -1;
-    if (created) {
-        *v = u->ncomms + 1;
-        u->comms[u->ncomms++] = (struct sim_work_comm){ comm, 0, 0 };
-    }
-    u->comms[*v - 1].p2p |= (uint8_t)p2p;
-    u->comms[*v - 1].inter |= (uint8_t)inter;
-    return 0;
-}
-
-const struct sim_uses *sim_rank_uses(struct sim_job *j, uint32_t xi)
-{
-    struct sim_rank *r = &j->ranks[xi];
-    if (r->uses)
-        return r->uses;
-    struct sim_uses *u = calloc(1, sizeof *u);
-    struct maya_map seen = { 0 };
-    uint64_t cap = 0;
-    int rc = u ? 0 : -1;
-    for (uint32_t k = 0; u && k < r->nstreams; k++) {
-        const struct sim_stream *s = &j->streams[r->streams[k]];
-        use_device(u, s->device);
-        u->synthetic_legacy |= (s->flags & MAYA_STREAM_LEGACY) && s->id == sim_legacy_stream_id(s->device);
-    }
-    for (uint64_t i = 0; rc == 0 && i < r->nops; i++) {
-        const struct sim_op *o = &r->ops[i];
-        if (device_matters(o))
-            use_device(u, o->device);
-        if (names_device(o))
-            use_device(u, (int)o->arg);
-        if (is_xfer(o))
-            rc = use_comm(u, &seen, &cap, o->arg, o->kind == SK_P2P, (o->flags & SF_INTER_NODE) != 0);
-    }
-    for (uint32_t k = 0; rc == 0 && k < r->nbars; k++)
-        rc = use_comm(u, &seen, &cap, r->bars[k].comm, 0, 0);
-    maya_map_free(&seen);
-    if (rc < 0) {
-        sim_uses_free(u);
-        return NULL;
-    }
-    r->uses = u;
-    return u;
-}
-
-int sim_make_lazy(struct sim_job *j, uint32_t ri, struct sim_lazy *z)
-{
-    struct sim_rank *r = &j->ranks[ri];
-    const struct sim_rank *x = &j->ranks[z->of];
-    const struct sim_uses *u = sim_rank_uses(j, z->of);
-    if (!u) {
-        sim_lazy_free(z);
-        return maya_error("out of memory loading rank %d", r->rank);
-    }
-    /* its devices: the source's renamed one to one (as folding within a
-     * node allows), or unchanged */
-    int identity = !u->other_devices, injective = !u->other_devices;
-    uint64_t image = 0;
-    for (int d = 0; d < 64; d++)
-        if (u->devmask >> d & 1) {
-            int16_t e = sim_lazy_device(z, (int16_t)d);
-            identity &= e == d;
-            injective &= e >= 0 && e < 64 && !(image >> e & 1);
-            if (e >= 0 && e < 64)
-                image |= 1ull << e;
-        }
-    if (setup(j) < 0) {
-        sim_lazy_free(z);
-        return -1;
-    }
-    z->exact = !j->no_fold && r->complete == x->complete &&
-               (identity || (j->fold_in_node && injective && !u->synthetic_legacy)) &&
-               (j->fold_in_node || r->local_rank == x->local_rank);
-    for (uint32_t k = 0; k < u->ncomms; k++) { /* what crosses its communicators */
-        uint32_t c = lazy_comm(z, u->comms[k].comm);
-        j->comms[c].has_p2p |= u->comms[k].p2p;
-        j->comms[c].inter_used |= u->comms[k].inter;
-    }
-    r->lazy = z;
-    return z->exact ? 0 : materialise(j, ri);
 }
 
 /* Does lazy rank b do a's work (renaming in m, as same_work gives it)?
@@ -952,7 +646,7 @@ static int lazy_same_work(struct sim_job *j, uint32_t ai, const struct sim_rank 
     /* x's communicators and devices as a's (itself where a is x), b's for x's */
     if (ai == z->of) {
         for (uint32_t k = 0; k < u->ncomms; k++)
-            if (!rename_ok(j, m, lazy_comm(z, u->comms[k].comm), u->comms[k].comm))
+            if (!rename_ok(j, m, sim_lazy_comm(z, u->comms[k].comm), u->comms[k].comm))
                 return m->oom ? -1 : 0;
         for (int d = 0; d < 64; d++)
             if ((u->devmask >> d & 1) && !device_ok(j, m, sim_lazy_device(z, (int16_t)d), (int16_t)d))
@@ -962,7 +656,7 @@ static int lazy_same_work(struct sim_job *j, uint32_t ai, const struct sim_rank 
         return 1;
     }
     for (uint32_t k = 0; k < u->vs_ncomms; k++) /* ax's pairs: mine x's, theirs a's */
-        if (!rename_ok(j, m, lazy_comm(z, u->vs_comms[k].mine), u->vs_comms[k].theirs))
+        if (!rename_ok(j, m, sim_lazy_comm(z, u->vs_comms[k].mine), u->vs_comms[k].theirs))
             return m->oom ? -1 : 0;
     if (j->fold_in_node) {
         for (uint32_t k = 0; k < u->vs_ndevs; k++)
@@ -982,265 +676,8 @@ static int compare(struct sim_job *j, uint32_t ai, uint32_t bi, struct renaming 
     struct sim_rank *b = &j->ranks[bi];
     if (b->lazy && b->lazy->exact && j->ranks[b->lazy->of].uses && j->ranks[ai].ops)
         return lazy_same_work(j, ai, b, m, gap_diff);
-    if (b->lazy && materialise(j, bi) < 0)
+    if (b->lazy && sim_materialise(j, bi) < 0)
         return -1;
     return same_work(j, &j->ranks[ai], b, m, gap_diff);
 }
 
-/* ---- the symmetry checks ---- */
-
-struct checker {
-    struct sim_job *j;
-    int32_t *index_of;          /* global rank -> ranks[] index, -1 none */
-    int max_rank;
-    uint8_t *to_unfold;         /* by ranks[] index */
-    int unfolded;
-    char why[256];              /* the first reason */
-};
-
-static int index_of(const struct checker *C, int rank)
-{
-    return rank >= 0 && rank <= C->max_rank ? C->index_of[rank] : -1;
-}
-
-/* The global rank replayed for the process of global rank g. */
-static int replayed_for(const struct checker *C, int g)
-{
-    int i = index_of(C, g);
-    if (i < 0)
-        return g;
-    const struct sim_rank *r = &C->j->ranks[i];
-    return r->fold >= 0 ? C->j->ranks[r->fold].rank : g;
-}
-
-/* Unfold ranks[i] (if folded) in this round; the first reason is kept for
- * the report. */
-static void mark(struct checker *C, int i, const char *why)
-{
-    if (i < 0 || C->j->ranks[i].fold < 0 || C->to_unfold[i])
-        return;
-    C->to_unfold[i] = 1;
-    if (!C->why[0])
-        snprintf(C->why, sizeof C->why, "%s", why);
-}
-
-/* Communicators whose members disagree about what they are. */
-static int check_comms(struct checker *C)
-{
-    struct sim_job *j = C->j;
-    for (uint32_t c = 0; c < j->ncomms; c++) {
-        const struct sim_comm *cm = &j->comms[c];
-        int64_t image = -2;
-        int ok = 1, folded = 0;
-        for (int m = 0; m < cm->nranks && ok; m++) {
-            int i = index_of(C, cm->member_rank[m]);
-            if (i < 0)
-                continue;
-            const struct sim_rank *r = &j->ranks[i];
-            int64_t img = r->fold < 0 ? (int64_t)c : sim_fold_theirs(r, c);
-            folded += r->fold >= 0;
-            if (img < 0 || (image != -2 && img != image))
-                ok = 0;
-            image = img;
-        }
-        if (!folded)
-            continue;
-        if (ok && image != (int64_t)c) {
-            const struct sim_comm *to = &j->comms[image];
-            for (int m = 0; m < cm->nranks && ok; m++)
-                ok = replayed_for(C, cm->member_rank[m]) ==
-                     (j->fold_in_node ? replayed_for(C, to->member_rank[m]) : to->member_rank[m]);
-        } else if (ok) {
-            ok = !cm->has_p2p;
-            struct maya_map members = { 0 };
-            for (int m = 0; m < cm->nranks && ok; m++)
-                if (!maya_map_put(&members, (uint64_t)(uint32_t)cm->member_rank[m], 0, NULL)) {
-                    maya_map_free(&members);
-                    return maya_error("out of memory folding the job");
-                }
-            for (int m = 0; m < cm->nranks && ok; m++)
-                ok = maya_map_get(&members, (uint64_t)(uint32_t)replayed_for(C, cm->member_rank[m]), 0) != NULL;
-            maya_map_free(&members);
-        }
-        if (ok)
-            continue;
-        char why[160];
-        snprintf(why, sizeof why, "communicator 0x%llx of %d members is not the same work for all of them",
-                 (unsigned long long)cm->id, cm->nranks);
-        for (int m = 0; m < cm->nranks; m++)
-            mark(C, index_of(C, cm->member_rank[m]), why);
-    }
-    return 0;
-}
-
-/* With a NIC per GPU: the nodes (bad[node] = 1) where a replayed and a
- * folded rank share a GPU, and so its NIC and ports (two ranks on one GPU),
- * among the nodes that use NICs (nic[node]). A folded rank's own NIC and
- * ports otherwise carry only its representative's image, as a folded
- * node's do. O(ranks + nodes x GPUs). */
-static int gpu_nics_shared(const struct sim_job *j, const uint8_t *nic, uint8_t *bad)
-{
-    int n = MAYA_MAX(j->nodes, 1), gpn = MAYA_MAX(j->gpus_per_node, 1);
-    uint8_t *use = calloc((size_t)n * (size_t)gpn, 1); /* 1 replayed, 2 folded ranks on that GPU */
-    if (!use)
-        return maya_error("out of memory folding the job");
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->node >= 0 && r->node < n && r->local_rank >= 0)
-            use[(size_t)r->node * (size_t)gpn + (size_t)(r->local_rank % gpn)] |= r->fold >= 0 ? 2 : 1;
-    }
-    for (size_t g = 0; g < (size_t)n * (size_t)gpn; g++)
-        if (use[g] == 3 && nic[g / (size_t)gpn])
-            bad[g / (size_t)gpn] = 1;
-    free(use);
-    return 0;
-}
-
-/* Nodes whose NICs would carry something else if their ranks were folded. */
-static int check_nodes(struct checker *C)
-{
-    struct sim_job *j = C->j;
-    int n = MAYA_MAX(j->nodes, 1);
-    uint8_t *nic = calloc((size_t)n, 1), *replayed = calloc((size_t)n, 1), *bad = calloc((size_t)n, 1);
-    int32_t *target = malloc((size_t)n * sizeof *target);
-    if (!nic || !replayed || !bad || !target) {
-        free(nic), free(replayed), free(bad), free(target);
-        return maya_error("out of memory folding the job");
-    }
-    for (int k = 0; k < n; k++)
-        target[k] = -1;
-    for (uint32_t c = 0; c < j->ncomms; c++)
-        if (j->comms[c].inter_used)
-            for (int m = 0; m < j->comms[c].nranks; m++)
-                if (j->comms[c].member_node[m] >= 0 && j->comms[c].member_node[m] < n)
-                    nic[j->comms[c].member_node[m]] = 1;
-    for (int i = 0; i < j->nranks; i++)
-        if (j->ranks[i].fold < 0 && j->ranks[i].node >= 0 && j->ranks[i].node < n)
-            replayed[j->ranks[i].node] = 1;
-    for (int i = 0; i < j->nranks && !j->fold_in_node; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->fold < 0 || r->node < 0 || r->node >= n || !nic[r->node])
-            continue;
-        const struct sim_rank *a = &j->ranks[r->fold];
-        if (replayed[r->node] || a->local_rank != r->local_rank ||
-            (target[r->node] >= 0 && target[r->node] != a->node))
-            bad[r->node] = 1;
-        target[r->node] = a->node;
-    }
-    if (j->fold_in_node && gpu_nics_shared(j, nic, bad) < 0) {
-        free(nic), free(replayed), free(bad), free(target);
-        return -1;
-    }
-    for (int i = 0; i < j->nranks; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->fold >= 0 && r->node >= 0 && r->node < n && bad[r->node]) {
-            char why[160];
-            snprintf(why, sizeof why, "node %d's NICs would be shared by replicas and other ranks", r->node);
-            mark(C, i, why);
-        }
-    }
-    free(nic), free(replayed), free(bad), free(target);
-    return 0;
-}
-
-/* Exact folding: how many ranks left to replay do the work of a rank on
- * another node but for their host work (gaps, host-only calls), within
- * SIM_FOLD_SIMILAR in total (measured gaps of emulated ranks differ a
- * little): what --fold similar would fold. O(ranks). */
-static int gaps_only(const struct sim_job *j, int *count)
-{
-    struct maya_map first = { 0 }; /* loose hash -> ranks[] index + 1 of the first such rank */
-    *count = 0;
-    for (int i = 0; i < j->nranks && !j->fold_similar; i++) {
-        const struct sim_rank *r = &j->ranks[i];
-        if (r->fold >= 0)
-            continue;
-        int created;
-        uint64_t *v = maya_map_put(&first, r->loose_hash, 0, &created);
-        if (!v) {
-            maya_map_free(&first);
-            return maya_error("out of memory folding the job");
-        }
-        if (created) {
-            *v = (uint64_t)i + 1;
-            continue;
-        }
-        const struct sim_rank *a = &j->ranks[*v - 1];
-        double ga = (double)a->gap_total, gb = (double)r->gap_total;
-        *count += a->node != r->node && (ga > 0 ? fabs(gb - ga) / ga : gb > 0) <= SIM_FOLD_SIMILAR;
-    }
-    maya_map_free(&first);
-    return 0;
-}
-
-int sim_fold_finish(struct sim_job *j)
-{
-    struct checker C = { .j = j, .max_rank = -1 };
-    int rc = decide_node(j), gap_only = 0;
-    if (rc == 0)
-        rc = gaps_only(j, &gap_only);
-    for (int i = 0; i < j->nranks; i++)
-        C.max_rank = MAYA_MAX(C.max_rank, j->ranks[i].rank);
-    C.index_of = malloc((size_t)(C.max_rank + 1) * sizeof *C.index_of + 1);
-    C.to_unfold = calloc((size_t)MAYA_MAX(j->nranks, 1), 1);
-    if (!C.index_of || !C.to_unfold)
-        rc = maya_error("out of memory folding the job");
-    for (int g = 0; rc == 0 && g <= C.max_rank; g++)
-        C.index_of[g] = -1;
-    for (int i = 0; rc == 0 && i < j->nranks; i++)
-        if (j->ranks[i].rank >= 0)
-            C.index_of[j->ranks[i].rank] = i;
-    int folded = 0;
-    for (int i = 0; i < j->nranks; i++)
-        folded += j->ranks[i].fold >= 0;
-    while (rc == 0 && folded) {
-        memset(C.to_unfold, 0, (size_t)j->nranks);
-        if (check_comms(&C) < 0 || check_nodes(&C) < 0) {
-            rc = -1;
-            break;
-        }
-        int changed = 0;
-        for (int i = 0; i < j->nranks && rc == 0; i++)
-            if (C.to_unfold[i]) {
-                rc = unfold(j, (uint32_t)i);
-                changed++;
-                folded--;
-            }
-        C.unfolded += changed;
-        if (!changed)
-            break;
-    }
-    if (rc == 0) {
-        /* what the replay waits for: members and creators that are replayed */
-        for (uint32_t c = 0; c < j->ncomms; c++) {
-            struct sim_comm *cm = &j->comms[c];
-            cm->expected = cm->nranks;
-            cm->joiners = 0;
-            for (int m = 0; m < cm->nranks; m++) {
-                int i = index_of(&C, cm->member_rank[m]);
-                cm->expected -= i >= 0 && j->ranks[i].fold >= 0;
-            }
-        }
-        j->replayed_ranks = 0;
-        j->replayed_ops = 0;
-        for (int i = 0; i < j->nranks; i++) {
-            struct sim_rank *r = &j->ranks[i];
-            if (r->fold >= 0) {
-                j->ranks[r->fold].weight++;
-                continue;
-            }
-            j->replayed_ranks++;
-            j->replayed_ops += r->nops;
-            for (uint32_t k = 0; k < r->nbars; k++)
-                j->comms[r->bars[k].comm].joiners++;
-        }
-        if (C.unfolded)
-            snprintf(j->fold_note, sizeof j->fold_note, "%d rank%s that could fold replayed on %s own, as "
-                     "symmetry breaks: %s", C.unfolded, C.unfolded == 1 ? "" : "s", C.unfolded == 1 ? "its" : "their",
-                     C.why);
-        j->fold_gaps_only = gap_only;
-    }
-    free(C.index_of);
-    free(C.to_unfold);
-    return rc;
-}

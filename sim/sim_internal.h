@@ -177,7 +177,7 @@ struct sim_rank {
     } *dev_map;
     uint32_t ndev_map;
     /* a reference whose work is a copy of another rank's (load.c
-     * take_copy): its ops and streams are made (fold.c materialise) only
+     * take_copy): its ops and streams are made (fold_rebuild.c sim_materialise) only
      * when it is replayed; NULL for every other rank */
     struct sim_lazy *lazy;
     struct sim_uses *uses;        /* what its work uses (sim_rank_uses), once asked */
@@ -446,7 +446,7 @@ void sim_nic_free(struct sim_job *j);
 uint32_t sim_intern(struct sim_job *j, const char *s);
 const char *sim_name(const struct sim_job *j, uint32_t id);
 
-/* fold.c: after each rank is loaded, fold it into an earlier rank of the
+/* fold.c, fold_check.c: after each rank is loaded, fold it into an earlier rank of the
  * same work; after the last, undo folds that symmetry does not allow, and
  * count the members each collective waits for. 0, or -1 (out of memory). */
 int sim_fold_rank(struct sim_job *j, uint32_t ri);
@@ -462,7 +462,7 @@ int sim_copy_work(struct sim_job *j, struct sim_rank *r, const struct sim_rank *
 int64_t sim_fold_theirs(const struct sim_rank *r, uint32_t mine);
 /* A folded rank's device for its representative's (itself where they were not renamed). */
 int16_t sim_fold_my_device(const struct sim_rank *r, int16_t theirs);
-/* References loaded as copies (load.c take_copy, fold.c): what rank xi's
+/* References loaded as copies (load.c take_copy, fold_rebuild.c): what rank xi's
  * work uses (kept in it; NULL when out of memory); a lazy rank's device
  * for its source rank's device d; rank ri made lazy (z taken over) or, where
  * that cannot be exact, materialised at once (0, or -1 with a message). */
