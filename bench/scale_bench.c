@@ -18,6 +18,10 @@
  *   scale_<N>_report_s         report.txt, report.json, timeline.json/svg
  *   scale_<N>_peak_rss_bytes   load + replay + report
  *   scale_<N>_total_s          collate + load + replay + report
+ *   scale_<N>_reuse_check_s    what a later maya report spends instead of
+ *                              collating: the check that the job trace's
+ *                              traces are unchanged (src/job_reuse.c)
+ *   scale_<N>_rereport_s       reuse check + load + replay + report
  * each with the replay folded (the default) and, as *_nofold_*, without
  * folding (1k and 4k only: unfolded, 16k replays every copy of the job), and
  *   scale_<N>_ranks, _ops (simulated ops), _replayed_ranks (after folding),
@@ -39,6 +43,7 @@
 
 #include "bench_child.h"
 #include "gpt_traces.h"
+#include "job_reuse.h"
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/estimator.h"
@@ -127,7 +132,7 @@ static int simulate(const char *dir, int ranks, int fold, struct phase *ph)
     return 0;
 }
 
-enum { P_GEN, P_COLLATE, P_SIM_FOLD, P_SIM_NOFOLD };
+enum { P_GEN, P_COLLATE, P_REUSE, P_SIM_FOLD, P_SIM_NOFOLD };
 
 struct phase_arg {
     int what;
@@ -150,10 +155,14 @@ static int phase_child(void *arg, void *out)
     } else if (a->what == P_COLLATE) {
         struct col_summary cs;
         rc = col_collate(traces, job, 0, &cs);
+        if (rc == 0)
+            rc = job_trace_stamp(a->dir, 0); /* as maya report does, untimed below */
+    } else if (a->what == P_REUSE) {
+        rc = job_trace_reusable(a->dir, 0) == 1 ? 0 : maya_error("the job trace of unchanged traces is not reusable");
     } else {
         rc = simulate(a->dir, a->g->tp * a->g->pp * a->g->dp, a->what == P_SIM_FOLD, ph);
     }
-    if (a->what == P_GEN || a->what == P_COLLATE)
+    if (a->what == P_GEN || a->what == P_COLLATE || a->what == P_REUSE)
         ph->cpu_s[0] = cpu_s() - t0;
     ph->rss_kb = rss_kb();
     return rc;
@@ -163,6 +172,7 @@ static int run_phase(int what, const struct gpt_shape *g, const char *dir, struc
 {
     struct phase_arg a = { what, g, dir };
     static const char *const names[] = { "scale_bench: generating the traces", "scale_bench: collating",
+                                         "scale_bench: checking the traces for reuse",
                                          "scale_bench: the folded replay", "scale_bench: the unfolded replay" };
     return bench_in_child(phase_child, &a, out, sizeof *out, names[what]);
 }
@@ -174,10 +184,12 @@ static int bench_size(const char *name, int tp, int pp, int dp, int nofold)
     char dir[] = "/tmp/maya-scale-bench.XXXXXX";
     if (!mkdtemp(dir))
         return maya_error("mkdtemp: %m");
-    struct phase gen, col, fold, unfold;
+    struct phase gen, col, reuse, fold, unfold;
     int rc = run_phase(P_GEN, &g, dir, &gen);
     if (rc == 0)
         rc = run_phase(P_COLLATE, &g, dir, &col);
+    if (rc == 0)
+        rc = run_phase(P_REUSE, &g, dir, &reuse);
     if (rc == 0)
         rc = run_phase(P_SIM_FOLD, &g, dir, &fold);
     if (rc == 0 && nofold)
@@ -205,6 +217,8 @@ static int bench_size(const char *name, int tp, int pp, int dp, int nofold)
         printf("scale_%s%s_total_s=%.2f\n", name, tag, col.cpu_s[0] + p->cpu_s[0] + p->cpu_s[1] + p->cpu_s[2]);
         printf("scale_%s%s_iteration_s=%.6f\n", name, tag, p->iteration_s);
     }
+    printf("scale_%s_reuse_check_s=%.3f\n", name, reuse.cpu_s[0]);
+    printf("scale_%s_rereport_s=%.2f\n", name, reuse.cpu_s[0] + fold.cpu_s[0] + fold.cpu_s[1] + fold.cpu_s[2]);
     fflush(stdout);
     return 0;
 }

@@ -24,10 +24,12 @@ ALL_TARGETS += $(SIM_BENCH)
 # bench/gpt_traces.c, which the simulator's tests use too.
 GPT_TRACES_OBJ := $(B)/obj/bench/gpt_traces.o
 SCALE_BENCH := $(B)/bench/scale_bench
-$(B)/obj/bench/scale_bench.o $(GPT_TRACES_OBJ): EXTRA_CFLAGS := -I$(CUDA_HOME)/include
-$(SCALE_BENCH): $(B)/obj/bench/scale_bench.o $(GPT_TRACES_OBJ) $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
+# (and the check maya report makes before reusing a job trace: src/job_reuse.c)
+JOB_REUSE_OBJ := $(B)/obj/src/job_reuse.o
+$(B)/obj/bench/scale_bench.o $(GPT_TRACES_OBJ): EXTRA_CFLAGS := -I$(CUDA_HOME)/include -Isrc
+$(SCALE_BENCH): $(B)/obj/bench/scale_bench.o $(GPT_TRACES_OBJ) $(JOB_REUSE_OBJ) $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB)
 	@mkdir -p $(@D)
-	$(CC) -o $@ $< $(GPT_TRACES_OBJ) $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
+	$(CC) -o $@ $< $(GPT_TRACES_OBJ) $(JOB_REUSE_OBJ) $(SIM_LIB) $(EST_LIB) $(COLLATOR_LIB) $(COMMON_LIB) $(LDFLAGS) $(EST_LDLIBS) $(COMMON_LIBS) -lz -lm
 ALL_TARGETS += $(SCALE_BENCH)
 
 # The generator as a command, for shell tests (tests/runs/test_report_scale.sh).
