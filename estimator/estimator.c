@@ -267,8 +267,14 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
 
 double est_op_flops(const struct est_op *op)
 {
+    /* only library calls (GEMMs, cuDNN's convolutions, matmuls and
+     * attention) are compute families; a kernel launch never is, and
+     * describing one again (its code's work evaluated) would double the
+     * cost of every estimate the loader makes */
+    if (!op || !op->rec || (op->rec->type != MAYA_REC_GEMM && op->rec->type != MAYA_REC_DNN))
+        return 0;
     struct est_desc d;
-    if (!op || est_describe(op, &d) < 0)
+    if (est_describe(op, &d) < 0)
         return 0;
     switch (d.family) {
     case EST_GEMM: case EST_BATCHED_GEMM: case EST_CONV: case EST_ATTENTION:
