@@ -134,6 +134,11 @@ struct loader {
         int known;
     } *kd[2];
     uint32_t nkd[2];
+    /* the interned name (sim_intern) of each string the readers hold, by
+     * reader and string id, 0 not yet: forgotten as the digests are; 4
+     * bytes a string */
+    uint32_t *nid[2];
+    uint32_t nnid[2];
 };
 
 /* Add one to counts[id - 1], growing the array (new entries zero). */
@@ -311,14 +316,39 @@ static int reader_index(const struct loader *L)
     return L->r2 && L->r == L->r2;
 }
 
-/* A KERNEL record read through reader ri: its id's definition changes. */
+/* A KERNEL or STRING record read through reader ri: its id's definition
+ * changes. */
 static void forget_digest(struct loader *L, int ri, const struct maya_rec_hdr *h)
 {
-    if (h->type != MAYA_REC_KERNEL)
-        return;
-    uint32_t id = ((const struct maya_rec_kernel *)h)->id;
-    if (id < L->nkd[ri])
-        L->kd[ri][id].known = 0;
+    if (h->type == MAYA_REC_KERNEL) {
+        uint32_t id = ((const struct maya_rec_kernel *)h)->id;
+        if (id < L->nkd[ri])
+            L->kd[ri][id].known = 0;
+    } else if (h->type == MAYA_REC_STRING) {
+        uint32_t id = ((const struct maya_rec_string *)h)->id;
+        if (id < L->nnid[ri])
+            L->nid[ri][id] = 0;
+    }
+}
+
+/* The interned name of string sid of the current reader: hashed once per
+ * definition, not once per op. 0 when out of memory. */
+static uint32_t name_id(struct loader *L, uint32_t sid)
+{
+    int ri = reader_index(L);
+    if (sid >= L->nnid[ri]) {
+        uint32_t n = MAYA_MAX(sid + 1, 2 * L->nnid[ri]);
+        uint32_t *v = realloc(L->nid[ri], (size_t)n * sizeof *v);
+        if (!v)
+            return sim_intern(L->j, maya_trace_string(L->r, sid));
+        memset(v + L->nnid[ri], 0, (size_t)(n - L->nnid[ri]) * sizeof *v);
+        L->nid[ri] = v;
+        L->nnid[ri] = n;
+    }
+    uint32_t *v = &L->nid[ri][sid];
+    if (!*v)
+        *v = sim_intern(L->j, maya_trace_string(L->r, sid));
+    return *v;
 }
 
 /* Kernel id's definition's hash with its name's (kdef: the current
@@ -412,18 +442,21 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
     const char *kname = NULL;
     const struct maya_rec_kernel *kdef = NULL;
     const uint64_t *kdigest = NULL;
+    uint32_t name_sid = c->api;
     if (h->type == MAYA_REC_LAUNCH) {
         uint32_t kid = ((const struct maya_rec_launch *)h)->kernel;
         kdef = maya_trace_kernel(L->r, kid);
         kname = kdef ? maya_trace_string(L->r, kdef->name) : NULL;
         kdigest = kdef ? kernel_digest(L, kid, kdef, kname) : NULL;
+        name_sid = kdef ? kdef->name : name_sid;
     }
     /* the name people know it by: the kernel's, an NVTX range's, else the API's */
     if (h->type == MAYA_REC_MARKER) {
-        kname = maya_trace_string(L->r, ((const struct maya_rec_marker *)h)->name);
+        name_sid = ((const struct maya_rec_marker *)h)->name;
+        kname = maya_trace_string(L->r, name_sid);
         o->sub = (uint16_t)((const struct maya_rec_marker *)h)->kind; /* push, pop, ...: iterations.c */
     }
-    o->name = sim_intern(j, kname ? kname : api);
+    o->name = name_id(L, name_sid);
     if (!o->name)
         return maya_error("out of memory loading the job");
     if (h->flags & MAYA_F_UNSUPPORTED) {
@@ -743,6 +776,8 @@ static int materialise(struct loader *L)
     L->r = L->r2; /* strings and kernels are the source section's */
     for (uint32_t k = 0; k < L->nkd[1]; k++) /* its definitions may differ from the last section's */
         L->kd[1][k].known = 0;
+    if (L->nnid[1])
+        memset(L->nid[1], 0, (size_t)L->nnid[1] * sizeof *L->nid[1]);
     int got = 0;
     while (rc == 0 && (got = maya_trace_next(L->r2, &h)) > 0 && h->type != MAYA_REC_RANK_END) {
         forget_digest(L, 1, h);
@@ -1270,6 +1305,8 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     sim_memo_free(L.memo);
     free(L.kd[0]);
     free(L.kd[1]);
+    free(L.nid[0]);
+    free(L.nid[1]);
     free(L.sl);
     free(L.node_seen);
     free(L.nic_seen);
