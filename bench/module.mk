@@ -12,11 +12,16 @@ $(B)/bench/emu_bench: bench/emu_bench $(EMU_BENCH_CU)
 	cp bench/emu_bench $@
 ALL_TARGETS += $(EMU_BENCH_CU) $(B)/bench/emu_bench
 
-# What reading kernels' work from PTX and SASS costs a rank (first launches).
-$(B)/bench/kernel_work: bench/kernel_work.sh
+# What reading kernels' work from PTX and SASS costs a rank (first launches,
+# timed in an nvcc-built program with SASS only, run under the emulator).
+KWORK_FIRST_CU := $(B)/bench/cuda/kwork_first_launch
+$(KWORK_FIRST_CU): bench/kwork_first_launch.cu tests/workloads/kernel_work.cu tests/workloads/rt_check.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) -cudart shared -gencode arch=compute_90,code=sm_90 -O2 -o $@ $<
+$(B)/bench/kernel_work: bench/kernel_work.sh $(KWORK_FIRST_CU)
 	@mkdir -p $(@D)
 	cp $< $@
-ALL_TARGETS += $(B)/bench/kernel_work
+ALL_TARGETS += $(KWORK_FIRST_CU) $(B)/bench/kernel_work
 
 # The cost of emulating a PyTorch DDP training step (needs .venv; prints
 # "skipped" without it).
