@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include "maya/trace_reader.h"
+#include "maya/chunk_codec.h"
 #include "maya/common.h"
 #include "maya/job_trace.h"
 
@@ -33,8 +34,7 @@ struct maya_trace_reader {
     unsigned char *zbuf, *raw;
     size_t zcap, rawcap;
     struct maya_trace_chunk chunk; /* the current chunk's header (zbuf holds its bytes) */
-    z_stream zs;                /* raw inflate, reused chunk after chunk */
-    int zs_ready;
+    struct maya_chunk_codec *codec; /* inflate contexts, reused chunk after chunk (made at the first) */
     uint32_t raw_len, raw_pos;
     uint32_t rec_pos;           /* byte of the chunk where the last record handed out begins */
     int ended, complete, allow_truncated, failed;
@@ -125,8 +125,7 @@ void maya_trace_close(struct maya_trace_reader *r)
     free(r->kernels);
     free(r->zbuf);
     free(r->raw);
-    if (r->zs_ready)
-        inflateEnd(&r->zs);
+    maya_chunk_codec_free(r->codec);
     free(r);
 }
 
@@ -275,32 +274,6 @@ static int at_eof(struct maya_trace_reader *r, uint64_t off, const char *what)
                 "or the file is truncated", what);
 }
 
-/* Inflate the zlib stream in zbuf into raw. The stream's own Adler-32 is
- * not computed: the chunk's CRC-32, checked next, covers the same bytes
- * (zlib's uncompress would checksum them twice). Z_OK, or a zlib error. */
-static int inflate_chunk(struct maya_trace_reader *r, uint32_t zbytes, uint32_t raw_bytes, uLong *out)
-{
-    const unsigned char *z = r->zbuf;
-    /* RFC 1950 header: deflate, no preset dictionary, checked; 4-byte trailer */
-    if (zbytes < 6 || (z[0] & 0x0f) != 8 || (z[0] >> 4) > 7 || ((unsigned)z[0] << 8 | z[1]) % 31 || (z[1] & 0x20))
-        return Z_DATA_ERROR;
-    if (!r->zs_ready) {
-        memset(&r->zs, 0, sizeof r->zs);
-        if (inflateInit2(&r->zs, -MAX_WBITS) != Z_OK)
-            return Z_MEM_ERROR;
-        r->zs_ready = 1;
-    } else if (inflateReset(&r->zs) != Z_OK) {
-        return Z_STREAM_ERROR;
-    }
-    r->zs.next_in = (unsigned char *)z + 2;
-    r->zs.avail_in = zbytes - 6;
-    r->zs.next_out = r->raw;
-    r->zs.avail_out = raw_bytes;
-    int zrc = inflate(&r->zs, Z_FINISH);
-    *out = r->zs.total_out;
-    return zrc == Z_STREAM_END ? Z_OK : zrc == Z_OK || zrc == Z_BUF_ERROR ? Z_DATA_ERROR : zrc;
-}
-
 static int load_chunk(struct maya_trace_reader *r)
 {
     if (r->from_tail) {
@@ -319,13 +292,14 @@ static int load_chunk(struct maya_trace_reader *r)
     if (got < sizeof c)
         return r->allow_truncated ? at_eof(r, off, "")
              : fail(r, off, "truncated chunk header: expected %zu bytes, found %zu", sizeof c, got);
-    if (c.magic != MAYA_TRACE_CHUNK_MAGIC)
-        return fail(r, off, "expected chunk magic 0x%08x, found 0x%08x", MAYA_TRACE_CHUNK_MAGIC, c.magic);
+    if (!maya_chunk_magic_known(c.magic))
+        return fail(r, off, "expected chunk magic 0x%08x (or 0x%08x, zlib), found 0x%08x",
+                    MAYA_TRACE_CHUNK_MAGIC_ZSTD, MAYA_TRACE_CHUNK_MAGIC, c.magic);
     if (c.raw_bytes < sizeof(struct maya_rec_hdr) || c.raw_bytes > MAYA_TRACE_MAX_CHUNK ||
         c.raw_bytes % 8)
         return fail(r, off, "chunk of %u bytes: expected a multiple of 8 from 8 to %u",
                     c.raw_bytes, MAYA_TRACE_MAX_CHUNK);
-    if (c.zbytes == 0 || c.zbytes > compressBound(c.raw_bytes))
+    if (c.zbytes == 0 || c.zbytes > maya_chunk_bound(c.raw_bytes))
         return fail(r, off, "chunk compressed size %u is impossible for %u bytes", c.zbytes, c.raw_bytes);
     if (r->file_bytes && off + sizeof c + c.zbytes > r->file_bytes) {
         if (r->allow_truncated)
@@ -338,11 +312,11 @@ static int load_chunk(struct maya_trace_reader *r)
         return fail(r, off, "out of memory");
     if (fread(r->zbuf, 1, c.zbytes, r->fp) != c.zbytes)
         return fail(r, off, "truncated chunk: could not read %u compressed bytes", c.zbytes);
-    uLong n = 0;
-    int zrc = inflate_chunk(r, c.zbytes, c.raw_bytes, &n);
-    if (zrc != Z_OK || n != c.raw_bytes)
-        return fail(r, off, "corrupt chunk: zlib %s, %lu of %u bytes", zrc == Z_DATA_ERROR ? "data error" :
-                    zError(zrc), (unsigned long)n, c.raw_bytes);
+    const char *why = NULL;
+    if (!r->codec && !(r->codec = maya_chunk_codec_new()))
+        return fail(r, off, "out of memory");
+    if (maya_chunk_inflate(r->codec, c.magic, r->zbuf, c.zbytes, r->raw, c.raw_bytes, &why) < 0)
+        return fail(r, off, "corrupt chunk: %s (expected %u bytes from %u)", why, c.raw_bytes, c.zbytes);
     uint32_t crc = (uint32_t)crc32(0, r->raw, c.raw_bytes);
     if (crc != c.crc32)
         return fail(r, off, "corrupt chunk: checksum 0x%08x, expected 0x%08x", crc, c.crc32);

@@ -1,12 +1,14 @@
-/* Writing trace records into zlib chunks (the container of trace_format.h).
+/* Writing trace records into compressed chunks (the container of
+ * trace_format.h).
  *
  * Records are appended to a 4 MiB buffer; a full buffer becomes one chunk
- * (deflate level 1, the emulator's choice: fast, and traces compress ~10x
- * anyway). Cost per record: one memcpy; per chunk: one deflate, or none when
+ * (Zstandard level 1, as the emulator writes: common/chunk_codec.c). Cost
+ * per record: one memcpy; per chunk: one compression, or none when
  * the chunk is one read from another trace, record for record
  * (col_writer_swap_chunk: the collator copies ranks' chunks as they are).
  */
 #define _GNU_SOURCE
+#include "maya/chunk_codec.h"
 #include "maya/collator.h"
 #include "maya/common.h"
 #include "maya/trace_format.h"
@@ -22,7 +24,8 @@ struct col_writer {
     char path[4096];
     unsigned char *buf, *z;
     uint32_t used;
-    uLong zcap;
+    size_t zcap;
+    struct maya_chunk_codec *codec;
     uint64_t records;
     uint64_t pending;            /* records in buf */
 };
@@ -44,10 +47,11 @@ int col_writer_open(FILE *fp, const char *path, struct col_writer **out)
         return maya_error("out of memory");
     w->fp = fp;
     snprintf(w->path, sizeof w->path, "%s", path);
-    w->zcap = compressBound(CHUNK_BYTES);
+    w->zcap = maya_chunk_bound(CHUNK_BYTES);
     w->buf = malloc(CHUNK_BYTES);
     w->z = malloc(w->zcap);
-    if (!w->buf || !w->z) {
+    w->codec = maya_chunk_codec_new();
+    if (!w->buf || !w->z || !w->codec) {
         col_writer_free(w);
         return maya_error("out of memory for a trace buffer");
     }
@@ -59,11 +63,12 @@ int col_writer_flush(struct col_writer *w)
 {
     if (w->used == 0)
         return 0;
-    uLongf zlen = w->zcap;
-    if (compress2(w->z, &zlen, w->buf, w->used, 1) != Z_OK)
+    uint32_t magic;
+    size_t zlen = maya_chunk_compress(w->codec, w->z, w->zcap, w->buf, w->used, &magic);
+    if (!zlen)
         return maya_error("%s: cannot compress a chunk", w->path);
     struct maya_trace_chunk c = {
-        .magic = MAYA_TRACE_CHUNK_MAGIC,
+        .magic = magic,
         .raw_bytes = w->used,
         .zbytes = (uint32_t)zlen,
         .crc32 = (uint32_t)crc32(0, w->buf, w->used),
@@ -112,5 +117,6 @@ void col_writer_free(struct col_writer *w)
         return;
     free(w->buf);
     free(w->z);
+    maya_chunk_codec_free(w->codec);
     free(w);
 }

@@ -15,6 +15,8 @@ import zlib
 
 TOP = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(TOP, "fuzz", "corpus")
+sys.path.insert(0, os.path.join(TOP, "tests", "emulator"))
+from trace_fuzz import ZLIB_MAGIC, inflate  # noqa: E402 (chunks of either codec)
 HDR = 128
 
 
@@ -23,7 +25,7 @@ def read_trace(path):
     head, pos, recs = data[:HDR], HDR, []
     while pos + 16 <= len(data):
         magic, raw, zb, crc = struct.unpack_from("<IIII", data, pos)
-        chunk = zlib.decompress(data[pos + 16:pos + 16 + zb])
+        chunk = inflate(magic, data[pos + 16:pos + 16 + zb])
         pos += 16 + zb
         i = 0
         while i < len(chunk):
@@ -38,7 +40,7 @@ def write_trace(path, head, recs):
     z = zlib.compress(raw, 1)
     with open(path, "wb") as fp:
         fp.write(bytes(head))
-        fp.write(struct.pack("<IIII", 0x4B4E4843, len(raw), len(z), zlib.crc32(raw) & 0xFFFFFFFF))
+        fp.write(struct.pack("<IIII", ZLIB_MAGIC, len(raw), len(z), zlib.crc32(raw) & 0xFFFFFFFF))
         fp.write(z)
 
 

@@ -35,7 +35,7 @@ FUZZ_DECODERS := $(call fuzz_objs,emulator/core/fatbin.c emulator/core/kernel_la
 	emulator/core/kernel_work.c emulator/core/kernel_value.c emulator/core/kernel_expr.c \
 	emulator/core/sass_work.c emulator/core/sass_parse.c)
 FUZZ_SPANK    := $(call fuzz_objs,spank_plugin/spank_option.c)
-FUZZ_LIBS     := -lconfuse -ldl -lz -lm
+FUZZ_LIBS     := -lconfuse -ldl -lzstd -lz -lm
 
 # harness -> the objects it links beyond its own and FUZZ_COMMON
 FUZZ_USES_rank_trace   := $(FUZZ_COLLATOR)

@@ -3,7 +3,7 @@
  *
  * Records are appended to a chunk buffer under one mutex (the only lock on
  * the launch path). A full chunk is handed to a background thread that
- * deflates it (zlib level 1) and appends it to "<name>.tmp"; the program's
+ * compresses it (Zstandard level 1: common/chunk_codec.c) and appends it to "<name>.tmp"; the program's
  * thread only waits if two chunks are already in flight, and that wait is
  * taken off the host clock. At exit the END record is written and the file
  * renamed into place, so a trace that exists under its final name is whole.
@@ -24,6 +24,7 @@
  */
 #define _GNU_SOURCE
 #include "emu.h"
+#include "maya/chunk_codec.h"
 #include "maya/common.h"
 
 #include <errno.h>
@@ -102,9 +103,10 @@ static int write_all(const void *buf, size_t len)
     return 0;
 }
 
-/* Deflate and append one chunk (called without the lock held, by one
+/* Compress and append one chunk (called without the lock held, by one
  * thread at a time: the compressor, or the caller when there is none). Its
- * output buffer is kept from one chunk to the next: a fresh 4 MiB
+ * output buffer and compression context are kept from one chunk to the
+ * next: a fresh 4 MiB
  * allocation per chunk is an mmap and munmap, which take the process's
  * memory map lock, and a program thread faulting a page meanwhile blocks
  * behind it (for milliseconds when the compressor is descheduled holding
@@ -113,10 +115,10 @@ static void write_chunk(const struct chunk *c)
 {
     static unsigned char *z;
     static size_t zcap;
+    static struct maya_chunk_codec *codec;
     if (c->used == 0 || write_failed)
         return;
-    uLongf zlen = compressBound(c->used);
-    size_t need = sizeof(struct maya_trace_chunk) + zlen;
+    size_t need = sizeof(struct maya_trace_chunk) + maya_chunk_bound(c->used);
     if (need > zcap) {
         free(z);
         zcap = 0;
@@ -126,12 +128,17 @@ static void write_chunk(const struct chunk *c)
         }
         zcap = need;
     }
-    if (compress2(z + sizeof(struct maya_trace_chunk), &zlen, c->data, c->used, 1) != Z_OK) {
+    uint32_t magic;
+    size_t zlen = 0;
+    if (codec || (codec = maya_chunk_codec_new()))
+        zlen = maya_chunk_compress(codec, z + sizeof(struct maya_trace_chunk), zcap - sizeof(struct maya_trace_chunk),
+                                   c->data, c->used, &magic);
+    if (!zlen) {
         write_failed = 1;
         return;
     }
     struct maya_trace_chunk h = {
-        .magic = MAYA_TRACE_CHUNK_MAGIC,
+        .magic = magic,
         .raw_bytes = c->used,
         .zbytes = (uint32_t)zlen,
         .crc32 = (uint32_t)crc32(0, c->data, c->used),

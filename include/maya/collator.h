@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-/* ---- writing traces: records into zlib chunks (include/maya/trace_format.h) ---- */
+/* ---- writing traces: records into compressed chunks (include/maya/trace_format.h) ---- */
 
 struct col_writer;
 

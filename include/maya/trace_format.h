@@ -6,7 +6,10 @@
  *
  *   struct maya_trace_header        128 bytes, not compressed
  *   { struct maya_trace_chunk       16 bytes
- *     zbytes of zlib (RFC 1950) data that inflate to raw_bytes bytes } ...
+ *     zbytes of compressed data that inflate to raw_bytes bytes: a
+ *     Zstandard frame (magic MAYA_TRACE_CHUNK_MAGIC_ZSTD, what maya writes)
+ *     or zlib (RFC 1950) data (MAYA_TRACE_CHUNK_MAGIC, traces written
+ *     before; still read) } ...
  *
  * The inflated chunks, concatenated, are a sequence of records. Every record
  * starts with struct maya_rec_hdr, its size is a multiple of 8, and no record
@@ -26,7 +29,8 @@
 
 #define MAYA_TRACE_MAGIC "MAYATRCE"
 #define MAYA_TRACE_VERSION 1
-#define MAYA_TRACE_CHUNK_MAGIC 0x4b4e4843u /* "CHNK" */
+#define MAYA_TRACE_CHUNK_MAGIC 0x4b4e4843u      /* "CHNK": a zlib chunk */
+#define MAYA_TRACE_CHUNK_MAGIC_ZSTD 0x5a4b4843u /* "CHKZ": a Zstandard chunk */
 #define MAYA_TRACE_MAX_CHUNK (64u << 20)   /* raw bytes in one chunk, at most */
 
 enum maya_trace_kind {
@@ -57,7 +61,7 @@ struct maya_trace_header {
 };
 
 struct maya_trace_chunk {
-    uint32_t magic;             /* MAYA_TRACE_CHUNK_MAGIC */
+    uint32_t magic;             /* MAYA_TRACE_CHUNK_MAGIC_ZSTD (or _MAGIC: zlib) */
     uint32_t raw_bytes;         /* inflated size, 8 .. MAYA_TRACE_MAX_CHUNK */
     uint32_t zbytes;            /* compressed bytes that follow */
     uint32_t crc32;             /* zlib crc32 of the inflated bytes */

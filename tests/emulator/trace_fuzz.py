@@ -11,6 +11,8 @@ inflated records of a chunk changed (sizes, types, ids, counts) and the
 chunk compressed again with a correct checksum."""
 import os
 import random
+import ctypes
+import ctypes.util
 import struct
 import subprocess
 import sys
@@ -18,6 +20,30 @@ import zlib
 
 HDR = 128
 CHUNK = 16
+
+
+# Chunks are Zstandard frames (magic "CHKZ", what maya writes) or zlib data
+# ("CHNK", traces written before): libzstd through ctypes, as maya links it.
+ZLIB_MAGIC, ZSTD_MAGIC = 0x4B4E4843, 0x5A4B4843
+_zstd = ctypes.CDLL(ctypes.util.find_library("zstd") or "libzstd.so.1")
+_zstd.ZSTD_getFrameContentSize.restype = ctypes.c_ulonglong
+_zstd.ZSTD_getFrameContentSize.argtypes = [ctypes.c_char_p, ctypes.c_size_t]
+_zstd.ZSTD_decompress.restype = ctypes.c_size_t
+_zstd.ZSTD_decompress.argtypes = [ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+_zstd.ZSTD_isError.argtypes = [ctypes.c_size_t]
+
+
+def inflate(magic, z):
+    if magic == ZLIB_MAGIC:
+        return zlib.decompress(z)
+    size = _zstd.ZSTD_getFrameContentSize(z, len(z))
+    if magic != ZSTD_MAGIC or size >= 1 << 40:
+        raise ValueError("not a chunk maya writes")
+    out = ctypes.create_string_buffer(max(size, 1))
+    n = _zstd.ZSTD_decompress(out, size, z, len(z))
+    if _zstd.ZSTD_isError(n):
+        raise ValueError("zstd data error")
+    return out.raw[:n]
 
 
 def run(maya, path, valgrind=False):
@@ -45,7 +71,7 @@ def chunks(data):
     out, off = [], HDR
     while off + CHUNK <= len(data):
         magic, raw_bytes, zbytes, crc = struct.unpack_from("<IIII", data, off)
-        raw = zlib.decompress(data[off + CHUNK:off + CHUNK + zbytes])
+        raw = inflate(magic, data[off + CHUNK:off + CHUNK + zbytes])
         out.append((off, raw, zbytes))
         off += CHUNK + zbytes
     return out
@@ -53,7 +79,8 @@ def chunks(data):
 
 def with_chunk(data, off, zbytes, raw):
     z = zlib.compress(bytes(raw), 1)
-    h = struct.pack("<IIII", 0x4b4e4843, len(raw), len(z), zlib.crc32(bytes(raw)) & 0xffffffff)
+    # written back as zlib, which maya reads too: the trace then mixes both codecs
+    h = struct.pack("<IIII", ZLIB_MAGIC, len(raw), len(z), zlib.crc32(bytes(raw)) & 0xffffffff)
     return data[:off] + h + z + data[off + CHUNK + zbytes:]
 
 
