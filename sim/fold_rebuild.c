@@ -32,9 +32,10 @@ static int16_t dev_mine(const struct sim_dev_pair *p, uint32_t n, int16_t theirs
     return theirs;
 }
 
-static uint32_t theirs_to_mine(const struct sim_rank *r, uint32_t theirs)
+/* The communicator paired with theirs (itself where none is), as dev_mine. */
+static uint32_t comm_mine(const struct sim_comm_pair *p, uint32_t n, uint32_t theirs)
 {
-    int64_t mine = sim_comm_mine(r->comm_map, r->ncomm_map, theirs);
+    int64_t mine = sim_comm_mine(p, n, theirs);
     return mine >= 0 ? (uint32_t)mine : theirs;
 }
 
@@ -125,7 +126,8 @@ static int rebuild(struct sim_job *j, uint32_t ri, uint32_t ai, const struct ren
 
 static uint32_t fold_comm(const void *ctx, uint32_t theirs)
 {
-    return theirs_to_mine(ctx, theirs);
+    const struct sim_rank *r = ctx;
+    return comm_mine(r->comm_map, r->ncomm_map, theirs);
 }
 
 static int16_t fold_device(const void *ctx, int16_t theirs)
@@ -175,8 +177,7 @@ void sim_uses_free(struct sim_uses *u)
 
 uint32_t sim_lazy_comm(const struct sim_lazy *z, uint32_t theirs)
 {
-    int64_t mine = sim_comm_mine(z->comms, z->ncomms, theirs);
-    return mine >= 0 ? (uint32_t)mine : theirs; /* take_copy checked every one the work uses */
+    return comm_mine(z->comms, z->ncomms, theirs); /* take_copy checked every one the work uses */
 }
 
 static uint32_t lazy_comm(const void *ctx, uint32_t theirs)

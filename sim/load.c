@@ -318,7 +318,7 @@ static int reader_index(const struct loader *L)
 
 /* A KERNEL or STRING record read through reader ri: its id's definition
  * changes. */
-static void forget_digest(struct loader *L, int ri, const struct maya_rec_hdr *h)
+static void forget_definition(struct loader *L, int ri, const struct maya_rec_hdr *h)
 {
     if (h->type == MAYA_REC_KERNEL) {
         uint32_t id = ((const struct maya_rec_kernel *)h)->id;
@@ -780,7 +780,7 @@ static int materialise(struct loader *L)
         memset(L->nid[1], 0, (size_t)L->nnid[1] * sizeof *L->nid[1]);
     int got = 0;
     while (rc == 0 && (got = maya_trace_next(L->r2, &h)) > 0 && h->type != MAYA_REC_RANK_END) {
-        forget_digest(L, 1, h);
+        forget_definition(L, 1, h);
         if (h->type >= MAYA_REC_JOB && h->type < 128) {
             if (h->type != MAYA_REC_RANK_REBUILT)
                 rc = maya_error("%s: rank %d's section holds a %s record", maya_trace_path(L->r), source,
@@ -1282,7 +1282,7 @@ int sim_load(const char *path, const struct sim_config *cfg, struct sim_job **ou
     uint32_t ncomms = 0;
     const struct maya_rec_hdr *h;
     while (rc == 0 && (rc = maya_trace_next(L.r, &h)) > 0) {
-        forget_digest(&L, 0, h);
+        forget_definition(&L, 0, h);
         if (h->type >= MAYA_REC_JOB && h->type < 128)
             rc = job_record(&L, h, &ncomms);
         else if (L.ref)

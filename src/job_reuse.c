@@ -26,11 +26,13 @@
 #include "job_reuse.h"
 #include "maya/common.h"
 
-static void put_stat(FILE *fp, const struct stat *st)
+/* One line of the record: what, its name (NULL none), and its file's
+ * size, modification and change times and inode. */
+static void put_file(FILE *fp, const char *what, const char *name, const struct stat *st)
 {
-    fprintf(fp, " %lld %lld.%09ld %lld.%09ld %llu", (long long)st->st_size, (long long)st->st_mtim.tv_sec,
-            st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec,
-            (unsigned long long)st->st_ino);
+    fprintf(fp, "%s%s%s %lld %lld.%09ld %lld.%09ld %llu\n", what, name ? " " : "", name ? name : "",
+            (long long)st->st_size, (long long)st->st_mtim.tv_sec, st->st_mtim.tv_nsec,
+            (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, (unsigned long long)st->st_ino);
 }
 
 /* What DIR/job.mtrace is made from now, as the record's text (malloc'd
@@ -51,21 +53,16 @@ static int describe_inputs(const char *dir, int allow_incomplete, char **text)
         rc = -1;
     } else {
         exe[n] = 0;
-        fprintf(fp, "maya %s", exe);
-        put_stat(fp, &st);
-        fputc('\n', fp);
+        put_file(fp, "maya", exe, &st);
     }
     const char *copy = getenv("MAYA_REBUILT_COPY");
     fprintf(fp, "mode allow_incomplete=%d rebuilt_copy=%s\n", allow_incomplete ? 1 : 0,
             copy && *copy ? copy : "-");
     snprintf(path, sizeof path, "%s/job.mtrace", dir);
-    if (rc == 0 && stat(path, &st) == 0) {
-        fprintf(fp, "job");
-        put_stat(fp, &st);
-        fputc('\n', fp);
-    } else {
+    if (rc == 0 && stat(path, &st) == 0)
+        put_file(fp, "job", NULL, &st);
+    else
         rc = -1;
-    }
     snprintf(path, sizeof path, "%s/traces", dir);
     struct dirent **names = NULL;
     int count = rc == 0 ? scandir(path, &names, NULL, alphasort) : -1;
@@ -74,14 +71,11 @@ static int describe_inputs(const char *dir, int allow_incomplete, char **text)
     for (int i = 0; i < count; i++) {
         const char *name = names[i]->d_name;
         snprintf(path, sizeof path, "%s/traces/%s", dir, name);
-        if (rc == 0 && name[0] != '.' && lstat(path, &st) == 0) {
-            if (S_ISREG(st.st_mode)) {
-                fprintf(fp, "trace %s", name);
-                put_stat(fp, &st);
-                fputc('\n', fp);
-            }
-        } else if (name[0] != '.') {
-            rc = -1; /* gone while listed */
+        if (rc == 0 && name[0] != '.') {
+            if (lstat(path, &st) < 0)
+                rc = -1; /* gone while listed */
+            else if (S_ISREG(st.st_mode))
+                put_file(fp, "trace", name, &st);
         }
         free(names[i]);
     }

@@ -3,9 +3,9 @@
  *
  * Records are appended to a chunk buffer under one mutex (the only lock on
  * the launch path). A full chunk is handed to a background thread that
- * compresses it (Zstandard level 1: common/chunk_codec.c) and appends it to "<name>.tmp"; the program's
- * thread only waits if two chunks are already in flight, and that wait is
- * taken off the host clock. At exit the END record is written and the file
+ * compresses it (Zstandard level 1: common/chunk_codec.c) and appends it
+ * to "<name>.tmp"; the program's thread only waits if two chunks are
+ * already in flight, and that wait is taken off the host clock. At exit the END record is written and the file
  * renamed into place, so a trace that exists under its final name is whole.
  *
  * The two chunk buffers are the slots of "<name>.tail", a file mapped
@@ -106,11 +106,11 @@ static int write_all(const void *buf, size_t len)
 /* Compress and append one chunk (called without the lock held, by one
  * thread at a time: the compressor, or the caller when there is none). Its
  * output buffer and compression context are kept from one chunk to the
- * next: a fresh 4 MiB
- * allocation per chunk is an mmap and munmap, which take the process's
- * memory map lock, and a program thread faulting a page meanwhile blocks
- * behind it (for milliseconds when the compressor is descheduled holding
- * it on a busy machine), a wait that looks like the program's own. */
+ * next: a fresh 4 MiB allocation per chunk is an mmap and munmap, which
+ * take the process's memory map lock, and a program thread faulting a page
+ * meanwhile blocks behind it (for milliseconds when the compressor is
+ * descheduled holding it on a busy machine), a wait that looks like the
+ * program's own. */
 static void write_chunk(const struct chunk *c)
 {
     static unsigned char *z;
