@@ -47,10 +47,11 @@ struct est_kwork_ctx {
 /* The time of each unit for a launch's work, and the one that bounds it. */
 struct est_kwork_times {
     double dram_ns, l2_ns, fp_ns, mma_ns, sfu_ns, smem_ns, issue_ns;
+    double staged_ns;        /* warp-level MMA kernels: shared memory and issue in series */
     double fill, mem_fill;   /* share of the compute units kept busy; of DRAM bandwidth reached */
     double blocks_per_sm, waves;
     double total_ns;         /* with the kernel floor */
-    const char *bound;       /* "dram", "l2", "fp", "tensor", "sfu", "shared", "issue" */
+    const char *bound;       /* "dram", "l2", "fp", "tensor", "sfu", "shared", "issue", "staging" */
 };
 
 struct est_desc {

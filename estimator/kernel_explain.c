@@ -44,9 +44,9 @@ int est_kernel_explain(struct estimator *e, const struct est_op *op, FILE *fp)
         struct est_kwork_times t;
         est_kwork_times(&e->gpu, k, &t);
         fprintf(fp, "units_us dram=%.3f l2=%.3f fp=%.3f tensor=%.3f sfu=%.3f shared=%.3f issue=%.3f "
-                "bound=%s blocks_per_sm=%.0f waves=%.0f fill=%.3f mem_fill=%.3f code_us=%.3f\n",
+                "staging=%.3f bound=%s blocks_per_sm=%.0f waves=%.0f fill=%.3f mem_fill=%.3f code_us=%.3f\n",
                 t.dram_ns / 1e3, t.l2_ns / 1e3, t.fp_ns / 1e3, t.mma_ns / 1e3, t.sfu_ns / 1e3, t.smem_ns / 1e3,
-                t.issue_ns / 1e3, t.bound, t.blocks_per_sm, t.waves, t.fill, t.mem_fill, t.total_ns / 1e3);
+                t.issue_ns / 1e3, t.staged_ns / 1e3, t.bound, t.blocks_per_sm, t.waves, t.fill, t.mem_fill, t.total_ns / 1e3);
     }
     double secs = res.device_ns / 1e9;
     fprintf(fp, "family=%s gpu=%s model=%s device_us=%.3f", est_family_name(res.family), e->gpu.key,

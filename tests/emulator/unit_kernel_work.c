@@ -388,6 +388,27 @@ static void test_mma(void)
     g.prop.major = 9;
     est_kwork_times(&g, &k, &t);
     NEAR(t.mma_ns, t8.mma_ns * 1.5, 0.001);
+    /* a warp-level MMA kernel that stages its operands through shared
+     * memory: the shared-memory pipe's time and the issue's add (times the
+     * constant fitted on FlashAttention-2), on any GPU, and bound it when
+     * their sum passes the tensor cores' time; the same work done by
+     * warpgroup MMAs (their operands read from shared memory by the tensor
+     * cores) is bound by its slowest unit alone (its global memory left
+     * out here: the loop's loads bound it) */
+    k.dram_bytes = k.amount[MAYA_KW_LD_GLOBAL] = k.amount[MAYA_KW_ST_GLOBAL] = 0;
+    k.amount[MAYA_KW_LD_SHARED] = 0.7 * t.mma_ns * 1e-9 * 132 * 128 * 1980e6;
+    k.amount[MAYA_KW_INSTS] = 0.5 * t.mma_ns * 1e-9 * 132 * 4 * 32 * 1980e6;
+    for (int major = 8; major <= 9; major++) {
+        g.prop.major = major;
+        est_kwork_times(&g, &k, &t);
+        NEAR(t.staged_ns, 1.08 * (t.smem_ns + t.issue_ns), 0.001);
+        EXPECT(t.staged_ns > t.mma_ns && strcmp(t.bound, "staging") == 0);
+        NEAR(t.total_ns, 1500 + t.staged_ns, 0.001);
+    }
+    k.flags |= MAYA_KW_F_GROUP_MMA;
+    est_kwork_times(&g, &k, &t);
+    EXPECT(t.staged_ns == 0 && t.smem_ns > t.mma_ns && strcmp(t.bound, "shared") == 0);
+    NEAR(t.total_ns, 1500 + t.smem_ns, 0.001);
     free(keep);
 }
 
