@@ -8,8 +8,11 @@
  *
  * Tables (estimator/data/SOURCE.md describes them; a user's own profile in the
  * same format can be added with another --data): gemm.csv, kernel.csv,
- * attention.csv, allreduce.csv, sendrecv.csv, and gemm_simt.csv (GEMMs on
- * CUDA cores, for --calibrate only: no model is trained on them). Every row becomes the same est_desc the
+ * attention.csv, allreduce.csv, sendrecv.csv, gemm_simt.csv (GEMMs on
+ * CUDA cores, for --calibrate only: no model is trained on them) and
+ * gemm_deepbench.csv (GEMMs on tensor cores that train a model but are
+ * left out of --calibrate: the analytical tensor-core constants stay those
+ * fitted on gemm.csv). Every row becomes the same est_desc the
  * estimator builds from a trace record, so features and the analytical
  * baseline are computed by the estimator's own code.
  *
@@ -37,6 +40,7 @@ struct row {
     double meas_ns;
     char group[48];
     int calib_only;          /* gemm_simt.csv: fits the analytical SIMT constants, trains no model */
+    int model_only;          /* gemm_deepbench.csv: trains a model, fits no analytical constant */
 };
 
 static struct maya_hwspecs hw;
@@ -144,8 +148,8 @@ static int read_table(const char *dir, const char *name)
         fclose(fp);
         return -1;
     }
-    int simt_table = !strcmp(name, "gemm_simt");
-    int is_gemm = !strcmp(name, "gemm") || simt_table, is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
+    int simt_table = !strcmp(name, "gemm_simt"), model_table = !strcmp(name, "gemm_deepbench");
+    int is_gemm = !strcmp(name, "gemm") || simt_table || model_table, is_kernel = !strcmp(name, "kernel"), is_attn = !strcmp(name, "attention");
     static const char *const attn_cols[] = { "batch", "heads", "kv_heads", "seq_q", "seq_kv", "head_dim", "causal" };
     int ia[7];
     int iop = -1, im = -1, in = -1, ik = -1, iprec = -1, ibytes = -1, isetup = -1, iranks = -1, inodes = -1, irpn = -1;
@@ -186,6 +190,7 @@ static int read_table(const char *dir, const char *name)
         struct row *r = new_row();
         r->gpu = (int)(g - hw.gpus);
         r->calib_only = simt_table;
+        r->model_only = model_table;
         snprintf(r->group, sizeof r->group, "%s", c[igroup]);
         double t;
         if (num(path, lineno, "time_us", c[itime], &t) < 0) {
@@ -561,7 +566,7 @@ static double log_error(const enum est_family *fams, int nf)
         int keep = 0;
         for (int j = 0; j < nf; j++)
             keep |= rows[i].d.family == fams[j];
-        if (!keep || rows[i].d.nodes > 1)
+        if (!keep || rows[i].d.nodes > 1 || rows[i].model_only)
             continue;
         if (fit_simt >= 0 && rows[i].d.family == EST_GEMM && est_simt(&hw.gpus[rows[i].gpu], rows[i].d.prec) != fit_simt)
             continue;
@@ -633,7 +638,7 @@ static void usage(FILE *fp)
     fprintf(fp, "usage: maya-est-train [--data DIR]... [--hwspecs DIR] (--out DIR | --accuracy | --calibrate |\n"
                 "       --transfer)\n"
                 "  --data DIR     tables gemm.csv kernel.csv attention.csv allreduce.csv sendrecv.csv\n"
-                "                 gemm_simt.csv (--calibrate only)\n"
+                "                 gemm_simt.csv (--calibrate only) gemm_deepbench.csv (models only)\n"
                 "                 (default estimator/data; give it again to add a profile of your own)\n"
                 "  --hwspecs DIR  GPU and cluster files (default hwspecs)\n"
                 "  --out DIR      fit on every row, write <family>-<gpu>.json models there\n"
@@ -680,7 +685,8 @@ int main(int argc, char **argv)
     if (maya_hwspecs_load_dir(hwdir, &hw) < 0)
         return 1;
     XGBSetGlobalConfig("{\"verbosity\": 0}");
-    static const char *const tables[] = { "gemm", "gemm_simt", "kernel", "attention", "allreduce", "sendrecv" };
+    static const char *const tables[] = { "gemm", "gemm_simt", "gemm_deepbench", "kernel", "attention", "allreduce",
+                                          "sendrecv" };
     for (int d = 0; d < ndata; d++)
         for (size_t t = 0; t < MAYA_ARRAY_LEN(tables); t++)
             if (read_table(data[d], tables[t]) < 0)

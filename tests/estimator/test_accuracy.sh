@@ -29,7 +29,8 @@ done < <(awk '/^family=/ { split($0, f, /[ =]/); key = f[2] " " f[4];
           for (i = 1; i <= NF; i++) if ($i ~ /^mape_pct=/) { sub(/mape_pct=/, "", $i); v = $i }
           if ($3 == "model=analytical") a[key] = v; else print key, a[key], v }' "$TEST_TMP/acc")
 [ "$n" -ge 10 ] || fail "expected at least 10 family/GPU pairs with data, found $n"
-for want in "gemm A100-SXM4-80GB" "gemm H100-SXM" "gemm A40" "allreduce A100-SXM4-80GB" "allreduce H100-SXM"; do
+for want in "gemm A100-SXM4-80GB" "gemm H100-SXM" "gemm A40" "gemm V100-SXM2-32GB" "allreduce A100-SXM4-80GB" \
+    "allreduce H100-SXM"; do
     set -- $want
     expect_grep "^family=$1 gpu=$2 model=learned mape_pct=" "$TEST_TMP/acc" "no accuracy line for $want"
 done
@@ -41,8 +42,13 @@ for f in "$TEST_TMP"/m1/*.json; do
     cmp -s "$f" "$TEST_TMP/m2/$(basename "$f")" || fail "$(basename "$f") differs between two trainings"
 done
 ls "$TEST_TMP"/m1/gemm-H100-SXM.json > /dev/null || fail "no gemm-H100-SXM model written"
-# gemm_simt.csv fits the analytical constants only: no V100 model
-[ -e "$TEST_TMP/m1/gemm-V100-SXM2-32GB.json" ] && fail "gemm_simt.csv trained a V100 model"
+# the V100's GEMM model comes from gemm_deepbench.csv (tensor cores);
+# gemm_simt.csv fits the analytical constants only: alone, no V100 model
+ls "$TEST_TMP"/m1/gemm-V100-SXM2-32GB.json > /dev/null || fail "gemm_deepbench.csv trained no V100 model"
+mkdir -p "$TEST_TMP/simt_only"
+cp estimator/data/gemm_simt.csv "$TEST_TMP/simt_only/"
+"$TRAIN" --data "$TEST_TMP/simt_only" --hwspecs hwspecs --out "$TEST_TMP/m3" > /dev/null || fail "training on gemm_simt.csv alone failed"
+[ -e "$TEST_TMP/m3/gemm-V100-SXM2-32GB.json" ] && fail "gemm_simt.csv trained a V100 model"
 
 # The analytical convolutions against DeepBench's V100 ones, fitted on none
 # of them: bounds at the figures measured when CUDA cores got their own GEMM
