@@ -684,6 +684,11 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
          * of a table of offsets, a scalar): one request a warp */
         if ((t[i].flags & MAYA_KT_F_SAME_EACH_THREAD) && t[i].cls == MAYA_KW_LD_GLOBAL)
             amount /= fmax(1, fmin(32, out->threads_per_block));
+        /* the same address along a row of the block (A[row][k] of a GEMM
+         * whose threads' x picks the column): one request for each row a
+         * warp covers */
+        else if ((t[i].flags & MAYA_KT_F_SAME_EACH_ROW) && t[i].cls == MAYA_KW_LD_GLOBAL)
+            amount /= fmax(1, fmin(32, fmin(out->threads_per_block, (double)l->block[0])));
         out->amount[t[i].cls] += amount;
         if (t[i].cls != MAYA_KW_LD_GLOBAL && t[i].cls != MAYA_KW_ST_GLOBAL)
             continue;

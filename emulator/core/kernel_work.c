@@ -461,6 +461,9 @@ static uint16_t stored_param(struct kw *w, uint32_t a)
 #define SREGS_OF_BLOCK (SR_BIT(MAYA_SR_CTAID_X) | SR_BIT(MAYA_SR_CTAID_Y) | SR_BIT(MAYA_SR_CTAID_Z))
 #define SREGS_OF_THREAD (SR_BIT(MAYA_SR_TID_X) | SR_BIT(MAYA_SR_TID_Y) | SR_BIT(MAYA_SR_TID_Z) | \
                          SR_BIT(MAYA_SR_LANEID) | SR_BIT(MAYA_SR_WARPID))
+/* ... and between the threads of one row of a block (a warp covers 32 /
+ * blockDim.x rows when the rows are shorter than a warp) */
+#define SREGS_OF_ROW (SR_BIT(MAYA_SR_TID_X) | SR_BIT(MAYA_SR_LANEID))
 
 /* Does the value of e differ where the special registers of `sregs` do (or
  * does it come from memory)? A load whose address does not differ between
@@ -565,6 +568,8 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             uint8_t tf = load && a != X_UNKNOWN && !varies(w, a, SREGS_OF_BLOCK, 0) ? MAYA_KT_F_SAME_EACH_BLOCK : 0;
             if (load && a != X_UNKNOWN && !varies(w, a, SREGS_OF_THREAD, 0))
                 tf |= MAYA_KT_F_SAME_EACH_THREAD;
+            else if (load && a != X_UNKNOWN && !varies(w, a, SREGS_OF_ROW, 0))
+                tf |= MAYA_KT_F_SAME_EACH_ROW;
             add_term_flags(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
                            load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes, tf);
         }

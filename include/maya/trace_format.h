@@ -351,6 +351,10 @@ enum maya_kw_class {
                                            thread within its block (%tid, lane, warp) or on
                                            memory: a warp's threads read the same bytes, one
                                            request for the warp */
+#define MAYA_KT_F_SAME_EACH_ROW 0x04    /* a global load whose address does not depend on %tid.x,
+                                           the lane or memory (it may on %tid.y, %tid.z and the
+                                           warp): the threads of a warp in one row of the block
+                                           read the same bytes, one request per row a warp spans */
 
 struct maya_kterm {
     uint16_t mult;              /* expression: executions per thread */

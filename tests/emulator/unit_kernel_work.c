@@ -598,6 +598,45 @@ static void test_uniform_loads(void)
     free(keep);
 }
 
+/* A naive GEMM's row load: A[row * K] with row = threadIdx.y (the same
+ * along a row of the block: x picks the column), and B[threadIdx.x]. */
+static const char row_loads[] =
+    ".visible .entry rows(\n\t.param .u64 rows_param_0,\n\t.param .u64 rows_param_1,\n\t.param .u32 rows_param_2\n)\n{\n"
+    "\tld.param.u64 %rd1, [rows_param_0];\n\tld.param.u64 %rd2, [rows_param_1];\n\tld.param.u32 %r3, [rows_param_2];\n"
+    "\tmov.u32 %r1, %tid.y;\n\tmov.u32 %r2, %tid.x;\n"
+    "\tmul.lo.s32 %r4, %r1, %r3;\n\tmul.wide.s32 %rd3, %r4, 4;\n\tadd.s64 %rd4, %rd1, %rd3;\n"
+    "\tld.global.f32 %f1, [%rd4];\n"
+    "\tmul.wide.u32 %rd5, %r2, 4;\n\tadd.s64 %rd6, %rd2, %rd5;\n\tld.global.f32 %f2, [%rd6];\n"
+    "\tret;\n}\n";
+
+static void test_row_loads(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(row_loads, sizeof row_loads - 1, "rows", &keep);
+    if (!w)
+        return;
+    const struct maya_kterm *t = maya_kwork_terms(w);
+    int row = 0, other = 0;
+    for (uint32_t i = 0; i < w->nterms; i++)
+        if (t[i].cls == MAYA_KW_LD_GLOBAL)
+            *(t[i].flags & MAYA_KT_F_SAME_EACH_ROW ? &row : &other) += 1;
+    EXPECT(row == 1 && other == 1);
+    /* 16 x 16 blocks: a warp spans two rows, one request each for A;
+     * 32 x 8: one row a warp */
+    unsigned k = 1024;
+    struct launch b;
+    launch(&b, 4, 1, 16, 16);
+    set(&b, 16, &k, 4);
+    struct est_kwork kw;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+    NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 1024 * 4.0 / 16 + 1024 * 4.0, 0.001);
+    launch(&b, 4, 1, 32, 8);
+    set(&b, 16, &k, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &kw) == 0);
+    NEAR(kw.amount[MAYA_KW_LD_GLOBAL], 1024 * 4.0 / 32 + 1024 * 4.0, 0.001);
+    free(keep);
+}
+
 static void test_unresolved(void)
 {
     void *keep;
@@ -1890,6 +1929,7 @@ int main(void)
     test_lookahead();
     test_unresolved();
     test_uniform_loads();
+    test_row_loads();
     test_sel_step();
     test_sel_pred();
     test_sass_u16_grid();
