@@ -17,14 +17,6 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r row gpu seq hd causal pas
     fi
     opts=(--seq "$seq" --head-dim "$hd" --pass "$pass")
     [ "$causal" = 1 ] && opts+=(--causal)
-    cmd=(-g "${gpu}x1" --iteration-marker step -- "$PY" "$FRAMEWORK_WORKLOADS/attention_bench.py" "${opts[@]}")
-    dir=$FIDELITY_OUT/attention/$row
-    echo "attention $row: maya run ${cmd[*]}" >&2
-    if ! fid_run "$dir" 1 "${cmd[@]}"; then
-        fid_fail attention "$row" "$FID_WHY"
-        continue
-    fi
-    pred=$(awk -v t="$(fid_iter_s "$dir")" 'BEGIN { printf "%.6g", t * 1e3 }')
-    fid_breakdown "$dir"
-    fid_row attention "$row" "$published" "$pred"
+    fid_ms_row attention "$row" "$published" -g "${gpu}x1" --iteration-marker step -- \
+        "$PY" "$FRAMEWORK_WORKLOADS/attention_bench.py" "${opts[@]}"
 done

@@ -83,7 +83,7 @@ r, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
 if r.get("oom"):
     print("out of GPU memory (peak %.2f GiB of %.2f GiB)" % (r["peak_memory_bytes"] / 2**30, r["gpu_memory_bytes"] / 2**30))
 elif rc != 0 or not r.get("simulated") or not r.get("iteration_time_s"):
-    print("maya run exit %d: %s" % (rc, r.get("error") or "no iteration time"))
+    print("maya run exit %d: %s" % (rc, r.get("error") or r.get("cause") or "no iteration time"))
 PY
 )
     [ -z "$FID_WHY" ]
@@ -99,4 +99,21 @@ fid_iter_s() {
 fid_breakdown() {
     python3 "$FID_DIR/breakdown.py" "$1" >&2 || true
     [ "$FIDELITY_KEEP" = 1 ] || rm -rf "$1/traces" "$1/timeline.json" "$1/timeline.svg" "$1/job.mtrace" "$1/job.mtrace.inputs"
+}
+
+# fid_ms_row SUITE ROW PUBLISHED ARGS...: a row whose prediction is one
+# steady iteration in ms: maya run ARGS into FIDELITY_OUT/SUITE/ROW, then the
+# row's line (or its failure), its breakdown on stderr
+fid_ms_row() {
+    local suite=$1 row=$2 published=$3
+    shift 3
+    local dir=$FIDELITY_OUT/$suite/$row pred
+    echo "$suite $row: maya run $*" >&2
+    if ! fid_run "$dir" 1 "$@"; then
+        fid_fail "$suite" "$row" "$FID_WHY"
+        return
+    fi
+    pred=$(awk -v t="$(fid_iter_s "$dir")" 'BEGIN { printf "%.6g", t * 1e3 }')
+    fid_breakdown "$dir"
+    fid_row "$suite" "$row" "$published" "$pred"
 }

@@ -224,6 +224,14 @@ uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in)
     if (w->k->sass && in->nops == 2 && (emu_slice_is(op, "mov.u8") || emu_slice_is(op, "mov.s8") ||
                                         emu_slice_is(op, "mov.u16") || emu_slice_is(op, "mov.s16")))
         return kw_cbank(w, in->ops[1], op.p[op.n - 1] == '8' ? 1 : 2, op.p[4] == 's'); /* LDC.U8 .S16 ... */
+    if (pred && emu_slice_is(opc, "mov") && in->nops == 2) {
+        /* mov.pred %p, 0 / -1 (or 1): a literal predicate is false when
+         * it is 0 and true otherwise; nvcc sets all bits for true */
+        double lit;
+        if (kw_literal(in->ops[1], &lit))
+            return lit != 0 ? X_ONE : X_ZERO;
+        return a;
+    }
     if (emu_slice_is(opc, "mov") || emu_slice_is(opc, "cvt") || emu_slice_is(opc, "cvta"))
         return in->nops == 2 ? a : X_UNKNOWN;
     if (emu_slice_is(opc, "add3")) /* SASS IADD3 */

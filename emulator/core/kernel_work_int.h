@@ -58,6 +58,8 @@ struct kw {
     uint32_t *rhash;
     uint32_t rbits;
     int32_t *env;             /* per register: expression */
+    uint8_t *shwin;           /* per register: holds a generic address into shared memory (kernel_window.c) */
+    uint32_t nshwin;
     /* control flow */
     int32_t *label_inst;      /* per label: instruction index */
     uint32_t *lab_first;      /* per instruction: first label index at it, or UINT32_MAX */
@@ -110,5 +112,13 @@ uint16_t kw_base_param(const struct kw *w, uint32_t e, int depth);
 int kw_is_pair(const struct emu_ptx_inst *in);
 /* The value an instruction gives its destination register (kernel_value.c). */
 uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in);
+/* A register's id by name (made on first sight; -1 out of memory). */
+int32_t kw_reg_id(struct kw *w, struct emu_slice s);
+
+/* Generic addresses into shared memory (kernel_window.c): find the
+ * registers that hold one, once every register has its id; then whether an
+ * address operand ("[%rd4+16]") goes through one. */
+int kw_find_shared_window(struct kw *w);
+int kw_in_shared_window(struct kw *w, struct emu_slice addr);
 
 #endif

@@ -637,6 +637,70 @@ static void test_row_loads(void)
     free(keep);
 }
 
+/* Generic addresses into shared memory: two tile pointers kept in a local
+ * array (As[stage], indexed at run time), a load through one of them, which
+ * reads shared memory; a generic store through a parameter, which writes
+ * global memory; and a store guarded by a literal predicate (-1: true). */
+static const char window[] =
+    ".visible .entry win(\n\t.param .u64 win_param_0\n)\n{\n"
+    "\t.local .align 16 .b8 __local_depot0[16];\n\t.reg .b64 %SPL;\n\t.shared .align 16 .b8 tile[4096];\n"
+    "\tmov.u64 %SPL, __local_depot0;\n\tadd.u64 %rd1, %SPL, 0;\n"
+    "\tmov.u64 %rd2, tile;\n\tcvta.shared.u64 %rd3, %rd2;\n\tadd.s64 %rd4, %rd3, 2048;\n"
+    "\tst.local.v2.u64 [%rd1], {%rd3, %rd4};\n"
+    "\tmov.u32 %r1, %tid.x;\n\tand.b32 %r2, %r1, 1;\n\tmul.wide.u32 %rd5, %r2, 8;\n\tadd.s64 %rd6, %rd1, %rd5;\n"
+    "\tld.local.u64 %rd7, [%rd6];\n\tmul.wide.u32 %rd8, %r1, 4;\n\tadd.s64 %rd9, %rd7, %rd8;\n"
+    "\tld.f32 %f1, [%rd9];\n"
+    "\tld.param.u64 %rd10, [win_param_0];\n\tcvta.to.global.u64 %rd11, %rd10;\n\tadd.s64 %rd12, %rd11, %rd8;\n"
+    "\tst.f32 [%rd12], %f1;\n"
+    "\tmov.pred %p1, -1;\n\t@%p1 st.global.f32 [%rd12], %f1;\n"
+    "\tret;\n}\n";
+
+static void test_shared_window(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(window, sizeof window - 1, "win", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 2, 1, 256, 1);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_SHARED], 512 * 4.0, 0.001);
+    EXPECT(k.amount[MAYA_KW_LD_GLOBAL] == 0);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 512 * 8.0, 0.001);
+    free(keep);
+}
+
+/* Fragment loads from shared memory whose rows are 64, 80 and 256 bytes
+ * apart (ldm 32, 40 and 128 halves): 4-way, no and 8-way bank conflicts. */
+static const char fragments[] =
+    ".visible .entry frag(\n\t.param .u32 frag_param_0\n)\n{\n"
+    "\t.shared .align 16 .b8 tile[16384];\n\tmov.u32 %r1, tile;\n\tld.param.u32 %r2, [frag_param_0];\n"
+    "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, [%r1], 32;\n"
+    "\tmov.u32 %r3, 40;\n"
+    "\twmma.load.a.sync.aligned.row.m16n16k16.shared.f16 {%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, [%r1], %r3;\n"
+    "\twmma.load.b.sync.aligned.row.m16n16k16.shared.f16 {%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, [%r1], 128;\n"
+    "\twmma.load.b.sync.aligned.row.m16n16k16.shared.f16 {%r10, %r11, %r12, %r13, %r14, %r15, %r16, %r17}, [%r1], %r2;\n"
+    "\tret;\n}\n";
+
+static void test_fragment_conflicts(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(fragments, sizeof fragments - 1, "frag", &keep);
+    if (!w)
+        return;
+    /* one warp; a fragment is 16 x 16 halves, 16 bytes a thread; the last
+     * load's ldm is a parameter: no conflict counted */
+    unsigned ldm = 128;
+    struct launch b;
+    launch(&b, 1, 1, 32, 1);
+    set(&b, 0, &ldm, 4);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_SHARED], 32 * 16.0 * (4 + 1 + 8 + 1), 0.001);
+    free(keep);
+}
+
 static void test_unresolved(void)
 {
     void *keep;
@@ -1930,6 +1994,8 @@ int main(void)
     test_unresolved();
     test_uniform_loads();
     test_row_loads();
+    test_shared_window();
+    test_fragment_conflicts();
     test_sel_step();
     test_sel_pred();
     test_sass_u16_grid();
