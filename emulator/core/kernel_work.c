@@ -546,31 +546,6 @@ static void add_term(struct kw *w, uint32_t freq, uint32_t loop, uint8_t cls, ui
     add_term_flags(w, freq, loop, cls, param, amount, 0);
 }
 
-/* Shared memory serves a warp's 32 banks of 4 bytes a clock; a fragment
- * load or store (wmma.load/store: ldmatrix's pattern, 16 bytes from each of
- * 8 rows a phase) whose rows start at the same banks is replayed once per
- * row that meets another: rows ldm x elem bytes apart fall on 128 / gcd
- * distinct 16-byte bank groups. 64-byte rows (ldm 32 halves) meet 4-way,
- * 128 or 256 bytes (64 or 128 halves) 8-way; padded rows (ldm 40: 80
- * bytes) none. The bytes a fragment moves count once per replay, as the
- * shared-memory pipe spends them. 1 where ldm is not a known constant. */
-static double fragment_conflicts(struct kw *w, const struct emu_ptx_inst *in, unsigned elem)
-{
-    double ldm;
-    if (in->nops < 3 || !kx_is_const(w, kw_operand(w, in->ops[2]), &ldm) || !(ldm > 0) || ldm > 1e6)
-        return 1;
-    unsigned long pitch = (unsigned long)ldm * elem;
-    if (pitch % 16)
-        return 1;
-    int groups = 0, seen[8] = { 0 };
-    for (unsigned r = 0; r < 8; r++) {
-        int g = (int)((r * pitch) % 128 / 16);
-        if (!seen[g])
-            seen[g] = 1, groups++;
-    }
-    return 8.0 / groups;
-}
-
 /* The amounts one execution of an instruction adds. */
 static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, uint32_t loop)
 {
@@ -589,7 +564,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
                  !emu_ptx_has_part(op, "local") && !emu_ptx_has_part(op, "const");
     unsigned m, n, k;
     /* no state space named: generic, and shared memory where the address
-     * is a generic address into it (kernel_window.c) */
+     * is a generic address into it (kernel_shared.c) */
     int generic = global && !emu_ptx_has_part(op, "global");
     if (emu_slice_is(opc, "ld") || emu_slice_is(opc, "ldu") || emu_slice_is(opc, "st")) {
         int load = opc.p[0] == 'l';
@@ -657,7 +632,7 @@ static void count(struct kw *w, const struct emu_ptx_inst *in, uint32_t freq, ui
             uint32_t a = address(w, in->ops[load ? 1 : 0]);
             if (emu_ptx_has_part(op, "shared") || (generic && kw_in_shared_window(w, in->ops[load ? 1 : 0])))
                 add_term(w, freq, loop, load ? MAYA_KW_LD_SHARED : MAYA_KW_ST_SHARED, MAYA_KW_NO_PARAM,
-                         bytes * fragment_conflicts(w, in, elem));
+                         bytes * kw_fragment_conflicts(w, in, elem));
             else
                 add_term(w, freq, loop, load ? MAYA_KW_LD_GLOBAL : MAYA_KW_ST_GLOBAL,
                          load ? kw_base_param(w, a, 0) : stored_param(w, a), bytes);

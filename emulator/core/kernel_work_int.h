@@ -58,7 +58,7 @@ struct kw {
     uint32_t *rhash;
     uint32_t rbits;
     int32_t *env;             /* per register: expression */
-    uint8_t *shwin;           /* per register: holds a generic address into shared memory (kernel_window.c) */
+    uint8_t *shwin;           /* per register: holds a generic address into shared memory (kernel_shared.c) */
     uint32_t nshwin;
     /* control flow */
     int32_t *label_inst;      /* per label: instruction index */
@@ -115,10 +115,12 @@ uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in);
 /* A register's id by name (made on first sight; -1 out of memory). */
 int32_t kw_reg_id(struct kw *w, struct emu_slice s);
 
-/* Generic addresses into shared memory (kernel_window.c): find the
+/* Generic addresses into shared memory (kernel_shared.c): find the
  * registers that hold one, once every register has its id; then whether an
  * address operand ("[%rd4+16]") goes through one. */
 int kw_find_shared_window(struct kw *w);
 int kw_in_shared_window(struct kw *w, struct emu_slice addr);
+/* A fragment load's (wmma.load) bank-conflict replays: 1 to 8 (kernel_shared.c). */
+double kw_fragment_conflicts(struct kw *w, const struct emu_ptx_inst *in, unsigned elem);
 
 #endif

@@ -1,4 +1,6 @@
-/* Generic addresses into shared memory, in PTX: which registers hold one,
+/* Shared memory as the kernel analysis sees it.
+ *
+ * Generic addresses into shared memory, in PTX: which registers hold one,
  * so that a load or store that names no state space through them is
  * counted as shared memory, not global. nvcc writes such accesses where a
  * pointer to shared memory is kept in a variable: wmma::load_matrix_sync of
@@ -17,6 +19,10 @@
  * iterating from "every written register holds one" down to the fixed
  * point: a few passes over the instructions. SASS is not read so: the
  * compiler turns such accesses into LDS and STS there.
+ *
+ * Bank conflicts of fragment loads (kw_fragment_conflicts, at the end):
+ * how many times the shared-memory pipe replays a wmma.load whose rows
+ * start on the same banks.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -146,4 +152,29 @@ int kw_in_shared_window(struct kw *w, struct emu_slice addr)
         return 0;
     int32_t r = address_reg(w, addr);
     return r >= 0 && w->shwin[r];
+}
+
+/* Shared memory serves a warp's 32 banks of 4 bytes a clock; a fragment
+ * load or store (wmma.load/store: ldmatrix's pattern, 16 bytes from each of
+ * 8 rows a phase) whose rows start at the same banks is replayed once per
+ * row that meets another: rows ldm x elem bytes apart fall on 128 / gcd
+ * distinct 16-byte bank groups. 64-byte rows (ldm 32 halves) meet 4-way,
+ * 128 or 256 bytes (64 or 128 halves) 8-way; padded rows (ldm 40: 80
+ * bytes) none. The bytes a fragment moves count once per replay, as the
+ * shared-memory pipe spends them. 1 where ldm is not a known constant. */
+double kw_fragment_conflicts(struct kw *w, const struct emu_ptx_inst *in, unsigned elem)
+{
+    double ldm;
+    if (in->nops < 3 || !kx_is_const(w, kw_operand(w, in->ops[2]), &ldm) || !(ldm > 0) || ldm > 1e6)
+        return 1;
+    unsigned long pitch = (unsigned long)ldm * elem;
+    if (pitch % 16)
+        return 1;
+    int groups = 0, seen[8] = { 0 };
+    for (unsigned r = 0; r < 8; r++) {
+        int g = (int)((r * pitch) % 128 / 16);
+        if (!seen[g])
+            seen[g] = 1, groups++;
+    }
+    return 8.0 / groups;
 }
