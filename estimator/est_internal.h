@@ -36,6 +36,9 @@ struct est_kwork {
     int regs, smem_bytes;    /* per thread / per block (static + dynamic); 0 unknown */
     int source, flags;       /* enum maya_kw_source, MAYA_KW_F_* */
     int unresolved;          /* terms whose multiplier did not evaluate (counted once) */
+    /* per class: the most work a block does over the mean block's (1:
+     * blocks alike; over 16 sampled blocks, where work follows %ctaid) */
+    double block_spread[MAYA_KW_NCLASSES];
 };
 
 /* What a launch tells about its pointers (from its LAUNCH record). */

@@ -620,6 +620,59 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
     return entered_mean(&e);
 }
 
+/* Blocks of uneven work (a causal attention's query blocks see 1 to all
+ * key blocks; tensor lists' chunks): each class's work in 16 sampled
+ * blocks (block indices pinned, threads spread), the largest over the
+ * mean, for the terms whose multiplier follows %ctaid or a block's entry
+ * of a parameter array (gathered). Blocks alike (no such term, or samples
+ * not known) leave 1. Costs the 16 rows' evaluation only for such kernels. */
+static void block_spreads(const struct maya_kwork *w, const struct maya_rec_launch *l, const unsigned char *params,
+                          const struct val *v, struct joint *B, const uint8_t *gathered, struct est_kwork *out)
+{
+    for (int c = 0; c < MAYA_KW_NCLASSES; c++)
+        out->block_spread[c] = 1;
+    double blocks = (double)l->grid[0] * l->grid[1] * l->grid[2];
+    if (blocks < 2 || w->nexprs == 0)
+        return;
+    const struct maya_kexpr *x = maya_kwork_exprs(w);
+    const struct maya_kterm *t = maya_kwork_terms(w);
+    uint8_t small[256], *blk = w->nexprs <= 256 ? small : malloc(w->nexprs);
+    if (!blk)
+        return;
+    for (uint32_t i = 0; i < w->nexprs; i++) {
+        unsigned ops = maya_kx_operands(x[i].op);
+        blk[i] = gathered[i] || (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z) ||
+                 ((ops & 1) && blk[x[i].a]) || ((ops & 2) && blk[x[i].b]) || ((ops & 4) && blk[x[i].c]);
+    }
+    int any = 0;
+    for (uint32_t i = 0; i < w->nterms && !any; i++)
+        any = blk[t[i].mult] && v[t[i].mult].known;
+    if (any && joint_rows(w, w->nexprs, l, params, B)) {
+        double sum[MAYA_KW_NCLASSES][JOINT_SAMPLES];
+        memset(sum, 0, sizeof sum);
+        int ok = 1;
+        for (uint32_t i = 0; i < w->nterms && ok; i++) {
+            struct val m = v[t[i].mult];
+            if (!m.known)
+                continue;
+            for (int k = 0; k < JOINT_SAMPLES; k++) {
+                struct val r = blk[t[i].mult] ? B->v[(size_t)k * w->nexprs + t[i].mult] : m;
+                ok &= r.known;
+                sum[t[i].cls][k] += (double)t[i].amount * (r.known && r.avg > 0 ? fmin(r.avg, 1e15) : 0);
+            }
+        }
+        for (int c = 0; c < MAYA_KW_NCLASSES && ok; c++) {
+            double mean = 0, most = 0;
+            for (int k = 0; k < JOINT_SAMPLES; k++)
+                mean += sum[c][k] / JOINT_SAMPLES, most = fmax(most, sum[c][k]);
+            if (mean > 0)
+                out->block_spread[c] = fmax(1, most / mean);
+        }
+    }
+    if (blk != small)
+        free(blk);
+}
+
 int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,
                    struct est_kwork *out)
 {
@@ -657,6 +710,7 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
             v[i] = block_mean(w, i, l, params, &B, v[i]);
     }
     free(J.v);
+    block_spreads(w, l, params, v, &B, gathered, out);
     free(B.v);
     if (gathered != gsmall)
         free(gathered);
@@ -744,6 +798,50 @@ static double blocks_per_sm(const struct maya_gpu_spec *g, const struct est_kwor
     return n >= 1 ? n : 1;
 }
 
+/* The spread of block work (est_kwork.block_spread) in the classes a unit
+ * serves. */
+static double unit_spread(const struct est_kwork *k, const char *unit)
+{
+    static const struct { const char *unit; uint8_t cls[3]; int n; } map[] = {
+        { "dram", { MAYA_KW_LD_GLOBAL, MAYA_KW_ST_GLOBAL }, 2 },
+        { "l2", { MAYA_KW_LD_GLOBAL, MAYA_KW_ST_GLOBAL }, 2 },
+        { "fp", { MAYA_KW_FLOP_FP64, MAYA_KW_FLOP_FP32, MAYA_KW_FLOP_FP16 }, 3 },
+        { "tensor", { MAYA_KW_MMA_TF32, MAYA_KW_MMA_FP16, MAYA_KW_MMA_FP8 }, 3 },
+        { "sfu", { MAYA_KW_SFU }, 1 },
+        { "shared", { MAYA_KW_LD_SHARED, MAYA_KW_ST_SHARED }, 2 },
+        { "issue", { MAYA_KW_INSTS }, 1 },
+        { "staging", { MAYA_KW_LD_SHARED, MAYA_KW_ST_SHARED, MAYA_KW_INSTS }, 3 },
+    };
+    double r = 1;
+    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
+        if (!strcmp(map[i].unit, unit))
+            for (int j = 0; j < map[i].n; j++)
+                r = fmax(r, k->block_spread[map[i].cls[j]]);
+    if (!strcmp(unit, "tensor"))
+        r = fmax(r, fmax(k->block_spread[MAYA_KW_MMA_FP64], k->block_spread[MAYA_KW_MMA_INT8]));
+    return isfinite(r) ? r : 1;
+}
+
+/* Blocks of uneven work: the GPU hands a block to an SM as one frees up,
+ * so a launch ends with its last blocks, not at the balanced time. One
+ * wave (every block resident at once) ends with its longest block: the
+ * mean block's time times the spread. More waves end about the longest
+ * block's excess over the mean after the balanced time (greedy dispatch of
+ * a causal attention's 2,048 blocks of 2 to 128 units on 264 slots: 576
+ * to 586 units where the balanced time is 504 and this gives 567). Blocks
+ * alike (spread 1) keep the waves' time. */
+static double uneven_blocks(const struct est_kwork *k, const char *unit, double body, double blocks, double slots,
+                            double waves)
+{
+    double r = unit_spread(k, unit);
+    if (!(r > 1) || blocks < 2 || !(body > 0) || !isfinite(body))
+        return body;
+    if (blocks <= slots)
+        return body * r;
+    double balanced = body * blocks / (waves * slots), mean_block = balanced * slots / blocks;
+    return fmax(body, balanced + (r - 1) * mean_block);
+}
+
 void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, struct est_kwork_times *t)
 {
     memset(t, 0, sizeof *t);
@@ -823,6 +921,7 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
             bound = units[i].name;
         }
     t->bound = bound;
+    body = uneven_blocks(k, bound, body, blocks, slots, waves);
     double floor_ns = f->kernel_floor_ns > 0 ? f->kernel_floor_ns : 2000;
     t->total_ns = floor_ns + (isfinite(body) ? body : 0);
 }

@@ -701,6 +701,87 @@ static void test_fragment_conflicts(void)
     free(keep);
 }
 
+/* Block x loads x + 1 words: its work follows %ctaid (a causal
+ * attention's query blocks); its spread over 64 blocks is near 2. */
+static const char triangle[] =
+    ".version 8.7\n.target sm_90\n.address_size 64\n"
+    ".visible .entry tri(\n\t.param .u64 tri_param_0\n)\n{\n"
+    "\t.reg .pred %p<3>;\n\t.reg .b32 %r<12>;\n\t.reg .f32 %f<5>;\n\t.reg .b64 %rd<10>;\n"
+    "\tld.param.u64 %rd1, [tri_param_0];\n\tmov.u32 %r1, %ctaid.x;\n\tadd.s32 %r2, %r1, 1;\n\tmov.u32 %r3, 0;\n"
+    "$L__BB0_1:\n\tmul.wide.s32 %rd2, %r3, 4;\n\tadd.s64 %rd3, %rd1, %rd2;\n\tld.global.f32 %f1, [%rd3];\n"
+    "\tadd.s32 %r3, %r3, 1;\n\tsetp.lt.s32 %p1, %r3, %r2;\n\t@%p1 bra $L__BB0_1;\n\tret;\n}\n";
+
+static void test_block_spread(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(triangle, sizeof triangle - 1, "tri", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 64, 1, 128, 1);
+    struct est_kwork k;
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    /* x + 1 words a thread, 32.5 on average; the same address for all of
+     * a block's threads: one request a warp */
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 64 * 128 * 32.5 * 4 / 32, 0.03);
+    EXPECT(k.block_spread[MAYA_KW_LD_GLOBAL] > 1.6 && k.block_spread[MAYA_KW_LD_GLOBAL] <= 2.0);
+    EXPECT(k.block_spread[MAYA_KW_FLOP_FP32] == 1);
+    free(keep);
+    /* the same loop over the threads (x: %tid.x) leaves blocks alike */
+    w = analyse(uniform_loads, sizeof uniform_loads - 1, "uni", &keep);
+    if (!w)
+        return;
+    launch(&b, 4, 1, 256, 1);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    EXPECT(k.block_spread[MAYA_KW_LD_GLOBAL] == 1);
+    free(keep);
+}
+
+/* Blocks of uneven work end after the balanced time: one wave with its
+ * longest block, more waves by the longest block's excess over the mean;
+ * blocks alike keep the waves' time. */
+static void test_uneven_blocks(void)
+{
+    struct maya_gpu_spec g;
+    memset(&g, 0, sizeof g);
+    g.prop.multiProcessorCount = 100;
+    g.prop.maxThreadsPerMultiProcessor = 2048;
+    g.prop.maxBlocksPerMultiProcessor = 1; /* one slot an SM: 100 slots */
+    g.perf.fp32_tflops = 50;
+    g.perf.sm_clock_mhz = 1000;
+    g.perf.kernel_floor_ns = 1000;
+    struct est_kwork k;
+    memset(&k, 0, sizeof k);
+    k.threads_per_block = 256;
+    k.amount[MAYA_KW_INSTS] = 1e9; /* issue-bound */
+    for (int c = 0; c < MAYA_KW_NCLASSES; c++)
+        k.block_spread[c] = 1;
+    struct est_kwork_times t, alike;
+    /* 250 blocks: 3 waves, the last half full */
+    k.blocks = 250;
+    k.threads = k.blocks * k.threads_per_block;
+    est_kwork_times(&g, &k, &alike);
+    EXPECT(strcmp(alike.bound, "issue") == 0 && alike.waves == 3);
+    k.block_spread[MAYA_KW_INSTS] = 2;
+    est_kwork_times(&g, &k, &t);
+    double body = alike.total_ns - 1000, balanced = body * 250 / 300, mean_block = balanced * 100 / 250;
+    NEAR(t.total_ns - 1000, fmax(body, balanced + mean_block), 0.001);
+    EXPECT(t.total_ns > alike.total_ns);
+    /* a spread in a class the bounding unit does not serve changes nothing */
+    k.block_spread[MAYA_KW_INSTS] = 1;
+    k.block_spread[MAYA_KW_SFU] = 4;
+    est_kwork_times(&g, &k, &t);
+    NEAR(t.total_ns, alike.total_ns, 0.001);
+    /* one wave: the longest block */
+    k.blocks = 80;
+    k.threads = k.blocks * k.threads_per_block;
+    k.block_spread[MAYA_KW_SFU] = 1;
+    est_kwork_times(&g, &k, &alike);
+    k.block_spread[MAYA_KW_INSTS] = 1.5;
+    est_kwork_times(&g, &k, &t);
+    NEAR(t.total_ns - 1000, (alike.total_ns - 1000) * 1.5, 0.001);
+}
+
 static void test_unresolved(void)
 {
     void *keep;
@@ -1996,6 +2077,8 @@ int main(void)
     test_row_loads();
     test_shared_window();
     test_fragment_conflicts();
+    test_uneven_blocks();
+    test_block_spread();
     test_sel_step();
     test_sel_pred();
     test_sass_u16_grid();
