@@ -620,14 +620,40 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
     return entered_mean(&e);
 }
 
+/* One block's work per class (added to sums): its indices pinned (pin),
+ * its threads spread; an expression that follows neither the block nor
+ * its reads (blk) has the launch's value (v). 0 where a multiplier is not
+ * known in the block. */
+static int block_work(const struct maya_kwork *w, const struct maya_rec_launch *l, const unsigned char *params,
+                      const struct val *v, const uint8_t *blk, uint32_t upto, const double *pin, struct val *row,
+                      double *sums)
+{
+    const struct maya_kexpr *x = maya_kwork_exprs(w);
+    const struct maya_kterm *t = maya_kwork_terms(w);
+    for (uint32_t e = 0; e < upto; e++)
+        row[e] = blk[e] ? eval1(&x[e], row, l, params, pin) : v[e];
+    for (uint32_t i = 0; i < w->nterms; i++) {
+        struct val r = v[t[i].mult];
+        if (!r.known)
+            continue;
+        if (blk[t[i].mult])
+            r = row[t[i].mult];
+        if (!r.known)
+            return 0;
+        sums[t[i].cls] += (double)t[i].amount * (r.avg > 0 ? fmin(r.avg, 1e15) : 0);
+    }
+    return 1;
+}
+
 /* Blocks of uneven work (a causal attention's query blocks see 1 to all
  * key blocks; tensor lists' chunks): each class's work in 16 sampled
  * blocks (block indices pinned, threads spread), the largest over the
  * mean, for the terms whose multiplier follows %ctaid or a block's entry
  * of a parameter array (gathered). Blocks alike (no such term, or samples
- * not known) leave 1. Costs the 16 rows' evaluation only for such kernels. */
+ * not known) leave 1. Costs two blocks' evaluation for kernels with such
+ * terms, 16 more where the first and last blocks differ. */
 static void block_spreads(const struct maya_kwork *w, const struct maya_rec_launch *l, const unsigned char *params,
-                          const struct val *v, struct joint *B, const uint8_t *gathered, struct est_kwork *out)
+                          const struct val *v, const uint8_t *gathered, struct est_kwork *out)
 {
     for (int c = 0; c < MAYA_KW_NCLASSES; c++)
         out->block_spread[c] = 1;
@@ -644,31 +670,43 @@ static void block_spreads(const struct maya_kwork *w, const struct maya_rec_laun
         blk[i] = gathered[i] || (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z) ||
                  ((ops & 1) && blk[x[i].a]) || ((ops & 2) && blk[x[i].b]) || ((ops & 4) && blk[x[i].c]);
     }
-    int any = 0;
-    for (uint32_t i = 0; i < w->nterms && !any; i++)
-        any = blk[t[i].mult] && v[t[i].mult].known;
-    if (any && joint_rows(w, w->nexprs, l, params, B)) {
-        double sum[MAYA_KW_NCLASSES][JOINT_SAMPLES];
-        memset(sum, 0, sizeof sum);
-        int ok = 1;
-        for (uint32_t i = 0; i < w->nterms && ok; i++) {
-            struct val m = v[t[i].mult];
-            if (!m.known)
-                continue;
-            for (int k = 0; k < JOINT_SAMPLES; k++) {
-                struct val r = blk[t[i].mult] ? B->v[(size_t)k * w->nexprs + t[i].mult] : m;
-                ok &= r.known;
-                sum[t[i].cls][k] += (double)t[i].amount * (r.known && r.avg > 0 ? fmin(r.avg, 1e15) : 0);
-            }
+    uint32_t upto = 0;
+    for (uint32_t i = 0; i < w->nterms; i++)
+        if (blk[t[i].mult] && v[t[i].mult].known && (uint32_t)t[i].mult + 1 > upto)
+            upto = (uint32_t)t[i].mult + 1;
+    /* the first and the last block first: where they do the same work
+     * (within 5 % in every class: a grid-stride loop), blocks are alike;
+     * otherwise 16 sampled blocks */
+    struct val *row = upto ? malloc(upto * sizeof *row) : NULL;
+    double ends[2][MAYA_KW_NCLASSES], sum[MAYA_KW_NCLASSES][JOINT_SAMPLES];
+    memset(ends, 0, sizeof ends);
+    memset(sum, 0, sizeof sum);
+    int ok = row != NULL, differ = 0;
+    for (int end = 0; end < 2 && ok; end++) {
+        double pin[MAYA_SR_NSREGS];
+        for (int j = 0; j < MAYA_SR_NSREGS; j++) {
+            struct val r = sreg(l, j);
+            pin[j] = j < MAYA_SR_CTAID_X || j > MAYA_SR_CTAID_Z ? NAN : !r.known ? 0 : end ? r.hi : r.lo;
         }
-        for (int c = 0; c < MAYA_KW_NCLASSES && ok; c++) {
-            double mean = 0, most = 0;
-            for (int k = 0; k < JOINT_SAMPLES; k++)
-                mean += sum[c][k] / JOINT_SAMPLES, most = fmax(most, sum[c][k]);
-            if (mean > 0)
-                out->block_spread[c] = fmax(1, most / mean);
-        }
+        ok = block_work(w, l, params, v, blk, upto, pin, row, ends[end]);
     }
+    for (int c = 0; c < MAYA_KW_NCLASSES && ok; c++)
+        differ |= fabs(ends[0][c] - ends[1][c]) > 0.05 * fmax(ends[0][c], ends[1][c]);
+    for (int k = 0; k < JOINT_SAMPLES && ok && differ; k++) {
+        double pin[MAYA_SR_NSREGS], one[MAYA_KW_NCLASSES] = { 0 };
+        joint_pins(l, k, 1, pin);
+        ok = block_work(w, l, params, v, blk, upto, pin, row, one);
+        for (int c = 0; c < MAYA_KW_NCLASSES; c++)
+            sum[c][k] = one[c];
+    }
+    for (int c = 0; c < MAYA_KW_NCLASSES && ok && differ; c++) {
+        double mean = 0, most = 0;
+        for (int k = 0; k < JOINT_SAMPLES; k++)
+            mean += sum[c][k] / JOINT_SAMPLES, most = fmax(most, sum[c][k]);
+        if (mean > 0)
+            out->block_spread[c] = fmax(1, most / mean);
+    }
+    free(row);
     if (blk != small)
         free(blk);
 }
@@ -710,7 +748,7 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
             v[i] = block_mean(w, i, l, params, &B, v[i]);
     }
     free(J.v);
-    block_spreads(w, l, params, v, &B, gathered, out);
+    block_spreads(w, l, params, v, gathered, out);
     free(B.v);
     if (gathered != gsmall)
         free(gathered);
