@@ -33,29 +33,8 @@
 /* The register an operand names ("%rd4"), or -1. */
 static int32_t reg_of(struct kw *w, struct emu_slice s)
 {
-    if (s.n < 2 || s.p[0] != '%')
-        return -1;
-    for (uint32_t i = 1; i < s.n; i++)
-        if (s.p[i] == ',' || s.p[i] == ' ' || s.p[i] == '+' || s.p[i] == ']' || s.p[i] == '|')
-            return -1;
-    int32_t r = kw_reg_id(w, s);
+    int32_t r = kw_is_reg(s) ? kw_reg_id(w, s) : -1;
     return r >= 0 && (uint32_t)r < w->nshwin ? r : -1;
-}
-
-/* The register of an address operand "[%rd4]" or "[%rd4+16]", or -1. */
-static int32_t address_reg(struct kw *w, struct emu_slice s)
-{
-    if (s.n < 3 || s.p[0] != '[')
-        return -1;
-    uint32_t q = 1;
-    while (q < s.n && s.p[q] != '+' && s.p[q] != '-' && s.p[q] != ']')
-        q++;
-    return reg_of(w, (struct emu_slice){ s.p + 1, q - 1 });
-}
-
-static int is_op(struct emu_slice opc, const char *name)
-{
-    return emu_slice_is(opc, name);
 }
 
 /* Does this write make a generic address into shared memory, given the
@@ -63,11 +42,11 @@ static int is_op(struct emu_slice opc, const char *name)
 static int makes_window(struct kw *w, const struct emu_ptx_inst *in, int local_window)
 {
     struct emu_slice op = in->op, opc = emu_ptx_opcode(op);
-    if (is_op(opc, "cvta"))
+    if (emu_slice_is(opc, "cvta"))
         return emu_ptx_has_part(op, "shared") && !emu_ptx_has_part(op, "to");
-    if (is_op(opc, "ld"))
+    if (emu_slice_is(opc, "ld"))
         return emu_ptx_has_part(op, "local") && kw_type_of(op, NULL) == 8 && kw_vec_of(op) == 1 && local_window;
-    if (!is_op(opc, "mov") && !is_op(opc, "cvt") && !is_op(opc, "add") && !is_op(opc, "sub"))
+    if (!emu_slice_is(opc, "mov") && !emu_slice_is(opc, "cvt") && !emu_slice_is(opc, "add") && !emu_slice_is(opc, "sub"))
         return 0;
     for (uint32_t i = 1; i < in->nops; i++) {
         int32_t r = reg_of(w, in->ops[i]);
@@ -88,14 +67,14 @@ int kw_find_shared_window(struct kw *w)
         return 0;
     int any_cvta = 0;
     for (uint32_t i = 0; i < k->ninsts; i++)
-        any_cvta |= is_op(emu_ptx_opcode(k->insts[i].op), "cvta") && emu_ptx_has_part(k->insts[i].op, "shared");
+        any_cvta |= emu_slice_is(emu_ptx_opcode(k->insts[i].op), "cvta") && emu_ptx_has_part(k->insts[i].op, "shared");
     if (!any_cvta)
         return 0;
     /* start from every written register, and shrink */
     for (uint32_t i = 0; i < k->ninsts; i++) {
         const struct emu_ptx_inst *in = &k->insts[i];
         int32_t r = in->nops >= 1 ? reg_of(w, in->ops[0]) : -1;
-        if (r >= 0 && !is_op(emu_ptx_opcode(in->op), "st"))
+        if (r >= 0 && !emu_slice_is(emu_ptx_opcode(in->op), "st"))
             w->shwin[r] = 1;
     }
     for (int changed = 1, pass = 0; changed && pass < 64; pass++) {
@@ -105,36 +84,25 @@ int kw_find_shared_window(struct kw *w)
         for (uint32_t i = 0; i < k->ninsts; i++) {
             const struct emu_ptx_inst *in = &k->insts[i];
             struct emu_slice op = in->op;
-            if (!is_op(emu_ptx_opcode(op), "st") || !emu_ptx_has_part(op, "local") || kw_type_of(op, NULL) != 8 ||
+            if (!emu_slice_is(emu_ptx_opcode(op), "st") || !emu_ptx_has_part(op, "local") || kw_type_of(op, NULL) != 8 ||
                 in->nops < 2)
                 continue;
             /* a register, or a vector of them: {%rd22, %rd23} */
-            struct emu_slice v = in->ops[1];
-            const char *p = v.p, *end = v.p + v.n;
-            if (p < end && *p == '{')
-                p++;
-            while (p < end) {
-                while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
-                    p++;
-                const char *q = p;
-                while (q < end && *q != ',' && *q != '}' && *q != ' ' && *q != '\t')
-                    q++;
-                if (q == p)
+            for (unsigned j = 0;; j++) {
+                struct emu_slice item = kw_list_item(in->ops[1], j);
+                if (!item.n)
                     break;
-                int32_t r = reg_of(w, (struct emu_slice){ p, (uint32_t)(q - p) });
+                int32_t r = reg_of(w, item);
                 if (r >= 0 && w->shwin[r])
                     stored = 1;
                 else
                     other = 1;
-                p = q;
-                while (p < end && *p == '}')
-                    p++;
             }
         }
         int local_window = stored && !other;
         for (uint32_t i = 0; i < k->ninsts; i++) {
             const struct emu_ptx_inst *in = &k->insts[i];
-            if (in->nops < 1 || is_op(emu_ptx_opcode(in->op), "st"))
+            if (in->nops < 1 || emu_slice_is(emu_ptx_opcode(in->op), "st"))
                 continue;
             int32_t r = reg_of(w, in->ops[0]);
             if (r >= 0 && w->shwin[r] && !makes_window(w, in, local_window)) {
@@ -150,7 +118,7 @@ int kw_in_shared_window(struct kw *w, struct emu_slice addr)
 {
     if (!w->shwin)
         return 0;
-    int32_t r = address_reg(w, addr);
+    int32_t r = reg_of(w, kw_address_name(w, addr));
     return r >= 0 && w->shwin[r];
 }
 

@@ -137,7 +137,7 @@ static int sass_reg(struct emu_slice s)
     return 1;
 }
 
-static int is_reg(struct emu_slice s)
+int kw_is_reg(struct emu_slice s)
 {
     if (sass_reg(s))
         return 1;
@@ -279,7 +279,7 @@ uint32_t kw_operand(struct kw *w, struct emu_slice s)
         return kx_node(w, MAYA_KX_SREG, (uint8_t)sr, 0, 0, 0, 0);
     if (kw_literal(s, &v))
         return kx_const(w, v);
-    if (is_reg(s)) {
+    if (kw_is_reg(s)) {
         int32_t r = reg_id(w, s);
         return r < 0 ? X_UNKNOWN : (uint32_t)w->env[r];
     }
@@ -312,7 +312,7 @@ static void set_reg(struct kw *w, struct emu_slice s, uint32_t e)
             set_reg(w, (struct emu_slice){ s.p + i + 1, s.n - i - 1 }, X_UNKNOWN);
             return;
         }
-    if (!is_reg(s))
+    if (!kw_is_reg(s))
         return;
     int32_t r = reg_id(w, s);
     if (r >= 0)
@@ -493,24 +493,32 @@ static int varies(const struct kw *w, uint32_t e, unsigned sregs, int depth)
            ((ops & 4) && varies(w, x->c, sregs, depth + 1));
 }
 
-/* The register of "[%rd4+16]" (or of "[%rd4]"); X_UNKNOWN for a symbol. */
-static uint32_t address(struct kw *w, struct emu_slice s)
+/* The register an address operand names: "[%rd4+16]" (or "[%rd4]") and
+ * SASS's desc[UR4][R8.64+0x10], [R2.64], [R3+UR4+0x100]: the last
+ * bracket's first register (a 64-bit pair is named by its low half); an
+ * empty slice where there is no bracket. */
+struct emu_slice kw_address_name(const struct kw *w, struct emu_slice s)
 {
-    /* SASS: desc[UR4][R8.64+0x10], [R2.64], [R3+UR4+0x100]: the last bracket's
-     * first register (a 64-bit pair is named by its low half) */
     const char *lb = NULL;
     for (uint32_t i = 0; i < s.n; i++)
         if (s.p[i] == '[')
             lb = s.p + i;
     if (!lb)
-        return X_UNKNOWN;
+        return (struct emu_slice){ s.p, 0 };
     const char *p = lb + 1, *end = s.p + s.n;
     while (p < end && (*p == ' ' || *p == '\t'))
         p++;
     const char *q = p;
     while (q < end && *q != '+' && *q != '-' && *q != ']' && *q != ' ' && *q != '\t' && (*q != '.' || !w->k->sass))
         q++;
-    return kw_operand(w, (struct emu_slice){ p, (uint32_t)(q - p) });
+    return (struct emu_slice){ p, (uint32_t)(q - p) };
+}
+
+/* The value of the register an address operand names; X_UNKNOWN for a symbol. */
+static uint32_t address(struct kw *w, struct emu_slice s)
+{
+    struct emu_slice name = kw_address_name(w, s);
+    return name.n ? kw_operand(w, name) : X_UNKNOWN;
 }
 
 /* ---- terms ---- */
@@ -864,13 +872,13 @@ static int each_dest(struct kw *w, const struct emu_ptx_inst *in, int (*fn)(stru
             q++;
         struct emu_slice s = { p, (uint32_t)(q - p) };
         p = q;
-        if (!is_reg(s))
+        if (!kw_is_reg(s))
             continue;
         int32_t r = reg_id(w, s);
         if (r < 0 || fn(w, r, arg) < 0)
             return -1;
     }
-    if (kw_is_pair(in) && is_reg(in->ops[2])) {
+    if (kw_is_pair(in) && kw_is_reg(in->ops[2])) {
         int32_t r = reg_id(w, in->ops[2]);
         if (r < 0 || fn(w, r, arg) < 0)
             return -1;
@@ -1162,7 +1170,7 @@ static void leave_loop(struct kw *w, uint32_t l)
 }
 
 /* The n-th register of a list "{R2, R3}" (n from 0); 0 length past its end. */
-static struct emu_slice list_item(struct emu_slice s, unsigned n)
+struct emu_slice kw_list_item(struct emu_slice s, unsigned n)
 {
     const char *p = s.p, *end = s.p + s.n;
     for (unsigned i = 0;; i++) {
@@ -1186,14 +1194,14 @@ static void move_list(struct kw *w, const struct emu_ptx_inst *in, uint32_t g)
     uint32_t vals[4];
     unsigned n = 0;
     for (; n < 4; n++) { /* read every source before writing: a list may overlap itself */
-        struct emu_slice src = list_item(in->ops[1], n);
+        struct emu_slice src = kw_list_item(in->ops[1], n);
         if (!src.n)
             break;
         vals[n] = kw_operand(w, src);
     }
     for (unsigned i = 0; i < n; i++) {
-        struct emu_slice d = list_item(in->ops[0], i);
-        int32_t r = d.n && is_reg(d) ? reg_id(w, d) : -1;
+        struct emu_slice d = kw_list_item(in->ops[0], i);
+        int32_t r = d.n && kw_is_reg(d) ? reg_id(w, d) : -1;
         if (r < 0)
             continue;
         w->env[r] = (int32_t)(in->guard.n && g != X_ONE ? kx_sel(w, g, vals[i], (uint32_t)w->env[r]) : vals[i]);
@@ -1281,11 +1289,11 @@ static int interpret(struct kw *w)
             uint32_t v = kw_value(w, in);
             if (in->guard.n && g != X_ONE) {
                 /* a guarded write keeps the old value for the other threads */
-                int32_t r = is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
+                int32_t r = kw_is_reg(in->ops[0]) ? reg_id(w, in->ops[0]) : -1;
                 v = r >= 0 ? kx_sel(w, g, v, (uint32_t)w->env[r]) : X_UNKNOWN;
             }
             set_reg(w, in->ops[0], v);
-            if (w->k->sass && kw_is_pair(in) && is_reg(in->ops[2])) {
+            if (w->k->sass && kw_is_pair(in) && kw_is_reg(in->ops[2])) {
                 int32_t r = reg_id(w, in->ops[2]);
                 uint32_t hi = kw_cbank(w, in->ops[3], 4, 0);
                 if (r >= 0)

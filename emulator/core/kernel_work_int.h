@@ -112,8 +112,13 @@ uint16_t kw_base_param(const struct kw *w, uint32_t e, int depth);
 int kw_is_pair(const struct emu_ptx_inst *in);
 /* The value an instruction gives its destination register (kernel_value.c). */
 uint32_t kw_value(struct kw *w, const struct emu_ptx_inst *in);
-/* A register's id by name (made on first sight; -1 out of memory). */
+/* A register's id by name (made on first sight; -1 out of memory); whether
+ * an operand names a register; the register an address operand names
+ * (empty where none); the n-th item of a list "{%r1, %r2}". */
 int32_t kw_reg_id(struct kw *w, struct emu_slice s);
+int kw_is_reg(struct emu_slice s);
+struct emu_slice kw_address_name(const struct kw *w, struct emu_slice s);
+struct emu_slice kw_list_item(struct emu_slice s, unsigned n);
 
 /* Generic addresses into shared memory (kernel_shared.c): find the
  * registers that hold one, once every register has its id; then whether an
