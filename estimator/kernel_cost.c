@@ -620,23 +620,27 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
     return entered_mean(&e);
 }
 
+/* est_kwork_eval's bits per expression */
+#define GATHERED 1  /* a parameter array's element at an index spread over the launch */
+#define PER_BLOCK 2 /* follows the block: %ctaid, or GATHERED */
+
 /* One block's work per class (added to sums): its indices pinned (pin),
- * its threads spread; an expression that follows neither the block nor
- * its reads (blk) has the launch's value (v). 0 where a multiplier is not
+ * its threads spread; an expression that does not follow the block
+ * (bits: PER_BLOCK) has the launch's value (v). 0 where a multiplier is not
  * known in the block. */
 static int block_work(const struct maya_kwork *w, const struct maya_rec_launch *l, const unsigned char *params,
-                      const struct val *v, const uint8_t *blk, uint32_t upto, const double *pin, struct val *row,
+                      const struct val *v, const uint8_t *bits, uint32_t upto, const double *pin, struct val *row,
                       double *sums)
 {
     const struct maya_kexpr *x = maya_kwork_exprs(w);
     const struct maya_kterm *t = maya_kwork_terms(w);
     for (uint32_t e = 0; e < upto; e++)
-        row[e] = blk[e] ? eval1(&x[e], row, l, params, pin) : v[e];
+        row[e] = bits[e] & PER_BLOCK ? eval1(&x[e], row, l, params, pin) : v[e];
     for (uint32_t i = 0; i < w->nterms; i++) {
         struct val r = v[t[i].mult];
         if (!r.known)
             continue;
-        if (blk[t[i].mult])
+        if (bits[t[i].mult] & PER_BLOCK)
             r = row[t[i].mult];
         if (!r.known)
             return 0;
@@ -649,36 +653,27 @@ static int block_work(const struct maya_kwork *w, const struct maya_rec_launch *
  * key blocks; tensor lists' chunks): each class's work in 16 sampled
  * blocks (block indices pinned, threads spread), the largest over the
  * mean, for the terms whose multiplier follows %ctaid or a block's entry
- * of a parameter array (gathered). Blocks alike (no such term, or samples
+ * of a parameter array (bits: PER_BLOCK). Blocks alike (no such term, or samples
  * not known) leave 1. Costs two blocks' evaluation for kernels with such
  * terms, 16 more where the first and last blocks differ. */
 static void block_spreads(const struct maya_kwork *w, const struct maya_rec_launch *l, const unsigned char *params,
-                          const struct val *v, const uint8_t *gathered, struct est_kwork *out)
+                          const struct val *v, const uint8_t *bits, struct est_kwork *out)
 {
     for (int c = 0; c < MAYA_KW_NCLASSES; c++)
         out->block_spread[c] = 1;
     double blocks = (double)l->grid[0] * l->grid[1] * l->grid[2];
     if (blocks < 2 || w->nexprs == 0)
         return;
-    const struct maya_kexpr *x = maya_kwork_exprs(w);
     const struct maya_kterm *t = maya_kwork_terms(w);
-    uint8_t small[256], *blk = w->nexprs <= 256 ? small : malloc(w->nexprs);
-    if (!blk)
-        return;
-    for (uint32_t i = 0; i < w->nexprs; i++) {
-        unsigned ops = maya_kx_operands(x[i].op);
-        blk[i] = gathered[i] || (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z) ||
-                 ((ops & 1) && blk[x[i].a]) || ((ops & 2) && blk[x[i].b]) || ((ops & 4) && blk[x[i].c]);
-    }
     uint32_t upto = 0;
     for (uint32_t i = 0; i < w->nterms; i++)
-        if (blk[t[i].mult] && v[t[i].mult].known && (uint32_t)t[i].mult + 1 > upto)
+        if ((bits[t[i].mult] & PER_BLOCK) && v[t[i].mult].known && (uint32_t)t[i].mult + 1 > upto)
             upto = (uint32_t)t[i].mult + 1;
     /* the first and the last block first: where they do the same work
      * (within 5 % in every class: a grid-stride loop), blocks are alike;
      * otherwise 16 sampled blocks */
     struct val *row = upto ? malloc(upto * sizeof *row) : NULL;
-    double ends[2][MAYA_KW_NCLASSES], sum[MAYA_KW_NCLASSES][JOINT_SAMPLES];
+    double ends[2][MAYA_KW_NCLASSES], sum[JOINT_SAMPLES][MAYA_KW_NCLASSES];
     memset(ends, 0, sizeof ends);
     memset(sum, 0, sizeof sum);
     int ok = row != NULL, differ = 0;
@@ -688,27 +683,23 @@ static void block_spreads(const struct maya_kwork *w, const struct maya_rec_laun
             struct val r = sreg(l, j);
             pin[j] = j < MAYA_SR_CTAID_X || j > MAYA_SR_CTAID_Z ? NAN : !r.known ? 0 : end ? r.hi : r.lo;
         }
-        ok = block_work(w, l, params, v, blk, upto, pin, row, ends[end]);
+        ok = block_work(w, l, params, v, bits, upto, pin, row, ends[end]);
     }
     for (int c = 0; c < MAYA_KW_NCLASSES && ok; c++)
         differ |= fabs(ends[0][c] - ends[1][c]) > 0.05 * fmax(ends[0][c], ends[1][c]);
     for (int k = 0; k < JOINT_SAMPLES && ok && differ; k++) {
-        double pin[MAYA_SR_NSREGS], one[MAYA_KW_NCLASSES] = { 0 };
+        double pin[MAYA_SR_NSREGS];
         joint_pins(l, k, 1, pin);
-        ok = block_work(w, l, params, v, blk, upto, pin, row, one);
-        for (int c = 0; c < MAYA_KW_NCLASSES; c++)
-            sum[c][k] = one[c];
+        ok = block_work(w, l, params, v, bits, upto, pin, row, sum[k]);
     }
     for (int c = 0; c < MAYA_KW_NCLASSES && ok && differ; c++) {
         double mean = 0, most = 0;
         for (int k = 0; k < JOINT_SAMPLES; k++)
-            mean += sum[c][k] / JOINT_SAMPLES, most = fmax(most, sum[c][k]);
+            mean += sum[k][c] / JOINT_SAMPLES, most = fmax(most, sum[k][c]);
         if (mean > 0)
             out->block_spread[c] = fmax(1, most / mean);
     }
     free(row);
-    if (blk != small)
-        free(blk);
 }
 
 int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, const struct est_kwork_ctx *ctx,
@@ -727,9 +718,10 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
         return -1;
     const unsigned char *params = (const unsigned char *)(l + 1);
     struct joint J = { .v = NULL }, B = { .v = NULL, .blocks_only = 1 };
-    /* gathered[i]: expression i depends on a parameter array's element at
-     * an index that spreads over the launch (v[i].known is the only other
-     * per-expression state: a bit here, not a copy of the values) */
+    /* per expression (v[i].known is the only other per-expression state:
+     * bits here, not copies of the values): GATHERED, it depends on a
+     * parameter array's element at an index that spreads over the launch;
+     * PER_BLOCK, it follows the block (%ctaid, or GATHERED) */
     uint8_t gsmall[256], *gathered = w->nexprs <= 256 ? gsmall : calloc(w->nexprs, 1);
     if (!gathered) {
         if (v != small)
@@ -738,13 +730,17 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     }
     for (uint32_t i = 0; i < w->nexprs; i++) {
         unsigned ops = maya_kx_operands(x[i].op);
-        gathered[i] = (x[i].op == MAYA_KX_PARAM_AT && !is_exact(v[x[i].a])) || ((ops & 1) && gathered[x[i].a]) ||
-                      ((ops & 2) && gathered[x[i].b]) || ((ops & 4) && gathered[x[i].c]);
+        uint8_t from = ((ops & 1) ? gathered[x[i].a] : 0) | ((ops & 2) ? gathered[x[i].b] : 0) |
+                       ((ops & 4) ? gathered[x[i].c] : 0);
+        gathered[i] = from | (x[i].op == MAYA_KX_PARAM_AT && !is_exact(v[x[i].a]) ? GATHERED : 0);
+        if (gathered[i] & GATHERED ||
+            (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z))
+            gathered[i] |= PER_BLOCK;
         v[i] = eval1(&x[i], v, l, params, NULL);
         if (x[i].op == MAYA_KX_TRIP && v[x[i].a].known && !is_exact(v[x[i].a]) && v[x[i].b].known &&
             !is_exact(v[x[i].b]))
             v[i] = joint_trip(w, i, l, params, &J, v[i]);
-        else if (gathered[i] && v[i].known)
+        else if ((gathered[i] & GATHERED) && v[i].known)
             v[i] = block_mean(w, i, l, params, &B, v[i]);
     }
     free(J.v);
@@ -836,27 +832,14 @@ static double blocks_per_sm(const struct maya_gpu_spec *g, const struct est_kwor
     return n >= 1 ? n : 1;
 }
 
-/* The spread of block work (est_kwork.block_spread) in the classes a unit
- * serves. */
-static double unit_spread(const struct est_kwork *k, const char *unit)
+/* The spread of block work (est_kwork.block_spread) over a unit's classes
+ * (a mask of 1 << MAYA_KW_*). */
+static double unit_spread(const struct est_kwork *k, unsigned classes)
 {
-    static const struct { const char *unit; uint8_t cls[3]; int n; } map[] = {
-        { "dram", { MAYA_KW_LD_GLOBAL, MAYA_KW_ST_GLOBAL }, 2 },
-        { "l2", { MAYA_KW_LD_GLOBAL, MAYA_KW_ST_GLOBAL }, 2 },
-        { "fp", { MAYA_KW_FLOP_FP64, MAYA_KW_FLOP_FP32, MAYA_KW_FLOP_FP16 }, 3 },
-        { "tensor", { MAYA_KW_MMA_TF32, MAYA_KW_MMA_FP16, MAYA_KW_MMA_FP8 }, 3 },
-        { "sfu", { MAYA_KW_SFU }, 1 },
-        { "shared", { MAYA_KW_LD_SHARED, MAYA_KW_ST_SHARED }, 2 },
-        { "issue", { MAYA_KW_INSTS }, 1 },
-        { "staging", { MAYA_KW_LD_SHARED, MAYA_KW_ST_SHARED, MAYA_KW_INSTS }, 3 },
-    };
     double r = 1;
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (!strcmp(map[i].unit, unit))
-            for (int j = 0; j < map[i].n; j++)
-                r = fmax(r, k->block_spread[map[i].cls[j]]);
-    if (!strcmp(unit, "tensor"))
-        r = fmax(r, fmax(k->block_spread[MAYA_KW_MMA_FP64], k->block_spread[MAYA_KW_MMA_INT8]));
+    for (int c = 0; c < MAYA_KW_NCLASSES; c++)
+        if (classes >> c & 1)
+            r = fmax(r, k->block_spread[c]);
     return isfinite(r) ? r : 1;
 }
 
@@ -868,10 +851,10 @@ static double unit_spread(const struct est_kwork *k, const char *unit)
  * a causal attention's 2,048 blocks of 2 to 128 units on 264 slots: 576
  * to 586 units where the balanced time is 504 and this gives 567). Blocks
  * alike (spread 1) keep the waves' time. */
-static double uneven_blocks(const struct est_kwork *k, const char *unit, double body, double blocks, double slots,
+static double uneven_blocks(const struct est_kwork *k, unsigned classes, double body, double blocks, double slots,
                             double waves)
 {
-    double r = unit_spread(k, unit);
+    double r = unit_spread(k, classes);
     if (!(r > 1) || blocks < 2 || !(body > 0) || !isfinite(body))
         return body;
     if (blocks <= slots)
@@ -947,19 +930,26 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
                        : 0;
     double body = fmax(fmax(fmax(t->dram_ns, t->l2_ns), fmax(t->fp_ns, t->mma_ns)),
                        fmax(fmax(t->sfu_ns, t->smem_ns), fmax(t->issue_ns, t->staged_ns)));
-    const char *bound = "dram";
-    double best = t->dram_ns;
-    const struct { const char *name; double ns; } units[] = {
-        { "l2", t->l2_ns }, { "fp", t->fp_ns }, { "tensor", t->mma_ns }, { "sfu", t->sfu_ns },
-        { "shared", t->smem_ns }, { "issue", t->issue_ns }, { "staging", t->staged_ns },
+    /* the bounding unit, and the classes of work it serves */
+#define CLS(c) (1u << MAYA_KW_##c)
+    const unsigned global = CLS(LD_GLOBAL) | CLS(ST_GLOBAL), shared = CLS(LD_SHARED) | CLS(ST_SHARED);
+    const struct { const char *name; double ns; unsigned classes; } units[] = {
+        { "dram", t->dram_ns, global },
+        { "l2", t->l2_ns, global },
+        { "fp", t->fp_ns, CLS(FLOP_FP64) | CLS(FLOP_FP32) | CLS(FLOP_FP16) },
+        { "tensor", t->mma_ns, CLS(MMA_FP64) | CLS(MMA_TF32) | CLS(MMA_FP16) | CLS(MMA_FP8) | CLS(MMA_INT8) },
+        { "sfu", t->sfu_ns, CLS(SFU) },
+        { "shared", t->smem_ns, shared },
+        { "issue", t->issue_ns, CLS(INSTS) },
+        { "staging", t->staged_ns, shared | CLS(INSTS) },
     };
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (units[i].ns > best) {
-            best = units[i].ns;
-            bound = units[i].name;
-        }
-    t->bound = bound;
-    body = uneven_blocks(k, bound, body, blocks, slots, waves);
+#undef CLS
+    size_t b = 0;
+    for (size_t i = 1; i < sizeof units / sizeof *units; i++)
+        if (units[i].ns > units[b].ns)
+            b = i;
+    t->bound = units[b].name;
+    body = uneven_blocks(k, units[b].classes, body, blocks, slots, waves);
     double floor_ns = f->kernel_floor_ns > 0 ? f->kernel_floor_ns : 2000;
     t->total_ns = floor_ns + (isfinite(body) ? body : 0);
 }
