@@ -7,6 +7,7 @@
  * against the demangled kernel names: a name that contains it. */
 #define _GNU_SOURCE
 #include <dirent.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +17,9 @@
 #include "maya/common.h"
 #include "maya/estimator.h"
 #include "maya/hwspec.h"
+#include "maya/run_specs.h"
 #include "maya/trace_reader.h"
+#include "pipeline.h"
 
 static void usage(FILE *fp)
 {
@@ -29,7 +32,10 @@ static void usage(FILE *fp)
         "  TRACE    rank trace (rank-N.mtrace), trace directory or run directory (traces/)\n"
         "  KERNEL   part of the kernel's demangled name (the first launch that matches)\n"
         "  nth=N    the Nth matching launch (default 1)\n"
-        "  gpu=     the GPU to price it on (default: the trace's)\n"
+        "  gpu=     the GPU to price it on, a name or a description file (default: the\n"
+        "           description the run recorded, RUN/gpu.conf, when TRACE is in a run\n"
+        "           directory; else the installed one of the trace's GPU)\n"
+        "  cluster= the node, a name or a file (default: RUN/cluster.conf, else the GPU's own)\n"
         "  model=   analytical (default) or learned; models=DIR: trained models\n");
 }
 
@@ -61,6 +67,29 @@ static int trace_file(const char *arg, char *out, size_t size)
     if (!best[0])
         return maya_error("estimate launch: %s holds no rank-N.mtrace", dir);
     return maya_snprintf(out, size, "%s/%s", dir, best);
+}
+
+/* The run directory the trace at path (found from arg) lies in: arg
+ * itself, arg's parent (arg = RUN/traces) or the trace's directory's parent
+ * (RUN/traces/rank-N.mtrace), whichever holds the GPU description the run
+ * recorded; "" when none does. */
+static void run_dir_of(const char *arg, const char *path, char *out, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    int dlen = slash ? (int)(slash - path) : 1;
+    const char *dir = slash ? path : ".";
+    for (int i = 0; i < 4; i++) {
+        char f[PATH_MAX + 64];
+        struct stat st;
+        if (i < 2)
+            snprintf(out, size, "%s%s", arg, i ? "/.." : "");
+        else
+            snprintf(out, size, "%.*s%s", dlen, dir, i == 3 ? "/.." : "");
+        snprintf(f, sizeof f, "%.*s/%s", PATH_MAX, out, MAYA_RUN_GPU_FILE);
+        if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
+            return;
+    }
+    out[0] = 0;
 }
 
 int cmd_estimate_launch(int argc, char **argv)
@@ -111,8 +140,9 @@ int cmd_estimate_launch(int argc, char **argv)
     if (trace_file(argv[1], path, sizeof path) < 0)
         return 1;
     struct maya_trace_reader *r = NULL;
-    struct maya_hwspecs hw;
+    struct maya_hwspecs hw, own;
     memset(&hw, 0, sizeof hw);
+    memset(&own, 0, sizeof own);
     struct estimator *e = NULL;
     int rc = 1;
     if (maya_trace_open(path, &r) < 0)
@@ -121,24 +151,37 @@ int cmd_estimate_launch(int argc, char **argv)
     if (cli_load_hwspecs(&hw) < 0)
         goto out;
     const struct maya_trace_header *th = maya_trace_header(r);
-    const char *g = gname ? gname : th->gpu[0] ? th->gpu : "h100";
-    const struct maya_gpu_spec *gpu = maya_hwspecs_find_gpu(&hw, g);
-    if (!gpu) {
-        char names[2048];
-        maya_hwspecs_gpu_names(&hw, names, sizeof names);
-        maya_error("estimate launch: unknown GPU \"%s\"; known: %s", g, names);
-        goto out;
-    }
-    struct maya_cluster_spec cl;
-    if (cname) {
-        const struct maya_cluster_spec *c = maya_hwspecs_find_cluster(&hw, cname);
-        if (!c) {
-            maya_error("estimate launch: unknown cluster \"%s\" (maya hwspecs list shows them)", cname);
-            goto out;
-        }
-        cl = *c;
+    /* the GPU: gpu= (a file or a name), else the description the run
+     * recorded, else the installed one of the trace's GPU (as maya report) */
+    char run[PATH_MAX], file[PATH_MAX + 64];
+    struct stat st;
+    run_dir_of(argv[1], path, run, sizeof run);
+    const struct maya_gpu_spec *gpu;
+    if (gname && stat(gname, &st) == 0 && S_ISREG(st.st_mode)) {
+        gpu = pipeline_gpu_from_file(gname, NULL, &own);
+    } else if (!gname && run[0]) {
+        snprintf(file, sizeof file, "%.*s/%s", PATH_MAX, run, MAYA_RUN_GPU_FILE);
+        gpu = pipeline_gpu_from_file(file, th->gpu[0] ? th->gpu : NULL, &own);
     } else {
-        maya_default_cluster(&hw, gpu, 8, &cl);
+        const char *g = gname ? gname : th->gpu[0] ? th->gpu : "h100";
+        if (!(gpu = maya_hwspecs_find_gpu(&hw, g))) {
+            char names[2048];
+            maya_hwspecs_gpu_names(&hw, names, sizeof names);
+            maya_error("estimate launch: unknown GPU \"%s\"; known: %s", g, names);
+        }
+    }
+    if (!gpu)
+        goto out;
+    struct maya_cluster_spec cl;
+    snprintf(file, sizeof file, "%.*s/%s", PATH_MAX, run, MAYA_RUN_CLUSTER_FILE);
+    if (cname) {
+        if (pipeline_cluster_lookup(&hw, cname, NULL, &cl) < 0)
+            goto out;
+    } else if (run[0] && stat(file, &st) == 0) {
+        if (pipeline_cluster_lookup(&hw, MAYA_RUN_CLUSTER_FILE, run, &cl) < 0)
+            goto out;
+    } else if (maya_default_cluster(&hw, gpu, 8, &cl) < 0) {
+        goto out;
     }
     struct est_config cfg = { .gpu = gpu, .cluster = &cl, .models_dir = models };
     for (int f = 0; f < EST_NFAMILIES; f++)
@@ -169,6 +212,7 @@ int cmd_estimate_launch(int argc, char **argv)
 out:
     est_destroy(e);
     maya_hwspecs_free(&hw);
+    maya_hwspecs_free(&own);
     maya_trace_close(r);
     return rc;
 }

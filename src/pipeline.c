@@ -217,9 +217,7 @@ int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *
     return 0;
 }
 
-/* The one GPU of a description file (the one named want if it holds
- * several), loaded into own. */
-static const struct maya_gpu_spec *gpu_from_file(const char *path, const char *want, struct maya_hwspecs *own)
+const struct maya_gpu_spec *pipeline_gpu_from_file(const char *path, const char *want, struct maya_hwspecs *own)
 {
     if (maya_hwspecs_load_file(path, own) < 0)
         return NULL;
@@ -245,7 +243,7 @@ static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_r
     const struct maya_gpu_spec *g = NULL;
     const char *where = o->hwspec_dir ? o->hwspec_dir : "the installed descriptions";
     if (o->gpu && stat(o->gpu, &st) == 0) {
-        if ((g = gpu_from_file(o->gpu, NULL, own)))
+        if ((g = pipeline_gpu_from_file(o->gpu, NULL, own)))
             snprintf(how, n, "GPU %s from %s (-g), not the description the run recorded", g->key, o->gpu);
     } else if (o->gpu) {
         if (!(g = maya_hwspecs_find_gpu(hw, o->gpu))) {
@@ -262,7 +260,7 @@ static const struct maya_gpu_spec *pick_gpu(const char *dir, const struct maya_r
             snprintf(how, n, "GPU %s from --hwspec-dir %s, not the description the run recorded", g->key,
                      o->hwspec_dir);
     } else if (maya_snprintf(path, sizeof path, "%s/%s", dir, MAYA_RUN_GPU_FILE) == 0 && stat(path, &st) == 0) {
-        if ((g = gpu_from_file(path, d->gpu, own)))
+        if ((g = pipeline_gpu_from_file(path, d->gpu, own)))
             snprintf(how, n, "GPU %s as the run recorded it (%s)", g->key, MAYA_RUN_GPU_FILE);
     } else if (!(g = maya_hwspecs_find_gpu(hw, d->gpu))) {
         maya_error("%s/%s names GPU \"%s\", which is not known (maya hwspecs list), and the run directory "

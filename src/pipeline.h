@@ -81,6 +81,11 @@ int pipeline_cluster(const struct maya_hwspecs *hw, const struct maya_gpu_spec *
 int pipeline_cluster_lookup(const struct maya_hwspecs *hw, const char *cluster, const char *base_dir,
                             struct maya_cluster_spec *out);
 
+/* The one GPU of a description file (a run's gpu.conf, a file given to -g;
+ * the one named want if it holds several), loaded into own (freed by the
+ * caller); NULL with a message. */
+const struct maya_gpu_spec *pipeline_gpu_from_file(const char *path, const char *want, struct maya_hwspecs *own);
+
 /* Collate, estimate, simulate and report on dir. 0, or -1 (message printed)
  * when the pipeline could not produce a report. */
 int pipeline_run(const char *dir, const struct pipeline_opts *o);

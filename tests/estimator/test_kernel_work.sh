@@ -89,6 +89,24 @@ assert k == {"launches": 6, "priced_from_code": 6, "without_code": 0, "without_c
             "without_code_by_name": {}}, k
 PY
 
+# a run directory: its kernels priced on the GPU the run recorded (gpu.conf,
+# here capped at 350 W: lower clocks, a compute-bound kernel runs longer),
+# whether TRACE names the run, its traces/ or a trace in it; gpu= overrides
+sed -i 's/^\( *power_limit_watts = \)0$/\1350/' "$d/gpu.conf"
+grep -q 'power_limit_watts = 350' "$d/gpu.conf" || fail "could not cap the recorded GPU: $(grep -n watts "$d/gpu.conf")"
+"$MAYA" estimate launch "$d" fma_chain gpu=h100 > "$TEST_TMP/fma.installed" 2>&1 ||
+    fail "estimate launch gpu=h100: $(cat "$TEST_TMP/fma.installed")"
+for where in "$d" "$d/traces" "$d/traces/rank-0.mtrace"; do
+    "$MAYA" estimate launch "$where" fma_chain > "$TEST_TMP/fma.recorded" 2>&1 ||
+        fail "estimate launch $where: $(cat "$TEST_TMP/fma.recorded")"
+    awk -v capped="$(field device_us "$TEST_TMP/fma.recorded")" -v full="$(field device_us "$TEST_TMP/fma.installed")" \
+        'BEGIN { exit !(capped > 1.1 * full) }' ||
+        fail "estimate launch $where: $(field device_us "$TEST_TMP/fma.recorded") us on the recorded 350 W GPU," \
+             "$(field device_us "$TEST_TMP/fma.installed") us on the installed H100: expected the cap to slow it"
+done
+"$MAYA" estimate launch "$d" fma_chain cluster=no_such_node > "$TEST_TMP/bad" 2>&1 && fail "an unknown cluster accepted"
+expect_grep 'cluster "no_such_node": no such file and no known cluster' "$TEST_TMP/bad"
+
 # without reading code: the fallback rule, flagged kernel by kernel
 d=$TEST_TMP/nocode
 MAYA_KERNEL_WORK=0 "$MAYA" run -q -g h100x1 -o "$d" -- "$WORKLOADS/kernel_work" 8 > "$TEST_TMP/nocode.out" 2>&1 ||
