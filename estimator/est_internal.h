@@ -32,6 +32,12 @@ enum est_kclass {
 struct est_kwork {
     double amount[MAYA_KW_NCLASSES];
     double dram_bytes;       /* global bytes that reach DRAM (per pointer: at most its extent) */
+    /* A block's later passes over its own slice of a pointer's allocation
+     * (a softmax's sum, then its normalisation, of one row): the loads beyond
+     * the extent that dram_bytes leaves to L2, and the bytes of the slices
+     * one block streams between its passes (extent / blocks, over such
+     * pointers). est_kwork_times decides how many L2 holds. */
+    double reread_bytes, reread_slice;
     double threads, blocks, threads_per_block;
     int regs, smem_bytes;    /* per thread / per block (static + dynamic); 0 unknown */
     int source, flags;       /* enum maya_kw_source, MAYA_KW_F_* */
