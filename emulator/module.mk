@@ -164,17 +164,23 @@ $(SASS_EXEC_UNIT): $(B)/obj/tests/emulator/unit_sass_exec.o $(B)/obj/emulator/co
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) -lm
 ALL_TARGETS += $(SASS_EXEC_UNIT)
-# Unit test of reading kernels' work from PTX (core/ptx_parse.c,
-# kernel_work.c) and of evaluating it per launch (estimator/kernel_cost.c).
+# Unit tests of reading kernels' work from PTX and from SASS (core/ptx_parse.c,
+# sass_parse.c, kernel_work.c) and of evaluating it per launch
+# (estimator/kernel_cost.c); tests/emulator/kwork_fixture.h is what they share.
 KWORK_UNIT := $(B)/tests/unit/test_kernel_work
-$(B)/obj/tests/emulator/unit_kernel_work.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iestimator
-$(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/emulator/core/ptx_parse.o \
+KWORK_SASS_UNIT := $(B)/tests/unit/test_kernel_work_sass
+KWORK_UNIT_OBJS := $(B)/obj/emulator/core/ptx_parse.o \
 		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_value.o \
 		$(B)/obj/emulator/core/kernel_expr.o $(B)/obj/emulator/core/kernel_shared.o \
 		$(B)/obj/libmaya-estimator.a $(B)/obj/libmaya-common.a
+$(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/tests/emulator/unit_kernel_work_sass.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iestimator
+$(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(KWORK_UNIT_OBJS)
 	@mkdir -p $(@D)
 	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
-ALL_TARGETS += $(KWORK_UNIT)
+$(KWORK_SASS_UNIT): $(B)/obj/tests/emulator/unit_kernel_work_sass.o $(KWORK_UNIT_OBJS)
+	@mkdir -p $(@D)
+	$(CC) -o $@ $^ $(LDFLAGS) $(COMMON_LIBS)
+ALL_TARGETS += $(KWORK_UNIT) $(KWORK_SASS_UNIT)
 
 # Benchmark of the same analysis in the process (make bench): each kernel of
 # tests/workloads/kernel_work.cu from its PTX, which is built beside it.
