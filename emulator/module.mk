@@ -171,7 +171,7 @@ KWORK_UNIT := $(B)/tests/unit/test_kernel_work
 KWORK_SASS_UNIT := $(B)/tests/unit/test_kernel_work_sass
 KWORK_UNIT_OBJS := $(B)/obj/emulator/core/ptx_parse.o \
 		$(B)/obj/emulator/core/sass_parse.o $(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_value.o \
-		$(B)/obj/emulator/core/kernel_expr.o $(B)/obj/emulator/core/kernel_shared.o \
+		$(B)/obj/emulator/core/kernel_expr.o $(B)/obj/emulator/core/kernel_shared.o $(B)/obj/emulator/core/kernel_loops.o \
 		$(B)/obj/libmaya-estimator.a $(B)/obj/libmaya-common.a
 $(B)/obj/tests/emulator/unit_kernel_work.o $(B)/obj/tests/emulator/unit_kernel_work_sass.o: EXTRA_CFLAGS := $(EMU_CFLAGS) -Iestimator
 $(KWORK_UNIT): $(B)/obj/tests/emulator/unit_kernel_work.o $(KWORK_UNIT_OBJS)
@@ -191,7 +191,7 @@ $(B)/bench/kernel_work.ptx: tests/workloads/kernel_work.cu tests/workloads/rt_ch
 $(B)/obj/bench/kwork_bench.o: EXTRA_CFLAGS := $(EMU_CFLAGS)
 $(KWORK_BENCH): $(B)/obj/bench/kwork_bench.o $(B)/obj/emulator/core/ptx_parse.o $(B)/obj/emulator/core/sass_parse.o \
 		$(B)/obj/emulator/core/kernel_work.o $(B)/obj/emulator/core/kernel_value.o $(B)/obj/emulator/core/kernel_expr.o \
-		$(B)/obj/emulator/core/kernel_shared.o $(B)/obj/libmaya-common.a | $(B)/bench/kernel_work.ptx
+		$(B)/obj/emulator/core/kernel_shared.o $(B)/obj/emulator/core/kernel_loops.o $(B)/obj/libmaya-common.a | $(B)/bench/kernel_work.ptx
 	@mkdir -p $(@D)
 	$(CC) -o $@ $(filter %.o %.a,$^) $(LDFLAGS) $(COMMON_LIBS)
 ALL_TARGETS += $(KWORK_BENCH) $(B)/bench/kernel_work.ptx

@@ -28,11 +28,12 @@ FUZZ_COLLATOR := $(call fuzz_objs,$(COLLATOR_SRCS))
 FUZZ_SIM      := $(call fuzz_objs,$(SIM_SRCS))
 FUZZ_EST      := $(call fuzz_objs,$(EST_SRCS))
 # fatbin.c reads the images, kernel_layout.c and module_symbols.c what they
-# hold; kernels' work goes through kernel_work.c (kernel_value.c, kernel_expr.c, kernel_shared.c) and the SASS cache
+# hold; kernels' work goes through kernel_work.c (kernel_loops.c,
+# kernel_value.c, kernel_expr.c, kernel_shared.c) and the SASS cache
 # (sass_work.c), which the harness switches off but must link
 FUZZ_DECODERS := $(call fuzz_objs,emulator/core/fatbin.c emulator/core/kernel_layout.c \
 	emulator/core/module_symbols.c emulator/core/ptx_ops.c emulator/core/ptx_parse.c \
-	emulator/core/kernel_work.c emulator/core/kernel_value.c emulator/core/kernel_expr.c emulator/core/kernel_shared.c \
+	emulator/core/kernel_work.c emulator/core/kernel_loops.c emulator/core/kernel_value.c emulator/core/kernel_expr.c emulator/core/kernel_shared.c \
 	emulator/core/sass_work.c emulator/core/sass_parse.c)
 FUZZ_SPANK    := $(call fuzz_objs,spank_plugin/spank_option.c)
 FUZZ_LIBS     := -lconfuse -ldl -lzstd -lz -lm

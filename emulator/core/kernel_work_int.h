@@ -120,6 +120,18 @@ int kw_is_reg(struct emu_slice s);
 struct emu_slice kw_address_name(const struct kw *w, struct emu_slice s);
 struct emu_slice kw_list_item(struct emu_slice s, unsigned n);
 
+/* Control flow (kernel_loops.c): a branch ("bra", SASS's BRA), an exit
+ * ("ret", "exit", "trap"), an instruction whose first operand is a
+ * register it writes; pass 0: the loops (w->loops, w->inner,
+ * w->loop_at_head, and the label tables pass 1 uses), then the registers
+ * each loop's body writes (every written register gets its id). 0, or -1
+ * out of memory. */
+int kw_is_branch(const struct emu_ptx_inst *in);
+int kw_is_exit(const struct emu_ptx_inst *in);
+int kw_writes_reg(const struct emu_ptx_inst *in);
+int kw_find_loops(struct kw *w);
+int kw_loop_regs(struct kw *w);
+
 /* Generic addresses into shared memory (kernel_shared.c): find the
  * registers that hold one, once every register has its id; then whether an
  * address operand ("[%rd4+16]") goes through one. */
