@@ -438,6 +438,28 @@ static double p2p_time(const struct topo *t, double intra, double inter, double 
     return us;
 }
 
+/* The CTAs an all-reduce, all-gather, reduce-scatter, broadcast or reduce
+ * of nbytes (NCCL's nBytes) runs on algorithm a and protocol p, one per
+ * channel (src/enqueue.cc, topoGetAlgoInfo): NVLS its own channels (16 on
+ * Hopper, 24 on Blackwell); a ring or tree the communicator's, two per
+ * NVLink up to NCCL's 32 (24 on an A100's 12 links; 2 per NIC without
+ * NVLink), fewer while the bytes are under channels x threads x
+ * threadThreshold (512 threads; 64 bytes each for Simple, 8 x ranks for a
+ * ring's LL; 640 threads of 8 bytes for LL128). Each CTA's 512-640
+ * threads take most of an SM's registers, so no other kernel's block
+ * shares its SM while it runs. */
+static int coll_ctas(const struct topo *t, int a, int p, double nbytes)
+{
+    if (a == A_NVLS || a == A_NVLS_TREE)
+        return t->gen >= G_BLACKWELL ? 24 : 16;
+    int links = t->nvl_bw > 0 ? (int)(t->intra_bus / t->nvl_bw + 0.5) : 0;
+    int nc = links > 0 ? (2 * links < 32 ? 2 * links : 32) : 2;
+    double per = p == P_LL128 ? 640.0 * 8 : p == P_LL ? 512.0 * 8 * (a == A_RING ? t->n : 1) : 512.0 * 64;
+    while (nc > 1 && nbytes < nc * per)
+        nc--;
+    return nc;
+}
+
 double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c, const struct est_desc *d,
                    struct est_coll_plan *plan)
 {
@@ -498,6 +520,7 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
                 best = us;
                 plan->algo = algo_names[a];
                 plan->proto = proto_names[p];
+                plan->ctas = coll_ctas(&t, a, p, nbytes);
             }
         }
     if (best < 0 && free_best >= 0) /* the variables leave nothing: NCCL's own choice */
@@ -507,12 +530,14 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
                     best = free_best;
                     plan->algo = algo_names[a];
                     plan->proto = proto_names[p];
+                    plan->ctas = coll_ctas(&t, a, p, nbytes);
                 }
     plan->narrowed = best > free_best;
     if (best < 0) { /* nothing applies (an op NCCL does not have): a ring */
         best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
         plan->algo = "ring";
         plan->proto = "Simple";
+        plan->ctas = coll_ctas(&t, A_RING, P_SIMPLE, nbytes);
     }
     plan->bytes = nbytes;
     return fmax(best + launch_us, floor_us) * 1e3;

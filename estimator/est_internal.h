@@ -168,6 +168,7 @@ struct est_coll_plan {
     double bytes;            /* the operation's size as nccl-tests counts it: the buffer
                                 (all-reduce, broadcast, reduce), n pieces (all-gather,
                                 reduce-scatter, all-to-all, gather, scatter), the message */
+    int ctas;                /* the SMs its kernel holds while it runs (collectives) */
 };
 /* Device time (ns) of a collective or send/recv described by d; plan (may
  * be NULL) says what NCCL would run. */

@@ -183,6 +183,7 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
         out->coll_bytes = plan.bytes;
         fixed_us = plan.lat_us;
         narrowed = plan.narrowed;
+        out->coll_ctas = plan.ctas;
     } else {
         dev = d.family == EST_HOST ? 0 : est_analytical_ns(&e->gpu, &e->cluster, &d);
         if (d.family == EST_GEMM || d.family == EST_BATCHED_GEMM || d.family == EST_CONV) {

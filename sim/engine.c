@@ -28,6 +28,18 @@
  * progresses at 1/k of its rate; flows on other NICs do not slow it. A
  * send/recv inside a node shares the sender's port out and the receiver's
  * port in the same way (the sends of an all-to-all split the GPU's link).
+ * A collective's NCCL kernel holds an SM per channel while it runs (the
+ * estimator's coll_ctas: 16 to 32 on NVLink nodes); a kernel that starts
+ * on one of its members' GPUs meanwhile has the other SMs only and takes
+ * SMs / (SMs - held) as long (held at most half the SMs): the compute
+ * slowdown measured when FSDP's and DDP's communication overlaps their
+ * kernels (on average 19 %, Lee et al. 2025, arXiv 2507.03114; a GEMM
+ * of one wave of 132 blocks beside a 24-CTA all-gather on an H100 took
+ * nearly twice as long, its blocks spilling into a second wave). A kernel
+ * already running when a collective starts keeps its time; one starting
+ * the moment a collective starts or ends runs on all the SMs. Costs: a
+ * lookup per kernel while some collective runs, and a walk of the few
+ * collectives running on its GPU.
  *
  * Costs: O(log E) per event for the heap (E pending events, about one per
  * busy host, stream and transfer); waking waiters costs O(waiters on the
@@ -40,6 +52,7 @@
 #define _GNU_SOURCE
 #include "sim_internal.h"
 
+#include <math.h>
 #include <string.h>
 
 #include "maya/common.h"
@@ -280,14 +293,102 @@ static struct sim_engine_q *copy_engine(struct engine *E, const struct sim_strea
     return &j->engines[*v - 1];
 }
 
-/* Run the head op of stream s for its duration. */
+/* The collectives holding SMs on a rank's device (engine.c's comment at
+ * the top); NULL when out of memory. */
+static struct sim_held *held_on(struct engine *E, uint32_t rank, int32_t device)
+{
+    struct sim_job *j = E->j;
+    int created;
+    uint64_t *v = maya_map_put(&j->held_ids, rank, (uint64_t)(uint32_t)device, &created);
+    if (!v) {
+        oom(E);
+        return NULL;
+    }
+    if (created) {
+        if (SIM_GROW(j->held, j->capheld, j->nheld + 1) < 0) {
+            oom(E);
+            return NULL;
+        }
+        memset(&j->held[j->nheld], 0, sizeof j->held[0]);
+        *v = ++j->nheld;
+    }
+    return &j->held[*v - 1];
+}
+
+/* Collective xi's members' SMs taken (take 1) or given back (0). */
+static void hold_sms(struct engine *E, uint32_t xi, int take)
+{
+    struct sim_job *j = E->j;
+    const struct sim_xfer *x = &j->xfers[xi];
+    for (int i = 0; i < x->arrived; i++) {
+        uint32_t s = x->who[4 * i], ri = x->who[4 * i + 1];
+        uint64_t op = x->who[4 * i + 2] | (uint64_t)x->who[4 * i + 3] << 32;
+        uint32_t n = j->ranks[ri].ops[op].sub;
+        struct sim_held *h = n ? held_on(E, ri, j->streams[s].device) : NULL;
+        if (!h)
+            continue;
+        if (take) {
+            if (h->n == h->cap) {
+                uint32_t cap = h->cap ? 2 * h->cap : 4, *nv = realloc(h->v, 2 * (size_t)cap * sizeof *nv);
+                if (!nv) {
+                    oom(E);
+                    return;
+                }
+                h->v = nv;
+                h->cap = cap;
+            }
+            h->v[2 * h->n] = xi;
+            h->v[2 * h->n + 1] = n;
+            h->n++;
+            j->held_total++;
+            continue;
+        }
+        for (uint32_t k = 0; k < h->n; k++)
+            if (h->v[2 * k] == xi) {
+                h->v[2 * k] = h->v[2 * (h->n - 1)];
+                h->v[2 * k + 1] = h->v[2 * (h->n - 1) + 1];
+                h->n--;
+                j->held_total--;
+                break;
+            }
+    }
+}
+
+/* The SMs held on a stream's device now: by the collectives that started
+ * before now and end after it (at equal times the order events are taken
+ * in must not matter: folding replays fewer ranks, whose events number
+ * differently), at most half the GPU's. */
+static uint32_t held_now(const struct sim_job *j, const struct sim_stream *st, int sms)
+{
+    const uint64_t *v = maya_map_get(&j->held_ids, st->rank, (uint64_t)(uint32_t)st->device);
+    if (!v)
+        return 0;
+    const struct sim_held *h = &j->held[*v - 1];
+    uint64_t n = 0;
+    for (uint32_t k = 0; k < h->n; k++) {
+        const struct sim_xfer *x = &j->xfers[h->v[2 * k]];
+        uint64_t end = x->active ? x->due : x->start + x->dev_ns;
+        if (x->start < j->now && end > j->now)
+            n += h->v[2 * k + 1];
+    }
+    return (uint32_t)MAYA_MIN(n, (uint64_t)sms / 2);
+}
+
+/* Run the head op of stream s for its duration: a kernel beside a
+ * collective on its GPU, on the SMs the collective leaves it. */
 static void run_head(struct engine *E, uint32_t s, const struct sim_op *o, struct sim_time *t)
 {
-    struct sim_stream *st = &E->j->streams[s];
+    struct sim_job *j = E->j;
+    struct sim_stream *st = &j->streams[s];
     st->busy = 1;
     st->running = 1;
-    t->dev_start = E->j->now;
-    push(E, E->j->now + o->dev_ns, EV_STREAM_DONE, s, 0);
+    t->dev_start = j->now;
+    uint64_t dev = o->dev_ns;
+    int sms = j->gpu_spec ? j->gpu_spec->prop.multiProcessorCount : 0;
+    uint32_t held = j->held_total && o->kind == SK_KERNEL && sms > 1 ? held_now(j, st, sms) : 0;
+    if (held)
+        dev = (uint64_t)llround((double)dev * sms / (sms - held));
+    push(E, j->now + dev, EV_STREAM_DONE, s, 0);
 }
 
 static void arrive(struct engine *E, uint32_t s, uint64_t op_index);
@@ -410,6 +511,10 @@ static void xfer_start(struct engine *E, uint32_t xi)
     struct sim_xfer *x = &j->xfers[xi];
     maya_map_del(&j->xfer_ids, x->key1, x->p2p ? x->pair_key : x->start);
     x->start = j->now;
+    if (!x->p2p) {
+        x->holds = 1;
+        hold_sms(E, xi, 1);
+    }
     if (!x->inter_node && !x->p2p) {
         push(E, j->now + x->dev_ns, EV_XFER_DONE, xi, x->version);
         return;
@@ -435,6 +540,10 @@ static void xfer_done(struct engine *E, uint32_t xi, uint32_t version)
         }
     }
     x->version++;
+    if (x->holds) {
+        hold_sms(E, xi, 0);
+        x->holds = 0;
+    }
     for (int i = 0; i < x->arrived; i++) {
         uint32_t s = x->who[4 * i], ri = x->who[4 * i + 1];
         uint64_t op = x->who[4 * i + 2] | (uint64_t)x->who[4 * i + 3] << 32;

@@ -116,12 +116,13 @@ static uint32_t name_shape(const char *s)
 
 /* What op i looks like from one iteration to the next: the loader's
  * signature without sizes (grid, bytes, GEMM shapes). A send/recv's sub is
- * its estimated latency, not a shape: it varies with the estimator (a
- * profile's measured durations) and stays out. */
+ * its estimated latency, a collective's the SMs it holds, not shapes: they
+ * vary with the estimator (a profile's measured durations) and the size,
+ * and stay out. */
 static uint32_t op_shape(const struct sim_job *j, const struct sim_op *o)
 {
     uint32_t lane = o->stream ? j->streams[o->stream - 1].lane + 1 : 0;
-    uint16_t sub = o->kind == SK_P2P ? 0 : o->sub;
+    uint16_t sub = o->kind == SK_P2P || o->kind == SK_COLL ? 0 : o->sub;
     uint32_t s = mix(mix(mix(0x2545f491u, o->rec_type), lane), (uint64_t)o->kind << 16 | sub);
     if (o->rec_type == MAYA_REC_MARKER)
         return mix(s, name_shape(sim_name(j, o->name)));

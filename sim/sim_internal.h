@@ -53,7 +53,8 @@ struct sim_op {
     uint8_t kind;         /* enum sim_kind */
     uint8_t flags;        /* SF_* */
     uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind;
-                             P2P: latency part of dev_ns in 10 ns (not slowed by sharing) */
+                             P2P: latency part of dev_ns in 10 ns (not slowed by sharing);
+                             COLL: the SMs its NCCL kernel holds while it runs */
     uint16_t rec_type;    /* the trace record type */
 };
 
@@ -286,6 +287,7 @@ struct sim_xfer {
     uint64_t fixed_until;         /* its latency (not shared) ends; sharing slows only the rest */
     uint64_t fixed_ns;            /* send/recv: the latency part of dev_ns (longest member's) */
     int p2p;                      /* a send/recv pair (else a collective) */
+    int holds;                    /* its members' SMs are counted in held (engine.c) */
     uint32_t *slots;              /* (NIC, position in that NIC's list) per NIC it uses */
     uint32_t nslots, capslots;
     uint32_t hpos;                /* position + 1 in the flows' completion heap, 0 = not there */
@@ -334,6 +336,17 @@ struct sim_job {
     struct sim_engine_q *engines;
     uint32_t nengines, capengines;
     struct maya_map engine_ids;   /* (rank, device*2+dir) -> engine index + 1 */
+    /* The collectives whose NCCL kernels hold SMs on a rank's device
+     * (engine.c): (rank, device) -> index + 1 into held; held_total counts
+     * them all, so that a kernel starts without a lookup while no
+     * collective runs anywhere */
+    struct sim_held {
+        uint32_t *v;              /* (transfer index, SMs) pairs */
+        uint32_t n, cap;          /* pairs */
+    } *held;
+    uint32_t nheld, capheld;
+    struct maya_map held_ids;
+    uint64_t held_total;
     /* strings */
     char **names;                 /* by global id - 1 */
     uint32_t nnames, capnames;

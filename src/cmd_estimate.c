@@ -54,8 +54,9 @@ static void usage(FILE *fp)
         "for compute ops the FLOPs and the throughput that implies (GEMMs and convolutions\n"
         "also units=tensor_cores|cuda_cores, and algo=winograd_f2x3 for a 3x3 stride-1\n"
         "convolution on CUDA cores), for collectives the\n"
-        "algorithm and protocol NCCL would choose, the size nccl-tests reports for the op\n"
-        "and its algbw and busbw (GB/s) at device_us.\n");
+        "algorithm and protocol NCCL would choose, the size nccl-tests reports for the op,\n"
+        "its algbw and busbw (GB/s) at device_us and, for collectives that run NCCL's own\n"
+        "kernel, ctas=N: the SMs it holds while it runs (kernels beside it get the rest).\n");
 }
 
 /* key=value arguments, each used at most once and all checked. */
@@ -545,8 +546,11 @@ int cmd_estimate(int argc, char **argv)
         double f = k->op == MAYA_COLL_ALLREDUCE ? 2 * (n - 1) / n
                  : k->op == MAYA_COLL_ALLGATHER || k->op == MAYA_COLL_REDUCESCATTER || k->op == MAYA_COLL_ALLTOALL
                  ? (n - 1) / n : 1;
-        printf("algo=%s proto=%s size_bytes=%.0f algbw_gbps=%.2f busbw_gbps=%.2f\n", res.coll_algo,
+        printf("algo=%s proto=%s size_bytes=%.0f algbw_gbps=%.2f busbw_gbps=%.2f", res.coll_algo,
                res.coll_proto, res.coll_bytes, algbw, algbw * f);
+        if (res.coll_ctas > 0)
+            printf(" ctas=%d", res.coll_ctas);
+        printf("\n");
     }
     if (res.extrapolated)
         printf("note: no learned model covers this op on %s; the analytical model answered\n", gpu->key);

@@ -68,6 +68,9 @@ struct est_result {
     /* send/recv: the part of device_ns that is latency, not bandwidth (the
      * simulator shares only the rest between transfers on one link) */
     uint64_t fixed_ns;
+    /* collectives: the SMs the op's kernel holds while it runs (one per
+     * NCCL channel), which kernels that start meanwhile on its GPU lack */
+    int coll_ctas;
 };
 
 struct est_config {

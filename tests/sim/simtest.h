@@ -108,9 +108,10 @@ static inline const char *make_job(const char *name, const char *const *ranks, i
     return job;
 }
 
-/* Build, collate, load and replay; NULL (message printed) on failure. */
-static inline struct sim_job *replay(const char *name, const char *const *ranks, int n, const struct dur *durs,
-                              uint64_t default_host_ns, const char *marker)
+/* Build, collate, load with cfg and replay; NULL (message printed) on
+ * failure. */
+static inline struct sim_job *replay_with(const char *name, const char *const *ranks, int n,
+                                          const struct sim_config *cfg)
 {
     const char *job = make_job(name, ranks, n);
     if (!job) {
@@ -118,23 +119,30 @@ static inline struct sim_job *replay(const char *name, const char *const *ranks,
         fprintf(stderr, "FAIL %s: could not build the job\n", name);
         return NULL;
     }
-    static struct durations d;
-    d.v = durs;
-    d.default_host_ns = default_host_ns;
-    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .iteration_marker = marker };
     struct sim_job *j;
-    if (sim_load(job, &cfg, &j) < 0) {
+    if (sim_load(job, cfg, &j) < 0) {
         failures++;
-        fprintf(stderr, "FAIL %s: sim_load\n", name);
+        fprintf(stderr, "FAIL %s: sim_load: %s\n", name, maya_last_error());
         return NULL;
     }
     if (sim_run(j) < 0) {
         failures++;
-        fprintf(stderr, "FAIL %s: sim_run\n", name);
+        fprintf(stderr, "FAIL %s: sim_run: %s\n", name, maya_last_error());
         sim_free(j);
         return NULL;
     }
     return j;
+}
+
+/* The same with fixed durations by name. */
+static inline struct sim_job *replay(const char *name, const char *const *ranks, int n, const struct dur *durs,
+                              uint64_t default_host_ns, const char *marker)
+{
+    static struct durations d;
+    d.v = durs;
+    d.default_host_ns = default_host_ns;
+    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .iteration_marker = marker };
+    return replay_with(name, ranks, n, &cfg);
 }
 
 static inline struct sim_op_times op(const struct sim_job *j, int rank, uint64_t i)

@@ -88,15 +88,8 @@ static struct sim_job *run_p2p(const char *name, int all)
         }
         ranks[r] = t[r];
     }
-    const char *job = make_job(name, ranks, 4);
     struct sim_config cfg = { .estimate = p2p_estimate };
-    struct sim_job *j;
-    if (!job || sim_load(job, &cfg, &j) < 0 || sim_run(j) < 0) {
-        failures++;
-        fprintf(stderr, "FAIL %s: %s\n", name, maya_last_error());
-        return NULL;
-    }
-    return j;
+    return replay_with(name, ranks, 4, &cfg);
 }
 
 static const struct dur durs[] = { { "dpAllReduce", 10 * MS, 0 }, { "ppSend", 4 * MS, 0 }, { NULL, 0, 0 } };
@@ -108,12 +101,6 @@ static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
     const char *ranks[8];
     for (int r = 0; r < 8; r++)
         ranks[r] = texts[r];
-    const char *job = make_job(name, ranks, 8);
-    if (!job) {
-        failures++;
-        fprintf(stderr, "FAIL %s: could not build the job\n", name);
-        return NULL;
-    }
     struct maya_cluster_spec c;
     memset(&c, 0, sizeof c);
     c.gpus_per_node = 4;
@@ -122,19 +109,7 @@ static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
         c.nic_of_gpu[g] = (uint16_t)nic_of_gpu[g];
     struct durations d = { durs, 0 };
     struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .cluster = nic_of_gpu ? &c : NULL };
-    struct sim_job *j;
-    if (sim_load(job, &cfg, &j) < 0) {
-        failures++;
-        fprintf(stderr, "FAIL %s: sim_load: %s\n", name, maya_last_error());
-        return NULL;
-    }
-    if (sim_run(j) < 0) {
-        failures++;
-        fprintf(stderr, "FAIL %s: sim_run: %s\n", name, maya_last_error());
-        sim_free(j);
-        return NULL;
-    }
-    return j;
+    return replay_with(name, ranks, 8, &cfg);
 }
 
 static void expect_dp_ends(struct sim_job *j, const uint64_t want[4], const char *what)
