@@ -328,36 +328,38 @@ static void hold_sms(struct engine *E, uint32_t xi, int take)
         if (!h)
             continue;
         if (take) {
-            if (h->n == h->cap) {
-                uint32_t cap = h->cap ? 2 * h->cap : 4, *nv = realloc(h->v, 2 * (size_t)cap * sizeof *nv);
-                if (!nv) {
-                    oom(E);
-                    return;
-                }
-                h->v = nv;
-                h->cap = cap;
+            if (SIM_GROW(h->v, h->cap, h->n + 1) < 0) {
+                oom(E);
+                return;
             }
-            h->v[2 * h->n] = xi;
-            h->v[2 * h->n + 1] = n;
-            h->n++;
+            h->v[h->n++] = (struct sim_hold){ xi, n, s };
             j->held_total++;
             continue;
         }
         for (uint32_t k = 0; k < h->n; k++)
-            if (h->v[2 * k] == xi) {
-                h->v[2 * k] = h->v[2 * (h->n - 1)];
-                h->v[2 * k + 1] = h->v[2 * (h->n - 1) + 1];
-                h->n--;
+            if (h->v[k].xfer == xi) {
+                h->v[k] = h->v[--h->n];
                 j->held_total--;
                 break;
             }
     }
 }
 
-/* The SMs held on a stream's device now: by the collectives that started
- * before now and end after it (at equal times the order events are taken
- * in must not matter: folding replays fewer ranks, whose events number
- * differently), at most half the GPU's. */
+/* Does hold k run now: started before now, ends after it? (At equal times
+ * the order events are taken in must not matter: folding replays fewer
+ * ranks, whose events number differently.) */
+static int holds_now(const struct sim_job *j, const struct sim_hold *k)
+{
+    const struct sim_xfer *x = &j->xfers[k->xfer];
+    uint64_t end = x->active ? x->due : x->start + x->dev_ns;
+    return x->start < j->now && end > j->now;
+}
+
+/* The SMs held on a stream's device now, at most half the GPU's: on each
+ * stream, the most any of its running collectives holds (a group of
+ * collectives on one stream is one NCCL kernel, its channels shared out
+ * among them; kernels on other streams add up). A device runs few
+ * collectives at once: the walk is quadratic in them. */
 static uint32_t held_now(const struct sim_job *j, const struct sim_stream *st, int sms)
 {
     const uint64_t *v = maya_map_get(&j->held_ids, st->rank, (uint64_t)(uint32_t)st->device);
@@ -366,10 +368,19 @@ static uint32_t held_now(const struct sim_job *j, const struct sim_stream *st, i
     const struct sim_held *h = &j->held[*v - 1];
     uint64_t n = 0;
     for (uint32_t k = 0; k < h->n; k++) {
-        const struct sim_xfer *x = &j->xfers[h->v[2 * k]];
-        uint64_t end = x->active ? x->due : x->start + x->dev_ns;
-        if (x->start < j->now && end > j->now)
-            n += h->v[2 * k + 1];
+        if (!holds_now(j, &h->v[k]))
+            continue;
+        int first = 1; /* the first running hold of its stream counts that stream's most */
+        uint32_t most = h->v[k].sms;
+        for (uint32_t i = 0; i < h->n && first; i++)
+            if (i != k && h->v[i].stream == h->v[k].stream && holds_now(j, &h->v[i])) {
+                if (i < k)
+                    first = 0;
+                else
+                    most = MAYA_MAX(most, h->v[i].sms);
+            }
+        if (first)
+            n += most;
     }
     return (uint32_t)MAYA_MIN(n, (uint64_t)sms / 2);
 }

@@ -341,8 +341,10 @@ struct sim_job {
      * them all, so that a kernel starts without a lookup while no
      * collective runs anywhere */
     struct sim_held {
-        uint32_t *v;              /* (transfer index, SMs) pairs */
-        uint32_t n, cap;          /* pairs */
+        struct sim_hold {
+            uint32_t xfer, sms, stream; /* a collective, the SMs it holds, the member's stream */
+        } *v;
+        uint32_t n, cap;
     } *held;
     uint32_t nheld, capheld;
     struct maya_map held_ids;
