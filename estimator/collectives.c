@@ -441,7 +441,8 @@ static double p2p_time(const struct topo *t, double intra, double inter, double 
 /* The CTAs an all-reduce, all-gather, reduce-scatter, broadcast or reduce
  * of nbytes (NCCL's nBytes) runs on algorithm a and protocol p, one per
  * channel (src/enqueue.cc, topoGetAlgoInfo): NVLS its own channels (16 on
- * Hopper, 24 on Blackwell); a ring or tree the communicator's, two per
+ * Hopper; on Blackwell 24 inside a node, 32 across nodes:
+ * src/transport/nvls.cc); a ring or tree the communicator's, two per
  * NVLink up to NCCL's 32 (24 on an A100's 12 links; 2 per NIC without
  * NVLink), fewer while the bytes are under channels x threads x
  * threadThreshold (512 threads; 64 bytes each for Simple, 8 x ranks for a
@@ -451,7 +452,7 @@ static double p2p_time(const struct topo *t, double intra, double inter, double 
 static int coll_ctas(const struct topo *t, int a, int p, double nbytes)
 {
     if (a == A_NVLS || a == A_NVLS_TREE)
-        return t->gen >= G_BLACKWELL ? 24 : 16;
+        return t->gen < G_BLACKWELL ? 16 : t->nodes > 1 ? 32 : 24;
     int links = t->nvl_bw > 0 ? (int)(t->intra_bus / t->nvl_bw + 0.5) : 0;
     int nc = links > 0 ? (2 * links < 32 ? 2 * links : 32) : 2;
     double per = p == P_LL128 ? 640.0 * 8 : p == P_LL ? 512.0 * 8 * (a == A_RING ? t->n : 1) : 512.0 * 64;

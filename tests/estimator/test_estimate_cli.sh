@@ -45,6 +45,19 @@ echo "$out" | grep -q 'algo=ring proto=Simple' || fail "1 GiB on 8 A100 runs a S
 out=$(est allreduce bytes=8 ranks=8 gpu=h100 model=analytical)
 expect_eq "$(echo "$out" | sed -n 's/.*device_us=\([^ ]*\).*/\1/p')" 17.100 "8 B all-reduce on 8 x H100"
 echo "$out" | grep -q 'algo=ring proto=LL ' || fail "8 B all-reduce runs LL: $out"
+# The SMs a collective's NCCL kernel holds (ctas=, one per channel,
+# src/enqueue.cc and src/transport/nvls.cc): NVLS 16 on Hopper, 24 on
+# Blackwell in a node, 32 across nodes; a ring two per NVLink up to 32 (24
+# on an A100's 12), fewer while the bytes are under channels x 512 threads
+# x 64 B (Simple) or x 8 B x ranks (a ring's LL): 8 B runs one channel
+expect_grep 'algo=nvls .* ctas=16$' <(est allreduce bytes=1G ranks=8 gpu=h100 model=analytical) "NVLS on 8 H100"
+expect_grep 'algo=nvls .* ctas=24$' <(est allreduce bytes=1G ranks=8 gpu=b200 model=analytical) "NVLS on 8 B200"
+expect_grep 'algo=nvls_tree .* ctas=32$' <(est allreduce bytes=1G ranks=16 nodes=2 gpu=b200 model=analytical) \
+    "NVLS tree on 2 nodes of B200"
+expect_grep 'algo=ring proto=Simple .* ctas=24$' <(est allreduce bytes=1G ranks=8 gpu=a100 model=analytical) \
+    "a Simple ring on 8 A100: 24 channels"
+expect_grep 'algo=ring proto=LL .* ctas=1$' <(est allreduce bytes=8 ranks=8 gpu=h100 model=analytical) \
+    "8 B on one channel"
 # The job's NCCL_ALGO / NCCL_PROTO narrow NCCL's choice (estimator/nccl_env.c).
 # NVLS forced for 1 MiB on 8 H100: below the bytes in flight (68 us x 370.8 GB/s)
 # a message moves at half of NVLS's 370.8 * 0.85 * 15/16 = 295.48 GB/s:
