@@ -510,36 +510,25 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
      * they leave nothing this op can use, NCCL's own choice stands (an
      * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree) */
     double best = -1, free_best = -1;
+    int ba = A_RING, bp = P_SIMPLE, fa = A_RING, fp = P_SIMPLE; /* the pairs that gave them */
     for (int a = 0; a < A_N; a++)
         for (int p = 0; p < P_N; p++) {
             double us = algo_time(&t, op, a, p, nbytes);
             if (us < 0)
                 continue;
             if (free_best < 0 || us < free_best)
-                free_best = us;
-            if (est_nccl_env_allows(op, a, p) && (best < 0 || us < best)) {
-                best = us;
-                plan->algo = algo_names[a];
-                plan->proto = proto_names[p];
-                plan->ctas = coll_ctas(&t, a, p, nbytes);
-            }
+                free_best = us, fa = a, fp = p;
+            if (est_nccl_env_allows(op, a, p) && (best < 0 || us < best))
+                best = us, ba = a, bp = p;
         }
     if (best < 0 && free_best >= 0) /* the variables leave nothing: NCCL's own choice */
-        for (int a = 0; a < A_N; a++)
-            for (int p = 0; p < P_N; p++)
-                if (algo_time(&t, op, a, p, nbytes) == free_best && best < 0) {
-                    best = free_best;
-                    plan->algo = algo_names[a];
-                    plan->proto = proto_names[p];
-                    plan->ctas = coll_ctas(&t, a, p, nbytes);
-                }
+        best = free_best, ba = fa, bp = fp;
     plan->narrowed = best > free_best;
-    if (best < 0) { /* nothing applies (an op NCCL does not have): a ring */
+    if (best < 0) /* nothing applies (an op NCCL does not have): a Simple ring, ba and bp as set */
         best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
-        plan->algo = "ring";
-        plan->proto = "Simple";
-        plan->ctas = coll_ctas(&t, A_RING, P_SIMPLE, nbytes);
-    }
+    plan->algo = algo_names[ba];
+    plan->proto = proto_names[bp];
+    plan->ctas = coll_ctas(&t, ba, bp, nbytes);
     plan->bytes = nbytes;
     return fmax(best + launch_us, floor_us) * 1e3;
 }

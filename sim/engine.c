@@ -522,10 +522,8 @@ static void xfer_start(struct engine *E, uint32_t xi)
     struct sim_xfer *x = &j->xfers[xi];
     maya_map_del(&j->xfer_ids, x->key1, x->p2p ? x->pair_key : x->start);
     x->start = j->now;
-    if (!x->p2p) {
-        x->holds = 1;
+    if (!x->p2p) /* a collective's kernel holds SMs until xfer_done */
         hold_sms(E, xi, 1);
-    }
     if (!x->inter_node && !x->p2p) {
         push(E, j->now + x->dev_ns, EV_XFER_DONE, xi, x->version);
         return;
@@ -551,10 +549,8 @@ static void xfer_done(struct engine *E, uint32_t xi, uint32_t version)
         }
     }
     x->version++;
-    if (x->holds) {
+    if (!x->p2p)
         hold_sms(E, xi, 0);
-        x->holds = 0;
-    }
     for (int i = 0; i < x->arrived; i++) {
         uint32_t s = x->who[4 * i], ri = x->who[4 * i + 1];
         uint64_t op = x->who[4 * i + 2] | (uint64_t)x->who[4 * i + 3] << 32;

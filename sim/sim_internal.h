@@ -287,7 +287,6 @@ struct sim_xfer {
     uint64_t fixed_until;         /* its latency (not shared) ends; sharing slows only the rest */
     uint64_t fixed_ns;            /* send/recv: the latency part of dev_ns (longest member's) */
     int p2p;                      /* a send/recv pair (else a collective) */
-    int holds;                    /* its members' SMs are counted in held (engine.c) */
     uint32_t *slots;              /* (NIC, position in that NIC's list) per NIC it uses */
     uint32_t nslots, capslots;
     uint32_t hpos;                /* position + 1 in the flows' completion heap, 0 = not there */

@@ -75,16 +75,14 @@ static int trace_file(const char *arg, char *out, size_t size)
  * recorded; "" when none does. */
 static void run_dir_of(const char *arg, const char *path, char *out, size_t size)
 {
+    char dir[PATH_MAX];
     const char *slash = strrchr(path, '/');
-    int dlen = slash ? (int)(slash - path) : 1;
-    const char *dir = slash ? path : ".";
+    snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - path) : 1, slash ? path : ".");
+    const char *cand[4][2] = { { arg, "" }, { arg, "/.." }, { dir, "" }, { dir, "/.." } };
     for (int i = 0; i < 4; i++) {
         char f[PATH_MAX + 64];
         struct stat st;
-        if (i < 2)
-            snprintf(out, size, "%s%s", arg, i ? "/.." : "");
-        else
-            snprintf(out, size, "%.*s%s", dlen, dir, i == 3 ? "/.." : "");
+        snprintf(out, size, "%s%s", cand[i][0], cand[i][1]);
         snprintf(f, sizeof f, "%.*s/%s", PATH_MAX, out, MAYA_RUN_GPU_FILE);
         if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
             return;
