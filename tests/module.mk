@@ -23,6 +23,7 @@ NCCL_WORKLOADS := nccl_colls nccl_split nccl_mismatch nccl_bench nccl_graph nccl
 $(foreach w,$(NCCL_WORKLOADS),$(eval WORKLOAD_LIBS_$(w) := -lnccl))
 $(NCCL_WORKLOADS:%=$(WORKLOAD_DIR)/%): tests/workloads/nccl_boot.h
 WORKLOAD_LIBS_minigpt += -lcublasLt
+$(WORKLOAD_DIR)/minigpt: tests/workloads/flash_attention.cuh
 WORKLOAD_LIBS_nccl_graph += -lcublas
 
 # The emulated NCCL's benchmark (make bench runs build/bench/*).

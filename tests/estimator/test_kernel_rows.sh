@@ -39,8 +39,9 @@ range softmax_causal $(((P / 2 + P) * MiB)) $((4 * P * MiB))
 range softmax_bwd $((3 * P * MiB)) $((5 * P * MiB))
 # LayerNorm: reads x, writes y; at most three passes over x
 range layernorm_fwd $((2 * X * MiB)) $((4 * X * MiB))
-# cross-entropy: the row maxima read the logits once; the last pass reads
-# and writes them (the gradient in place)
+# cross-entropy: the row maxima read the logits once; subtracting them and
+# dividing by the sums read and write them in place
 range ce_max $((L * MiB)) $((2 * L * MiB))
-range ce_finish $((2 * L * MiB)) $((4 * L * MiB))
+range ce_sub $((2 * L * MiB)) $((4 * L * MiB))
+range ce_div $((2 * L * MiB)) $((4 * L * MiB))
 echo "row-wise kernels: ok"

@@ -21,7 +21,8 @@
 #  - DP: --ddp local reduces all gradients in one all-reduce after the
 #    backward on the compute stream; --bucket-mb sets the buckets' size;
 #  - --scatter-gather sends 1/TP of each activation and all-gathers it;
-#  - --fp32-cross-entropy keeps the logits in fp32 (4 bytes more each);
+#  - --fp32-cross-entropy keeps the logits in fp32 (4 bytes more each), the
+#    loss a kernel per op of Megatron's unfused cross-entropy;
 #  - --tie-embeddings drops the output layer's own weight, and with PP sums
 #    the two copies' gradients between the first and last stage.
 # The model: hidden 256, 8 heads, seq 128, 2 sequences a micro-batch, so
@@ -217,7 +218,12 @@ train untied 1
 near "$(($(peak ce32) - $(peak untied)))" "$((256 * 4096 * 4))" "peak memory of the fp32 logits"
 expect_count 4 '^launch .*kernel="void convert<__nv_bfloat16, float>' "$(r0 ce32)"
 expect_count 4 '^launch .*kernel="void convert<float, __nv_bfloat16>' "$(r0 ce32)"
-expect_count 4 '^launch .*kernel="void ce_max<F32>' "$(r0 ce32)"
+# the loss as Megatron's unfused cross-entropy: a pass over the logits per
+# op, each once a micro-batch (max, minus it, exp, sum, divide; the one-hot
+# and scale in the backward)
+for k in ce_max ce_sub ce_exp ce_sum ce_div ce_grad; do
+    expect_count 4 "^launch .*kernel=\"void $k<F32>" "$(r0 ce32)"
+done
 
 # ---- tied embeddings: one weight fewer (4096 x 256); with PP 2 the copies' gradients summed
 train tied 1 --tie-embeddings

@@ -18,7 +18,11 @@
 //                          gradient on a stream of its own, overlapped with
 //                          the GEMMs (Megatron-core's linear layer); the
 //                          LayerNorm (and row-parallel bias) gradients are
-//                          all-reduced over TP after the backward
+//                          all-reduced over TP after the backward; with
+//                          --tp-comm-overlap the forward's all-gathers and
+//                          reduce-scatters and the row-parallel GEMMs'
+//                          backward all-gathers run inside the GEMMs as a ring
+//                          exchange (Transformer Engine's userbuffers)
 //   pipeline parallel (PP) 1F1B (warm-up forwards, one-forward-one-backward,
 //                          cool-down backwards) or, with
 //                          --layers-per-virtual-stage, Megatron's interleaved
@@ -34,16 +38,23 @@
 //                          on a stream of their own as soon as the last
 //                          micro-batch's backward has produced them (--ddp
 //                          torch), or all at once after the backward (--ddp
-//                          local, Megatron's local DDP)
+//                          local, Megatron's local DDP); --overlap-param-gather
+//                          leaves the parameters' all-gathers to the next
+//                          forward (Megatron-core's distributed optimizer)
 // Layers as Megatron's GPT: pre-LayerNorm, fused QKV with bias in the GEMM,
 // baddbmm/bmm attention on strided views of the [s, b, heads, 3 x dh] QKV
 // tensor, a fused causal scaled softmax, attention dropout, one permute of
 // the context, fused bias-dropout-add after each row-parallel GEMM and fused
-// bias-GeLU after fc1 (--bias, --hidden-dropout, --attention-dropout);
+// bias-GeLU after fc1 (--bias, --hidden-dropout, --attention-dropout), or
+// one fused flash-attention kernel each way (--attention flash,
+// flash_attention.cuh, as Transformer Engine's fused attention);
 // activation recompute of whole layers (--recompute full: only each layer's
 // input is kept and the layer's forward, collectives included, runs again in
 // the backward) or of the core attention (--recompute selective). Tokens are
-// ordered [s, b] as Megatron's tensors. Then the optimizer as Megatron's mixed
+// ordered [s, b] as Megatron's tensors. The loss is Megatron's vocab-parallel
+// cross-entropy, a kernel per PyTorch op of its unfused code (the logits'
+// maximum, minus it, exp, sum, divide; the one-hot and scale in the
+// backward). Then the optimizer as Megatron's mixed
 // precision optimizer: fp16 gradients unscaled into fp32 with an overflow
 // check read by the host (--fp16, --loss-scale), the gradient norm summed
 // over the model-parallel group and read by the host to clip, Adam on fp32
@@ -62,6 +73,7 @@
 #include <string>
 #include <vector>
 
+#include "flash_attention.cuh"
 #include "nccl_boot.h"
 
 typedef __nv_bfloat16 bf16;
@@ -91,6 +103,9 @@ struct Options {
     bool zero1 = false, own_gemm = false, fp16 = false, bias = false, tie = false;
     bool seq_par = false, scatter_gather = false, ddp_local = false, fp32_ce = false;
     bool comm_init_rank = false;  // sub-communicators by ncclCommInitRank, not ncclCommSplit
+    bool flash = false;          // --attention flash: fused attention, no s x s scores in memory
+    bool tp_overlap = false;     // --tp-comm-overlap: SP's all-gathers and reduce-scatters inside the GEMMs
+    bool param_gather_overlap = false;  // --overlap-param-gather: ZeRO-1's all-gathers in the next forward
     float hidden_dropout = 0, attn_dropout = 0, loss_scale = 8192;
     double bucket_mb = 0;        // 0: one bucket per layer
     float lr = 3e-4f, clip = 1.0f;
@@ -129,6 +144,13 @@ static void usage(FILE *f)
         "  --fp16                fp16 weights, activations and gradients, loss scaling (default:\n"
         "                        bf16 weights and activations, fp32 gradients)\n"
         "  --loss-scale X        fp16's static loss scale (8192)\n"
+        "  --attention unfused|flash  core attention (unfused): unfused runs Q K^T and P V as\n"
+        "                        batched GEMMs around a causal softmax over s x s scores;\n"
+        "                        flash runs one fused kernel each way (FlashAttention-2's\n"
+        "                        algorithm on tensor cores, as Transformer Engine's fused\n"
+        "                        attention does) and keeps only the row log-sum-exp; needs a\n"
+        "                        head dim (--hidden / --heads) of 64 or 128 and --seq a multiple\n"
+        "                        of 128\n"
         "  --recompute none|full|selective  activation recompute (none): full keeps each\n"
         "                        layer's input and runs its forward again in the backward;\n"
         "                        selective recomputes the core attention (QK^T, softmax,\n"
@@ -149,6 +171,19 @@ static void usage(FILE *f)
         "                        the backward (one all-reduce, or a reduce-scatter per bucket)\n"
         "  --bucket-mb X         DP buckets of X MiB of gradients in backward order (default:\n"
         "                        one bucket per layer, one for the embedding, one for the head)\n"
+        "  --tp-comm-overlap     with --sequence-parallel and an even --tp, the TP all-gathers\n"
+        "                        and reduce-scatters run inside the GEMMs as Transformer\n"
+        "                        Engine's ring exchange does: TP GEMMs of one rank's slice each,\n"
+        "                        the slices (or partial sums) passed around the TP ring by\n"
+        "                        send/recv between neighbours meanwhile (all-gathers before the\n"
+        "                        QKV and fc1 GEMMs and the out-proj and fc2 input gradients,\n"
+        "                        reduce-scatters after the out-proj and fc2 GEMMs); the backward\n"
+        "                        of QKV and fc1 overlaps as without it\n"
+        "  --overlap-param-gather  with --zero1 and --ddp torch, the parameters' all-gathers\n"
+        "                        after the optimizer step wait for the next forward pass, as\n"
+        "                        Megatron-core's: each bucket's is issued as the forward reaches\n"
+        "                        the bucket before it, and the forward waits for it at its\n"
+        "                        first use\n"
         "  --zero1               distributed optimizer: reduce-scatter gradients, shard the\n"
         "                        optimizer state over DP, all-gather the parameters\n"
         "Program:\n"
@@ -214,6 +249,10 @@ static Options parse(int argc, char **argv)
             o.scatter_gather = true;
         else if (a == "--fp32-cross-entropy")
             o.fp32_ce = true;
+        else if (a == "--tp-comm-overlap")
+            o.tp_overlap = true;
+        else if (a == "--overlap-param-gather")
+            o.param_gather_overlap = true;
         else
             flag = false;
         if (flag)
@@ -230,6 +269,10 @@ static Options parse(int argc, char **argv)
             if (!v || (strcmp(v, "torch") && strcmp(v, "local")))
                 bad_value(argv[i], "torch or local", v);
             o.ddp_local = !strcmp(v, "local");
+        } else if (a == "--attention") {
+            if (!v || (strcmp(v, "unfused") && strcmp(v, "flash")))
+                bad_value(argv[i], "unfused or flash", v);
+            o.flash = !strcmp(v, "flash");
         } else if (a == "--recompute") {
             if (v && !strcmp(v, "none"))
                 o.recompute = RECOMPUTE_NONE;
@@ -680,38 +723,66 @@ template <class P> __global__ void ce_max(const void *logits_, float *mx, int vl
         mx[blockIdx.x] = m;
 }
 
-// stats[t] = sum exp(logit - max), stats[T + t] = the target's logit (0 if
-// another rank holds it).
+// The rest of Megatron's vocab-parallel cross-entropy, one pass over the
+// logits per PyTorch op as its unfused code (tensor_parallel/cross_entropy.py)
+// runs them, in place: subtract the row's maximum (and take the target's
+// logit, 0 where another rank holds it, into stats[T + t]), exp, sum the row
+// (stats[t]), divide by the sum (the loss from the sums); in the backward,
+// the target's 1 off and the gradient's scale.
 template <class P>
-__global__ void ce_stats(const void *logits_, const float *mx, const int *targets, float *stats, int T, int vl, int v0)
-{
-    typedef typename P::E E;
-    int t = blockIdx.x;
-    const E *r = (const E *)logits_ + (size_t)t * vl;
-    float s = 0;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        s += __expf(f(r[j]) - mx[t]);
-    s = block_sum(s);
-    if (threadIdx.x == 0) {
-        int k = targets[t] - v0;
-        stats[t] = s;
-        stats[T + t] = k >= 0 && k < vl ? f(r[k]) : 0.0f;
-    }
-}
-
-// loss += lscale * (log sum + max - target); logits become dlogits * gscale
-// (gscale carries fp16's loss scale).
-template <class P>
-__global__ void ce_finish(void *logits_, const float *mx, const float *stats, const int *targets, float *loss, int T,
-                          int vl, int v0, float lscale, float gscale)
+__global__ void ce_sub(void *logits_, const float *mx, const int *targets, float *stats, int T, int vl, int v0)
 {
     typedef typename P::E E;
     int t = blockIdx.x, k = targets[t] - v0;
     E *r = (E *)logits_ + (size_t)t * vl;
     for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        r[j] = to<E>((__expf(f(r[j]) - mx[t]) / stats[t] - (j == k ? 1.0f : 0.0f)) * gscale);
+        r[j] = to<E>(f(r[j]) - mx[t]);
+    __syncthreads();
     if (threadIdx.x == 0)
-        atomicAdd(loss, lscale * (logf(stats[t]) + mx[t] - stats[T + t]));
+        stats[T + t] = k >= 0 && k < vl ? f(r[k]) : 0.0f;
+}
+
+template <class P> __global__ void ce_exp(void *logits_, size_t n)
+{
+    typedef typename P::E E;
+    E *r = (E *)logits_;
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n)
+        r[i] = to<E>(__expf(f(r[i])));
+}
+
+template <class P> __global__ void ce_sum(const void *logits_, float *stats, int vl)
+{
+    typedef typename P::E E;
+    const E *r = (const E *)logits_ + (size_t)blockIdx.x * vl;
+    float s = 0;
+    for (int j = threadIdx.x; j < vl; j += blockDim.x)
+        s += f(r[j]);
+    s = block_sum(s);
+    if (threadIdx.x == 0)
+        stats[blockIdx.x] = s;
+}
+
+// softmax = exp / sum; loss += lscale * (log sum - target's logit)
+template <class P> __global__ void ce_div(void *logits_, const float *stats, float *loss, int T, int vl, float lscale)
+{
+    typedef typename P::E E;
+    int t = blockIdx.x;
+    E *r = (E *)logits_ + (size_t)t * vl;
+    for (int j = threadIdx.x; j < vl; j += blockDim.x)
+        r[j] = to<E>(f(r[j]) / stats[t]);
+    if (threadIdx.x == 0)
+        atomicAdd(loss, lscale * (logf(stats[t]) - stats[T + t]));
+}
+
+// dlogits = (softmax - one-hot(target)) * gscale (gscale carries fp16's loss scale)
+template <class P> __global__ void ce_grad(void *logits_, const int *targets, int vl, int v0, float gscale)
+{
+    typedef typename P::E E;
+    int t = blockIdx.x, k = targets[t] - v0;
+    E *r = (E *)logits_ + (size_t)t * vl;
+    for (int j = threadIdx.x; j < vl; j += blockDim.x)
+        r[j] = to<E>((f(r[j]) - (j == k ? 1.0f : 0.0f)) * gscale);
 }
 
 // fp16: main = grad * inv_scale in fp32, flagging a non-finite value
@@ -797,6 +868,8 @@ static size_t gsz;                    // bytes of a gradient element (4 with bf1
 static cudaDataType_t cu_e, cu_g;     // activations/weights, gradients
 static ncclDataType_t nc_e, nc_g;
 static ncclComm_t world_comm, tp_comm, pp_comm, dp_comm, mp_comm, emb_comm;
+static ncclComm_t tp_prev_comm, tp_next_comm;  // --tp-comm-overlap: this rank and its previous, next TP rank
+static int tp_prev_peer, tp_next_peer;         // ... the neighbour's rank there
 static cudaStream_t s_comp, s_dp, s_tp;
 static cudaEvent_t ev_dp_done, ev_updated, ev_to_tp, ev_from_tp;
 
@@ -958,6 +1031,7 @@ struct Bucket {
     size_t st = 0;          // offset of the shard in the optimizer state
     bool issued = false;    // reduction issued this iteration
     cudaEvent_t ready;
+    cudaEvent_t gathered;   // --overlap-param-gather: its parameters' all-gather done
 };
 
 struct LayerW {             // weights; the gradient of each is at the same offset in g
@@ -995,6 +1069,7 @@ struct Acts {
     void *x_in, *ln1, *qkv, *p, *pd, *ctx, *x_mid, *ln2, *h1, *h1g;
     uint8_t *mask_p, *mask1, *mask2;
     float *mean1, *rstd1, *mean2, *rstd2;
+    float *lse;             // --attention flash: each query's log-sum-exp [B*hl, S] (its only core tensor)
     uint32_t seed;          // dropout's, so that a recompute draws the same masks
 };
 
@@ -1015,6 +1090,8 @@ static void *wk_ln_full, *wk_g_full, *wk_out, *wk_out_s, *wk_ctx_h, *wk_xout, *w
 static void *wk_logits;  // --fp32-cross-entropy: the 16-bit logits (forward) and their gradient (backward)
 static void *wk_da, *wk_dh, *wk_dh2, *wk_dx_full, *wk_dx_s, *wk_dx2, *wk_dctx, *wk_dctx_h, *wk_dp, *wk_dq, *wk_dk,
     *wk_dv, *wk_dqkv, *wk_chain[2], *wk_head_dy, *wk_recv[2], *wk_repl;
+static float *wk_dsum, *wk_dq_acc;
+static void *wk_rs;  // --tp-comm-overlap: gemm_rs's products and partial sums, [4, Tl, H]  // --attention flash's backward: rowsum(dO * O), dQ in fp32
 static std::vector<std::vector<MB *>> mb_free;  // [chunk] sets no micro-batch holds
 static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for the pipeline
 
@@ -1023,6 +1100,10 @@ static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for 
 // probabilities (and dropout's copy and mask of them), and the rest.
 static void alloc_core(Acts &a)
 {
+    if (opt.flash) {
+        a.lse = dalloc<float>((size_t)B * hl * S);
+        return;
+    }
     size_t probs = (size_t)B * hl * S * S;
     a.p = ealloc(probs);
     a.pd = opt.attn_dropout > 0 ? ealloc(probs) : a.p;
@@ -1239,6 +1320,7 @@ static void build_model()
             bk.st = n_state;
             n_state += bk.shard;
             CUDA_CHECK(cudaEventCreateWithFlags(&bk.ready, cudaEventDisableTiming));
+            CUDA_CHECK(cudaEventCreateWithFlags(&bk.gathered, cudaEventDisableTiming));
         }
     master = dalloc<float>(n_state);
     adam_m = dalloc<float>(n_state);
@@ -1271,7 +1353,8 @@ static void build_model()
     wk_g_full = sp ? ealloc(th) : nullptr;
     wk_out = ealloc(th);
     wk_out_s = sp ? ealloc(tl) : wk_out;
-    wk_ctx_h = ealloc((size_t)T * Hl);
+    wk_rs = opt.tp_overlap ? ealloc(4 * tl) : nullptr;
+    wk_ctx_h = opt.flash ? nullptr : ealloc((size_t)T * Hl);
     wk_xout = opt.recompute == RECOMPUTE_FULL ? ealloc(tl) : nullptr;
     wk_ctx = opt.recompute == RECOMPUTE_SELECTIVE ? ealloc((size_t)T * Hl) : nullptr;
     wk_da = ealloc(tl);
@@ -1281,11 +1364,16 @@ static void build_model()
     wk_dx_s = sp ? ealloc(tl) : wk_dx_full;
     wk_dx2 = ealloc(tl);
     wk_dctx = ealloc((size_t)T * Hl);
-    wk_dctx_h = ealloc((size_t)T * Hl);
-    wk_dp = ealloc(probs);
-    wk_dq = ealloc((size_t)T * Hl);
-    wk_dk = ealloc((size_t)T * Hl);
-    wk_dv = ealloc((size_t)T * Hl);
+    if (opt.flash) {
+        wk_dsum = dalloc<float>((size_t)B * hl * S);
+        wk_dq_acc = dalloc<float>((size_t)T * Hl);
+    } else {
+        wk_dctx_h = ealloc((size_t)T * Hl);
+        wk_dp = ealloc(probs);
+        wk_dq = ealloc((size_t)T * Hl);
+        wk_dk = ealloc((size_t)T * Hl);
+        wk_dv = ealloc((size_t)T * Hl);
+    }
     wk_dqkv = ealloc((size_t)T * 3 * Hl);
     wk_chain[0] = ealloc(tl);
     wk_chain[1] = ealloc(tl);
@@ -1344,6 +1432,76 @@ static void tp_stream_wait()
     CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_from_tp, 0));
 }
 
+// --tp-comm-overlap, as Transformer Engine's userbuffers overlap SP's
+// collectives with the GEMMs beside them (Megatron-core's --tp-comm-overlap):
+// a ring exchange. The TP ranks' slices travel the TP ring one hop a step,
+// each hop a send to the previous TP rank and a receive from the next on the
+// TP stream, while the compute stream multiplies the slice it holds. TE moves
+// the slices with copy engines through CUDA IPC; here each hop is an NCCL
+// send/recv on a communicator of the two neighbours (tp_prev_comm,
+// tp_next_comm), which NCCL runs on a pair's full set of channels (a send
+// in the whole TP communicator gets a few of them, a fraction of NVLink).
+
+// out [T, N] = gather(in) x w, where gather(in) [T, K] is the all-gather
+// over TP of every rank's in [Tl, K]: TP GEMMs of Tl rows, the own slice's
+// first, each next one as its slice arrives in full [T, K] (which holds the
+// gathered input afterwards, for a weight gradient). w is [K, N], or [N, K]
+// with tw.
+static void ag_gemm(const void *in, void *full, bool tw, int N, int K, const void *w, void *out,
+                    const void *bias = nullptr)
+{
+    int tp = opt.tp;
+    size_t slice = (size_t)Tl * K;
+    tp_stream_begin();
+    CUDA_CHECK(cudaMemcpyAsync(eoff(full, tp_idx * slice), in, slice * 2, cudaMemcpyDeviceToDevice, s_tp));
+    for (int i = 0; i < tp; i++) {
+        int have = (tp_idx + i) % tp, coming = (tp_idx + i + 1) % tp;
+        if (i + 1 < tp) {  // pass the slice on, receive the next
+            NCCL_CHECK(ncclGroupStart());
+            NCCL_CHECK(ncclSend(eoff(full, have * slice), slice, nc_e, tp_prev_peer, tp_prev_comm, s_tp));
+            NCCL_CHECK(ncclRecv(eoff(full, coming * slice), slice, nc_e, tp_next_peer, tp_next_comm, s_tp));
+            NCCL_CHECK(ncclGroupEnd());
+        }
+        mm(false, tw, Tl, N, K, i == 0 ? in : eoff(full, have * slice), w, eoff(out, (size_t)have * Tl * N), false,
+           bias);
+        if (i + 1 < tp) {  // the next GEMM's slice has arrived
+            CUDA_CHECK(cudaEventRecord(ev_from_tp, s_tp));
+            CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_from_tp, 0));
+        }
+    }
+}
+
+// The reduce-scatter over TP of in [T, K] x w ([K, H]) into out [Tl, H],
+// around the ring the other way: at step i this rank multiplies the rows of
+// slice (rank + i + 1) mod TP while the partial sum of that slice arrives
+// from the next TP rank, adds the two, and sends the sum on to the previous
+// rank as it multiplies the next slice; the last step's slice is its own,
+// complete in out. work: four [Tl, H] buffers, the products and the partial
+// sums received alternating in two each. Returns out.
+static void *gemm_rs(const void *in, int K, const void *w, void *work, void *out)
+{
+    int tp = opt.tp;
+    size_t slice = (size_t)Tl * H;
+    void *prod[2] = { work, eoff(work, slice) }, *got[2] = { eoff(work, 2 * slice), eoff(work, 3 * slice) };
+    for (int i = 0; i < tp; i++) {
+        void *y = i + 1 == tp ? out : prod[i % 2];
+        mm(false, false, Tl, H, K, eoff(in, (size_t)(tp_idx + i + 1) % tp * Tl * K), w, y);
+        if (i > 0) {  // the partial sum of the same slice, from the next rank
+            CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_from_tp, 0));
+            LAUNCH(add, blocks(slice), 256, y, got[i % 2], y, slice);
+        }
+        if (i + 1 < tp) {
+            tp_stream_begin();
+            NCCL_CHECK(ncclGroupStart());
+            NCCL_CHECK(ncclSend(y, slice, nc_e, tp_prev_peer, tp_prev_comm, s_tp));
+            NCCL_CHECK(ncclRecv(got[(i + 1) % 2], slice, nc_e, tp_next_peer, tp_next_comm, s_tp));
+            NCCL_CHECK(ncclGroupEnd());
+            CUDA_CHECK(cudaEventRecord(ev_from_tp, s_tp));
+        }
+    }
+    return out;
+}
+
 // One pipeline transfer as Megatron's _communicate (one NCCL group, as
 // torch's batch_isend_irecv, in its order: send to the previous stage,
 // receive from it, send to the next, receive from it). Peers are on a ring.
@@ -1380,11 +1538,66 @@ static uint32_t layer_seed(int iter, int mb, int layer)
     return 0x51ed270bu ^ (uint32_t)(iter * 7919 + mb * 104729 + layer * 1299709);
 }
 
+// --attention flash: the fused kernels (flash_attention.cuh) on the
+// activations' type and the head dim. The forward writes the context
+// [S*B, hl*dh] into ctx and each query's log-sum-exp into a.lse; the
+// backward takes the context's gradient dctx and writes the gradient of the
+// fused QKV into dqkv.
+template <class E, int HD> static void flash_fwd_on(const Acts &a, void *ctx)
+{
+    static bool ready;
+    size_t smem = flash::fwd_smem<HD>(sizeof(E));
+    if (!ready) {
+        CUDA_CHECK(cudaFuncSetAttribute(flash::fwd<E, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        ready = true;
+    }
+    flash::fwd<E, HD><<<dim3(S / flash::FWD_BM, B * hl), flash::THREADS, smem, s_comp>>>(
+        (const E *)a.qkv, (E *)ctx, a.lse, S, B, hl, 1.0f / sqrtf((float)HD), opt.attn_dropout, a.seed ^ 0xa77u);
+}
+
+template <class E, int HD> static void flash_bwd_on(const Acts &a, const void *dctx, void *dqkv)
+{
+    static bool ready;
+    size_t smem = flash::bwd_smem<HD>(sizeof(E));
+    if (!ready) {
+        CUDA_CHECK(cudaFuncSetAttribute(flash::bwd<E, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem));
+        ready = true;
+    }
+    size_t rows = (size_t)B * hl * S;
+    flash::bwd_prep<E, HD><<<(unsigned)(rows / 4), 128, 0, s_comp>>>((const E *)a.ctx, (const E *)dctx, wk_dsum,
+                                                                       wk_dq_acc, S, B, hl);
+    flash::bwd<E, HD><<<dim3(S / flash::BN, B * hl), flash::THREADS, smem, s_comp>>>(
+        (const E *)a.qkv, (const E *)dctx, a.lse, wk_dsum, wk_dq_acc, (E *)dqkv, S, B, hl, 1.0f / sqrtf((float)HD),
+        opt.attn_dropout, a.seed ^ 0xa77u);
+    flash::bwd_dq<E, HD><<<blocks(rows * HD), 256, 0, s_comp>>>(wk_dq_acc, (E *)dqkv, S, B, hl);
+}
+
+static void flash_attention_fwd(const Acts &a, void *ctx)
+{
+    if (fp16)
+        dh == 64 ? flash_fwd_on<__half, 64>(a, ctx) : flash_fwd_on<__half, 128>(a, ctx);
+    else
+        dh == 64 ? flash_fwd_on<bf16, 64>(a, ctx) : flash_fwd_on<bf16, 128>(a, ctx);
+}
+
+static void flash_attention_bwd(const Acts &a, const void *dctx, void *dqkv)
+{
+    if (fp16)
+        dh == 64 ? flash_bwd_on<__half, 64>(a, dctx, dqkv) : flash_bwd_on<__half, 128>(a, dctx, dqkv);
+    else
+        dh == 64 ? flash_bwd_on<bf16, 64>(a, dctx, dqkv) : flash_bwd_on<bf16, 128>(a, dctx, dqkv);
+}
+
 // Core attention on the fused QKV [S*B, hl, 3, dh]: scores = Q K^T / sqrt(dh)
 // (baddbmm on strided views), the causal softmax, dropout, context = P V
-// (bmm), permuted to [S*B, hl*dh] into ctx.
+// (bmm), permuted to [S*B, hl*dh] into ctx; or the fused kernel
+// (--attention flash).
 static void core_attention(Acts &a, void *ctx)
 {
+    if (opt.flash) {
+        flash_attention_fwd(a, ctx);
+        return;
+    }
     long long ld = (long long)B * hl * 3 * dh, ss = (long long)S * S, sd = (long long)S * dh;
     Gemm g;
     g.tw = true, g.M = S, g.N = S, g.K = dh, g.X = a.qkv, g.W = eoff(a.qkv, dh), g.Y = a.p;
@@ -1414,6 +1627,33 @@ static void *row_parallel_reduce(void *out)
     return out;
 }
 
+// A column-parallel GEMM's forward, out [T, N] = in x w (w [H, N]), in this
+// rank's [Tl, H] under SP: all-gathered first, or inside the GEMMs
+// (--tp-comm-overlap).
+static void col_parallel_fwd(const void *in, int N, const void *w, void *out, const void *bias = nullptr)
+{
+    if (sp && opt.tp_overlap) {
+        ag_gemm(in, wk_ln_full, false, N, H, w, out, bias);
+        return;
+    }
+    if (sp) {
+        tp_allgather(in, wk_ln_full, s_comp);
+        in = wk_ln_full;
+    }
+    mm(false, false, T, N, H, in, w, out, false, bias);
+}
+
+// A row-parallel GEMM's forward, in [T, K] x w (w [K, H]), summed over TP
+// (row_parallel_reduce), or reduce-scattered inside the GEMMs
+// (--tp-comm-overlap). Returns where the sum is.
+static void *row_parallel_fwd(const void *in, int K, const void *w)
+{
+    if (sp && opt.tp_overlap)
+        return gemm_rs(in, K, w, wk_rs, wk_out_s);
+    mm(false, false, T, H, K, in, w, wk_out);
+    return row_parallel_reduce(wk_out);
+}
+
 // res + dropout(x + bias) into out, or the plain residual add.
 static void residual(const void *x, const void *bias, const void *res, void *out, uint8_t *mask, uint32_t seed)
 {
@@ -1429,26 +1669,14 @@ static void layer_fwd(const LayerW &w, Acts &a, void *x_out)
     size_t tf = (size_t)T * Fl;
     const void *bq = opt.bias ? W(w.b_qkv) : nullptr;
     LAUNCH(layernorm_fwd, Tl, 256, a.x_in, W(w.ln1_g), W(w.ln1_b), a.ln1, a.mean1, a.rstd1, H);
-    const void *in = a.ln1;
-    if (sp) {
-        tp_allgather(a.ln1, wk_ln_full, s_comp);
-        in = wk_ln_full;
-    }
-    mm(false, false, T, 3 * Hl, H, in, W(w.qkv), a.qkv, false, bq);
+    col_parallel_fwd(a.ln1, 3 * Hl, W(w.qkv), a.qkv, bq);
     core_attention(a, a.ctx);
-    mm(false, false, T, H, Hl, a.ctx, W(w.o), wk_out);
-    void *o = row_parallel_reduce(wk_out);
+    void *o = row_parallel_fwd(a.ctx, Hl, W(w.o));
     residual(o, opt.bias ? W(w.b_o) : nullptr, a.x_in, a.x_mid, a.mask1, a.seed ^ 1u);
     LAUNCH(layernorm_fwd, Tl, 256, a.x_mid, W(w.ln2_g), W(w.ln2_b), a.ln2, a.mean2, a.rstd2, H);
-    in = a.ln2;
-    if (sp) {
-        tp_allgather(a.ln2, wk_ln_full, s_comp);
-        in = wk_ln_full;
-    }
-    mm(false, false, T, Fl, H, in, W(w.fc1), a.h1);
+    col_parallel_fwd(a.ln2, Fl, W(w.fc1), a.h1);
     LAUNCH(gelu_fwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, a.h1g, tf, Fl);
-    mm(false, false, T, H, Fl, a.h1g, W(w.fc2), wk_out);
-    o = row_parallel_reduce(wk_out);
+    o = row_parallel_fwd(a.h1g, Fl, W(w.fc2));
     residual(o, opt.bias ? W(w.b_fc2) : nullptr, a.x_mid, x_out, a.mask2, a.seed ^ 2u);
     CUDA_CHECK(cudaGetLastError());
 }
@@ -1499,41 +1727,37 @@ static const void *branch_bwd(const void *dy, const uint8_t *mask, size_t bias)
     }
     if (opt.bias)
         LAUNCH(bias_grad, blocks(H, 32), dim3(32, 8), g, G(bias), Tl, H);
-    if (sp) {
+    if (sp && !opt.tp_overlap) {
         tp_allgather(g, wk_g_full, s_comp);
         g = wk_g_full;
     }
     return g;
 }
 
-// dy: gradient of the layer's output; dx receives its input's gradient.
-static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
+// A row-parallel GEMM's input gradient, dx [T, N] = g x w^T (w [N, H]),
+// from the branch gradient branch_bwd returned: [T, H], or with
+// --tp-comm-overlap this rank's [Tl, H], gathered into wk_g_full inside the
+// GEMMs. Returns the gathered gradient, for the weight's.
+static const void *row_parallel_dgrad(const void *g, const void *w, int N, void *dx)
 {
-    Acts a = kept;
-    if (opt.recompute == RECOMPUTE_FULL) {  // the layer's forward again, from its kept input
-        a = wk;
-        a.x_in = kept.x_in;
-        a.seed = kept.seed;
-        layer_fwd(w, a, wk_xout);
+    if (sp && opt.tp_overlap) {
+        ag_gemm(g, wk_g_full, true, N, H, w, dx);
+        return wk_g_full;
     }
-    size_t tf = (size_t)T * Fl;
+    mm(false, true, T, N, H, g, w, dx);
+    return g;
+}
+
+// The core attention's backward: from the context's gradient dctx
+// [S*B, hl*dh] to the fused QKV's, dqkv [S*B, hl, 3, dh].
+static void core_attention_bwd(const Acts &a, const void *dctx, void *dqkv)
+{
+    if (opt.flash) {
+        flash_attention_bwd(a, dctx, dqkv);
+        return;
+    }
     long long ld = (long long)B * hl * 3 * dh, ss = (long long)S * S, sd = (long long)S * dh;
-    // MLP
-    const void *g = branch_bwd(dy, a.mask2, w.b_fc2);
-    mm(false, true, T, Fl, H, g, W(w.fc2), wk_dh);
-    mm(true, false, Fl, H, T, a.h1g, g, G(w.fc2), true);
-    LAUNCH(gelu_bwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
-    if (opt.bias)
-        LAUNCH(bias_grad, blocks(Fl, 32), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
-    void *d = col_parallel_bwd(a.ln2, wk_dh2, W(w.fc1), G(w.fc1), Fl, false);
-    LAUNCH(layernorm_bwd, Tl, 256, d, a.x_mid, W(w.ln2_g), a.mean2, a.rstd2, dy, wk_dx2, G(w.ln2_g), G(w.ln2_b), H);
-    // attention
-    g = branch_bwd(wk_dx2, a.mask1, w.b_o);
-    mm(false, true, T, Hl, H, g, W(w.o), wk_dctx);
-    mm(true, false, Hl, H, T, a.ctx, g, G(w.o), true);
-    LAUNCH(permute_ctx, blocks((size_t)T * Hl), 256, wk_dctx, wk_dctx_h, B, S, hl, dh, 1);
-    if (opt.recompute == RECOMPUTE_SELECTIVE)  // the core attention again
-        core_attention(a, wk_ctx);
+    LAUNCH(permute_ctx, blocks((size_t)T * Hl), 256, dctx, wk_dctx_h, B, S, hl, dh, 1);
     Gemm gp;  // dP = dctx V^T
     gp.tw = true, gp.M = S, gp.N = S, gp.K = dh, gp.X = wk_dctx_h, gp.W = eoff(a.qkv, 2 * dh), gp.Y = wk_dp;
     gp.ldx = dh, gp.ldw = (int)ld, gp.ldy = S, gp.batch = B * hl, gp.sx = sd, gp.sw = 3 * dh, gp.sy = ss;
@@ -1555,7 +1779,34 @@ static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
     gk.tx = true, gk.M = S, gk.N = dh, gk.K = S, gk.X = wk_dp, gk.W = a.qkv, gk.Y = wk_dk, gk.alpha = alpha;
     gk.ldx = S, gk.ldw = (int)ld, gk.ldy = dh, gk.batch = B * hl, gk.sx = ss, gk.sw = 3 * dh, gk.sy = sd;
     gemm_run(gk);
-    LAUNCH(qkv_cat, blocks((size_t)T * 3 * Hl), 256, wk_dq, wk_dk, wk_dv, wk_dqkv, B, S, hl, dh);
+    LAUNCH(qkv_cat, blocks((size_t)T * 3 * Hl), 256, wk_dq, wk_dk, wk_dv, dqkv, B, S, hl, dh);
+}
+
+// dy: gradient of the layer's output; dx receives its input's gradient.
+static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
+{
+    Acts a = kept;
+    if (opt.recompute == RECOMPUTE_FULL) {  // the layer's forward again, from its kept input
+        a = wk;
+        a.x_in = kept.x_in;
+        a.seed = kept.seed;
+        layer_fwd(w, a, wk_xout);
+    }
+    size_t tf = (size_t)T * Fl;
+    // MLP
+    const void *g = row_parallel_dgrad(branch_bwd(dy, a.mask2, w.b_fc2), W(w.fc2), Fl, wk_dh);
+    mm(true, false, Fl, H, T, a.h1g, g, G(w.fc2), true);
+    LAUNCH(gelu_bwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
+    if (opt.bias)
+        LAUNCH(bias_grad, blocks(Fl, 32), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
+    void *d = col_parallel_bwd(a.ln2, wk_dh2, W(w.fc1), G(w.fc1), Fl, false);
+    LAUNCH(layernorm_bwd, Tl, 256, d, a.x_mid, W(w.ln2_g), a.mean2, a.rstd2, dy, wk_dx2, G(w.ln2_g), G(w.ln2_b), H);
+    // attention
+    g = row_parallel_dgrad(branch_bwd(wk_dx2, a.mask1, w.b_o), W(w.o), Hl, wk_dctx);
+    mm(true, false, Hl, H, T, a.ctx, g, G(w.o), true);
+    if (opt.recompute == RECOMPUTE_SELECTIVE)  // the core attention again
+        core_attention(a, wk_ctx);
+    core_attention_bwd(a, wk_dctx, wk_dqkv);
     if (opt.bias)
         LAUNCH(bias_grad, blocks(3 * Hl, 32), dim3(32, 8), wk_dqkv, G(w.b_qkv), T, 3 * Hl);
     d = col_parallel_bwd(a.ln1, wk_dqkv, W(w.qkv), G(w.qkv), 3 * Hl, false);
@@ -1631,11 +1882,11 @@ static void head_fwd(const Chunk &ch, MB *m)
     }
     LAUNCH_CE(ce_max, T, 256, m->logits, ce_mx, Vl);
     tp_allreduce(ce_mx, T, ncclFloat32, ncclMax);
-    LAUNCH_CE(ce_stats, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
+    LAUNCH_CE(ce_sub, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
+    LAUNCH_CE(ce_exp, blocks(tv), 256, m->logits, tv);
+    LAUNCH_CE(ce_sum, T, 256, m->logits, ce_sums, Vl);
     tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
-    float lscale = 1.0f / ((float)T * opt.micro_batches);
-    LAUNCH_CE(ce_finish, T, 256, m->logits, ce_mx, ce_sums, m->targets, loss, T, Vl, tp_idx * Vl, lscale,
-           lscale * (fp16 ? opt.loss_scale : 1.0f));
+    LAUNCH_CE(ce_div, T, 256, m->logits, ce_sums, loss, T, Vl, 1.0f / ((float)T * opt.micro_batches));
     CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1643,6 +1894,8 @@ static void head_fwd(const Chunk &ch, MB *m)
 static void head_bwd(const Chunk &ch, MB *m, void *dy)
 {
     const void *dlogits = m->logits;
+    float gscale = (fp16 ? opt.loss_scale : 1.0f) / ((float)T * opt.micro_batches);
+    LAUNCH_CE(ce_grad, T, 256, m->logits, m->targets, Vl, tp_idx * Vl, gscale);
     if (opt.fp32_ce) {  // the cast's backward: the gradient back in 16 bits
         size_t tv = (size_t)T * Vl;
         if (fp16)
@@ -1657,6 +1910,38 @@ static void head_bwd(const Chunk &ch, MB *m, void *dy)
     CUDA_CHECK(cudaGetLastError());
 }
 
+// --overlap-param-gather: the optimizer step leaves its parameter
+// all-gathers (one per bucket) to the next forward pass, as Megatron-core's
+// distributed optimizer does: pg_order lists the buckets in the order the
+// forward first uses them (chunk by chunk, each chunk's from its embedding
+// end, the last of its flat range), the step issues the first bucket's, and
+// the forward, where it first reaches a part of the parameters, issues the
+// all-gathers up to one bucket past that part's and waits for that part's.
+static std::vector<Bucket *> pg_order;
+static size_t pg_issued, pg_waited = SIZE_MAX;  // SIZE_MAX: nothing pending (first iteration)
+
+static void pg_issue(size_t upto)
+{
+    for (; pg_issued < upto && pg_issued < pg_order.size(); pg_issued++) {
+        Bucket &bk = *pg_order[pg_issued];
+        NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
+        CUDA_CHECK(cudaEventRecord(bk.gathered, s_dp));
+    }
+}
+
+// Before the forward uses part p of chunk ch (part_end's order).
+static void params_ready(const Chunk &ch, int p)
+{
+    if (pg_waited >= pg_order.size())
+        return;
+    size_t lo = p ? ch.part_end[p - 1] : ch.off, hi = ch.part_end[p];
+    while (pg_waited < pg_order.size() && pg_order[pg_waited]->off < hi && pg_order[pg_waited]->off + pg_order[pg_waited]->n > lo) {
+        pg_issue(pg_waited + 2);
+        CUDA_CHECK(cudaStreamWaitEvent(s_comp, pg_order[pg_waited]->gathered, 0));
+        pg_waited++;
+    }
+}
+
 static void forward(int iter, MB *m)
 {
     if (dry_run)
@@ -1666,12 +1951,20 @@ static void forward(int iter, MB *m)
         m->a[j].seed = layer_seed(iter, m->mb, ch.layer0 + j);
     if (ch.first || ch.last)
         load_batch(iter, m);
-    if (ch.first)
+    // the parts in part_end's order: the head, the layers last to first, the embedding
+    int head = ch.last ? 1 : 0;
+    if (ch.first) {
+        params_ready(ch, head + ch.nl);
         embedding_fwd(ch, m, iter);
-    for (int j = 0; j < ch.nl; j++)
+    }
+    for (int j = 0; j < ch.nl; j++) {
+        params_ready(ch, head + ch.nl - 1 - j);
         layer_fwd(ch.lw[j], m->a[j], j + 1 < ch.nl ? m->a[j + 1].x_in : m->x_out);
-    if (ch.last)
+    }
+    if (ch.last) {
+        params_ready(ch, 0);
         head_fwd(ch, m);
+    }
 }
 
 // ---------------------------------------------------------------- data-parallel gradients
@@ -2006,6 +2299,15 @@ static void optimizer_step(int step)
     if (opt.zero1 && dp > 1) {  // everyone needs every updated parameter
         CUDA_CHECK(cudaEventRecord(ev_updated, s_comp));
         CUDA_CHECK(cudaStreamWaitEvent(s_dp, ev_updated, 0));
+        if (opt.param_gather_overlap) {  // in the next forward
+            if (pg_order.empty())
+                for (Chunk &ch : chunks)
+                    for (size_t i = ch.buckets.size(); i-- > 0;)
+                        pg_order.push_back(&ch.buckets[i]);
+            pg_issued = pg_waited = 0;
+            pg_issue(1);
+            return;
+        }
         for (Chunk &ch : chunks)
             for (Bucket &bk : ch.buckets)
                 NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
@@ -2080,11 +2382,20 @@ static void check_config()
         err = "--pp must divide --micro-batches with the interleaved schedule";
     else if (!opt.fp16 && opt.loss_scale != 8192)
         err = "--loss-scale applies to --fp16 only";
-    if (err) {
-        if (rank == 0)
-            fprintf(stderr, "minigpt: %s (WORLD_SIZE %d, tp %d, pp %d, dp %d, heads %d, hidden %d, layers %d, vocab %d, "
-                    "seq %d, micro-batches %d)\n", err, world, opt.tp, opt.pp, opt.dp, opt.heads, opt.hidden, opt.layers,
-                    opt.vocab, opt.seq, opt.micro_batches);
+    else if (opt.tp_overlap && !opt.seq_par)
+        err = "--tp-comm-overlap needs --sequence-parallel";
+    else if (opt.tp_overlap && opt.tp % 2)
+        err = "--tp-comm-overlap needs an even --tp (the TP ring's neighbours are pairs)";
+    else if (opt.param_gather_overlap && (!opt.zero1 || opt.ddp_local))
+        err = "--overlap-param-gather needs --zero1 and --ddp torch";
+    else if (opt.flash && opt.hidden / opt.heads != 64 && opt.hidden / opt.heads != 128)
+        err = "--attention flash needs a head dim (--hidden / --heads) of 64 or 128";
+    else if (opt.flash && opt.seq % flash::FWD_BM)
+        err = "--attention flash needs --seq a multiple of 128";
+    if (err) {  // every rank says it: the launcher may stop the others before rank 0 gets to
+        fprintf(stderr, "minigpt: %s (WORLD_SIZE %d, tp %d, pp %d, dp %d, heads %d, hidden %d, layers %d, vocab %d, "
+                "seq %d, micro-batches %d)\n", err, world, opt.tp, opt.pp, opt.dp, opt.heads, opt.hidden, opt.layers,
+                opt.vocab, opt.seq, opt.micro_batches);
         exit(2);
     }
     if (lpv == opt.layers / opt.pp)  // one chunk per stage: plain 1F1B
@@ -2092,7 +2403,7 @@ static void check_config()
 }
 
 // The communicators of the layout: TP fastest, then DP, then PP.
-enum Group { G_TP, G_DP, G_PP, G_MP, G_EMB };
+enum Group { G_TP, G_DP, G_PP, G_MP, G_EMB, G_PAIR_EVEN, G_PAIR_ODD };
 
 // Global rank r's color and key in group g (as ncclCommSplit takes them).
 static void group_of(Group g, int r, int *color, int *key)
@@ -2100,6 +2411,10 @@ static void group_of(Group g, int r, int *color, int *key)
     int t = r % opt.tp, d = r / opt.tp % dp, p = r / (opt.tp * dp);
     switch (g) {
     case G_TP: *color = p * dp + d, *key = t; break;
+    // neighbours on the TP ring (even TP): pairs (0, 1), (2, 3) ..., and
+    // (1, 2), (3, 4) ... (TP-1, 0)
+    case G_PAIR_EVEN: *color = (p * dp + d) * opt.tp + t / 2, *key = t; break;
+    case G_PAIR_ODD: *color = (p * dp + d) * opt.tp + (t + 1) % opt.tp / 2, *key = t; break;
     case G_DP: *color = p * opt.tp + t, *key = d; break;
     case G_PP: *color = d * opt.tp + t, *key = p; break;
     case G_MP: *color = d, *key = p * opt.tp + t; break;
@@ -2203,6 +2518,16 @@ int main(int argc, char **argv)
     share_unique_id(&id, rank, world);
     NCCL_CHECK(ncclCommInitRank(&world_comm, world, id, rank));
     tp_comm = make_comm(G_TP);
+    if (opt.tp_overlap) {  // an even rank's next neighbour is in its even pair, an odd rank's in its odd pair
+        ncclComm_t even = make_comm(G_PAIR_EVEN), odd = make_comm(G_PAIR_ODD);
+        tp_next_comm = tp_idx % 2 ? odd : even;
+        tp_prev_comm = tp_idx % 2 ? even : odd;
+        int me;  // a pair's other member
+        NCCL_CHECK(ncclCommUserRank(tp_next_comm, &me));
+        tp_next_peer = 1 - me;
+        NCCL_CHECK(ncclCommUserRank(tp_prev_comm, &me));
+        tp_prev_peer = 1 - me;
+    }
     dp_comm = make_comm(G_DP);
     pp_comm = make_comm(G_PP);
     mp_comm = make_comm(G_MP);
@@ -2232,7 +2557,7 @@ int main(int argc, char **argv)
     for (int it = 0; it < opt.iters; it++)
         train_iteration(it);
 
-    for (ncclComm_t c : { emb_comm, mp_comm, pp_comm, dp_comm, tp_comm, world_comm })
+    for (ncclComm_t c : { tp_prev_comm, tp_next_comm, emb_comm, mp_comm, pp_comm, dp_comm, tp_comm, world_comm })
         if (c)
             NCCL_CHECK(ncclCommDestroy(c));
     printf("minigpt rank %d (tp %d/%d pp %d/%d dp %d/%d): %d iterations of %d micro-batches done, %zu parameters here\n",
