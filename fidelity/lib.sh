@@ -89,6 +89,42 @@ PY
     [ -z "$FID_WHY" ]
 }
 
+# fid_minigpt_table SUITE CSV HEADER: a minigpt suite's checks before its
+# rows: CSV readable with the columns HEADER, minigpt built; else the
+# suite stops (exit 2) saying which
+fid_minigpt_table() {
+    local got
+    [ -r "$2" ] || { echo "$1.sh: cannot read $2" >&2; exit 2; }
+    [ -x "$WORKLOADS/minigpt" ] || { echo "$1.sh: $WORKLOADS/minigpt is not built (make)" >&2; exit 2; }
+    got=$(grep -v '^#' "$2" | head -1)
+    [ "$got" = "$3" ] || { echo "$1.sh: $2: expected the columns $3, found $got" >&2; exit 2; }
+}
+
+# fid_minigpt_scale GPUS TP PP DP FOLD_TP: how a minigpt row of GPUS ranks
+# runs. Up to FIDELITY_MAX_RANKS GPUs every rank is emulated; beyond, the
+# row declares its replicas (minigpt orders ranks TP, DP, PP as Megatron
+# does): only the ranks whose DP digit (and, FOLD_TP=1, TP digit) is 0 or 1
+# are emulated, the others rebuilt from them (maya run --replicas,
+# docs/dedup.md) and replayed with --fold similar (the emulated ranks of a
+# stage measure slightly different host gaps; exact folding would replay
+# each). Sets FID_SCALE (maya run's options) and FID_PROCS (the processes
+# that run).
+fid_minigpt_scale() {
+    local gpus=$1 tp=$2 pp=$3 dp=$4 fold_tp=$5 spec=
+    FID_SCALE=() FID_PROCS=$gpus
+    [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ] || return 0
+    FID_SCALE=(--fold similar)
+    [ "$dp" -gt 1 ] && spec="$dp:$tp"
+    if [ "$tp" -gt 1 ] && [ "$fold_tp" = 1 ]; then
+        spec="${spec:+$spec,}$tp:1"
+        FID_PROCS=$((pp * (dp > 1 ? 2 : 1) * 2))
+    else  # TP not folded (or 1)
+        FID_PROCS=$((pp * (dp > 1 ? 2 : 1) * tp))
+    fi
+    [ -n "$spec" ] && FID_SCALE+=(--replicas "$spec")
+    return 0
+}
+
 # fid_iter_s DIR: the predicted steady-state iteration time, seconds
 fid_iter_s() {
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["iteration_time_s"])' "$1/report.json"

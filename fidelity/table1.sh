@@ -29,12 +29,8 @@ csv=${FIDELITY_TABLE1_CSV:-$FID_DIR/data/megatron_table1.csv}
 seq=${FIDELITY_SEQ:-2048}
 vocab=${FIDELITY_VOCAB:-51200}
 iters=${FIDELITY_ITERS:-3}
-[ -r "$csv" ] || { echo "table1.sh: cannot read $csv" >&2; exit 2; }
-[ -x "$WORKLOADS/minigpt" ] || { echo "table1.sh: $WORKLOADS/minigpt is not built (make)" >&2; exit 2; }
-
 header=params_b,heads,hidden,layers,tp,pp,dp,gpus,global_batch,micro_batch,layers_per_virtual_stage,tflops_per_gpu,pct_of_peak
-got=$(grep -v '^#' "$csv" | head -1)
-[ "$got" = "$header" ] || { echo "table1.sh: $csv: expected the columns $header, found $got" >&2; exit 2; }
+fid_minigpt_table table1 "$csv" "$header"
 
 grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layers tp pp dp gpus gbs mbs lpv tflops _; do
     row=${params}B
@@ -47,20 +43,8 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
         fid_skip table1 "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
         continue
     fi
-    # Beyond FIDELITY_MAX_RANKS GPUs the row declares its replicas (minigpt
-    # orders ranks TP, DP, PP as Megatron does): only the ranks whose DP and TP
-    # digits are 0 or 1 are emulated, the others are rebuilt from them
-    # (maya run --replicas, docs/dedup.md), as references to their sources'
-    # sections. Rows beyond FIDELITY_MAX_GPUS take minutes each end to end.
-    at_scale=() procs=$gpus
-    if [ "$gpus" -gt "$FIDELITY_MAX_RANKS" ]; then
-        at_scale=(--fold similar)
-        spec=
-        [ "$dp" -gt 1 ] && spec="$dp:$tp"
-        [ "$tp" -gt 1 ] && spec="${spec:+$spec,}$tp:1"
-        procs=$((pp * (dp > 1 ? 2 : 1) * (tp > 1 ? 2 : 1)))
-        [ -n "$spec" ] && at_scale+=(--replicas "$spec")
-    fi
+    fid_minigpt_scale "$gpus" "$tp" "$pp" "$dp" 1
+    at_scale=("${FID_SCALE[@]}") procs=$FID_PROCS
     if [ "$procs" -gt "$FIDELITY_MAX_RANKS" ]; then
         fid_skip table1 "$row" "needs $procs processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
         continue

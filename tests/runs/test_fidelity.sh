@@ -8,7 +8,8 @@
 # FIDELITY_MAX_GPUS, is skipped saying so; a row that runs out of GPU
 # memory fails saying so (exit 1); the suite's summary has the median and
 # largest |error|; FIDELITY_ROWS selects rows; a failing suite and an
-# unknown one are reported.
+# unknown one are reported. The Megatron-Core suite likewise, on a tiny
+# table of its format.
 . "$MAYA_TOP/tests/lib.sh"
 
 cat > "$TEST_TMP/t.csv" <<'CSV'
@@ -65,6 +66,32 @@ expect_grep 'minigpt --tp 2 --pp 2 --dp 1 --micro-batch-size 2 --micro-batches 4
 expect_grep '^    gemm  ' "$TEST_TMP/err1"
 expect_grep '"A100-SXM4-80GB"|A100' "$TEST_TMP/out/table1/0.01B/report.txt"
 [ ! -e "$TEST_TMP/out/table1/0.01B/traces" ] || fail "the row's traces were kept without FIDELITY_KEEP=1"
+
+# the Megatron-Core suite on a tiny table of its format: bf16, flash
+# attention, the distributed optimizer with its gathers in the next forward,
+# DP buckets of max(40 M, 1 M x DP) fp32 gradients; SP and the TP ring
+# exchange with TP; interleaving where a row asks for it; a row of more GPUs
+# than FIDELITY_MAX_RANKS folds its DP replicas only (the TP ring's pairs
+# follow no folded dimension): 2 x TP processes
+cat > "$TEST_TMP/mc.csv" <<'CSV'
+params_b,heads,hidden,layers,tp,pp,dp,gpus,global_batch,micro_batch,layers_per_virtual_stage,tflops_per_gpu,mfu_pct
+0.1,2,256,2,1,1,2,2,4,2,,100,10
+0.2,4,512,4,2,2,1,4,8,1,1,100,10
+0.3,2,256,2,2,1,16,32,32,2,,100,10
+CSV
+FIDELITY_MCORE_CSV=$TEST_TMP/mc.csv FIDELITY_SEQ=256 FIDELITY_ITERS=3 "$MAYA_TOP/fidelity/run" megatron_core \
+    > "$TEST_TMP/out5" 2> "$TEST_TMP/err5" ||
+    fail "fidelity/run megatron_core failed: $(cat "$TEST_TMP/out5"; grep -v "^   " "$TEST_TMP/err5" | tail -20)"
+cat "$TEST_TMP/out5"
+for r in 0.1 0.2 0.3; do
+    expect_grep "^fidelity megatron_core ${r}B published=100 predicted=$num error=[-+][0-9]+\.[0-9]%$" "$TEST_TMP/out5"
+done
+expect_grep '^fidelity megatron_core summary rows=3 .* skipped=0 failed=0 ' "$TEST_TMP/out5"
+expect_grep 'maya run --cluster dgx-h100 -g h100x2  -- minigpt --tp 1 --pp 1 --dp 2 --micro-batch-size 2 --micro-batches 1 --seq 256 --hidden 256 --heads 2 --layers 2 --vocab 1024 --bias --hidden-dropout 0\.1 --attention-dropout 0\.1 --fp32-cross-entropy --attention flash --zero1 --ddp torch --bucket-mb 152\.6 --overlap-param-gather --iters 3$' "$TEST_TMP/err5"
+expect_grep 'minigpt --tp 2 --pp 2 --dp 1 .* --sequence-parallel --tp-comm-overlap --layers-per-virtual-stage 1$' "$TEST_TMP/err5"
+expect_grep 'maya run --cluster dgx-h100 -g h100x32 --fold similar --replicas 16:2 -- minigpt --tp 2 ' "$TEST_TMP/err5"
+expect_grep '^replayed   [1-4] of them: the other (31|30|29|28) are replicas' "$TEST_TMP/out/megatron_core/0.3B/report.txt"
+expect_grep 'H100' "$TEST_TMP/out/megatron_core/0.1B/report.txt"
 
 # a row that does not fit: failed, exit 1; FIDELITY_ROWS picks it alone
 cat >> "$TEST_TMP/t.csv" <<'CSV'
