@@ -1,28 +1,29 @@
 // Causal flash attention (FlashAttention-2's algorithm and data layout)
 // for minigpt's --attention flash: the scores never reach global memory.
-// The forward pass walks each block of 64 queries over the key blocks at or
-// before it, with the running row maximum and sum (online softmax), the
-// output accumulators and the query fragments in registers, and writes the
-// output and each row's log-sum-exp; the backward pass walks each block of
-// 64 keys over the query blocks at or after it, recomputing the
-// probabilities from the log-sum-exp, with dK and dV accumulating in
+// The forward pass walks each block of 128 queries over the key blocks at
+// or before it, with the running row maximum and sum (online softmax) and
+// the output accumulators in registers (each warp two 16-row tiles, the
+// query fragments read from shared memory again at each key block, as
+// FlashAttention-2 does on Hopper), and writes the output and each row's
+// log-sum-exp; the backward pass walks each block of 64 keys over the query
+// blocks at or after it, recomputing the probabilities from the
+// log-sum-exp, with each warp's 16 keys of dK and dV accumulating in
 // registers and dQ added into an fp32 buffer with atomics. Four warps a
-// block, each owning 16 rows; matrix products are warp-level tensor-core
-// instructions (mma.sync m16n8k16, 16-bit inputs, fp32 accumulation) fed by
-// ldmatrix from shared tiles; a product's accumulators become the next
-// product's A operand in registers (the probabilities for P V). Attention
-// dropout is drawn inside, from (seed, head, query, key), so the backward
-// redraws it.
+// block; matrix products are warp-level tensor-core instructions
+// (mma.sync m16n8k16, 16-bit inputs, fp32 accumulation) fed by ldmatrix
+// from shared tiles; a product's accumulators become the next product's A
+// operand in registers (the probabilities for P V). Attention dropout is
+// drawn inside, from (seed, head, query, key), so the backward redraws it.
 //
 // Layouts are minigpt's: the fused QKV [S, B, heads, 3, dh] (tokens [s, b]),
 // the output [S, B, heads * dh], the log-sum-exp [B * heads, S]. dh is a
-// template parameter (64 or 128); S must be a multiple of 64.
+// template parameter (64 or 128); S must be a multiple of 128.
 //
-// Shared memory (dh 128, 16-bit inputs): forward 51 KiB (Q, K, V tiles),
-// backward 77 KiB (K, V, Q, dO tiles and dS): more than the default 48
+// Shared memory (dh 128, 16-bit inputs): forward 68 KiB (Q, K, V tiles),
+// backward 77.5 KiB (K, V, Q, dO tiles and dS): more than the default 48
 // KiB, so the caller raises the kernels' cudaFuncAttributeMaxDynamicSharedMemorySize.
-// Registers: the forward keeps 64 output and 32 query values a thread (dh
-// 128), the backward 128 of dK and dV.
+// Registers (dh 128): the forward keeps 128 output and 64 score values a
+// thread, the backward 128 of dK and dV and 64 of S^T and dP^T.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
