@@ -41,6 +41,7 @@ constexpr int THREADS = 128; // four warps
 // (a pitch of 128 or 256 bytes would put them all on the same four).
 #define FLASH_LDT(HD) ((HD) + 8) // [64, dh] tiles
 constexpr int LDP = BN + 8;      // dS [64 keys, 64 queries]
+constexpr float LOG2E = 1.4426950408889634f, LN2 = 0.6931471805599453f;
 
 template <class E> __device__ __forceinline__ E fromf(float x);
 template <> __device__ __forceinline__ __nv_bfloat16 fromf<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
@@ -173,6 +174,7 @@ __global__ void __launch_bounds__(THREADS)
     const int ar = a_row(lane), ac = a_col(lane), br = b_row(lane), bc = b_col(lane);
     const size_t ld = (size_t)B * hl * 3 * HD;
     const E *q = qkv + ((size_t)b * hl + h) * 3 * HD, *k = q + HD, *v = q + 2 * HD;
+    const float scale_log2 = scale * LOG2E;
     // this lane's rows: q0[i] and q0[i] + 8 of each of the warp's tiles
     int q0[MT];
     #pragma unroll
@@ -209,18 +211,23 @@ __global__ void __launch_bounds__(THREADS)
                     mma2<E>(&s[i][2 * np], qa[i], kf);
             }
         }
-        // online softmax: the causal mask, the rows' new maxima (over the
-        // four lanes of a row), the probabilities, the correction of what
-        // the rows summed and accumulated so far
+        // online softmax in base 2 with the scale folded in (FlashAttention-
+        // 2's exp2): the causal mask, on the key blocks that reach past a
+        // tile's first row only; the rows' new maxima (over the four lanes of
+        // a row); the probabilities; the correction of what the rows summed
+        // and accumulated so far. Every row has a key in the first block, so
+        // the maxima are finite from there on (exp2 of -inf is 0).
         #pragma unroll
         for (int i = 0; i < MT; i++) {
+            const bool diagonal = kb * BN + BN - 1 > qb * FWD_BM + i * 64 + warp * 16;
             float mx[2] = { -INFINITY, -INFINITY };
             #pragma unroll
             for (int n = 0; n < BN / 8; n++)
                 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    int key = kb * BN + n * 8 + 2 * t + (e & 1);
-                    s[i][n][e] = key <= q0[i] + e / 2 * 8 ? s[i][n][e] * scale : -INFINITY;
+                    s[i][n][e] *= scale_log2;
+                    if (diagonal && kb * BN + n * 8 + 2 * t + (e & 1) > q0[i] + e / 2 * 8)
+                        s[i][n][e] = -INFINITY;
                     mx[e / 2] = fmaxf(mx[e / 2], s[i][n][e]);
                 }
             float corr[2];
@@ -229,8 +236,7 @@ __global__ void __launch_bounds__(THREADS)
                 mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
                 mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
                 float mn = fmaxf(m[i][r], mx[r]);
-                // a row whose keys are all masked so far keeps nothing
-                corr[r] = mn == -INFINITY ? 1.0f : __expf(m[i][r] - mn);
+                corr[r] = exp2f(m[i][r] - mn);
                 m[i][r] = mn;
                 l[i][r] *= corr[r];
             }
@@ -238,7 +244,7 @@ __global__ void __launch_bounds__(THREADS)
             for (int n = 0; n < BN / 8; n++)
                 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float p = s[i][n][e] == -INFINITY ? 0.0f : __expf(s[i][n][e] - m[i][e / 2]);
+                    float p = exp2f(s[i][n][e] - m[i][e / 2]);
                     l[i][e / 2] += p;
                     s[i][n][e] = p * drop(seed, bh, q0[i] + e / 2 * 8, kb * BN + n * 8 + 2 * t + (e & 1), pdrop);
                 }
@@ -276,8 +282,8 @@ __global__ void __launch_bounds__(THREADS)
             #pragma unroll
             for (int n = 0; n < HD / 8; n++)
                 *(uint32_t *)(ob + row * ldg + n * 8 + 2 * t) = pack<E>(o[i][n][2 * r] / sum, o[i][n][2 * r + 1] / sum);
-            if (t == 0)
-                lse[(size_t)bh * S + row] = m[i][r] + logf(sum);
+            if (t == 0)  // in base e
+                lse[(size_t)bh * S + row] = (m[i][r] + log2f(sum)) * LN2;
         }
 }
 
@@ -320,6 +326,7 @@ __global__ void __launch_bounds__(THREADS)
     const E *q = qkv + ((size_t)b * hl + h) * 3 * HD, *k = q + HD, *v = q + 2 * HD;
     const E *dob = dout + ((size_t)b * hl + h) * HD;
     const int kl = warp * 16 + lane / 4, k0 = kb * BN + kl; // this lane's keys: k0 and k0 + 8
+    const float scale_log2 = scale * LOG2E;
 
     load_tile<E, HD>(sk, k, ld, kb * BN);
     load_tile<E, HD>(sv, v, ld, kb * BN);
@@ -328,8 +335,8 @@ __global__ void __launch_bounds__(THREADS)
         __syncthreads();
         load_tile<E, HD>(sq, q, ld, qb * BM);
         load_tile<E, HD>(sdo, dob, ldg, qb * BM);
-        if (threadIdx.x < BM) {
-            slse[threadIdx.x] = lse[(size_t)bh * S + qb * BM + threadIdx.x];
+        if (threadIdx.x < BM) {  // the log-sum-exp in base 2
+            slse[threadIdx.x] = lse[(size_t)bh * S + qb * BM + threadIdx.x] * LOG2E;
             sD[threadIdx.x] = dsum[(size_t)bh * S + qb * BM + threadIdx.x];
         }
         __syncthreads();
@@ -349,15 +356,16 @@ __global__ void __launch_bounds__(THREADS)
                 mma2<E>(&dpt[2 * np], va, f);
             }
         }
-        // P^T from the log-sum-exp (causal: queries at or after the key);
-        // st becomes the dropped-out P^T (for dV), dpt becomes dS^T =
-        // P^T (dP^T Z - D)
+        // P^T from the log-sum-exp (causal: queries at or after the key,
+        // masked on the diagonal block only); st becomes the dropped-out P^T
+        // (for dV), dpt becomes dS^T = P^T (dP^T Z - D)
+        const bool diagonal = qb == kb;
         #pragma unroll
         for (int n = 0; n < BM / 8; n++)
             #pragma unroll
             for (int e = 0; e < 4; e++) {
                 int ql = n * 8 + 2 * t + (e & 1), qi = qb * BM + ql, key = k0 + e / 2 * 8;
-                float p = key <= qi ? __expf(st[n][e] * scale - slse[ql]) : 0.0f;
+                float p = diagonal && key > qi ? 0.0f : exp2f(st[n][e] * scale_log2 - slse[ql]);
                 float z = drop(seed, bh, qi, key, pdrop);
                 st[n][e] = p * z;
                 dpt[n][e] = p * (dpt[n][e] * z - sD[ql]);
