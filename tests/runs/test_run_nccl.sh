@@ -46,11 +46,26 @@ d2=$TEST_TMP/two
 expect_grep "^cluster=cluster.conf$" "$d2/run.conf"
 expect_eq "$(json "$d2/report.json" 'r["nodes"], r["gpus_per_node"], r["cluster"]')" "2 2 two-by-two" "two-node report"
 # nccl_colls computes nothing, so its steady iteration (a median) is its
-# collectives and their host gaps; the mean communication time of the
-# iterations also holds the waits for a peer's host, which vary from run to
-# run as much as the difference (13 to 28 us on one node, 28 to 43 on two)
-expect_eq "$(python3 -c "import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); print(a['compute_time_s'] == b['compute_time_s'] == 0 and b['iteration_time_s'] > 1.2 * a['iteration_time_s'])" "$d/report.json" "$d2/report.json")" \
-    "True" "communication between nodes is slower than inside one"
+# collectives and their host gaps, which are measured on this machine and
+# vary with its load (the iteration was 1.3 times longer on two nodes when
+# idle, and under a parallel test run once less than 1.2); the collectives'
+# own times do not: rank 0's fastest all-reduce (one whose members all came
+# at once) crosses the NICs on two nodes (12.3 us inside one node, 28.1 us
+# across when written)
+python3 - "$d" "$d2" <<'PY' || fail "communication between nodes is not slower than inside one (above)"
+import json, sys
+def run(d):
+    r = json.load(open(d + "/report.json"))
+    ev = json.load(open(d + "/timeline.json"))["traceEvents"]
+    ar = [e["dur"] for e in ev if e.get("ph") == "X" and e.get("pid") == 0 and e.get("name") == "ncclAllReduce"
+          and e.get("cat") == "communication"]
+    return r, min(ar)
+(a, one), (b, two) = run(sys.argv[1]), run(sys.argv[2])
+print("fastest all-reduce: %.2f us on one node, %.2f us on two; iteration %.2f and %.2f us" %
+      (one, two, a["iteration_time_s"] * 1e6, b["iteration_time_s"] * 1e6))
+assert a["compute_time_s"] == b["compute_time_s"] == 0
+assert two > 1.5 * one and b["iteration_time_s"] > a["iteration_time_s"]
+PY
 # maya report on the same directory again gives the same report
 cp "$d2/report.json" "$TEST_TMP/first.json"
 "$MAYA" report -q "$d2" || fail "maya report on a finished run failed"
