@@ -125,6 +125,47 @@ fid_minigpt_scale() {
     return 0
 }
 
+# fid_minigpt_row_ok SUITE ROW GPUS TP PP DP BATCH MICRO_BATCH FOLD_TP:
+# whether a minigpt row can run here; if not, its skip line is printed and
+# the status is 1. Else FID_SCALE and FID_PROCS are set (fid_minigpt_scale).
+fid_minigpt_row_ok() {
+    local suite=$1 row=$2 gpus=$3 tp=$4 pp=$5 dp=$6 gbs=$7 mbs=$8
+    if [ $((tp * pp * dp)) != "$gpus" ] || [ $((gbs % (mbs * dp))) != 0 ]; then
+        fid_skip "$suite" "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
+        return 1
+    fi
+    fid_minigpt_scale "$gpus" "$tp" "$pp" "$dp" "$9"
+    if [ "$FID_PROCS" -gt "$FIDELITY_MAX_RANKS" ]; then
+        fid_skip "$suite" "$row" "needs $FID_PROCS processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
+        return 1
+    fi
+    if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ]; then
+        fid_skip "$suite" "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (minutes each end to end; raise it to run them)"
+        return 1
+    fi
+}
+
+# fid_minigpt_run SUITE ROW CLUSTER GPU GPUS FLOPS PUBLISHED ARGS...: maya
+# run of minigpt ARGS on GPUS x GPU of CLUSTER (with fid_minigpt_row_ok's
+# FID_SCALE) into FIDELITY_OUT/SUITE/ROW, then the row's line: TFLOP/s per
+# GPU, FLOPS (an iteration's count) over the predicted iteration time (or
+# the row's failure); its breakdown on stderr
+fid_minigpt_run() {
+    local suite=$1 row=$2 cluster=$3 gpu=$4 gpus=$5 flops=$6 published=$7 start=$SECONDS it pred
+    shift 7
+    local dir=$FIDELITY_OUT/$suite/$row
+    echo "$suite $row: maya run --cluster $cluster -g ${gpu}x$gpus ${FID_SCALE[*]} -- minigpt $*" >&2
+    if ! fid_run "$dir" "$FID_PROCS" --cluster "$cluster" -g "${gpu}x$gpus" "${FID_SCALE[@]}" -- "$WORKLOADS/minigpt" "$@"; then
+        fid_fail "$suite" "$row" "$FID_WHY"
+        return
+    fi
+    it=$(fid_iter_s "$dir")
+    pred=$(awk -v F="$flops" -v t="$it" -v g="$gpus" 'BEGIN { printf "%.6g", F / (t * g) / 1e12 }')
+    echo "$suite $row: iteration $it s, $((SECONDS - start)) s to run" >&2
+    fid_breakdown "$dir"
+    fid_row "$suite" "$row" "$published" "$pred"
+}
+
 # fid_iter_s DIR: the predicted steady-state iteration time, seconds
 fid_iter_s() {
     python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["iteration_time_s"])' "$1/report.json"

@@ -34,19 +34,7 @@ fid_minigpt_table megatron_core "$csv" "$header"
 grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layers tp pp dp gpus gbs mbs lpv tflops _; do
     row=${params}B
     fid_wanted "$row" || continue
-    if [ $((tp * pp * dp)) != "$gpus" ] || [ $((gbs % (mbs * dp))) != 0 ]; then
-        fid_skip megatron_core "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
-        continue
-    fi
-    fid_minigpt_scale "$gpus" "$tp" "$pp" "$dp" 0
-    if [ "$FID_PROCS" -gt "$FIDELITY_MAX_RANKS" ]; then
-        fid_skip megatron_core "$row" "needs $FID_PROCS processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
-        continue
-    fi
-    if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ]; then
-        fid_skip megatron_core "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (minutes each end to end; raise it to run them)"
-        continue
-    fi
+    fid_minigpt_row_ok megatron_core "$row" "$gpus" "$tp" "$pp" "$dp" "$gbs" "$mbs" 0 || continue
     # DP buckets of max(40 M, 1 M x DP) parameters, their gradients in fp32
     bucket_mb=$(awk -v dp="$dp" 'BEGIN { n = 1e6 * dp; if (n < 4e7) n = 4e7; printf "%.1f", n * 4 / 1048576 }')
     args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))
@@ -55,17 +43,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
         --zero1 --ddp torch --bucket-mb "$bucket_mb" --overlap-param-gather --iters "$iters")
     [ "$tp" -gt 1 ] && args+=(--sequence-parallel --tp-comm-overlap)
     [ -n "$lpv" ] && args+=(--layers-per-virtual-stage "$lpv")
-    dir=$FIDELITY_OUT/megatron_core/$row
-    echo "megatron_core $row: maya run --cluster dgx-h100 -g h100x$gpus ${FID_SCALE[*]} -- minigpt ${args[*]}" >&2
-    start=$SECONDS
-    if ! fid_run "$dir" "$FID_PROCS" --cluster dgx-h100 -g "h100x$gpus" "${FID_SCALE[@]}" -- "$WORKLOADS/minigpt" "${args[@]}"; then
-        fid_fail megatron_core "$row" "$FID_WHY"
-        continue
-    fi
-    it=$(fid_iter_s "$dir")
-    pred=$(awk -v B="$gbs" -v s="$seq" -v l="$layers" -v h="$hidden" -v V="$vocab" -v t="$it" -v g="$gpus" 'BEGIN {
-        F = 12 * B * s * l * h * h * (6 + s / h + V / (2 * l * h)); printf "%.6g", F / (t * g) / 1e12 }')
-    echo "megatron_core $row: iteration $it s, $((SECONDS - start)) s to run" >&2
-    fid_breakdown "$dir"
-    fid_row megatron_core "$row" "$tflops" "$pred"
+    flops=$(awk -v B="$gbs" -v s="$seq" -v l="$layers" -v h="$hidden" -v V="$vocab" 'BEGIN {
+        printf "%.17g", 12 * B * s * l * h * h * (6 + s / h + V / (2 * l * h)) }')
+    fid_minigpt_run megatron_core "$row" dgx-h100 h100 "$gpus" "$flops" "$tflops" "${args[@]}"
 done

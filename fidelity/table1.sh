@@ -39,20 +39,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
         fid_skip table1 "$row" "no micro-batch size in $csv"
         continue
     fi
-    if [ $((tp * pp * dp)) != "$gpus" ] || [ $((gbs % (mbs * dp))) != 0 ]; then
-        fid_skip table1 "$row" "inconsistent row: tp x pp x dp = $((tp * pp * dp)), $gpus GPUs, batch $gbs, micro-batch $mbs"
-        continue
-    fi
-    fid_minigpt_scale "$gpus" "$tp" "$pp" "$dp" 1
-    at_scale=("${FID_SCALE[@]}") procs=$FID_PROCS
-    if [ "$procs" -gt "$FIDELITY_MAX_RANKS" ]; then
-        fid_skip table1 "$row" "needs $procs processes even with its replicas declared, more than FIDELITY_MAX_RANKS=$FIDELITY_MAX_RANKS"
-        continue
-    fi
-    if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ]; then
-        fid_skip table1 "$row" "$gpus GPUs, more than FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS (minutes each end to end; raise it to run them)"
-        continue
-    fi
+    fid_minigpt_row_ok table1 "$row" "$gpus" "$tp" "$pp" "$dp" "$gbs" "$mbs" 1 || continue
     args=(--tp "$tp" --pp "$pp" --dp "$dp" --micro-batch-size "$mbs" --micro-batches $((gbs / (mbs * dp)))
         --seq "$seq" --hidden "$hidden" --heads "$heads" --layers "$layers" --vocab "$vocab"
         --fp16 --loss-scale 8192 --recompute full --bias --hidden-dropout 0.1 --attention-dropout 0.1
@@ -62,17 +49,7 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r params heads hidden layer
     [ -n "$lpv" ] && args+=(--layers-per-virtual-stage "$lpv")
     # the script's DDP: torch up to 18.4B, local beyond
     if awk -v p="$params" 'BEGIN { exit !(p < 30) }'; then args+=(--ddp torch --bucket-mb 25); else args+=(--ddp local); fi
-    dir=$FIDELITY_OUT/table1/$row
-    echo "table1 $row: maya run --cluster dgx-a100 -g a100x$gpus ${at_scale[*]} -- minigpt ${args[*]}" >&2
-    start=$SECONDS
-    if ! fid_run "$dir" "$procs" --cluster dgx-a100 -g "a100x$gpus" "${at_scale[@]}" -- "$WORKLOADS/minigpt" "${args[@]}"; then
-        fid_fail table1 "$row" "$FID_WHY"
-        continue
-    fi
-    it=$(fid_iter_s "$dir")
-    pred=$(awk -v B="$gbs" -v s="$seq" -v l="$layers" -v h="$hidden" -v V="$vocab" -v t="$it" -v g="$gpus" 'BEGIN {
-        F = 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)); printf "%.6g", F / (t * g) / 1e12 }')
-    echo "table1 $row: iteration $it s, $((SECONDS - start)) s to run" >&2
-    fid_breakdown "$dir"
-    fid_row table1 "$row" "$tflops" "$pred"
+    flops=$(awk -v B="$gbs" -v s="$seq" -v l="$layers" -v h="$hidden" -v V="$vocab" 'BEGIN {
+        printf "%.17g", 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h)) }')
+    fid_minigpt_run table1 "$row" dgx-a100 a100 "$gpus" "$flops" "$tflops" "${args[@]}"
 done

@@ -37,8 +37,8 @@ python3 - "$TEST_TMP/flash/timeline.json" "$TEST_TMP/unfused/timeline.json" <<'P
 import json, sys
 def events(f):
     return [e for e in json.load(open(f))["traceEvents"] if e["ph"] == "X" and e["pid"] == 0 and e["tid"] > 0]
-def overlaps(ev, name):
-    """ncclAllGathers that run while a kernel of the compute stream does"""
+def overlaps(ev):
+    """ncclAllGathers that run while a kernel of the compute stream does, of all"""
     ag = [e for e in ev if e["name"] == "ncclAllGather"]
     comp = [e for e in ev if e.get("cat") == "compute"]
     return sum(any(c["ts"] < a["ts"] + a["dur"] and a["ts"] < c["ts"] + c["dur"] for c in comp) for a in ag), len(ag)
@@ -49,8 +49,8 @@ assert not any("softmax_causal" in n for n in names), names
 assert any("softmax_causal" in e["name"] for e in unfused)
 # after each step the parameters are gathered in the next forward, beside
 # its kernels; without --overlap-param-gather the forward waits for them all
-busy, n = overlaps(flash, "ncclAllGather")
-busy0, n0 = overlaps(unfused, "ncclAllGather")
+busy, n = overlaps(flash)
+busy0, n0 = overlaps(unfused)
 print("all-gathers beside a kernel: %d of %d with --overlap-param-gather, %d of %d without" % (busy, n, busy0, n0))
 # (the last step's gathers but the first wait for a forward that never comes)
 assert 0 < n < n0 and busy0 == 0 and busy >= 3, ("gathers after the step", busy0, n0, busy, n)

@@ -31,7 +31,6 @@
 
 namespace flash {
 
-
 constexpr int FWD_BM = 128;  // queries per block of the forward (32 per warp)
 constexpr int BM = 64;       // queries per block of the backward (and its dQ tiles)
 constexpr int BN = 64;       // keys per block

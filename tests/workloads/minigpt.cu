@@ -1090,8 +1090,8 @@ static void *wk_ln_full, *wk_g_full, *wk_out, *wk_out_s, *wk_ctx_h, *wk_xout, *w
 static void *wk_logits;  // --fp32-cross-entropy: the 16-bit logits (forward) and their gradient (backward)
 static void *wk_da, *wk_dh, *wk_dh2, *wk_dx_full, *wk_dx_s, *wk_dx2, *wk_dctx, *wk_dctx_h, *wk_dp, *wk_dq, *wk_dk,
     *wk_dv, *wk_dqkv, *wk_chain[2], *wk_head_dy, *wk_recv[2], *wk_repl;
-static float *wk_dsum, *wk_dq_acc;
-static void *wk_rs;  // --tp-comm-overlap: gemm_rs's products and partial sums, [4, Tl, H]  // --attention flash's backward: rowsum(dO * O), dQ in fp32
+static float *wk_dsum, *wk_dq_acc;  // --attention flash's backward: rowsum(dO * O), dQ in fp32
+static void *wk_rs;                 // --tp-comm-overlap: gemm_rs's products and partial sums, [4, Tl, H]
 static std::vector<std::vector<MB *>> mb_free;  // [chunk] sets no micro-batch holds
 static std::vector<void *> gbuf_free;           // [Tl, H] gradient buffers for the pipeline
 
@@ -1442,6 +1442,17 @@ static void tp_stream_wait()
 // tp_next_comm), which NCCL runs on a pair's full set of channels (a send
 // in the whole TP communicator gets a few of them, a fraction of NVLink).
 
+// One hop of the ring on the TP stream: n elements of send to the previous
+// TP rank, n from the next into recv, as one group (the ranks' sends and
+// receives pair up around the ring only when they progress together).
+static void ring_hop(const void *send, void *recv, size_t n)
+{
+    NCCL_CHECK(ncclGroupStart());
+    NCCL_CHECK(ncclSend(send, n, nc_e, tp_prev_peer, tp_prev_comm, s_tp));
+    NCCL_CHECK(ncclRecv(recv, n, nc_e, tp_next_peer, tp_next_comm, s_tp));
+    NCCL_CHECK(ncclGroupEnd());
+}
+
 // out [T, N] = gather(in) x w, where gather(in) [T, K] is the all-gather
 // over TP of every rank's in [Tl, K]: TP GEMMs of Tl rows, the own slice's
 // first, each next one as its slice arrives in full [T, K] (which holds the
@@ -1456,12 +1467,8 @@ static void ag_gemm(const void *in, void *full, bool tw, int N, int K, const voi
     CUDA_CHECK(cudaMemcpyAsync(eoff(full, tp_idx * slice), in, slice * 2, cudaMemcpyDeviceToDevice, s_tp));
     for (int i = 0; i < tp; i++) {
         int have = (tp_idx + i) % tp, coming = (tp_idx + i + 1) % tp;
-        if (i + 1 < tp) {  // pass the slice on, receive the next
-            NCCL_CHECK(ncclGroupStart());
-            NCCL_CHECK(ncclSend(eoff(full, have * slice), slice, nc_e, tp_prev_peer, tp_prev_comm, s_tp));
-            NCCL_CHECK(ncclRecv(eoff(full, coming * slice), slice, nc_e, tp_next_peer, tp_next_comm, s_tp));
-            NCCL_CHECK(ncclGroupEnd());
-        }
+        if (i + 1 < tp)  // pass the slice on, receive the next
+            ring_hop(eoff(full, have * slice), eoff(full, coming * slice), slice);
         mm(false, tw, Tl, N, K, i == 0 ? in : eoff(full, have * slice), w, eoff(out, (size_t)have * Tl * N), false,
            bias);
         if (i + 1 < tp) {  // the next GEMM's slice has arrived
@@ -1492,10 +1499,7 @@ static void *gemm_rs(const void *in, int K, const void *w, void *work, void *out
         }
         if (i + 1 < tp) {
             tp_stream_begin();
-            NCCL_CHECK(ncclGroupStart());
-            NCCL_CHECK(ncclSend(y, slice, nc_e, tp_prev_peer, tp_prev_comm, s_tp));
-            NCCL_CHECK(ncclRecv(got[(i + 1) % 2], slice, nc_e, tp_next_peer, tp_next_comm, s_tp));
-            NCCL_CHECK(ncclGroupEnd());
+            ring_hop(y, got[(i + 1) % 2], slice);
             CUDA_CHECK(cudaEventRecord(ev_from_tp, s_tp));
         }
     }
@@ -1862,6 +1866,10 @@ static void embedding_bwd(const Chunk &ch, MB *m, void *dx)
     CUDA_CHECK(cudaGetLastError());
 }
 
+// A token's share of the iteration's loss: the mean over the micro-batch's
+// tokens and the micro-batches.
+static float per_token() { return 1.0f / ((float)T * opt.micro_batches); }
+
 static void head_fwd(const Chunk &ch, MB *m)
 {
     LAUNCH(layernorm_fwd, Tl, 256, m->x_out, W(ch.lnf_g), W(ch.lnf_b), m->lnf_out, m->lnf_mean, m->lnf_rstd, H);
@@ -1886,7 +1894,7 @@ static void head_fwd(const Chunk &ch, MB *m)
     LAUNCH_CE(ce_exp, blocks(tv), 256, m->logits, tv);
     LAUNCH_CE(ce_sum, T, 256, m->logits, ce_sums, Vl);
     tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
-    LAUNCH_CE(ce_div, T, 256, m->logits, ce_sums, loss, T, Vl, 1.0f / ((float)T * opt.micro_batches));
+    LAUNCH_CE(ce_div, T, 256, m->logits, ce_sums, loss, T, Vl, per_token());
     CUDA_CHECK(cudaGetLastError());
 }
 
@@ -1894,8 +1902,7 @@ static void head_fwd(const Chunk &ch, MB *m)
 static void head_bwd(const Chunk &ch, MB *m, void *dy)
 {
     const void *dlogits = m->logits;
-    float gscale = (fp16 ? opt.loss_scale : 1.0f) / ((float)T * opt.micro_batches);
-    LAUNCH_CE(ce_grad, T, 256, m->logits, m->targets, Vl, tp_idx * Vl, gscale);
+    LAUNCH_CE(ce_grad, T, 256, m->logits, m->targets, Vl, tp_idx * Vl, per_token() * (fp16 ? opt.loss_scale : 1.0f));
     if (opt.fp32_ce) {  // the cast's backward: the gradient back in 16 bits
         size_t tv = (size_t)T * Vl;
         if (fp16)
@@ -1920,25 +1927,31 @@ static void head_bwd(const Chunk &ch, MB *m, void *dy)
 static std::vector<Bucket *> pg_order;
 static size_t pg_issued, pg_waited = SIZE_MAX;  // SIZE_MAX: nothing pending (first iteration)
 
+// --zero1: a bucket's updated parameters, every DP rank's shard, to all of
+// them (on the DP stream).
+static void gather_bucket(const Bucket &bk)
+{
+    NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
+}
+
 static void pg_issue(size_t upto)
 {
     for (; pg_issued < upto && pg_issued < pg_order.size(); pg_issued++) {
-        Bucket &bk = *pg_order[pg_issued];
-        NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
-        CUDA_CHECK(cudaEventRecord(bk.gathered, s_dp));
+        gather_bucket(*pg_order[pg_issued]);
+        CUDA_CHECK(cudaEventRecord(pg_order[pg_issued]->gathered, s_dp));
     }
 }
 
 // Before the forward uses part p of chunk ch (part_end's order).
 static void params_ready(const Chunk &ch, int p)
 {
-    if (pg_waited >= pg_order.size())
-        return;
     size_t lo = p ? ch.part_end[p - 1] : ch.off, hi = ch.part_end[p];
-    while (pg_waited < pg_order.size() && pg_order[pg_waited]->off < hi && pg_order[pg_waited]->off + pg_order[pg_waited]->n > lo) {
+    for (; pg_waited < pg_order.size(); pg_waited++) {
+        const Bucket &bk = *pg_order[pg_waited];
+        if (bk.off >= hi || bk.off + bk.n <= lo)  // a later part's
+            break;
         pg_issue(pg_waited + 2);
-        CUDA_CHECK(cudaStreamWaitEvent(s_comp, pg_order[pg_waited]->gathered, 0));
-        pg_waited++;
+        CUDA_CHECK(cudaStreamWaitEvent(s_comp, bk.gathered, 0));
     }
 }
 
@@ -2310,7 +2323,7 @@ static void optimizer_step(int step)
         }
         for (Chunk &ch : chunks)
             for (Bucket &bk : ch.buckets)
-                NCCL_CHECK(ncclAllGather(W(bk.off + bk.shard * dp_idx), W(bk.off), bk.shard, nc_e, dp_comm, s_dp));
+                gather_bucket(bk);
         CUDA_CHECK(cudaEventRecord(ev_dp_done, s_dp));
         CUDA_CHECK(cudaStreamWaitEvent(s_comp, ev_dp_done, 0));
     }
