@@ -7,9 +7,9 @@
 # HBM2e at 500 W in Grand Teton hosts). Throughput rows compare tokens per
 # second and GPU; memory rows the largest peak of any GPU (GiB) with what
 # torchtitan printed. The 128-GPU rows emulate 2 of the ranks
-# (--replicas 128:1: data-parallel replicas) and rebuild the others, but every
-# rank's process must start (PyTorch's start-up waits for all of them): about
-# 45 GB; where less memory is available they are skipped, saying so.
+# (--replicas 128:1: data-parallel replicas) and rebuild the others; of those
+# only the first few start (maya run joins PyTorch's store for the rest,
+# docs/dedup.md).
 . "$(dirname "$0")/lib.sh"
 
 csv=$FID_DIR/data/torchtitan.csv
@@ -32,13 +32,6 @@ grep -v '^#' "$csv" | tail -n +2 | while IFS=, read -r row gpus metric published
     fi
     if [ "$gpus" -gt "$FIDELITY_MAX_GPUS" ] || [ "$nproc" -gt "$FIDELITY_MAX_RANKS" ]; then
         fid_skip torchtitan "$row" "$gpus GPUs: above FIDELITY_MAX_GPUS=$FIDELITY_MAX_GPUS"
-        continue
-    fi
-    # PyTorch's start-up needs every rank's process at once (its TCP store),
-    # the replicas too: about 350 MiB each once torch is imported
-    need=$((gpus * 350)) avail=$(awk '/^MemAvailable:/ { print int($2 / 1024) }' /proc/meminfo)
-    if [ "$need" -gt "$avail" ]; then
-        fid_skip torchtitan "$row" "its start-up needs every rank's process (PyTorch's TCP store), about $need MiB; $avail MiB available here (run it on a larger machine)"
         continue
     fi
     dir=$FIDELITY_OUT/torchtitan/llama3_8b_${gpus}gpu

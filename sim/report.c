@@ -405,8 +405,14 @@ static void write_txt(FILE *fp, const struct facts *f, const char *dir)
     fprintf(fp, "maya report: %s\n\n", dir);
     if (d) {
         fprintf(fp, "workload   %s\n", d->command[0] ? d->command : "(unknown)");
-        fprintf(fp, "launched   by %s: %d process%s, %s .. %s (%.1f s on the CPUs)\n", d->launcher[0] ? d->launcher : "?",
-                d->nprocs, d->nprocs == 1 ? "" : "es", d->start_time, d->end_time, d->wall_s);
+        int never = 0; /* replicas maya run stood in for (--replicas, docs/dedup.md) */
+        for (int i = 0; i < d->nprocs; i++)
+            never += strstr(d->procs[i].note, "never started") != NULL;
+        fprintf(fp, "launched   by %s: %d process%s", d->launcher[0] ? d->launcher : "?", d->nprocs,
+                d->nprocs == 1 ? "" : "es");
+        if (never)
+            fprintf(fp, " (%d of them replicas never started)", never);
+        fprintf(fp, ", %s .. %s (%.1f s on the CPUs)\n", d->start_time, d->end_time, d->wall_s);
     }
     const char *gpu_key = in->gpu ? in->gpu->key : j ? j->gpu : d ? d->gpu : "?";
     fprintf(fp, "target     %d x %s", f->gpus, gpu_key);

@@ -30,6 +30,7 @@
 #include "run_output.h"
 #include "maya/run_elim.h"
 #include "run_control.h"
+#include "replica_stand_in.h"
 #include "replicas_auto.h"
 #include "maya/common.h"
 #include "maya/config.h"
@@ -59,7 +60,8 @@ static void usage(FILE *fp)
         "  --replicas N:STRIDE[,...] ranks differing only in the digit (rank / STRIDE) mod N do the\n"
         "                           same work (a DP degree N of stride TP; TP itself is TP:1): only\n"
         "                           those whose folded digits are 0 or 1 are emulated, the others\n"
-        "                           run up to their first NCCL call and are rebuilt (docs/dedup.md);\n"
+        "                           run up to their first NCCL call and are rebuilt (docs/dedup.md;\n"
+        "                           of a PyTorch job's, only the first few start);\n"
         "                           declared, or from a smaller run with --replicas-like;\n"
         "                           auto: the layout from two smaller runs of the program that\n"
         "                           maya makes first (DIR/probes), the dimension that grew\n"
@@ -124,6 +126,10 @@ struct run {
     uint64_t replicas_ticks;    /* the CPU time of those running, at the last look */
     double replicas_moved_at;   /* when one of them last used CPU, started or ended */
     double replicas_looked_at;
+    int store_tried;            /* PyTorch's store was tried for the replicas, and answered or not */
+    double store_since;         /* when it was first tried (now_s), 0: not yet */
+    int stand_ins;              /* replicas never started (replica_stand_in.c): the */
+    int stand_ins_from;         /* replicas from this rank on */
     pid_t parent;               /* maya run itself */
     double t0;                  /* when the ranks started (now_s) */
     const char *host_clock;     /* MAYA_HOST_CLOCK the ranks get; NULL: leave as it is */
@@ -207,11 +213,16 @@ static int check_nprocs(struct run *r, int nproc)
     return 0;
 }
 
-static void set_env_int(const char *name, long v)
+static void set_env_long(const char *name, long v, int overwrite)
 {
     char buf[32];
     snprintf(buf, sizeof buf, "%ld", v);
-    setenv(name, buf, 1);
+    setenv(name, buf, overwrite);
+}
+
+static void set_env_int(const char *name, long v)
+{
+    set_env_long(name, v, 1);
 }
 
 /* In the child: identity, emulator settings, logs; then exec. Never returns. */
@@ -245,8 +256,16 @@ static void exec_rank(const struct run *r, int rank)
         setenv("MAYA_HOST_CLOCK", r->host_clock, 1);
     if (r->dedup)
         setenv("MAYA_DEDUP", "1", 1);
-    if (r->replicas_spec)
+    if (r->replicas_spec) {
         setenv("MAYA_REPLICAS", r->replicas_spec, 1);
+        /* PyTorch makes a communicator of more than TORCH_NCCL_RANKS_PER_ROOT
+         * (default 128) ranks from an NCCL id per 128 of them, each made by
+         * its first rank (128, 256, ...: replicas, which stop at their first
+         * NCCL call), and every rank waits for all of them. One id, rank 0's,
+         * makes the same communicator (docs/dedup.md); the user's setting
+         * stands */
+        set_env_long("TORCH_NCCL_RANKS_PER_ROOT", nproc, 0);
+    }
     if (r->pt)
         setenv("MAYA_PROFILE_GPU", r->gpu->key, 1);
     else
@@ -417,6 +436,98 @@ static int replicas_asleep(struct run *r, uint64_t *rss_each)
     return now - r->replicas_moved_at >= REPLICAS_ASLEEP_S;
 }
 
+#define STORE_WAIT_S 60.0
+
+/* The replicas running all wait (replicas_asleep) and are PyTorch
+ * processes: they wait at PyTorch's start-up rendezvous, whose rank 0
+ * counts the clients of its TCP store (on MASTER_PORT) until every rank
+ * has joined. Join it for the replicas from rank `from` on, which then
+ * never start: maya run writes their traces once the job has ended
+ * (write_stand_ins). Returns how many; -2 when nothing listens on the
+ * store's port yet (rank 0 has not made it); 0 when they are not PyTorch's
+ * or the store did not take them (then more are started, as for any
+ * rendezvous). */
+static int stand_in_replicas(struct run *r, int from)
+{
+    int n = r->desc.nprocs, running = 0, pytorch = 0, left = 0;
+    for (int k = 0; k < n; k++) {
+        const struct maya_run_proc *p = &r->desc.procs[k];
+        if (is_replica(r, k) && p->pid > 0 && p->end == MAYA_RUN_UNKNOWN) {
+            running++;
+            pytorch += stand_in_is_pytorch((pid_t)p->pid);
+        }
+        left += k >= from && is_replica(r, k);
+    }
+    if (!running || pytorch < running || !left)
+        return 0;
+    char why[256];
+    int rc = stand_in_join_store(r->port, left, n, 5.0, why, sizeof why);
+    if (rc == -2 && now_s() - (r->store_since ? r->store_since : now_s()) < STORE_WAIT_S)
+        return -2; /* not up yet: said only if it never comes */
+    if (rc < 0) {
+        maya_warn("the %d replicas running (--replicas) all wait, and PyTorch's store did not take the %d not "
+                  "started (%s): starting more", running, left, why);
+        return 0;
+    }
+    for (int k = from; k < n; k++) {
+        if (!is_replica(r, k))
+            continue;
+        struct maya_run_proc *p = &r->desc.procs[k];
+        p->end = MAYA_RUN_EXITED;
+        p->code = 0;
+        snprintf(p->note, sizeof p->note, "a replica, not emulated (--replicas), rebuilt from rank %lld; never "
+                 "started: maya run joined PyTorch's store for it",
+                 (long long)maya_replicas_representative(&r->replicas, k, n));
+        r->eliminated++;
+    }
+    r->stand_ins = left;
+    r->stand_ins_from = from;
+    r->next_replica = n;
+    return left;
+}
+
+/* The traces of the replicas that never started, each as the emulator
+ * writes a declared replica's (replica_stand_in.c), from its
+ * representative's trace: after the job, when those are whole. A
+ * representative that left no whole trace (the job failed) leaves its
+ * replicas without one, which the report says. */
+static void write_stand_ins(struct run *r)
+{
+    char traces[PATH_MAX + 16];
+    snprintf(traces, sizeof traces, "%s/traces", r->dir);
+    struct stand_in_source *src[8] = { 0 };
+    int nsrc = 0, n = r->desc.nprocs, written = 0;
+    for (int i = 0; i < n; i++)
+        if (!maya_run_proc_ok(&r->desc.procs[i]))
+            return; /* the job failed: its cause says why */
+    for (int i = r->stand_ins_from; i < n; i++) {
+        if (!is_replica(r, i))
+            continue;
+        int rep = (int)maya_replicas_representative(&r->replicas, i, n), k = 0;
+        while (k < nsrc && stand_in_source_rank(src[k]) != rep)
+            k++;
+        if (k == nsrc) {
+            if (nsrc == (int)(sizeof src / sizeof src[0])) { /* keep the most recent few */
+                stand_in_source_free(src[0]);
+                memmove(src, src + 1, (size_t)(nsrc - 1) * sizeof src[0]);
+                k = --nsrc;
+            }
+            if (!(src[k] = stand_in_source_read(traces, rep)))
+                break;
+            nsrc++;
+        }
+        const struct maya_run_proc *p = &r->desc.procs[i];
+        if (stand_in_write(traces, src[k], i, p->node, p->local_rank, r->replicas_spec) < 0)
+            break;
+        written++;
+    }
+    for (int k = 0; k < nsrc; k++)
+        stand_in_source_free(src[k]);
+    if (written < r->stand_ins && !r->desc.cause[0])
+        set_cause(r, "the traces of %d replicas that never started could not be written (above)",
+                  r->stand_ins - written);
+}
+
 /* Declared replicas (--replicas) run only up to their first NCCL call, for
  * the program's own start-up (a rank 0 that hands out the NCCL id waits for
  * every rank): a few at a time, as earlier ones end, so that a job of
@@ -449,6 +560,21 @@ static int start_replicas(struct run *r, int stopping)
             uint64_t each, avail;
             if (!replicas_asleep(r, &each))
                 break;
+            if (!r->store_tried) {
+                int k = stand_in_replicas(r, i);
+                if (k > 0) {
+                    skipped += k;
+                    break;
+                }
+                /* rank 0's store not up yet (its start-up is slower than
+                 * the replicas', which retry their connection meanwhile):
+                 * look again, for up to STORE_WAIT_S */
+                if (!r->store_since)
+                    r->store_since = now_s();
+                if (k == -2 && now_s() - r->store_since < STORE_WAIT_S)
+                    break;
+                r->store_tried = 1;
+            }
             /* another batch, of as many as the memory holds with one to spare */
             avail = run_mem_available();
             int batch = MAYA_MAX(2, r->cpus);
@@ -1057,6 +1183,8 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     int started = start_all(&r);
     save_desc(&r, 1); /* with the pids */
     wait_all(&r);
+    if (r.stand_ins)
+        write_stand_ins(&r);
     d->wall_s = now_s() - t0;
     maya_utc_now(d->end_time, sizeof d->end_time);
     snprintf(d->state, sizeof d->state, "ended");

@@ -104,6 +104,8 @@ UNIT_OBJS_cmaes_core := $(B)/obj/search/cmaes.o $(B)/obj/search/space.o
 $(B)/tests/unit/test_cmaes_core: $(UNIT_OBJS_cmaes_core)
 UNIT_OBJS_spank_security := $(B)/obj/spank_plugin/spank_option.o
 $(B)/tests/unit/test_spank_security: $(UNIT_OBJS_spank_security)
+UNIT_OBJS_stand_in_store := $(B)/obj/src/replica_stand_in.o
+$(B)/tests/unit/test_stand_in_store: $(UNIT_OBJS_stand_in_store)
 
 ALL_TARGETS += $(UNIT_TESTS)
 

@@ -12,6 +12,8 @@
 # layout, taken from an 8-rank --dedup run (--replicas-like), predicts the
 # same, and so does the layout maya finds itself from runs of 4 and 8
 # ranks (--replicas auto). Bad layouts are refused before anything starts.
+# A start-up that waits for every rank, not PyTorch's, starts the replicas
+# a few at a time until all have joined.
 # The runs whose predictions are compared take the cluster with host time a
 # tenth as long (fast_host_cluster in tests/lib.sh): the check is on what
 # the missing ranks do on the GPUs and the network, not on this machine's
@@ -251,4 +253,24 @@ for bad in "3:2" "4:2,2:2" "x" "4:0" "2:1,2:1" "17:1"; do
     expect_grep "^maya: --replicas " "$TEST_TMP/bad.out" "the message for --replicas $bad"
     [ -e "$TEST_TMP/bad/run.conf" ] && fail "--replicas $bad started a run"
 done
+
+# A start-up that needs every rank at once, not PyTorch's: minigpt's rank 0
+# hands out the NCCL id only once all ranks have connected
+# (NCCL_BOOT_WAIT_ALL=1, tests/workloads/nccl_boot.h). The replicas started
+# first wait; they are not PyTorch processes, so maya run does not stand in
+# for the others (it would join a TCP store): it starts more, a few at a
+# time, until all six have joined, and every one runs its start-up.
+d=$TEST_TMP/wait_all
+NCCL_BOOT_WAIT_ALL=1 "$MAYA" run -q --tee none --replicas 8:1 -g h100x8 -o "$d" -- \
+    "$WORKLOADS/minigpt" --iters 3 --hidden 256 --heads 4 --seq 128 --layers 2 > "$d.out" 2>&1 ||
+    fail "maya run --replicas 8:1 minigpt (rank 0 waiting for all) failed: $(tail -20 "$d.out")"
+expect_count 6 '^rank\.[2-7]\.note=a replica, not emulated \(--replicas\), rebuilt from rank 1$' "$d/run.conf"
+for r in 2 3 4 5 6 7; do
+    expect_grep "^rank\.$r\.pid=[1-9]" "$d/run.conf" "rank $r started"
+done
+expect_no_grep "store" "$d.out" "maya run's output"
+# more were started only after those running had waited 2 s without CPU
+wall=$(sed -n 's/^wall_s=//p' "$d/run.conf")
+awk -v w="$wall" 'BEGIN { exit !(w >= 2) }' || fail "the replicas did not wait for each other: the job took $wall s"
+expect_grep "^status     all 8 processes exited 0; 6 replicas not emulated" "$d/report.txt" "the report"
 exit 0

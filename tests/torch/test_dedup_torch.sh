@@ -12,10 +12,13 @@
 # 0.5 %. DDP runs a third time with --replicas 4:1 (ranks 2 and 3 never get
 # past PyTorch's start-up: they leave at their first communicator call and
 # are rebuilt from rank 1): the same bound. Then DDP on 8 ranks with
-# --replicas 8:1: PyTorch's TCP-store rendezvous needs every rank connected
-# before rank 0 goes on, so the launcher starts more replicas than its
-# usual few once those running all wait; six replicas, every one rebuilt,
-# the layout taken from the 4-rank --dedup run (--replicas-like).
+# --replicas 8:1, the layout taken from the 4-rank --dedup run
+# (--replicas-like): PyTorch's TCP-store rendezvous needs every rank
+# connected before rank 0 goes on, so the two replicas the launcher starts
+# at first (its usual few on a machine of 2 CPUs) wait, and it joins the
+# store for the four others, which never start: their traces are written
+# from rank 1's after the job. Six replicas, every one rebuilt; the step
+# is the one of the 8-rank run without elimination to within 0.5 %.
 # test: alone
 . "$MAYA_TOP/tests/lib.sh"
 . "$MAYA_TOP/tests/torch/torch_lib.sh"
@@ -94,14 +97,31 @@ check train_fsdp_gpt.py 8192,8192,64,2,8192
 # Eight ranks, six replicas: more than the launcher starts at once on a
 # machine of fewer than six CPUs, and none of them can leave before all
 # have joined PyTorch's rendezvous.
-unset MAYA_GPT
+export MAYA_GPT=8192,8192,64,2,4096
 # The layout is the one the 4-rank --dedup run showed, grown to 8 ranks.
 d=$TEST_TMP/ddp8.replicas
 "$MAYA" run --tee none --replicas-like "$TEST_TMP/train_ddp_gpt.py.dedup" -g h100x8 -o "$d" -- \
-    "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" 2 > "$d.out" 2>&1 ||
+    "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" $steps > "$d.out" 2>&1 ||
     fail "maya run --replicas-like train_ddp_gpt.py failed: $(tail -20 "$d.out")"
 expect_grep "^maya: --replicas-like .*: --replicas 8:1 \(its 4 ranks showed 4:1\)$" "$d.out" "ddp 8: the layout taken"
 expect_grep "^status     all 8 processes exited 0; 6 replicas not emulated" "$d/report.txt" "ddp 8 --replicas: the report"
-expect_count 6 '^rank\.[2-7]\.note=a replica, not emulated \(--replicas\), rebuilt from rank 1$' "$d/run.conf"
-expect_eq "$(result "$d/logs/rank-1.out" steps)" 2 "ddp 8 --replicas: steps trained by rank 1"
+started=$(grep -c '^rank\.[2-7]\.note=a replica, not emulated (--replicas), rebuilt from rank 1$' "$d/run.conf")
+stood_in=$(grep -c "^rank\.[2-7]\.note=a replica, not emulated (--replicas), rebuilt from rank 1; never started: maya run joined PyTorch's store for it$" "$d/run.conf")
+expect_eq "$started $stood_in" "2 4" "ddp 8 --replicas: replicas started, and never started"
+for r in 2 3 4 5 6 7; do
+    expect_grep "^how=declared\$" "$d/traces/rank-$r.eliminated" "ddp 8 --replicas: rank $r's note"
+    if grep -q "^rank\.$r\.note=.*never started" "$d/run.conf"; then
+        [ -e "$d/logs/rank-$r.out" ] && fail "ddp 8 --replicas: rank $r, never started, has output"
+        dump "$d/traces/rank-$r.mtrace" > "$TEST_TMP/ddp8.rank-$r.dump"
+        expect_grep "^header .* rank=$r world_size=8 local_rank=$r node=0 " "$TEST_TMP/ddp8.rank-$r.dump" \
+            "ddp 8 --replicas: rank $r's trace header"
+        expect_count 8 '^device ' "$TEST_TMP/ddp8.rank-$r.dump"
+        expect_grep '^eliminated +source=1 how=declared stop_op=0 ' "$TEST_TMP/ddp8.rank-$r.dump" \
+            "ddp 8 --replicas: rank $r's ELIMINATED record"
+    fi
+done
+expect_eq "$(result "$d/logs/rank-1.out" steps)" $steps "ddp 8 --replicas: steps trained by rank 1"
+"$MAYA" run -q --tee none -g h100x8 -o "$TEST_TMP/ddp8.plain" -- "$PY" "$TORCH_WORKLOADS/train_ddp_gpt.py" $steps \
+    > "$TEST_TMP/ddp8.plain.out" 2>&1 || fail "maya run train_ddp_gpt.py on 8 ranks failed: $(tail -20 "$TEST_TMP/ddp8.plain.out")"
+compare "$d" "$TEST_TMP/ddp8.plain" "ddp 8 --replicas 8:1"
 echo "dedup torch: ok"

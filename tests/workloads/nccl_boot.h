@@ -78,7 +78,10 @@ static uint64_t job_key(void)
 }
 
 // Rank 0 makes the id and gives it to world-1 other ranks; they wait for it
-// (at most 120 s). Exits with a message on failure.
+// (at most 120 s). With NCCL_BOOT_WAIT_ALL=1 rank 0 hands it out only once
+// every rank has connected, as a TCP store's rank 0 waits for all its
+// clients (PyTorch's): a start-up that needs every rank's process at once.
+// Exits with a message on failure.
 static void share_unique_id(ncclUniqueId *id, int rank, int world)
 {
     const char *addr = getenv("MASTER_ADDR");
@@ -108,6 +111,7 @@ static void share_unique_id(ncclUniqueId *id, int rank, int world)
             fprintf(stderr, "rank 0: cannot listen on port %s: %s\n", port, strerror(errno));
             exit(1);
         }
+        int wait_all = env_int("NCCL_BOOT_WAIT_ALL", 0), *held = (int *)calloc((size_t)world, sizeof(int));
         for (int i = 1; i < world;) {
             struct pollfd p = { fd, POLLIN, 0 };
             if (poll(&p, 1, 120000) != 1) {
@@ -120,6 +124,10 @@ static void share_unique_id(ncclUniqueId *id, int rank, int world)
             uint64_t key = 0;
             struct pollfd q = { c, POLLIN, 0 };
             if (poll(&q, 1, 5000) == 1 && read_full(c, &key, sizeof key) == 0 && key == job_key()) {
+                if (wait_all && held) {
+                    held[i++] = c;
+                    continue;
+                }
                 if (write(c, id, sizeof *id) != (ssize_t)sizeof *id) {
                     fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
                     exit(1);
@@ -128,6 +136,14 @@ static void share_unique_id(ncclUniqueId *id, int rank, int world)
             }
             close(c); /* a rank of another job is turned away */
         }
+        for (int i = 1; wait_all && held && i < world; i++) {
+            if (write(held[i], id, sizeof *id) != (ssize_t)sizeof *id) {
+                fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
+                exit(1);
+            }
+            close(held[i]);
+        }
+        free(held);
         close(fd);
     } else {
         for (int tries = 0;; tries++) {
