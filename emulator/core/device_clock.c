@@ -38,6 +38,7 @@ struct eclock {
     uint64_t id;                 /* event id, 0 = free slot */
     uint64_t t_ns;
     uint32_t version;
+    uint64_t told;               /* threads (a bit each, by hash) told this version is pending */
 };
 
 struct kdef {
@@ -352,6 +353,7 @@ EMU_API void emu_clock_record(const void *rec)
             if (s && e) {
                 e->t_ns = start_time(s);
                 e->version = r->version;
+                e->told = 0;
             }
             break;
         }
@@ -396,6 +398,26 @@ EMU_API void emu_clock_record(const void *rec)
         }
     }
     pthread_mutex_unlock(&lock);
+}
+
+EMU_API int emu_clock_event_pending(uint64_t event, uint32_t version, uint64_t thread)
+{
+    int pending = 0;
+    pthread_mutex_lock(&lock);
+    if (state > 0 && cap_events) {
+        size_t i = mix(event) & (cap_events - 1);
+        for (; events[i].id; i = (i + 1) & (cap_events - 1))
+            if (events[i].id == event) {
+                uint64_t bit = 1ull << (mix(thread) & 63);
+                if (events[i].version == version && events[i].t_ns > host_ns && !(events[i].told & bit)) {
+                    events[i].told |= bit;
+                    pending = 1;
+                }
+                break;
+            }
+    }
+    pthread_mutex_unlock(&lock);
+    return pending;
 }
 
 EMU_API int emu_clock_event_time(uint64_t event, uint32_t version, uint64_t *t_ns)

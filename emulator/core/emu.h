@@ -263,6 +263,15 @@ EMU_API const char *emu_string_text(uint32_t id);
  * (0, or -1 when unknown: no trace, or another version). */
 EMU_API void emu_clock_record(const void *rec);
 EMU_API int emu_clock_event_time(uint64_t event, uint32_t version, uint64_t *t_ns);
+/* Does the work before an event's record (version) still run on the
+ * emulated GPU when the host asks (cudaEventQuery)? 1 when its device time
+ * is past the ideal host's clock and this thread (any id) has not been told
+ * so for this version yet, else 0: a thread that asks again is answered
+ * done, as a host that polls is once the GPU gets there (the emulation has
+ * no GPU to wait for). So a program that checks an event before waiting on
+ * it (PyTorch's work.wait() after a collective) takes the path it takes on
+ * a GPU, where the work it just enqueued is still running. */
+EMU_API int emu_clock_event_pending(uint64_t event, uint32_t version, uint64_t thread);
 
 /* Fill the common call part of a record (t_exit taken now). */
 EMU_API void emu_call_fill(struct maya_call *c, uint32_t api, uint64_t t_enter, int result,

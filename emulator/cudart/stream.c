@@ -373,7 +373,10 @@ cudaError_t cudaEventQuery(cudaEvent_t event)
     cudaError_t err = rt_error(emu_capture_unsafe_call(NULL));
     if (err != cudaSuccess)
         RT_RETURN(err);
-    err = emu_hostfn_done(e->hostfn_mark) ? cudaSuccess : cudaErrorNotReady;
+    err = emu_hostfn_done(e->hostfn_mark) &&
+                  !emu_clock_event_pending(e->id, e->version, (uint64_t)pthread_self())
+              ? cudaSuccess
+              : cudaErrorNotReady;
     emu_trace_call(RT_API(), rt_t0, err, 0, 0);
     return err;
 }

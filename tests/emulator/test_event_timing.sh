@@ -3,7 +3,10 @@
 # spent: a 1 GiB pinned host-to-device copy takes 1 GiB over the GPU's PCIe
 # bandwidth, a device-to-device copy 2 GiB over its memory bandwidth, and a
 # second stream that waits on the first starts where the first ended. The
-# same program on an A100 (PCIe 4, slower HBM) takes longer.
+# same program on an A100 (PCIe 4, slower HBM) takes longer. cudaEventQuery
+# says not ready while the emulated GPU would still run the work before the
+# event (once per thread and record), so that a program that checks before it
+# waits (PyTorch's work.wait()) enqueues the wait it enqueues on a GPU.
 . "$MAYA_TOP/tests/lib.sh"
 
 run() {
@@ -27,6 +30,10 @@ for gpu in H100-SXM A100-SXM4-80GB; do
     near "$(val $gpu kernels_ms)" "$(awk -v b=$GiB -v g="$hbm" 'BEGIN { print 20 * b / (g * 1e9) * 1e3 }')" 0.9 3 "$gpu: 10 kernels reading and writing 1 GiB"
     expect_eq "$(val $gpu wait_ms)" 0.0000 "$gpu: the waiting stream starts when the awaited work ends"
     total=$(awk -v a="$(val $gpu h2d_ms)" -v b="$(val $gpu d2d_ms)" -v c="$(val $gpu kernels_ms)" 'BEGIN { print a + b + c }')
+    # asked while the copy back runs: not ready (600) the first time, then
+    # done; recorded again, not ready again; after synchronising, done
+    expect_eq "$(val $gpu query_first) $(val $gpu query_again) $(val $gpu query_rerecorded) $(val $gpu query_synced)" \
+        "600 0 600 0" "$gpu: cudaEventQuery while the work runs, again, re-recorded, after a sync"
     # then 1 GiB back to the host, as long as the H2D copy
     near "$(val $gpu total_ms)" "$(awk -v t="$total" -v h="$(val $gpu h2d_ms)" 'BEGIN { print t + h }')" 0.99 1.01 "$gpu: events across two streams"
 done

@@ -1,7 +1,8 @@
 // CUDA events time what the emulated GPU would take (the emulator's device
 // clock, core/device_clock.c): a 1 GiB host-to-device copy from pinned
 // memory, a 1 GiB device-to-device copy, a run of kernels, and work on a
-// second stream that waits for the first. Prints each elapsed time in ms.
+// second stream that waits for the first. Prints each elapsed time in ms,
+// and what cudaEventQuery answers while the work runs and after.
 #include <cstdio>
 #include <cuda_runtime.h>
 
@@ -49,7 +50,15 @@ int main()
     CHECK(cudaEventRecord(e[4], s2));
     CHECK(cudaMemcpyAsync(host, b, bytes, cudaMemcpyDeviceToHost, s2));
     CHECK(cudaEventRecord(e[5], s2));
+    // The copy back is still running when the host asks at once: not ready,
+    // as on a GPU; a thread that asks again is answered done (it would have
+    // polled until the GPU got there). Each thread is told once.
+    printf("query_first=%d\n", (int)cudaEventQuery(e[5]));
+    printf("query_again=%d\n", (int)cudaEventQuery(e[5]));
+    CHECK(cudaEventRecord(e[5], s2));
+    printf("query_rerecorded=%d\n", (int)cudaEventQuery(e[5]));
     CHECK(cudaEventSynchronize(e[5]));
+    printf("query_synced=%d\n", (int)cudaEventQuery(e[5]));
 
     CHECK(cudaEventElapsedTime(&ms, e[0], e[1]));
     printf("h2d_ms=%.4f\n", ms);
