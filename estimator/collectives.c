@@ -332,8 +332,9 @@ static int proto_ok(const struct topo *t, int p)
 
 /* One (algorithm, protocol) for an all-reduce, all-gather, reduce-scatter,
  * broadcast or reduce of `bytes` (NCCL's nBytes: the whole buffer): its
- * time in us, or -1 when NCCL would not use it. */
-static double algo_time(const struct topo *t, int coll, int a, int p, double bytes)
+ * time in us, or -1 when NCCL would not use it; *lat_us: the part of it
+ * that is latency, not bytes. */
+static double algo_time(const struct topo *t, int coll, int a, int p, double bytes, double *lat_us)
 {
     int n = t->n, N = t->nodes, ar = coll == MAYA_COLL_ALLREDUCE;
     int agrs = coll == MAYA_COLL_ALLGATHER || coll == MAYA_COLL_REDUCESCATTER;
@@ -407,6 +408,7 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
     }
     if (!(algbw > 0))
         return -1;
+    *lat_us = lat;
     return lat + bytes / (algbw * 1e3);
 }
 
@@ -509,28 +511,30 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     /* the job's NCCL_ALGO / NCCL_PROTO narrow the choice, as in NCCL; when
      * they leave nothing this op can use, NCCL's own choice stands (an
      * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree) */
-    double best = -1, free_best = -1;
+    double best = -1, free_best = -1, lat = 0, best_lat = 0, free_lat = 0;
     int ba = A_RING, bp = P_SIMPLE, fa = A_RING, fp = P_SIMPLE; /* the pairs that gave them */
     for (int a = 0; a < A_N; a++)
         for (int p = 0; p < P_N; p++) {
-            double us = algo_time(&t, op, a, p, nbytes);
+            double us = algo_time(&t, op, a, p, nbytes, &lat);
             if (us < 0)
                 continue;
             if (free_best < 0 || us < free_best)
-                free_best = us, fa = a, fp = p;
+                free_best = us, fa = a, fp = p, free_lat = lat;
             if (est_nccl_env_allows(op, a, p) && (best < 0 || us < best))
-                best = us, ba = a, bp = p;
+                best = us, ba = a, bp = p, best_lat = lat;
         }
     if (best < 0 && free_best >= 0) /* the variables leave nothing: NCCL's own choice */
-        best = free_best, ba = fa, bp = fp;
+        best = free_best, ba = fa, bp = fp, best_lat = free_lat;
     plan->narrowed = best > free_best;
     if (best < 0) /* nothing applies (an op NCCL does not have): a Simple ring, ba and bp as set */
-        best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes);
+        best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes, &best_lat);
     plan->algo = algo_names[ba];
     plan->proto = proto_names[bp];
     plan->ctas = coll_ctas(&t, ba, bp, nbytes);
     plan->bytes = nbytes;
-    return fmax(best + launch_us, floor_us) * 1e3;
+    double us = fmax(best + launch_us, floor_us);
+    plan->lat_us = fmin(best_lat + launch_us, us);
+    return us * 1e3;
 }
 
 double est_peer_copy_gbps(const struct maya_gpu_spec *g, const struct maya_cluster_spec *c)

@@ -162,8 +162,8 @@ double est_kwork_ns(const struct maya_gpu_spec *g, const struct est_kwork *k);
 struct est_coll_plan {
     const char *algo;        /* "ring", "tree", "nvls", "nvls_tree", "pat", "p2p", "local" */
     const char *proto;       /* "LL", "LL128", "Simple" */
-    double lat_us;           /* send/recv-based ops: the latency part of the time (kernel launch
-                                included); the rest moves bytes */
+    double lat_us;           /* the latency part of the time (kernel launch included); the
+                                rest moves bytes */
     int narrowed;            /* the job's NCCL_ALGO / NCCL_PROTO changed NCCL's own choice */
     double bytes;            /* the operation's size as nccl-tests counts it: the buffer
                                 (all-reduce, broadcast, reduce), n pieces (all-gather,

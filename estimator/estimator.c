@@ -261,7 +261,7 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
     }
     out->device_ns = to_ns(dev);
     out->host_ns = to_ns(host);
-    if (d.family == EST_SENDRECV)
+    if (d.family >= EST_ALLREDUCE && d.family <= EST_SENDRECV)
         out->fixed_ns = MAYA_MIN(to_ns(fixed_us * 1e3), out->device_ns);
     return 0;
 }

@@ -323,7 +323,7 @@ static void hold_sms(struct engine *E, uint32_t xi, int take)
     for (int i = 0; i < x->arrived; i++) {
         uint32_t s = x->who[4 * i], ri = x->who[4 * i + 1];
         uint64_t op = x->who[4 * i + 2] | (uint64_t)x->who[4 * i + 3] << 32;
-        uint32_t n = j->ranks[ri].ops[op].sub;
+        uint32_t n = SIM_COLL_CTAS(&j->ranks[ri].ops[op]);
         struct sim_held *h = n ? held_on(E, ri, j->streams[s].device) : NULL;
         if (!h)
             continue;
@@ -524,7 +524,13 @@ static void xfer_start(struct engine *E, uint32_t xi)
     x->start = j->now;
     if (!x->p2p) /* a collective's kernel holds SMs until xfer_done */
         hold_sms(E, xi, 1);
-    if (!x->inter_node && !x->p2p) {
+    /* inside a node, or all latency: its estimate stands alone (a transfer
+     * whose bytes need less than SIM_FLOW_MIN_NS of its links changes its
+     * neighbours' times by no more than that, while sharing the NICs of
+     * every member of a collective costs the replay time in the members:
+     * PyTorch's start-up gathers objects with a group of one 8-byte
+     * broadcast per rank, each across every node) */
+    if ((!x->inter_node && !x->p2p) || x->dev_ns - MAYA_MIN(x->fixed_ns, x->dev_ns) < SIM_FLOW_MIN_NS) {
         push(E, j->now + x->dev_ns, EV_XFER_DONE, xi, x->version);
         return;
     }
@@ -609,7 +615,7 @@ static void arrive(struct engine *E, uint32_t s, uint64_t op_index)
     w[3] = (uint32_t)(op_index >> 32);
     if (o->dev_ns >= x->dev_ns) { /* the longest member's estimate, and its latency */
         x->dev_ns = o->dev_ns;
-        x->fixed_ns = o->kind == SK_P2P ? (uint64_t)o->sub * 10 : 0;
+        x->fixed_ns = o->kind == SK_P2P ? (uint64_t)o->sub * 10 : SIM_COLL_FIXED_NS(o);
     }
     if (x->arrived == x->expected)
         xfer_start(E, xi);

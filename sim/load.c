@@ -620,8 +620,9 @@ static int add_call(struct loader *L, const struct maya_rec_hdr *h)
         o->dev_ns = (uint64_t)llround((double)o->dev_ns * L->slow);
     if (o->kind == SK_P2P) /* its latency, in 10 ns (up to 655 us): sharing a link slows the rest */
         o->sub = (uint16_t)MAYA_MIN(MAYA_MIN(er.fixed_ns, o->dev_ns) / 10, UINT16_MAX);
-    if (o->kind == SK_COLL) /* the SMs its NCCL kernel holds (engine.c: kernels beside it get fewer) */
-        o->sub = (uint16_t)MAYA_MIN(er.coll_ctas > 0 ? er.coll_ctas : 0, UINT16_MAX);
+    if (o->kind == SK_COLL) /* the SMs its NCCL kernel holds (engine.c: kernels beside it get fewer),
+                               and its latency */
+        o->sub = SIM_COLL_SUB((uint32_t)(er.coll_ctas > 0 ? er.coll_ctas : 0), er.fixed_ns, o->dev_ns);
     o->host_ns = from_graph ? 0 : (uint32_t)MAYA_MIN(er.host_ns, UINT32_MAX);
     if (L->cfg->host_speed > 0 && L->cfg->host_speed != 1)
         o->host_ns = (uint32_t)((double)o->host_ns / L->cfg->host_speed);

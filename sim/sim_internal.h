@@ -54,9 +54,23 @@ struct sim_op {
     uint8_t flags;        /* SF_* */
     uint16_t sub;         /* KERNEL: enum sim_prec; COPY: 0 h2d, 1 d2h; SYNC: kind;
                              P2P: latency part of dev_ns in 10 ns (not slowed by sharing);
-                             COLL: the SMs its NCCL kernel holds while it runs */
+                             COLL: the SMs its NCCL kernel holds while it runs (SIM_COLL_CTAS)
+                             and the latency part of dev_ns (SIM_COLL_FIXED_NS) */
     uint16_t rec_type;    /* the trace record type */
 };
+
+/* A collective's sub: the SMs its kernel holds (low 6 bits; NCCL's channels,
+ * 32 at most) and the share of its estimate that is latency, not bandwidth,
+ * in 1023ths (high 10 bits: not slowed by sharing a NIC). */
+#define SIM_COLL_SUB(ctas, fixed, dev) \
+    ((uint16_t)(MAYA_MIN((ctas), 63u) | (uint32_t)((dev) ? llround(1023.0 * MAYA_MIN((fixed), (dev)) / (dev)) : 0) << 6))
+#define SIM_COLL_CTAS(o) ((uint32_t)(o)->sub & 63u)
+#define SIM_COLL_FIXED_NS(o) ((uint64_t)((double)(o)->dev_ns * ((o)->sub >> 6) / 1023.0))
+
+/* A transfer between nodes whose bandwidth part (its estimate less its
+ * latency) is shorter than this is not a flow on its NICs (sim/nic.c): its
+ * estimate stands alone, as for one inside a node. */
+#define SIM_FLOW_MIN_NS 1000
 
 /* Times the replay found for an op. */
 struct sim_time {

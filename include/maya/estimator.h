@@ -65,8 +65,9 @@ struct est_result {
      * on ("tensor_cores", "cuda_cores") and, for a convolution that is not
      * an implicit GEMM, its algorithm ("winograd_f2x3"); NULL otherwise */
     const char *compute_units, *compute_algo;
-    /* send/recv: the part of device_ns that is latency, not bandwidth (the
-     * simulator shares only the rest between transfers on one link) */
+    /* collectives and send/recv: the part of device_ns that is latency,
+     * not bandwidth (the simulator shares only the rest between transfers
+     * on one link) */
     uint64_t fixed_ns;
     /* collectives: the SMs the op's kernel holds while it runs (one per
      * NCCL channel), which kernels that start meanwhile on its GPU lack */

@@ -21,6 +21,11 @@
  * latency (not shared): 3 flows on every port, so after the 0.3 ms the
  * 0.6 ms left run at a third: all end at 0.3 + 1.8 = 2.1 ms. A pipeline
  * (0 -> 1 -> 2 -> 3, one send per GPU) uses each port once: 0.9 ms.
+ *
+ * A collective's latency is not shared either: on one NIC per node, the
+ * four all-reduces of 10 ms of which 6 ms is latency end at 6 + 4 x 4 =
+ * 22 ms; of which all but 0.5 us is latency (its bytes need less than
+ * SIM_FLOW_MIN_NS), each alone at 10 ms: such a transfer is no flow.
  */
 #include "sim/simtest.h"
 
@@ -92,11 +97,25 @@ static struct sim_job *run_p2p(const char *name, int all)
     return replay_with(name, ranks, 4, &cfg);
 }
 
+/* the data-parallel all-reduce: 10 ms, of which `latency` is latency */
+static uint64_t latency;
+static int lat_estimate(void *ctx, const struct est_op *op, struct est_result *out)
+{
+    (void)ctx;
+    memset(out, 0, sizeof *out);
+    if (op->api && !strcmp(op->api, "dpAllReduce")) {
+        out->device_ns = 10 * MS;
+        out->fixed_ns = latency;
+    }
+    return 0;
+}
+
 static const struct dur durs[] = { { "dpAllReduce", 10 * MS, 0 }, { "ppSend", 4 * MS, 0 }, { NULL, 0, 0 } };
 
 /* Replay texts[] on nodes whose GPUs use the NICs in nic_of_gpu (nics of
- * them per node); NULL cluster = the simulator's default. */
-static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
+ * them per node); NULL cluster = the simulator's default. The estimates:
+ * durs[], or lat_estimate's with est set. */
+static struct sim_job *run_est(const char *name, const int *nic_of_gpu, int nics, int est)
 {
     const char *ranks[8];
     for (int r = 0; r < 8; r++)
@@ -108,8 +127,14 @@ static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
     for (int g = 0; g < 4 && nic_of_gpu; g++)
         c.nic_of_gpu[g] = (uint16_t)nic_of_gpu[g];
     struct durations d = { durs, 0 };
-    struct sim_config cfg = { .estimate = fixed_estimate, .estimate_ctx = &d, .cluster = nic_of_gpu ? &c : NULL };
+    struct sim_config cfg = { .estimate = est ? lat_estimate : fixed_estimate, .estimate_ctx = &d,
+                              .cluster = nic_of_gpu ? &c : NULL };
     return replay_with(name, ranks, 8, &cfg);
+}
+
+static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
+{
+    return run_est(name, nic_of_gpu, nics, 0);
 }
 
 static void expect_dp_ends(struct sim_job *j, const uint64_t want[4], const char *what)
@@ -118,6 +143,18 @@ static void expect_dp_ends(struct sim_job *j, const uint64_t want[4], const char
         char label[128];
         snprintf(label, sizeof label, "%s: rank %d's data-parallel all-reduce end", what, r);
         EXPECT_U64(op(j, r, 0).dev_end, want[r % 4], label);
+    }
+}
+
+/* The same within 10 us: a collective's latency share is kept in 1023ths
+ * of its estimate (SIM_COLL_SUB), 10 us of a 10 ms all-reduce. */
+static void expect_dp_ends_near(struct sim_job *j, uint64_t want, const char *what)
+{
+    for (int r = 0; r < 8 && j; r++) {
+        uint64_t got = op(j, r, 0).dev_end;
+        char label[128];
+        snprintf(label, sizeof label, "%s: rank %d's data-parallel all-reduce end (within 10 us)", what, r);
+        EXPECT_U64(got + 10000 >= want && got <= want + 10000 ? want : got, want, label);
     }
 }
 
@@ -136,6 +173,14 @@ int main(void)
     sim_free(j);
     j = run("one", one, 1);
     expect_dp_ends(j, (const uint64_t[]){ 40 * MS, 40 * MS, 40 * MS, 40 * MS }, "one NIC per node");
+    sim_free(j);
+    latency = 6 * MS;
+    j = run_est("one_lat", one, 1, 1);
+    expect_dp_ends_near(j, 22 * MS, "one NIC, 6 ms of latency each");
+    sim_free(j);
+    latency = 10 * MS - 500;
+    j = run_est("one_all_lat", one, 1, 1);
+    expect_dp_ends(j, (const uint64_t[]){ 10 * MS, 10 * MS, 10 * MS, 10 * MS }, "one NIC, all but 0.5 us latency");
     sim_free(j);
 
     build(1);
