@@ -13,7 +13,7 @@
 #                                    alone (collate, estimate, simulate, write)
 #   <case>_<mode>_iteration_ms, _emulated_ranks, _error_pct (against full)
 # SCALE_CASES picks cases (default: all): mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8
-# mg1536e2e mg1536 mg1536auto
+# mg1536e2e mg1536 mg1536auto ddp1024 ddp4096
 # (mg256iter: emulation only, 8 and 16 iterations, for the CPU per iteration).
 # mg256pp8 is the layout of the 1,536-GPU cases (TP8 x PP8, 1F1B over 8
 # micro-batches) with DP4, compared with its full run; mg1536e2e runs it with
@@ -27,7 +27,7 @@ maya=$top/build/bin/maya
 mg=$top/build/tests/workloads/minigpt
 py=$top/.venv/bin/python
 tmp=${SCALE_TMP:-$(mktemp -d "${TMPDIR:-/tmp}/maya-scale.XXXXXX")}
-cases=${SCALE_CASES:-mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536}
+cases=${SCALE_CASES:-mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536 ddp1024}
 failed=0
 export OMP_NUM_THREADS=1
 
@@ -160,6 +160,16 @@ for c in $cases; do
     mg256iter) per_iteration mg256iter h100x256 8:8,8:1 8 --tp 8 --pp 4 --hidden 4096 --heads 32 --seq 1024 \
         --layers 8 ;;
     ddp8) torch_case ddp8 h100x8 train_ddp_gpt.py ;;
+    ddp1024|ddp4096)
+        # PyTorch DDP end to end on 1,024 or 4,096 GPUs (128 or 512 nodes), every
+        # rank but two a data-parallel replica: two of those start, maya run
+        # joins PyTorch's store for the others, which never start (docs/dedup.md)
+        n=${c#ddp}
+        export MAYA_GPT=8192,4096,32,8,2048
+        measure "${c}_replicas" "$tmp/${c}_replicas" -- "$maya" run -q --replicas "$n:1" -g "h100x$n" \
+            -o "$tmp/${c}_replicas" -- "$py" "$top/tests/workloads/torch/train_ddp_gpt.py" 8
+        echo "${c}_replicas_processes_started=$(grep -c '^rank\.[0-9]*\.pid=' "$tmp/${c}_replicas/run.conf")"
+        unset MAYA_GPT ;;
     fsdp8) torch_case fsdp8 h100x8 train_fsdp_gpt.py ;;
     mg1536)
         # Megatron-LM Table 1, 145.6 B: hidden 12288, 96 heads, 80 layers, seq 2048,
@@ -180,7 +190,8 @@ for c in $cases; do
         echo "mg1536auto_probes_wall_s=$(cat "$tmp"/mg1536auto_replicas/probes/*/run.conf | sed -n 's/^wall_s=//p' |
             paste -sd+ | bc)"
         echo "mg1536auto_layout=$(sed -n 's/^replicas=//p' "$tmp/mg1536auto_replicas/traces/rank-1535.eliminated")" ;;
-    *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536 mg1536auto)" >&2
+    *) echo "scale-check: unknown case $c (mg128 mg256 mg256pp8 mg256iter ddp8 fsdp8 mg1536e2e mg1536 mg1536auto" \
+            "ddp1024 ddp4096)" >&2
         exit 2 ;;
     esac
 done
