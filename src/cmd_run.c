@@ -444,9 +444,9 @@ static int replicas_asleep(struct run *r, uint64_t *rss_each)
  * has joined. Join it for the replicas from rank `from` on, which then
  * never start: maya run writes their traces once the job has ended
  * (write_stand_ins). Returns how many; -2 when nothing listens on the
- * store's port yet (rank 0 has not made it); 0 when they are not PyTorch's
- * or the store did not take them (then more are started, as for any
- * rendezvous). */
+ * store's port yet (rank 0 has not made it) and STORE_WAIT_S have not
+ * passed since r->store_since; 0 when they are not PyTorch's or the store
+ * did not take them (then more are started, as for any rendezvous). */
 static int stand_in_replicas(struct run *r, int from)
 {
     int n = r->desc.nprocs, running = 0, pytorch = 0, left = 0;
@@ -462,7 +462,7 @@ static int stand_in_replicas(struct run *r, int from)
         return 0;
     char why[256];
     int rc = stand_in_join_store(r->port, left, n, 5.0, why, sizeof why);
-    if (rc == -2 && now_s() - (r->store_since ? r->store_since : now_s()) < STORE_WAIT_S)
+    if (rc == -2 && now_s() - r->store_since < STORE_WAIT_S)
         return -2; /* not up yet: said only if it never comes */
     if (rc < 0) {
         maya_warn("the %d replicas running (--replicas) all wait, and PyTorch's store did not take the %d not "
@@ -561,6 +561,8 @@ static int start_replicas(struct run *r, int stopping)
             if (!replicas_asleep(r, &each))
                 break;
             if (!r->store_tried) {
+                if (!r->store_since)
+                    r->store_since = now_s();
                 int k = stand_in_replicas(r, i);
                 if (k > 0) {
                     skipped += k;
@@ -569,9 +571,7 @@ static int start_replicas(struct run *r, int stopping)
                 /* rank 0's store not up yet (its start-up is slower than
                  * the replicas', which retry their connection meanwhile):
                  * look again, for up to STORE_WAIT_S */
-                if (!r->store_since)
-                    r->store_since = now_s();
-                if (k == -2 && now_s() - r->store_since < STORE_WAIT_S)
+                if (k == -2)
                     break;
                 r->store_tried = 1;
             }

@@ -400,21 +400,27 @@ EMU_API void emu_clock_record(const void *rec)
     pthread_mutex_unlock(&lock);
 }
 
+/* The clock of an event's record `version` (under lock), or NULL when it
+ * is not known: no clock, never recorded, or recorded again since. */
+static struct eclock *recorded(uint64_t event, uint32_t version)
+{
+    if (state <= 0 || !cap_events)
+        return NULL;
+    for (size_t i = mix(event) & (cap_events - 1); events[i].id; i = (i + 1) & (cap_events - 1))
+        if (events[i].id == event)
+            return events[i].version == version ? &events[i] : NULL;
+    return NULL;
+}
+
 EMU_API int emu_clock_event_pending(uint64_t event, uint32_t version, uint64_t thread)
 {
     int pending = 0;
     pthread_mutex_lock(&lock);
-    if (state > 0 && cap_events) {
-        size_t i = mix(event) & (cap_events - 1);
-        for (; events[i].id; i = (i + 1) & (cap_events - 1))
-            if (events[i].id == event) {
-                uint64_t bit = 1ull << (mix(thread) & 63);
-                if (events[i].version == version && events[i].t_ns > host_ns && !(events[i].told & bit)) {
-                    events[i].told |= bit;
-                    pending = 1;
-                }
-                break;
-            }
+    struct eclock *e = recorded(event, version);
+    uint64_t bit = 1ull << (mix(thread) & 63);
+    if (e && e->t_ns > host_ns && !(e->told & bit)) {
+        e->told |= bit;
+        pending = 1;
     }
     pthread_mutex_unlock(&lock);
     return pending;
@@ -422,19 +428,10 @@ EMU_API int emu_clock_event_pending(uint64_t event, uint32_t version, uint64_t t
 
 EMU_API int emu_clock_event_time(uint64_t event, uint32_t version, uint64_t *t_ns)
 {
-    int rc = -1;
     pthread_mutex_lock(&lock);
-    if (state > 0 && cap_events) {
-        size_t i = mix(event) & (cap_events - 1);
-        for (; events[i].id; i = (i + 1) & (cap_events - 1))
-            if (events[i].id == event) {
-                if (events[i].version == version) {
-                    *t_ns = events[i].t_ns;
-                    rc = 0;
-                }
-                break;
-            }
-    }
+    const struct eclock *e = recorded(event, version);
+    if (e)
+        *t_ns = e->t_ns;
     pthread_mutex_unlock(&lock);
-    return rc;
+    return e ? 0 : -1;
 }

@@ -56,17 +56,28 @@ static void build(int with_send)
     }
 }
 
-/* 0.9 ms per send/recv, 0.3 of it latency */
-static int p2p_estimate(void *ctx, const struct est_op *op, struct est_result *out)
+/* Estimates with a latency part (fixed_estimate's durations have none):
+ * the ops whose API name starts with `api` take dev_ns, fixed_ns of it
+ * latency. */
+struct lat_dur {
+    const char *api;
+    uint64_t dev_ns, fixed_ns;
+};
+
+static int lat_estimate(void *ctx, const struct est_op *op, struct est_result *out)
 {
-    (void)ctx;
     memset(out, 0, sizeof *out);
-    if (op->api && !strncmp(op->api, "p2p", 3)) {
-        out->device_ns = 9 * MS / 10;
-        out->fixed_ns = 3 * MS / 10;
-    }
+    for (const struct lat_dur *x = ctx; x->api; x++)
+        if (op->api && !strncmp(op->api, x->api, strlen(x->api))) {
+            out->device_ns = x->dev_ns;
+            out->fixed_ns = x->fixed_ns;
+            break;
+        }
     return 0;
 }
+
+/* 0.9 ms per send/recv, 0.3 of it latency */
+static const struct lat_dur p2p_durs[] = { { "p2p", 9 * MS / 10, 3 * MS / 10 }, { NULL, 0, 0 } };
 
 /* 4 ranks on one node; all-to-all (every pair, one group per rank) or a
  * pipeline (rank r sends to r + 1) */
@@ -93,29 +104,16 @@ static struct sim_job *run_p2p(const char *name, int all)
         }
         ranks[r] = t[r];
     }
-    struct sim_config cfg = { .estimate = p2p_estimate };
+    struct sim_config cfg = { .estimate = lat_estimate, .estimate_ctx = (void *)p2p_durs };
     return replay_with(name, ranks, 4, &cfg);
-}
-
-/* the data-parallel all-reduce: 10 ms, of which `latency` is latency */
-static uint64_t latency;
-static int lat_estimate(void *ctx, const struct est_op *op, struct est_result *out)
-{
-    (void)ctx;
-    memset(out, 0, sizeof *out);
-    if (op->api && !strcmp(op->api, "dpAllReduce")) {
-        out->device_ns = 10 * MS;
-        out->fixed_ns = latency;
-    }
-    return 0;
 }
 
 static const struct dur durs[] = { { "dpAllReduce", 10 * MS, 0 }, { "ppSend", 4 * MS, 0 }, { NULL, 0, 0 } };
 
 /* Replay texts[] on nodes whose GPUs use the NICs in nic_of_gpu (nics of
  * them per node); NULL cluster = the simulator's default. The estimates:
- * durs[], or lat_estimate's with est set. */
-static struct sim_job *run_est(const char *name, const int *nic_of_gpu, int nics, int est)
+ * durs[], or lat's where given. */
+static struct sim_job *run_lat(const char *name, const int *nic_of_gpu, int nics, const struct lat_dur *lat)
 {
     const char *ranks[8];
     for (int r = 0; r < 8; r++)
@@ -127,14 +125,14 @@ static struct sim_job *run_est(const char *name, const int *nic_of_gpu, int nics
     for (int g = 0; g < 4 && nic_of_gpu; g++)
         c.nic_of_gpu[g] = (uint16_t)nic_of_gpu[g];
     struct durations d = { durs, 0 };
-    struct sim_config cfg = { .estimate = est ? lat_estimate : fixed_estimate, .estimate_ctx = &d,
-                              .cluster = nic_of_gpu ? &c : NULL };
+    struct sim_config cfg = { .estimate = lat ? lat_estimate : fixed_estimate,
+                              .estimate_ctx = lat ? (void *)lat : (void *)&d, .cluster = nic_of_gpu ? &c : NULL };
     return replay_with(name, ranks, 8, &cfg);
 }
 
 static struct sim_job *run(const char *name, const int *nic_of_gpu, int nics)
 {
-    return run_est(name, nic_of_gpu, nics, 0);
+    return run_lat(name, nic_of_gpu, nics, NULL);
 }
 
 static void expect_dp_ends(struct sim_job *j, const uint64_t want[4], const char *what)
@@ -151,10 +149,9 @@ static void expect_dp_ends(struct sim_job *j, const uint64_t want[4], const char
 static void expect_dp_ends_near(struct sim_job *j, uint64_t want, const char *what)
 {
     for (int r = 0; r < 8 && j; r++) {
-        uint64_t got = op(j, r, 0).dev_end;
         char label[128];
         snprintf(label, sizeof label, "%s: rank %d's data-parallel all-reduce end (within 10 us)", what, r);
-        EXPECT_U64(got + 10000 >= want && got <= want + 10000 ? want : got, want, label);
+        EXPECT_NEAR((double)op(j, r, 0).dev_end, (double)want, 10000.0, label);
     }
 }
 
@@ -174,12 +171,11 @@ int main(void)
     j = run("one", one, 1);
     expect_dp_ends(j, (const uint64_t[]){ 40 * MS, 40 * MS, 40 * MS, 40 * MS }, "one NIC per node");
     sim_free(j);
-    latency = 6 * MS;
-    j = run_est("one_lat", one, 1, 1);
+    j = run_lat("one_lat", one, 1, (const struct lat_dur[]){ { "dpAllReduce", 10 * MS, 6 * MS }, { NULL, 0, 0 } });
     expect_dp_ends_near(j, 22 * MS, "one NIC, 6 ms of latency each");
     sim_free(j);
-    latency = 10 * MS - 500;
-    j = run_est("one_all_lat", one, 1, 1);
+    j = run_lat("one_all_lat", one, 1,
+                (const struct lat_dur[]){ { "dpAllReduce", 10 * MS, 10 * MS - 500 }, { NULL, 0, 0 } });
     expect_dp_ends(j, (const uint64_t[]){ 10 * MS, 10 * MS, 10 * MS, 10 * MS }, "one NIC, all but 0.5 us latency");
     sim_free(j);
 

@@ -77,6 +77,15 @@ static uint64_t job_key(void)
     return h;
 }
 
+// Rank 0 gives the id to a rank connected on c, or exits saying why.
+static void hand_out_id(int c, const ncclUniqueId *id)
+{
+    if (write(c, id, sizeof *id) != (ssize_t)sizeof *id) {
+        fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
+        exit(1);
+    }
+}
+
 // Rank 0 makes the id and gives it to world-1 other ranks; they wait for it
 // (at most 120 s). With NCCL_BOOT_WAIT_ALL=1 rank 0 hands it out only once
 // every rank has connected, as a TCP store's rank 0 waits for all its
@@ -128,19 +137,13 @@ static void share_unique_id(ncclUniqueId *id, int rank, int world)
                     held[i++] = c;
                     continue;
                 }
-                if (write(c, id, sizeof *id) != (ssize_t)sizeof *id) {
-                    fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
-                    exit(1);
-                }
+                hand_out_id(c, id);
                 i++;
             }
             close(c); /* a rank of another job is turned away */
         }
         for (int i = 1; wait_all && held && i < world; i++) {
-            if (write(held[i], id, sizeof *id) != (ssize_t)sizeof *id) {
-                fprintf(stderr, "rank 0: cannot hand out the unique id: %s\n", strerror(errno));
-                exit(1);
-            }
+            hand_out_id(held[i], id);
             close(held[i]);
         }
         free(held);
