@@ -80,7 +80,7 @@ static void usage(FILE *fp)
         "                           while some wait in a collective, naming the ranks that hang\n"
         "                           (default 15)\n"
         "  -q, --quiet              no progress line and no summary (and --tee none unless\n"
-        "                           --tee is given)\n"
+        "                           --tee is given); a failed workload still gets one line\n"
         "  --tee RANKS              show these ranks' stdout and stderr on the terminal, line\n"
         "                           by line with a [rank N] prefix when there are several\n"
         "                           processes: all, none, or N[,N...] (default 0); DIR/logs\n"
@@ -1201,6 +1201,11 @@ int cmd_run_passthrough(int argc, char **argv, struct run_passthrough *pt)
     int workload_ok = started == 0 && !interrupted;
     for (int k = 0; k < d->nprocs; k++)
         workload_ok &= maya_run_proc_ok(&d->procs[k]);
+    /* -q drops the summary, not the failure: say it, and where the ranks'
+     * output is (their stderr says why) */
+    if (!workload_ok && !interrupted && r.quiet)
+        maya_error("the workload failed (%s); the ranks' output is in %s/logs", d->cause[0] ? d->cause : "see run.conf",
+                   r.dir);
     if (interrupted) {
         maya_error("interrupted; what the ranks left is in %s", r.dir);
         maya_run_desc_free(d);

@@ -124,3 +124,11 @@ $(WORKLOAD_DIR)/nvml_query: emulator/nvml/nvml_types.h
 # The folding test builds its jobs with the benchmarks' GPT trace generator.
 UNIT_OBJS_sim_fold := $(GPT_TRACES_OBJ)
 $(B)/tests/unit/test_sim_fold: $(UNIT_OBJS_sim_fold)
+
+# vector_add linked with the static CUDA runtime, nvcc's default: maya says
+# that it emulates the shared one and how to build for it
+# (tests/emulator/test_static_runtime.sh).
+$(WORKLOAD_DIR)/vector_add_static: tests/workloads/vector_add.cu tests/workloads/rt_check.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(NVCC) $(filter-out -cudart shared,$(NVCC_FLAGS)) -cudart static -o $@ $<
+ALL_TARGETS += $(WORKLOAD_DIR)/vector_add_static

@@ -10,6 +10,7 @@
 #include "drv.h"
 #include "procaddr.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,4 +79,26 @@ CUresult cuGetProcAddress(const char *symbol, void **pfn, int cudaVersion, cuuin
 __attribute__((constructor)) static void register_resolver(void)
 {
     emu_proc_address_register(resolve);
+}
+
+/* The driver's private tables, which only a statically linked CUDA runtime
+ * asks for (nvcc's default, -cudart static; the shared runtime is maya's
+ * own and never does). Their layout is NVIDIA's and undocumented: maya
+ * does not emulate it, and without it that runtime fails every call with
+ * "operation not supported". Say so, and how to build the program so that
+ * it runs. */
+CUresult cuGetExportTable(const void **ppExportTable, const CUuuid *pExportTableId)
+{
+    (void)pExportTableId;
+    emu_enter();
+    static int told;
+    if (!__atomic_exchange_n(&told, 1, __ATOMIC_RELAXED))
+        fprintf(stderr, "maya-emu: this program links the CUDA runtime statically (nvcc's default, "
+                        "-cudart static), which needs the driver's private export tables; maya emulates the "
+                        "shared runtime: build the program with nvcc -cudart shared (or link -lcudart instead "
+                        "of -lcudart_static) and run it again\n");
+    if (ppExportTable)
+        *ppExportTable = NULL;
+    emu_unsupported("cuGetExportTable", CUDA_ERROR_NOT_SUPPORTED);
+    return CUDA_ERROR_NOT_SUPPORTED;
 }
