@@ -378,6 +378,21 @@ __device__ __forceinline__ bool keep(uint32_t seed, size_t i, float p)
     return (h >> 8) * (1.0f / 16777216.0f) >= p;
 }
 
+// Elements a thread loads before it uses the first, as the fused kernels
+// Megatron and PyTorch run do (16-byte vectors, or loops unrolled 4 to 8
+// deep): a loop of one 2-byte load at a time keeps too few bytes in flight
+// to stream from DRAM (docs/kernel-cost.md, "Bytes in flight"). Row loops
+// take AHEAD elements a pass, blockDim apart; elementwise kernels give each
+// block AHEAD x blockDim elements, each of a warp's loads contiguous.
+#define AHEAD 8
+
+// Element k of this thread's AHEAD in an elementwise kernel (launched on
+// ew_blocks(n) blocks of EW_THREADS).
+__device__ __forceinline__ size_t ew_index(int k)
+{
+    return ((size_t)blockIdx.x * AHEAD + k) * blockDim.x + threadIdx.x;
+}
+
 // Parameters: uniform in [-scale, scale] from (seed, index), so that every
 // rank holding the same parameter gets the same value; into the fp32 master
 // copy and/or the 16-bit weights (either may be NULL).
@@ -456,16 +471,36 @@ __global__ void layernorm_fwd(const void *x_, const void *g_, const void *b_, vo
     const E *xr = (const E *)x_ + (size_t)blockIdx.x * H, *g = (const E *)g_, *bta = (const E *)b_;
     E *y = (E *)y_ + (size_t)blockIdx.x * H;
     float s = 0, ss = 0;
-    for (int i = threadIdx.x; i < H; i += blockDim.x) {
-        float v = f(xr[i]);
-        s += v;
-        ss += v * v;
+    for (int i0 = threadIdx.x; i0 < H; i0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int i = i0 + k * blockDim.x;
+            v[k] = i < H ? f(xr[i]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            s += v[k];
+            ss += v[k] * v[k];
+        }
     }
     s = block_sum(s);
     ss = block_sum(ss);
     float m = s / H, r = rsqrtf(fmaxf(ss / H - m * m, 0.0f) + 1e-5f);
-    for (int i = threadIdx.x; i < H; i += blockDim.x)
-        y[i] = to<E>((f(xr[i]) - m) * r * f(g[i]) + f(bta[i]));
+    for (int i0 = threadIdx.x; i0 < H; i0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int i = i0 + k * blockDim.x;
+            v[k] = i < H ? f(xr[i]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int i = i0 + k * blockDim.x;
+            if (i < H)
+                y[i] = to<E>((v[k] - m) * r * f(g[i]) + f(bta[i]));
+        }
+    }
     if (threadIdx.x == 0) {
         mean[blockIdx.x] = m;
         rstd[blockIdx.x] = r;
@@ -547,15 +582,45 @@ template <class P> __global__ void softmax_causal(void *p_, int S, float scale)
     int q = (int)(row % S);
     E *r = (E *)p_ + row * S;
     float mx = -INFINITY;
-    for (int j = threadIdx.x; j <= q; j += blockDim.x)
-        mx = fmaxf(mx, f(r[j]) * scale);
+    for (int j0 = threadIdx.x; j0 <= q; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j <= q ? f(r[j]) * scale : -INFINITY;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            mx = fmaxf(mx, v[k]);
+    }
     mx = block_max(mx);
     float s = 0;
-    for (int j = threadIdx.x; j <= q; j += blockDim.x)
-        s += __expf(f(r[j]) * scale - mx);
+    for (int j0 = threadIdx.x; j0 <= q; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j <= q ? __expf(f(r[j]) * scale - mx) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            s += v[k];
+    }
     s = block_sum(s);
-    for (int j = threadIdx.x; j < S; j += blockDim.x)
-        r[j] = to<E>(j <= q ? __expf(f(r[j]) * scale - mx) / s : 0.0f);
+    for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j <= q ? f(r[j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            if (j < S)
+                r[j] = to<E>(j <= q ? __expf(v[k] * scale - mx) / s : 0.0f);
+        }
+    }
 }
 
 // dS = P * (dP - sum(P * dP)) * scale, in place in dp.
@@ -566,11 +631,34 @@ template <class P> __global__ void softmax_bwd(const void *p_, void *dp_, int S,
     E *dp = (E *)dp_;
     size_t row = (size_t)blockIdx.x * S;
     float s = 0;
-    for (int j = threadIdx.x; j < S; j += blockDim.x)
-        s += f(p[row + j]) * f(dp[row + j]);
+    for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
+        float a[AHEAD], b[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            a[k] = j < S ? f(p[row + j]) : 0.0f;
+            b[k] = j < S ? f(dp[row + j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            s += a[k] * b[k];
+    }
     s = block_sum(s);
-    for (int j = threadIdx.x; j < S; j += blockDim.x)
-        dp[row + j] = to<E>(f(p[row + j]) * (f(dp[row + j]) - s) * scale);
+    for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
+        float a[AHEAD], b[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            a[k] = j < S ? f(p[row + j]) : 0.0f;
+            b[k] = j < S ? f(dp[row + j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            if (j < S)
+                dp[row + j] = to<E>(a[k] * (b[k] - s) * scale);
+        }
+    }
 }
 
 // y = dropout(x) with probability p; the kept elements scaled by 1/(1-p);
@@ -581,12 +669,21 @@ __global__ void dropout_fwd(const void *x_, void *y_, uint8_t *mask, size_t n, f
     typedef typename P::E E;
     const E *x = (const E *)x_;
     E *y = (E *)y_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    bool k = keep(seed, i, p);
-    mask[i] = k;
-    y[i] = to<E>(k ? f(x[i]) / (1 - p) : 0.0f);
+    float v[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? f(x[i]) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i < n) {
+            bool kp = keep(seed, i, p);
+            mask[i] = kp;
+            y[i] = to<E>(kp ? v[k] / (1 - p) : 0.0f);
+        }
+    }
 }
 
 // dx = dy * mask / (1-p) (may be in place).
@@ -595,9 +692,20 @@ template <class P> __global__ void dropout_bwd(const void *dy_, const uint8_t *m
     typedef typename P::E E;
     const E *dy = (const E *)dy_;
     E *dx = (E *)dx_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n)
-        dx[i] = to<E>(mask[i] ? f(dy[i]) / (1 - p) : 0.0f);
+    float v[AHEAD];
+    uint8_t m[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? f(dy[i]) : 0.0f;
+        m[k] = i < n ? mask[i] : 0;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i < n)
+            dx[i] = to<E>(m[k] ? v[k] / (1 - p) : 0.0f);
+    }
 }
 
 // x[i] + bias[i mod N] (bias [N] per row of N, may be NULL).
@@ -615,16 +723,25 @@ __global__ void bias_dropout_add(const void *x_, const void *bias_, const void *
     typedef typename P::E E;
     const E *x = (const E *)x_, *bias = (const E *)bias_, *res = (const E *)res_;
     E *out = (E *)out_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    float v = plus_bias(x, bias, i, N);
-    if (mask) {
-        bool k = keep(seed, i, p);
-        mask[i] = k;
-        v = k ? v / (1 - p) : 0.0f;
+    float v[AHEAD], rv[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
+        rv[k] = i < n ? f(res[i]) : 0.0f;
     }
-    out[i] = to<E>(f(res[i]) + v);
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i >= n)
+            continue;
+        if (mask) {
+            bool kp = keep(seed, i, p);
+            mask[i] = kp;
+            v[k] = kp ? v[k] / (1 - p) : 0.0f;
+        }
+        out[i] = to<E>(rv[k] + v[k]);
+    }
 }
 
 template <class P> __global__ void add(const void *a_, const void *c_, void *out_, size_t n)
@@ -649,9 +766,18 @@ template <class P> __global__ void gelu_fwd(const void *x_, const void *bias_, v
     typedef typename P::E E;
     const E *x = (const E *)x_, *bias = (const E *)bias_;
     E *y = (E *)y_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n)
-        y[i] = to<E>(gelu(plus_bias(x, bias, i, N)));
+    float v[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i < n)
+            y[i] = to<E>(gelu(v[k]));
+    }
 }
 
 template <class P>
@@ -660,12 +786,22 @@ __global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, voi
     typedef typename P::E E;
     const E *x = (const E *)x_, *bias = (const E *)bias_, *dy = (const E *)dy_;
     E *dx = (E *)dx_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i >= n)
-        return;
-    float v = plus_bias(x, bias, i, N), u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
-    float d = 0.5f * (1 + th) + 0.5f * v * (1 - th * th) * 0.7978845608f * (1 + 3 * 0.044715f * v * v);
-    dx[i] = to<E>(f(dy[i]) * d);
+    float xv[AHEAD], g[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        xv[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
+        g[k] = i < n ? f(dy[i]) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i >= n)
+            continue;
+        float v = xv[k], u = 0.7978845608f * (v + 0.044715f * v * v * v), th = tanhf(u);
+        float d = 0.5f * (1 + th) + 0.5f * v * (1 - th * th) * 0.7978845608f * (1 + 3 * 0.044715f * v * v);
+        dx[i] = to<E>(g[k] * d);
+    }
 }
 
 // db[c] += sum over rows of dy[r, c] ([rows, N]): a bias's gradient. Blocks
@@ -716,8 +852,17 @@ template <class P> __global__ void ce_max(const void *logits_, float *mx, int vl
     typedef typename P::E E;
     const E *r = (const E *)logits_ + (size_t)blockIdx.x * vl;
     float m = -INFINITY;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        m = fmaxf(m, f(r[j]));
+    for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j < vl ? f(r[j]) : -INFINITY;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            m = fmaxf(m, v[k]);
+    }
     m = block_max(m);
     if (threadIdx.x == 0)
         mx[blockIdx.x] = m;
@@ -735,8 +880,21 @@ __global__ void ce_sub(void *logits_, const float *mx, const int *targets, float
     typedef typename P::E E;
     int t = blockIdx.x, k = targets[t] - v0;
     E *r = (E *)logits_ + (size_t)t * vl;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        r[j] = to<E>(f(r[j]) - mx[t]);
+    float m = mx[t];
+    for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j < vl ? f(r[j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            if (j < vl)
+                r[j] = to<E>(v[k] - m);
+        }
+    }
     __syncthreads();
     if (threadIdx.x == 0)
         stats[T + t] = k >= 0 && k < vl ? f(r[k]) : 0.0f;
@@ -746,9 +904,18 @@ template <class P> __global__ void ce_exp(void *logits_, size_t n)
 {
     typedef typename P::E E;
     E *r = (E *)logits_;
-    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
-    if (i < n)
-        r[i] = to<E>(__expf(f(r[i])));
+    float v[AHEAD];
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? f(r[i]) : 0.0f;
+    }
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (i < n)
+            r[i] = to<E>(__expf(v[k]));
+    }
 }
 
 template <class P> __global__ void ce_sum(const void *logits_, float *stats, int vl)
@@ -756,8 +923,17 @@ template <class P> __global__ void ce_sum(const void *logits_, float *stats, int
     typedef typename P::E E;
     const E *r = (const E *)logits_ + (size_t)blockIdx.x * vl;
     float s = 0;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        s += f(r[j]);
+    for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j < vl ? f(r[j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++)
+            s += v[k];
+    }
     s = block_sum(s);
     if (threadIdx.x == 0)
         stats[blockIdx.x] = s;
@@ -769,8 +945,21 @@ template <class P> __global__ void ce_div(void *logits_, const float *stats, flo
     typedef typename P::E E;
     int t = blockIdx.x;
     E *r = (E *)logits_ + (size_t)t * vl;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        r[j] = to<E>(f(r[j]) / stats[t]);
+    float sum = stats[t];
+    for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            v[k] = j < vl ? f(r[j]) : 0.0f;
+        }
+#pragma unroll
+        for (int k = 0; k < AHEAD; k++) {
+            int j = j0 + k * blockDim.x;
+            if (j < vl)
+                r[j] = to<E>(v[k] / sum);
+        }
+    }
     if (threadIdx.x == 0)
         atomicAdd(loss, lscale * (logf(stats[t]) - stats[T + t]));
 }
@@ -781,8 +970,20 @@ template <class P> __global__ void ce_grad(void *logits_, const int *targets, in
     typedef typename P::E E;
     int t = blockIdx.x, k = targets[t] - v0;
     E *r = (E *)logits_ + (size_t)t * vl;
-    for (int j = threadIdx.x; j < vl; j += blockDim.x)
-        r[j] = to<E>((f(r[j]) - (j == k ? 1.0f : 0.0f)) * gscale);
+    for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
+        float v[AHEAD];
+#pragma unroll
+        for (int a = 0; a < AHEAD; a++) {
+            int j = j0 + a * blockDim.x;
+            v[a] = j < vl ? f(r[j]) : 0.0f;
+        }
+#pragma unroll
+        for (int a = 0; a < AHEAD; a++) {
+            int j = j0 + a * blockDim.x;
+            if (j < vl)
+                r[j] = to<E>((v[a] - (j == k ? 1.0f : 0.0f)) * gscale);
+        }
+    }
 }
 
 // fp16: main = grad * inv_scale in fp32, flagging a non-finite value
@@ -893,6 +1094,11 @@ static cudaEvent_t ev_dp_done, ev_updated, ev_to_tp, ev_from_tp;
     } while (0)
 
 static unsigned blocks(size_t n, unsigned per = 256) { return (unsigned)((n + per - 1) / per); }
+
+// Blocks of EW_THREADS for an elementwise kernel of n elements, AHEAD each
+// thread (ew_index).
+#define EW_THREADS 256
+static unsigned ew_blocks(size_t n) { return blocks(n, EW_THREADS * AHEAD); }
 
 template <class T> static T *dalloc(size_t n)
 {
@@ -1610,7 +1816,7 @@ static void core_attention(Acts &a, void *ctx)
     gemm_run(g);
     LAUNCH(softmax_causal, B * hl * S, 128, a.p, S, 1.0f);
     if (opt.attn_dropout > 0)
-        LAUNCH(dropout_fwd, blocks((size_t)B * hl * ss), 256, a.p, a.pd, a.mask_p, (size_t)B * hl * ss,
+        LAUNCH(dropout_fwd, ew_blocks((size_t)B * hl * ss), EW_THREADS, a.p, a.pd, a.mask_p, (size_t)B * hl * ss,
                opt.attn_dropout, a.seed ^ 0xa77u);
     Gemm c;
     c.M = S, c.N = dh, c.K = S, c.X = a.pd, c.W = eoff(a.qkv, 2 * dh), c.Y = wk_ctx_h;
@@ -1665,7 +1871,7 @@ static void residual(const void *x, const void *bias, const void *res, void *out
     if (!bias && !mask)
         LAUNCH(add, blocks(tl), 256, res, x, out, tl);
     else
-        LAUNCH(bias_dropout_add, blocks(tl), 256, x, bias, res, out, mask, tl, H, opt.hidden_dropout, seed);
+        LAUNCH(bias_dropout_add, ew_blocks(tl), EW_THREADS, x, bias, res, out, mask, tl, H, opt.hidden_dropout, seed);
 }
 
 static void layer_fwd(const LayerW &w, Acts &a, void *x_out)
@@ -1679,7 +1885,7 @@ static void layer_fwd(const LayerW &w, Acts &a, void *x_out)
     residual(o, opt.bias ? W(w.b_o) : nullptr, a.x_in, a.x_mid, a.mask1, a.seed ^ 1u);
     LAUNCH(layernorm_fwd, Tl, 256, a.x_mid, W(w.ln2_g), W(w.ln2_b), a.ln2, a.mean2, a.rstd2, H);
     col_parallel_fwd(a.ln2, Fl, W(w.fc1), a.h1);
-    LAUNCH(gelu_fwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, a.h1g, tf, Fl);
+    LAUNCH(gelu_fwd, ew_blocks(tf), EW_THREADS, a.h1, opt.bias ? W(w.b_fc1) : nullptr, a.h1g, tf, Fl);
     o = row_parallel_fwd(a.h1g, Fl, W(w.fc2));
     residual(o, opt.bias ? W(w.b_fc2) : nullptr, a.x_mid, x_out, a.mask2, a.seed ^ 2u);
     CUDA_CHECK(cudaGetLastError());
@@ -1726,7 +1932,7 @@ static const void *branch_bwd(const void *dy, const uint8_t *mask, size_t bias)
     size_t tl = (size_t)Tl * H;
     const void *g = dy;
     if (mask) {
-        LAUNCH(dropout_bwd, blocks(tl), 256, dy, mask, wk_da, tl, opt.hidden_dropout);
+        LAUNCH(dropout_bwd, ew_blocks(tl), EW_THREADS, dy, mask, wk_da, tl, opt.hidden_dropout);
         g = wk_da;
     }
     if (opt.bias)
@@ -1771,7 +1977,7 @@ static void core_attention_bwd(const Acts &a, const void *dctx, void *dqkv)
     gv.ldx = S, gv.ldw = dh, gv.ldy = dh, gv.batch = B * hl, gv.sx = ss, gv.sw = sd, gv.sy = sd;
     gemm_run(gv);
     if (opt.attn_dropout > 0)
-        LAUNCH(dropout_bwd, blocks((size_t)B * hl * ss), 256, wk_dp, a.mask_p, wk_dp, (size_t)B * hl * ss,
+        LAUNCH(dropout_bwd, ew_blocks((size_t)B * hl * ss), EW_THREADS, wk_dp, a.mask_p, wk_dp, (size_t)B * hl * ss,
                opt.attn_dropout);
     LAUNCH(softmax_bwd, B * hl * S, 128, a.p, wk_dp, S, 1.0f);
     float alpha = 1.0f / sqrtf((float)dh);
@@ -1800,7 +2006,7 @@ static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
     // MLP
     const void *g = row_parallel_dgrad(branch_bwd(dy, a.mask2, w.b_fc2), W(w.fc2), Fl, wk_dh);
     mm(true, false, Fl, H, T, a.h1g, g, G(w.fc2), true);
-    LAUNCH(gelu_bwd, blocks(tf), 256, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
+    LAUNCH(gelu_bwd, ew_blocks(tf), EW_THREADS, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
     if (opt.bias)
         LAUNCH(bias_grad, blocks(Fl, 32), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
     void *d = col_parallel_bwd(a.ln2, wk_dh2, W(w.fc1), G(w.fc1), Fl, false);
@@ -1846,7 +2052,7 @@ static void embedding_fwd(const Chunk &ch, MB *m, int iter)
     tp_allreduce(m->emb, (size_t)T * H, nc_e);
     LAUNCH(embed_pos, T, 256, m->emb, W(ch.wpe), B, H);
     if (opt.hidden_dropout > 0)  // on this rank's tokens (SP: its slice)
-        LAUNCH(dropout_fwd, blocks(tl), 256, eoff(m->emb, sp ? tp_idx * tl : 0), m->a[0].x_in, m->emb_mask, tl,
+        LAUNCH(dropout_fwd, ew_blocks(tl), EW_THREADS, eoff(m->emb, sp ? tp_idx * tl : 0), m->a[0].x_in, m->emb_mask, tl,
                opt.hidden_dropout, layer_seed(iter, m->mb, -1));
 }
 
@@ -1855,7 +2061,7 @@ static void embedding_bwd(const Chunk &ch, MB *m, void *dx)
     size_t tl = (size_t)Tl * H;
     const void *g = dx;
     if (opt.hidden_dropout > 0) {
-        LAUNCH(dropout_bwd, blocks(tl), 256, dx, m->emb_mask, wk_da, tl, opt.hidden_dropout);
+        LAUNCH(dropout_bwd, ew_blocks(tl), EW_THREADS, dx, m->emb_mask, wk_da, tl, opt.hidden_dropout);
         g = wk_da;
     }
     if (sp) {
@@ -1891,7 +2097,7 @@ static void head_fwd(const Chunk &ch, MB *m)
     LAUNCH_CE(ce_max, T, 256, m->logits, ce_mx, Vl);
     tp_allreduce(ce_mx, T, ncclFloat32, ncclMax);
     LAUNCH_CE(ce_sub, T, 256, m->logits, ce_mx, m->targets, ce_sums, T, Vl, tp_idx * Vl);
-    LAUNCH_CE(ce_exp, blocks(tv), 256, m->logits, tv);
+    LAUNCH_CE(ce_exp, ew_blocks(tv), EW_THREADS, m->logits, tv);
     LAUNCH_CE(ce_sum, T, 256, m->logits, ce_sums, Vl);
     tp_allreduce(ce_sums, 2 * (size_t)T, ncclFloat32);
     LAUNCH_CE(ce_div, T, 256, m->logits, ce_sums, loss, T, Vl, per_token());
