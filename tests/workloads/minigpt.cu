@@ -804,8 +804,12 @@ __global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, voi
     }
 }
 
-// db[c] += sum over rows of dy[r, c] ([rows, N]): a bias's gradient. Blocks
-// of 32 columns x 8 row lanes.
+// db[c] += sum over rows of dy[r, c] ([rows, N]): a bias's gradient, as
+// PyTorch's column sum spreads it over the GPU: blocks of 32 columns x 8
+// row lanes, BIAS_GRAD_SPLIT of them down the rows (gridDim.y, every
+// 8 x BIAS_GRAD_SPLIT-th row each), each adding its part atomically. (One block per 32 columns left most SMs idle and
+// each thread a loop of one load at a time: 48 blocks for 1,536 columns.)
+#define BIAS_GRAD_SPLIT 32
 template <class P> __global__ void bias_grad(const void *dy_, void *db_, int rows, int N)
 {
     typedef typename P::E E;
@@ -813,17 +817,26 @@ template <class P> __global__ void bias_grad(const void *dy_, void *db_, int row
     __shared__ float part[8][33];
     const E *dy = (const E *)dy_;
     G *db = (G *)db_;
-    int c = blockIdx.x * 32 + threadIdx.x;
+    int c = blockIdx.x * 32 + threadIdx.x, stride = 8 * gridDim.y;
     float s = 0;
     if (c < N)
-        for (int r = threadIdx.y; r < rows; r += 8)
-            s += f(dy[(size_t)r * N + c]);
+        for (int q = blockIdx.y * 8 + threadIdx.y; q < rows; q += AHEAD * stride) {
+            float v[AHEAD];
+#pragma unroll
+            for (int k = 0; k < AHEAD; k++) {
+                int r = q + k * stride;
+                v[k] = r < rows ? f(dy[(size_t)r * N + c]) : 0.0f;
+            }
+#pragma unroll
+            for (int k = 0; k < AHEAD; k++)
+                s += v[k];
+        }
     part[threadIdx.y][threadIdx.x] = s;
     __syncthreads();
     if (threadIdx.y == 0 && c < N) {
         for (int k = 1; k < 8; k++)
             s += part[k][threadIdx.x];
-        db[c] = to<G>(f(db[c]) + s);
+        atomicAdd(&db[c], to<G>(s));
     }
 }
 
@@ -1936,7 +1949,7 @@ static const void *branch_bwd(const void *dy, const uint8_t *mask, size_t bias)
         g = wk_da;
     }
     if (opt.bias)
-        LAUNCH(bias_grad, blocks(H, 32), dim3(32, 8), g, G(bias), Tl, H);
+        LAUNCH(bias_grad, dim3(blocks(H, 32), BIAS_GRAD_SPLIT), dim3(32, 8), g, G(bias), Tl, H);
     if (sp && !opt.tp_overlap) {
         tp_allgather(g, wk_g_full, s_comp);
         g = wk_g_full;
@@ -2008,7 +2021,7 @@ static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
     mm(true, false, Fl, H, T, a.h1g, g, G(w.fc2), true);
     LAUNCH(gelu_bwd, ew_blocks(tf), EW_THREADS, a.h1, opt.bias ? W(w.b_fc1) : nullptr, wk_dh, wk_dh2, tf, Fl);
     if (opt.bias)
-        LAUNCH(bias_grad, blocks(Fl, 32), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
+        LAUNCH(bias_grad, dim3(blocks(Fl, 32), BIAS_GRAD_SPLIT), dim3(32, 8), wk_dh2, G(w.b_fc1), T, Fl);
     void *d = col_parallel_bwd(a.ln2, wk_dh2, W(w.fc1), G(w.fc1), Fl, false);
     LAUNCH(layernorm_bwd, Tl, 256, d, a.x_mid, W(w.ln2_g), a.mean2, a.rstd2, dy, wk_dx2, G(w.ln2_g), G(w.ln2_b), H);
     // attention
@@ -2018,7 +2031,7 @@ static void layer_bwd(const LayerW &w, Acts &kept, const void *dy, void *dx)
         core_attention(a, wk_ctx);
     core_attention_bwd(a, wk_dctx, wk_dqkv);
     if (opt.bias)
-        LAUNCH(bias_grad, blocks(3 * Hl, 32), dim3(32, 8), wk_dqkv, G(w.b_qkv), T, 3 * Hl);
+        LAUNCH(bias_grad, dim3(blocks(3 * Hl, 32), BIAS_GRAD_SPLIT), dim3(32, 8), wk_dqkv, G(w.b_qkv), T, 3 * Hl);
     d = col_parallel_bwd(a.ln1, wk_dqkv, W(w.qkv), G(w.qkv), 3 * Hl, false);
     LAUNCH(layernorm_bwd, Tl, 256, d, a.x_in, W(w.ln1_g), a.mean1, a.rstd1, wk_dx2, dx, G(w.ln1_g), G(w.ln1_b), H);
     CUDA_CHECK(cudaGetLastError());
