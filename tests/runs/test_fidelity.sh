@@ -9,7 +9,8 @@
 # memory fails saying so (exit 1); the suite's summary has the median and
 # largest |error|; FIDELITY_ROWS selects rows; a failing suite and an
 # unknown one are reported. The Megatron-Core suite likewise, on a tiny
-# table of its format.
+# table of its format. The llm.c suite without its sources skips its rows,
+# saying how to get them.
 . "$MAYA_TOP/tests/lib.sh"
 
 cat > "$TEST_TMP/t.csv" <<'CSV'
@@ -102,6 +103,15 @@ expect_eq "$?" 1 "fidelity/run's exit status with a failed row"
 expect_count 2 '^fidelity table1 ' "$TEST_TMP/out2"
 expect_grep '^fidelity table1 51\.6B failed: out of GPU memory \(peak [0-9.]+ GiB of 79\.[0-9]+ GiB\)$' "$TEST_TMP/out2"
 expect_grep '^fidelity table1 summary rows=0 median=n/a max=n/a skipped=0 failed=1 ' "$TEST_TMP/out2"
+
+# a suite whose program's sources are not here skips every row, saying how
+# to get them; a checkout that is not the program is named
+FIDELITY_LLMC= FIDELITY_CUDNN_FRONTEND= "$MAYA_TOP/fidelity/run" llmc > "$TEST_TMP/out5" 2> "$TEST_TMP/err5"
+expect_eq "$?" 0 "fidelity/run's exit status with skipped rows"
+expect_count 4 "^fidelity llmc gpt2_[0-9]+M skipped: needs llm.c's and cuDNN frontend's sources: git clone https://github.com/karpathy/llm.c LLMC; " "$TEST_TMP/out5"
+expect_grep '^fidelity llmc summary rows=0 median=n/a max=n/a skipped=4 failed=0 ' "$TEST_TMP/out5"
+FIDELITY_ROWS=124M FIDELITY_LLMC=$TEST_TMP FIDELITY_CUDNN_FRONTEND=$TEST_TMP "$MAYA_TOP/fidelity/run" llmc > "$TEST_TMP/out6" 2>&1
+expect_grep "^fidelity llmc gpt2_124M skipped: FIDELITY_LLMC=$TEST_TMP holds no train_gpt2.cu" "$TEST_TMP/out6"
 
 # a suite that fails, and one that does not exist
 cp -r "$MAYA_TOP/fidelity" "$TEST_TMP/fid"
