@@ -248,6 +248,8 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                     fprintf(o, " same_each_block");
                 if (t[i].flags & MAYA_KT_F_SAME_EACH_THREAD)
                     fprintf(o, " same_each_thread");
+                if (t[i].body)
+                    fprintf(o, " body=%u", t[i].body);
                 fprintf(o, " x %s", e);
             }
         } else if (why) {

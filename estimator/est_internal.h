@@ -38,6 +38,12 @@ struct est_kwork {
      * one block streams between its passes (extent / blocks, over such
      * pointers). est_kwork_times decides how many L2 holds. */
     double reread_bytes, reread_slice;
+    /* DRAM-bound loads (of dram_bytes, loads through pointers and bounded
+     * by their extents), and the bytes a thread keeps in flight for them:
+     * the loads that one pass of the loop body holding them issues (those of
+     * its terms under the same loops), averaged over those bytes; 0 when
+     * the kernel loads nothing from DRAM */
+    double dram_load_bytes, load_in_flight;
     double threads, blocks, threads_per_block;
     int regs, smem_bytes;    /* per thread / per block (static + dynamic); 0 unknown */
     int source, flags;       /* enum maya_kw_source, MAYA_KW_F_* */

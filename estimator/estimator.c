@@ -199,7 +199,12 @@ int est_estimate(struct estimator *e, const struct est_op *op, struct est_result
      * rank 0 sends, rank 1 receives): a rank that both sends and receives
      * in a group is outside what they saw */
     int both_ways = d.family == EST_SENDRECV && d.both_ways;
-    if (want == EST_LEARNED && d.family != EST_HOST && !narrowed) {
+    /* a kernel priced from its own code keeps that price: the learned
+     * kernel models were fitted on other kernels' times (vLLM's, by class
+     * and bytes), whose efficiency is their code's; they refine the kernels
+     * that have no code to read (cuDNN's, the fallback rule's) */
+    int own_code = d.family == EST_KERNEL && d.code;
+    if (want == EST_LEARNED && d.family != EST_HOST && !narrowed && !own_code) {
         double ns;
         if (!both_ways && est_learned_predict(e->learned, &e->gpu, &e->cluster, &d, &ns) == 1) {
             dev = ns;

@@ -20,7 +20,9 @@
  *
  * 2. est_kwork_ns: a roofline over the GPU's units, each at its peak from
  *    the hwspec: DRAM bytes against HBM bandwidth (scaled down when too few
- *    threads are resident to keep enough bytes in flight), all global bytes
+ *    threads are resident to keep enough bytes in flight; a load keeps
+ *    those of one pass of its loop's body, the loads under the same loops),
+ *    all global bytes
  *    against L2 bandwidth, CUDA-core FLOPs by precision, tensor-core FLOPs
  *    by precision (at the share of peak cuBLAS reaches), special-function
  *    ops (16 per SM per clock), shared-memory bytes (128 per SM per clock)
@@ -43,9 +45,11 @@
 #include "est_internal.h"
 #include "maya/kwork.h"
 
-/* Bytes a thread keeps in flight to DRAM (a few vector loads issued before
- * their first use) and the DRAM latency: with fewer resident threads than
- * bandwidth x latency / bytes in flight, memory runs latency-bound. */
+/* The most bytes a thread keeps in flight to DRAM (a few vector loads
+ * issued before their first use; what the loads of one pass of a kernel's
+ * loop add up to, when less, est_kwork.load_in_flight) and the DRAM
+ * latency: with fewer resident threads than bandwidth x latency / bytes in
+ * flight, memory runs latency-bound. */
 #define BYTES_IN_FLIGHT 64.0
 #define DRAM_LATENCY_NS 700.0
 /* Units per SM per clock (Volta and later): special-function results,
@@ -329,7 +333,7 @@ static double steps_from(double s, double bound, double step, int arg)
  * (for an upward loop); each runs ceil((bound - start) / step) times, about
  * (bound - start) / step + 1/2 on average over starts: the mean over them
  * is that at their mean start. */
-static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, struct val st)
+static struct val trip_count(const struct maya_kexpr *x, struct val s, struct val b, struct val st)
 {
     if (!s.known || !b.known || !st.known)
         return unknown;
@@ -357,6 +361,20 @@ static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, s
     if (c == MAYA_CMP_LE || c == MAYA_CMP_GE)
         mean += 0.5; /* floor + 1 */
     return range(fmax(1, fmin(t_lo, t_hi)), fmax(1, mean), fmax(1, fmax(t_lo, t_hi)));
+}
+
+/* More iterations a thread than any kernel runs (2^32: seconds of one
+ * thread's time): the bound is no count, but an address or a value the code
+ * read from memory (PyTorch's embedding backward loops between offsets it
+ * loads, and the summary can only offer a pointer parameter for them). Such
+ * a loop is unknown, so it counts once, flagged, as other unknown loops do;
+ * taken as counted it made a 3 us kernel take 157 million seconds. */
+#define MAX_TRIP 4294967296.0
+
+static struct val trip(const struct maya_kexpr *x, struct val s, struct val b, struct val st)
+{
+    struct val t = trip_count(x, s, b, st);
+    return t.known && !(t.hi <= MAX_TRIP) ? unknown : t;
 }
 
 static struct val eval1(const struct maya_kexpr *x, const struct val *v, const struct maya_rec_launch *l,
@@ -755,10 +773,32 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
         if (!v[t[i].mult].known && (once = malloc(w->nexprs * sizeof *once)) != NULL)
             for (uint32_t e = 0; e < w->nexprs; e++)
                 once[e] = x[e].op != MAYA_KX_TRIP ? eval1(&x[e], once, l, params, NULL) : v[e].known ? v[e] : exact(1);
+    /* the loops each expression counts (a bit per loop: TRIP expressions
+     * hashed into 64 bits). Terms come in the code's order: a run of terms
+     * in the same loop body (maya_kterm.body; in older traces, under the
+     * same loops) is one body, whose loads one pass issues together,
+     * whatever predicates they carry (an unrolled body's bounds checks);
+     * two loops with the same bounds, one after the other, are two bodies
+     * (a norm's passes over its row) */
+    uint64_t lsmall[256], *loops = w->nexprs <= 256 ? lsmall : malloc(w->nexprs * sizeof *loops);
+    if (!loops) {
+        if (v != small)
+            free(v);
+        return -1;
+    }
+    for (uint32_t i = 0; i < w->nexprs; i++) {
+        unsigned ops = maya_kx_operands(x[i].op);
+        loops[i] = ((ops & 1) ? loops[x[i].a] : 0) | ((ops & 2) ? loops[x[i].b] : 0) | ((ops & 4) ? loops[x[i].c] : 0);
+        if (x[i].op == MAYA_KX_TRIP)
+            loops[i] |= 1ull << (i * 0x9E3779B1u >> 26);
+    }
+    struct { double pass, bytes; } pass[64];
+    int npass = 0, run = 0, pass_run = -1; /* the run of terms, and that of the last pass */
     /* global bytes per pointer parameter, loads and stores apart */
     struct { uint16_t param; double ld, st, ld_term_max; } per[32];
     int nper = 0;
     for (uint32_t i = 0; i < w->nterms; i++) {
+        run += i > 0 && (loops[t[i].mult] != loops[t[i - 1].mult] || t[i].body != t[i - 1].body);
         struct val m = v[t[i].mult];
         if (!m.known)
             out->unresolved++;
@@ -785,12 +825,25 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
          * for one block; the others are served by L2 */
         if ((t[i].flags & MAYA_KT_F_SAME_EACH_BLOCK) && out->blocks > 1)
             amount /= out->blocks;
+        /* a load each thread streams from DRAM (not one the block, the warp
+         * or the row shares: those are served by the caches), in the pass
+         * of its run of terms */
+        if (t[i].cls == MAYA_KW_LD_GLOBAL && amount > 0 &&
+            !(t[i].flags & (MAYA_KT_F_SAME_EACH_BLOCK | MAYA_KT_F_SAME_EACH_THREAD | MAYA_KT_F_SAME_EACH_ROW))) {
+            if (npass == 0 || (run != pass_run && npass < (int)(sizeof pass / sizeof *pass)))
+                pass[npass++] = (typeof(pass[0])){ 0, 0 };
+            pass[npass - 1].pass += t[i].amount;
+            pass[npass - 1].bytes += amount;
+            pass_run = run;
+        }
         int j = 0;
         while (j < nper && per[j].param != t[i].param)
             j++;
         if (j == nper) {
             if (nper == (int)(sizeof per / sizeof *per) || t[i].param == MAYA_KW_NO_PARAM) {
                 out->dram_bytes += amount; /* no extent to bound it */
+                if (t[i].cls == MAYA_KW_LD_GLOBAL)
+                    out->dram_load_bytes += amount;
                 continue;
             }
             per[nper++] = (typeof(per[0])){ t[i].param, 0, 0, 0 };
@@ -807,6 +860,7 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
             if (ctx->extents[e].param == per[j].param && ctx->extents[e].bytes > 0)
                 extent = (double)ctx->extents[e].bytes;
         out->dram_bytes += fmin(per[j].ld, extent) + fmin(per[j].st, extent);
+        out->dram_load_bytes += fmin(per[j].ld, extent);
         /* loads beyond the extent from several terms, none of which reads
          * more than the extent alone: passes of each block over its own
          * slice, whose later reads hit L2 only if the resident blocks'
@@ -818,7 +872,15 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
             out->reread_slice += extent / out->blocks;
         }
     }
+    double streamed = 0;
+    for (int g = 0; g < npass; g++) {
+        out->load_in_flight += pass[g].pass * pass[g].bytes;
+        streamed += pass[g].bytes;
+    }
+    out->load_in_flight = streamed > 0 ? out->load_in_flight / streamed : 0;
     free(once);
+    if (loops != lsmall)
+        free(loops);
     if (v != small)
         free(v);
     return 0;
@@ -903,9 +965,18 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
     if (t->fill <= 0)
         t->fill = 1 / slots;
     double resident_threads = resident_blocks * k->threads_per_block;
-    t->mem_fill = fmin(1, resident_threads * BYTES_IN_FLIGHT / (hbm * DRAM_LATENCY_NS * 1e-9));
-    if (t->mem_fill <= 0)
-        t->mem_fill = 1e-3;
+    double in_flight_need = hbm * DRAM_LATENCY_NS * 1e-9; /* bytes that keep DRAM busy */
+    /* stores do not wait; loads keep what one pass of their loop issues in
+     * flight (at most BYTES_IN_FLIGHT a thread): a loop of one 2-byte load
+     * a pass reaches a fraction of the bandwidth that 16-byte loads reach */
+    double store_fill = fmin(1, resident_threads * BYTES_IN_FLIGHT / in_flight_need);
+    double load_fill = k->load_in_flight > 0
+                           ? fmin(1, resident_threads * fmin(k->load_in_flight, BYTES_IN_FLIGHT) / in_flight_need)
+                           : store_fill;
+    if (store_fill <= 0)
+        store_fill = 1e-3;
+    if (load_fill <= 0)
+        load_fill = 1e-3;
 
     /* later passes over each block's slice (reread_bytes): what the
      * resident blocks' slices overflow L2 by reaches DRAM again (a
@@ -914,7 +985,10 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
     double l2_bytes = g->prop.l2CacheSize > 0 ? (double)g->prop.l2CacheSize : 0;
     double footprint = resident_blocks * k->reread_slice;
     double reread_miss = footprint > l2_bytes ? 1 - l2_bytes / footprint : 0;
-    t->dram_ns = (k->dram_bytes + k->reread_bytes * reread_miss) / (hbm * t->mem_fill) * 1e9;
+    double loads = fmin(k->dram_load_bytes, k->dram_bytes) + k->reread_bytes * reread_miss;
+    double others = k->dram_bytes - fmin(k->dram_load_bytes, k->dram_bytes);
+    t->dram_ns = (loads / load_fill + others / store_fill) / hbm * 1e9;
+    t->mem_fill = t->dram_ns > 0 ? (loads + others) / (hbm * t->dram_ns * 1e-9) : store_fill;
     t->l2_ns = (a[MAYA_KW_LD_GLOBAL] + a[MAYA_KW_ST_GLOBAL]) / l2 * 1e9;
     double fp16 = fp32 * 2; /* packed half arithmetic on CUDA cores */
     t->fp_ns = fmax(fmax(a[MAYA_KW_FLOP_FP32] / fp32, a[MAYA_KW_FLOP_FP64] / fp64), a[MAYA_KW_FLOP_FP16] / fp16) *

@@ -37,7 +37,8 @@ int est_kernel_explain(struct estimator *e, const struct est_op *op, FILE *fp)
         fprintf(fp, "work threads=%.0f", k->threads);
         for (int c = 0; c < MAYA_KW_NCLASSES; c++)
             put_amount(fp, maya_kw_class_name((unsigned)c), k->amount[c], "");
-        fprintf(fp, " dram_bytes=%.4g flops=%.4g", k->dram_bytes, d.flops);
+        fprintf(fp, " dram_bytes=%.4g dram_load_bytes=%.4g load_in_flight=%.3g flops=%.4g", k->dram_bytes,
+                k->dram_load_bytes, k->load_in_flight, d.flops);
         if (k->reread_bytes > 0)
             fprintf(fp, " reread_bytes=%.4g reread_slice=%.4g", k->reread_bytes, k->reread_slice);
         if (k->unresolved)

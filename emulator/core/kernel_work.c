@@ -1094,13 +1094,16 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
         return -1;
     for (uint32_t i = 0; i < nt; i++)
         mult[i] = term_mult(w, &w->terms[i]);
-    /* terms with the same multiplier, class and pointer merge */
+    /* terms with the same multiplier, class and pointer merge, inside one
+     * loop (two loops' loads are two passes, each with its own bytes in
+     * flight, however alike their counts) */
     uint32_t kept = 0;
     for (uint32_t i = 0; i < nt; i++) {
         uint32_t j = 0;
         for (; j < kept; j++)
             if (mult[j] == mult[i] && w->terms[j].key.cls == w->terms[i].key.cls &&
-                w->terms[j].key.param == w->terms[i].key.param && w->terms[j].key.tflags == w->terms[i].key.tflags)
+                w->terms[j].key.param == w->terms[i].key.param && w->terms[j].key.tflags == w->terms[i].key.tflags &&
+                w->terms[j].key.loop == w->terms[i].key.loop)
                 break;
         if (j < kept) {
             w->terms[j].amount += w->terms[i].amount;
@@ -1168,8 +1171,10 @@ static int emit(struct kw *w, int sm, void **out, size_t *bytes)
     }
     for (uint32_t i = 0; i < nterms; i++) {
         float amount = (float)w->terms[i].amount;
+        uint32_t loop = w->terms[i].key.loop;
         to[i] = (struct maya_kterm){ .mult = (uint16_t)(keep[mult[i]] - 1), .cls = w->terms[i].key.cls,
                                      .flags = w->terms[i].key.tflags, .param = w->terms[i].key.param,
+                                     .body = (uint16_t)(loop == NO_LOOP ? 0 : (loop < 0xffffu ? loop + 1 : 0xffffu)),
                                      .amount = amount };
     }
     free(keep);

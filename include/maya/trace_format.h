@@ -362,7 +362,9 @@ struct maya_kterm {
     uint8_t flags;              /* MAYA_KT_F_* (0 in traces before it) */
     uint16_t param;             /* global memory: byte offset of the pointer parameter the
                                    address derives from, MAYA_KW_NO_PARAM if none is known */
-    uint16_t reserved2;
+    uint16_t body;              /* the innermost loop holding it, numbered from 1 (each loop of
+                                   the code its own, even where two count alike); 0 outside
+                                   any loop (and in traces before it) */
     float amount;               /* per execution */
     uint32_t reserved3;
 };

@@ -3,7 +3,8 @@
  * kernel_cost.c), on small hand-written kernels whose work is known:
  * a grid-stride loop, a row loop (one block per row), a guarded element
  * per thread, a tensor-core k-loop, Triton-style masked vector loads, a
- * loop whose trip count the code does not show, blocks of uneven work.
+ * loop whose trip count the code does not show, blocks of uneven work,
+ * the bytes a thread keeps in flight, a loop bound that is an address.
  * Then damaged input: every truncation and random byte changes of the
  * texts must parse or fail cleanly, and a damaged summary must be refused
  * by the trace's reader. The same from nvdisasm's SASS:
@@ -798,6 +799,147 @@ static void test_bad_summary(void)
     free(keep);
 }
 
+/* A row's two passes (a norm's sum, then its scaling), each a loop of one
+ * 2-byte load with the same bounds, a block barrier between them: one pass
+ * keeps 2 bytes a thread in flight, not the 4 of both passes. */
+static const char two_pass[] =
+    ".visible .entry twopass(\n\t.param .u64 .ptr .global .align 2 twopass_param_0,\n"
+    "\t.param .u32 twopass_param_1\n)\n{\n"
+    "\t.shared .align 4 .f32 acc;\n"
+    "\tld.param.u64 %rd1, [twopass_param_0];\n\tld.param.u32 %r1, [twopass_param_1];\n"
+    "\tmov.u32 %r2, %ctaid.x;\n\tmul.wide.u32 %rd2, %r2, %r1;\n"
+    "\tmov.u32 %r4, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n\tmov.f32 %f1, 0f00000000;\n"
+    "\tsetp.ge.u32 %p1, %r3, %r1;\n\t@%p1 bra $L__BB7_2;\n"
+    "$L__BB7_1:\n"
+    "\tcvt.u64.u32 %rd3, %r3;\n\tadd.s64 %rd4, %rd2, %rd3;\n\tshl.b64 %rd5, %rd4, 1;\n"
+    "\tadd.s64 %rd6, %rd1, %rd5;\n\tld.global.u16 %rs1, [%rd6];\n\tcvt.rn.f32.u16 %f2, %rs1;\n"
+    "\tadd.f32 %f1, %f1, %f2;\n"
+    "\tadd.s32 %r3, %r3, %r4;\n\tsetp.lt.u32 %p2, %r3, %r1;\n\t@%p2 bra $L__BB7_1;\n"
+    "$L__BB7_2:\n"
+    "\tst.shared.f32 [acc], %f1;\n\tbar.sync 0;\n\tld.shared.f32 %f3, [acc];\n"
+    "\tmov.u32 %r5, %tid.x;\n"
+    "\tsetp.ge.u32 %p3, %r5, %r1;\n\t@%p3 bra $L__BB7_4;\n"
+    "$L__BB7_3:\n"
+    "\tcvt.u64.u32 %rd7, %r5;\n\tadd.s64 %rd8, %rd2, %rd7;\n\tshl.b64 %rd9, %rd8, 1;\n"
+    "\tadd.s64 %rd10, %rd1, %rd9;\n\tld.global.u16 %rs2, [%rd10];\n\tcvt.rn.f32.u16 %f4, %rs2;\n"
+    "\tmul.f32 %f5, %f4, %f3;\n\tcvt.rn.f16.f32 %rs3, %f5;\n\tst.global.u16 [%rd10], %rs3;\n"
+    "\tadd.s32 %r5, %r5, %r4;\n\tsetp.lt.u32 %p4, %r5, %r1;\n\t@%p4 bra $L__BB7_3;\n"
+    "$L__BB7_4:\n\tret;\n}\n";
+
+/* One 16-byte load a thread, no loop. */
+static const char vec_copy[] =
+    ".visible .entry vcopy(\n\t.param .u64 .ptr .global .align 16 vcopy_param_0,\n"
+    "\t.param .u64 .ptr .global .align 16 vcopy_param_1\n)\n{\n"
+    "\tld.param.u64 %rd1, [vcopy_param_0];\n\tld.param.u64 %rd2, [vcopy_param_1];\n"
+    "\tmov.u32 %r1, %ctaid.x;\n\tmov.u32 %r2, %ntid.x;\n\tmov.u32 %r3, %tid.x;\n"
+    "\tmad.lo.s32 %r4, %r1, %r2, %r3;\n\tmul.wide.s32 %rd3, %r4, 16;\n"
+    "\tadd.s64 %rd4, %rd1, %rd3;\n\tld.global.v4.f32 {%f1, %f2, %f3, %f4}, [%rd4];\n"
+    "\tadd.s64 %rd5, %rd2, %rd3;\n\tst.global.v4.f32 [%rd5], {%f1, %f2, %f3, %f4};\n"
+    "\tret;\n}\n";
+
+/* Bytes a thread keeps in flight for its DRAM loads are those one pass of
+ * its loop body loads (saxpy: x and y, 8; a row's two passes: 2 each; a
+ * vector copy: 16), and a GPU whose resident threads keep fewer bytes in
+ * flight than its bandwidth times its latency reaches that share of its
+ * bandwidth for them: on an A100-like GPU (221,184 threads resident, 1.6
+ * TB/s, 700 ns) 2 bytes reach 39.5 %; stores and 16 bytes run at full
+ * rate. */
+static void test_in_flight(void)
+{
+    struct launch b;
+    struct est_kwork k;
+    void *keep;
+    const struct maya_kwork *w = analyse(grid_stride, sizeof grid_stride - 1, "saxpy", &keep);
+    if (w) {
+        int n = 1 << 24;
+        launch(&b, 528, 1, 256, 1);
+        set(&b, 24, &n, 4);
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+        NEAR(k.load_in_flight, 8, 1e-9);
+        NEAR(k.dram_load_bytes, 8.0 * n, 0.001);
+        free(keep);
+    }
+    w = analyse(two_pass, sizeof two_pass - 1, "twopass", &keep);
+    if (w) {
+        unsigned rows = 2048, cols = 4096;
+        launch(&b, rows, 1, 256, 1);
+        set(&b, 8, &cols, 4);
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+        NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * rows * cols, 0.01);
+        NEAR(k.load_in_flight, 2, 1e-9);
+        free(keep);
+    }
+    w = analyse(vec_copy, sizeof vec_copy - 1, "vcopy", &keep);
+    if (w) {
+        launch(&b, 65536, 1, 256, 1);
+        EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+        NEAR(k.load_in_flight, 16, 1e-9);
+        free(keep);
+    }
+    struct maya_gpu_spec g;
+    memset(&g, 0, sizeof g);
+    g.prop.multiProcessorCount = 108;
+    g.prop.maxThreadsPerMultiProcessor = 2048;
+    g.prop.maxBlocksPerMultiProcessor = 32;
+    g.perf.fp32_tflops = 19.5;
+    g.perf.hbm_measured_gbps = 1600;
+    g.perf.l2_gbps = 1e6; /* DRAM bounds it */
+    g.perf.sm_clock_mhz = 1410;
+    g.perf.kernel_floor_ns = 0;
+    memset(&k, 0, sizeof k);
+    k.threads_per_block = 256;
+    k.blocks = 65536;
+    k.threads = k.blocks * k.threads_per_block;
+    k.dram_bytes = k.dram_load_bytes = 1e9;
+    struct est_kwork_times t16, t2, tst;
+    k.load_in_flight = 16;
+    est_kwork_times(&g, &k, &t16);
+    NEAR(t16.dram_ns, 1e9 / 1600e9 * 1e9, 1e-6);
+    k.load_in_flight = 2;
+    est_kwork_times(&g, &k, &t2);
+    NEAR(t2.dram_ns, t16.dram_ns / (108 * 2048 * 2 / (1600e9 * 700e-9)), 1e-6);
+    NEAR(t2.mem_fill, 108 * 2048 * 2 / (1600e9 * 700e-9), 1e-6);
+    k.dram_load_bytes = 0; /* the same bytes stored */
+    est_kwork_times(&g, &k, &tst);
+    NEAR(tst.dram_ns, t16.dram_ns, 1e-6);
+}
+
+/* A loop bounded by a 64-bit parameter: a count, or an address (what the
+ * summary offers for a bound the code loads from memory). More than 2^32
+ * iterations a thread is no count: the loop runs once, flagged. */
+static const char long_loop[] =
+    ".visible .entry longloop(\n\t.param .u64 .ptr .global .align 4 longloop_param_0,\n"
+    "\t.param .u64 longloop_param_1\n)\n{\n"
+    "\tld.param.u64 %rd1, [longloop_param_0];\n\tld.param.u64 %rd2, [longloop_param_1];\n"
+    "\tcvta.to.global.u64 %rd3, %rd1;\n\tmov.u64 %rd4, 0;\n"
+    "$L__BB8_1:\n"
+    "\tld.global.f32 %f1, [%rd3];\n"
+    "\tadd.s64 %rd4, %rd4, 1;\n\tsetp.lt.u64 %p1, %rd4, %rd2;\n\t@%p1 bra $L__BB8_1;\n"
+    "\tret;\n}\n";
+
+static void test_trip_limit(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(long_loop, sizeof long_loop - 1, "longloop", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 1, 1, 32, 1);
+    struct est_kwork k;
+    uint64_t n = 1000;
+    set(&b, 8, &n, 8);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    /* every thread loads the same word: one request for the warp */
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * 1000, 0.01);
+    EXPECT(k.unresolved == 0);
+    n = 0x7f3a12345600ull; /* an address */
+    set(&b, 8, &n, 8);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0, 0.01);
+    EXPECT(k.unresolved > 0);
+    free(keep);
+}
+
 int main(void)
 {
     test_parser();
@@ -820,6 +962,8 @@ int main(void)
     test_indirect_store();
     test_damage();
     test_bad_summary();
+    test_in_flight();
+    test_trip_limit();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
