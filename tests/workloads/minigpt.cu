@@ -393,6 +393,38 @@ __device__ __forceinline__ size_t ew_index(int k)
     return ((size_t)blockIdx.x * AHEAD + k) * blockDim.x + threadIdx.x;
 }
 
+// Loaded ahead, as floats: this thread's AHEAD elements of x (0 past n).
+template <class E> __device__ __forceinline__ void ew_load(const E *x, size_t n, float (&v)[AHEAD])
+{
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        v[k] = i < n ? f(x[i]) : 0.0f;
+    }
+}
+
+// v += bias[i mod N] for this thread's AHEAD elements i (bias [N] per row of
+// N, may be NULL).
+template <class E> __device__ __forceinline__ void ew_add_bias(const E *bias, size_t n, int N, float (&v)[AHEAD])
+{
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        size_t i = ew_index(k);
+        if (bias && i < n)
+            v[k] += f(bias[i % N]);
+    }
+}
+
+// ... and of a row loop's pass from j0, blockDim apart (pad past n).
+template <class E> __device__ __forceinline__ void row_load(const E *r, int j0, int n, float pad, float (&v)[AHEAD])
+{
+#pragma unroll
+    for (int k = 0; k < AHEAD; k++) {
+        int j = j0 + k * blockDim.x;
+        v[k] = j < n ? f(r[j]) : pad;
+    }
+}
+
 // Parameters: uniform in [-scale, scale] from (seed, index), so that every
 // rank holding the same parameter gets the same value; into the fp32 master
 // copy and/or the 16-bit weights (either may be NULL).
@@ -473,11 +505,7 @@ __global__ void layernorm_fwd(const void *x_, const void *g_, const void *b_, vo
     float s = 0, ss = 0;
     for (int i0 = threadIdx.x; i0 < H; i0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int i = i0 + k * blockDim.x;
-            v[k] = i < H ? f(xr[i]) : 0.0f;
-        }
+        row_load(xr, i0, H, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             s += v[k];
@@ -489,11 +517,7 @@ __global__ void layernorm_fwd(const void *x_, const void *g_, const void *b_, vo
     float m = s / H, r = rsqrtf(fmaxf(ss / H - m * m, 0.0f) + 1e-5f);
     for (int i0 = threadIdx.x; i0 < H; i0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int i = i0 + k * blockDim.x;
-            v[k] = i < H ? f(xr[i]) : 0.0f;
-        }
+        row_load(xr, i0, H, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             int i = i0 + k * blockDim.x;
@@ -584,36 +608,24 @@ template <class P> __global__ void softmax_causal(void *p_, int S, float scale)
     float mx = -INFINITY;
     for (int j0 = threadIdx.x; j0 <= q; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j <= q ? f(r[j]) * scale : -INFINITY;
-        }
+        row_load(r, j0, q + 1, -INFINITY, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++)
-            mx = fmaxf(mx, v[k]);
+            mx = fmaxf(mx, v[k] * scale);
     }
     mx = block_max(mx);
     float s = 0;
     for (int j0 = threadIdx.x; j0 <= q; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j <= q ? __expf(f(r[j]) * scale - mx) : 0.0f;
-        }
+        row_load(r, j0, q + 1, -INFINITY, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++)
-            s += v[k];
+            s += __expf(v[k] * scale - mx);
     }
     s = block_sum(s);
     for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j <= q ? f(r[j]) : 0.0f;
-        }
+        row_load(r, j0, q + 1, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             int j = j0 + k * blockDim.x;
@@ -633,12 +645,8 @@ template <class P> __global__ void softmax_bwd(const void *p_, void *dp_, int S,
     float s = 0;
     for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
         float a[AHEAD], b[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            a[k] = j < S ? f(p[row + j]) : 0.0f;
-            b[k] = j < S ? f(dp[row + j]) : 0.0f;
-        }
+        row_load(p + row, j0, S, 0.0f, a);
+        row_load(dp + row, j0, S, 0.0f, b);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++)
             s += a[k] * b[k];
@@ -646,12 +654,8 @@ template <class P> __global__ void softmax_bwd(const void *p_, void *dp_, int S,
     s = block_sum(s);
     for (int j0 = threadIdx.x; j0 < S; j0 += AHEAD * blockDim.x) {
         float a[AHEAD], b[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            a[k] = j < S ? f(p[row + j]) : 0.0f;
-            b[k] = j < S ? f(dp[row + j]) : 0.0f;
-        }
+        row_load(p + row, j0, S, 0.0f, a);
+        row_load(dp + row, j0, S, 0.0f, b);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             int j = j0 + k * blockDim.x;
@@ -670,11 +674,7 @@ __global__ void dropout_fwd(const void *x_, void *y_, uint8_t *mask, size_t n, f
     const E *x = (const E *)x_;
     E *y = (E *)y_;
     float v[AHEAD];
-#pragma unroll
-    for (int k = 0; k < AHEAD; k++) {
-        size_t i = ew_index(k);
-        v[k] = i < n ? f(x[i]) : 0.0f;
-    }
+    ew_load(x, n, v);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
@@ -694,10 +694,10 @@ template <class P> __global__ void dropout_bwd(const void *dy_, const uint8_t *m
     E *dx = (E *)dx_;
     float v[AHEAD];
     uint8_t m[AHEAD];
+    ew_load(dy, n, v);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
-        v[k] = i < n ? f(dy[i]) : 0.0f;
         m[k] = i < n ? mask[i] : 0;
     }
 #pragma unroll
@@ -706,12 +706,6 @@ template <class P> __global__ void dropout_bwd(const void *dy_, const uint8_t *m
         if (i < n)
             dx[i] = to<E>(m[k] ? v[k] / (1 - p) : 0.0f);
     }
-}
-
-// x[i] + bias[i mod N] (bias [N] per row of N, may be NULL).
-template <class E> __device__ __forceinline__ float plus_bias(const E *x, const E *bias, size_t i, int N)
-{
-    return f(x[i]) + (bias ? f(bias[i % N]) : 0.0f);
 }
 
 // out = res + dropout(x + bias) (bias [N] per row of N, may be NULL; mask
@@ -724,12 +718,9 @@ __global__ void bias_dropout_add(const void *x_, const void *bias_, const void *
     const E *x = (const E *)x_, *bias = (const E *)bias_, *res = (const E *)res_;
     E *out = (E *)out_;
     float v[AHEAD], rv[AHEAD];
-#pragma unroll
-    for (int k = 0; k < AHEAD; k++) {
-        size_t i = ew_index(k);
-        v[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
-        rv[k] = i < n ? f(res[i]) : 0.0f;
-    }
+    ew_load(x, n, v);
+    ew_add_bias(bias, n, N, v);
+    ew_load(res, n, rv);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
@@ -767,11 +758,8 @@ template <class P> __global__ void gelu_fwd(const void *x_, const void *bias_, v
     const E *x = (const E *)x_, *bias = (const E *)bias_;
     E *y = (E *)y_;
     float v[AHEAD];
-#pragma unroll
-    for (int k = 0; k < AHEAD; k++) {
-        size_t i = ew_index(k);
-        v[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
-    }
+    ew_load(x, n, v);
+    ew_add_bias(bias, n, N, v);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
@@ -787,12 +775,9 @@ __global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, voi
     const E *x = (const E *)x_, *bias = (const E *)bias_, *dy = (const E *)dy_;
     E *dx = (E *)dx_;
     float xv[AHEAD], g[AHEAD];
-#pragma unroll
-    for (int k = 0; k < AHEAD; k++) {
-        size_t i = ew_index(k);
-        xv[k] = i < n ? plus_bias(x, bias, i, N) : 0.0f;
-        g[k] = i < n ? f(dy[i]) : 0.0f;
-    }
+    ew_load(x, n, xv);
+    ew_add_bias(bias, n, N, xv);
+    ew_load(dy, n, g);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
@@ -867,11 +852,7 @@ template <class P> __global__ void ce_max(const void *logits_, float *mx, int vl
     float m = -INFINITY;
     for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j < vl ? f(r[j]) : -INFINITY;
-        }
+        row_load(r, j0, vl, -INFINITY, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++)
             m = fmaxf(m, v[k]);
@@ -896,11 +877,7 @@ __global__ void ce_sub(void *logits_, const float *mx, const int *targets, float
     float m = mx[t];
     for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j < vl ? f(r[j]) : 0.0f;
-        }
+        row_load(r, j0, vl, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             int j = j0 + k * blockDim.x;
@@ -918,11 +895,7 @@ template <class P> __global__ void ce_exp(void *logits_, size_t n)
     typedef typename P::E E;
     E *r = (E *)logits_;
     float v[AHEAD];
-#pragma unroll
-    for (int k = 0; k < AHEAD; k++) {
-        size_t i = ew_index(k);
-        v[k] = i < n ? f(r[i]) : 0.0f;
-    }
+    ew_load(r, n, v);
 #pragma unroll
     for (int k = 0; k < AHEAD; k++) {
         size_t i = ew_index(k);
@@ -938,11 +911,7 @@ template <class P> __global__ void ce_sum(const void *logits_, float *stats, int
     float s = 0;
     for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j < vl ? f(r[j]) : 0.0f;
-        }
+        row_load(r, j0, vl, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++)
             s += v[k];
@@ -961,11 +930,7 @@ template <class P> __global__ void ce_div(void *logits_, const float *stats, flo
     float sum = stats[t];
     for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int k = 0; k < AHEAD; k++) {
-            int j = j0 + k * blockDim.x;
-            v[k] = j < vl ? f(r[j]) : 0.0f;
-        }
+        row_load(r, j0, vl, 0.0f, v);
 #pragma unroll
         for (int k = 0; k < AHEAD; k++) {
             int j = j0 + k * blockDim.x;
@@ -985,11 +950,7 @@ template <class P> __global__ void ce_grad(void *logits_, const int *targets, in
     E *r = (E *)logits_ + (size_t)t * vl;
     for (int j0 = threadIdx.x; j0 < vl; j0 += AHEAD * blockDim.x) {
         float v[AHEAD];
-#pragma unroll
-        for (int a = 0; a < AHEAD; a++) {
-            int j = j0 + a * blockDim.x;
-            v[a] = j < vl ? f(r[j]) : 0.0f;
-        }
+        row_load(r, j0, vl, 0.0f, v);
 #pragma unroll
         for (int a = 0; a < AHEAD; a++) {
             int j = j0 + a * blockDim.x;
