@@ -76,8 +76,10 @@ static void run_cause(const char *dir, char *buf, size_t size)
         if (!strncmp(line, "cause=", 6)) {
             line[strcspn(line, "\n")] = 0;
             size_t k = strnlen(line + 6, size - 1);
-            memcpy(buf, line + 6, k);
-            buf[k] = 0;
+            if (k) {
+                memcpy(buf, line + 6, k);
+                buf[k] = 0;
+            }
         }
     fclose(fp);
 }
@@ -194,13 +196,16 @@ static struct probe *run_probe(const struct replicas_auto_job *job, const char *
         maya_replicas_format(&p->layout, text, sizeof text);
         snprintf(p->said, sizeof p->said, "%s", p->layout.ndims ? text : "no replicas");
     } else {
+        /* what rank 0 said (the program's own reason), else run.conf's
+         * cause ("rank 1 exited 2"), else maya run's message (an option it
+         * refused, so that no rank ran) */
         char why[160], err0[PATH_MAX + 64];
-        last_line(log, why, sizeof why); /* maya run's own message, else what rank 0 said */
         snprintf(err0, sizeof err0, "%s/logs/rank-0.err", dir);
-        if (!strcmp(why, "no output"))
-            last_line(err0, why, sizeof why);
+        last_line(err0, why, sizeof why);
         if (!strcmp(why, "no output"))
             run_cause(dir, why, sizeof why);
+        if (!strcmp(why, "no output"))
+            last_line(log, why, sizeof why);
         snprintf(p->said, sizeof p->said, "did not run (%s)", why);
     }
     if (!job->quiet)
