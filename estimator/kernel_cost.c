@@ -782,6 +782,7 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
      * (a norm's passes over its row) */
     uint64_t lsmall[256], *loops = w->nexprs <= 256 ? lsmall : malloc(w->nexprs * sizeof *loops);
     if (!loops) {
+        free(once);
         if (v != small)
             free(v);
         return -1;
@@ -886,6 +887,15 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     return 0;
 }
 
+/* The share of DRAM's bandwidth that `threads` resident threads reach
+ * keeping `in_flight` bytes each in flight, where DRAM needs `need` (its
+ * bandwidth times its latency); never 0. */
+static double dram_share(double threads, double in_flight, double need)
+{
+    double f = fmin(1, threads * in_flight / need);
+    return f > 0 ? f : 1e-3;
+}
+
 /* Blocks of this kernel one SM holds at once. */
 static double blocks_per_sm(const struct maya_gpu_spec *g, const struct est_kwork *k)
 {
@@ -969,14 +979,10 @@ void est_kwork_times(const struct maya_gpu_spec *g, const struct est_kwork *k, s
     /* stores do not wait; loads keep what one pass of their loop issues in
      * flight (at most BYTES_IN_FLIGHT a thread): a loop of one 2-byte load
      * a pass reaches a fraction of the bandwidth that 16-byte loads reach */
-    double store_fill = fmin(1, resident_threads * BYTES_IN_FLIGHT / in_flight_need);
+    double store_fill = dram_share(resident_threads, BYTES_IN_FLIGHT, in_flight_need);
     double load_fill = k->load_in_flight > 0
-                           ? fmin(1, resident_threads * fmin(k->load_in_flight, BYTES_IN_FLIGHT) / in_flight_need)
+                           ? dram_share(resident_threads, fmin(k->load_in_flight, BYTES_IN_FLIGHT), in_flight_need)
                            : store_fill;
-    if (store_fill <= 0)
-        store_fill = 1e-3;
-    if (load_fill <= 0)
-        load_fill = 1e-3;
 
     /* later passes over each block's slice (reread_bytes): what the
      * resident blocks' slices overflow L2 by reaches DRAM again (a

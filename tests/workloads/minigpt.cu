@@ -792,8 +792,9 @@ __global__ void gelu_bwd(const void *x_, const void *bias_, const void *dy_, voi
 // db[c] += sum over rows of dy[r, c] ([rows, N]): a bias's gradient, as
 // PyTorch's column sum spreads it over the GPU: blocks of 32 columns x 8
 // row lanes, BIAS_GRAD_SPLIT of them down the rows (gridDim.y, every
-// 8 x BIAS_GRAD_SPLIT-th row each), each adding its part atomically. (One block per 32 columns left most SMs idle and
-// each thread a loop of one load at a time: 48 blocks for 1,536 columns.)
+// 8 x BIAS_GRAD_SPLIT-th row each), each adding its part atomically. (One
+// block per 32 columns left most SMs idle and each thread a loop of one
+// load at a time: 48 blocks for 1,536 columns.)
 #define BIAS_GRAD_SPLIT 32
 template <class P> __global__ void bias_grad(const void *dy_, void *db_, int rows, int N)
 {
