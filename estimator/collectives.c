@@ -12,11 +12,15 @@
  * per-GPU-generation cap; LL128 120 of 128 bytes). Bus bandwidth becomes
  * algorithm bandwidth by the ring's steps (n / (2(n-1)) for all-reduce).
  *
- * Where the figures come from (one constant is fitted, on one curve; the
- * other nccl-tests curves the fidelity suite judges are held out,
- * fidelity/collectives.sh):
+ * Where the figures come from (two constants are fitted, each on one
+ * curve; the other nccl-tests curves the fidelity suite judges are held
+ * out, fidelity/collectives.sh):
  *   - base and per-hop latencies, LL bandwidth caps, NVLS efficiency per
- *     GPU generation, the tree's size correction: NCCL's tuning constants.
+ *     GPU generation, the tree's size correction: NCCL's tuning constants,
+ *     with which the algorithm and protocol are chosen, as NCCL chooses.
+ *   - one LL step of a ring or tree inside an NVLink node, as the chosen
+ *     pair is priced: 1.0 us (LL_STEP_NVLINK_US), fitted on the 8 x B200
+ *     all-gather's smallest size.
  *   - the share of NVLink line rate a Simple ring reaches: NCCL's own
  *     NVLink figure per link and generation (ring_eff_nvlink): 20.6 GB/s x
  *     18 = 370 of 450 on SM90 (NCCL's maintainer: "ring busbw ~370 GB/s",
@@ -70,6 +74,18 @@ static const double hw_lat[3][A_N][P_N] = {
     { { 1.0, 1.9, 4.0 }, { 1.0, 2.5, 5.7 }, { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 4.0 } },     /* PCIe */
     { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, { 0, 0, 18 }, { 0, 0, 14 }, { 0, 0, 14 } },    /* network */
 };
+/* One step of an LL ring or tree inside an NVLink node, us: the data and
+ * its flags stored into the next GPU's buffer, seen there by its polling
+ * warps, reduced or copied and stored onward. NCCL's tuning table has 0.6
+ * (hw_lat above), a figure for ranking algorithms; measured, one step takes
+ * 1.0: an all-gather of 128 bytes on 8 B200s (NVSwitch, one process a GPU)
+ * took 16.12 us, which is NCCL's base latency (6.6) and a launch (2.5) and
+ * 7 steps of 1.0 (fitted there, on that curve's smallest size alone; the
+ * all-reduce and reduce-scatter curves and the two-node one judge it,
+ * fidelity/collectives.sh). A single send/recv is one store and a poll, no
+ * step of a ring: it keeps NCCL's figure (8 bytes in 10 us on the same
+ * GPUs: 6.6 + 0.6 + 2.5). */
+#define LL_STEP_NVLINK_US 1.0
 /* Most bus bandwidth LL reaches, GB/s, by generation (one node; NCCL's llMaxBws). */
 static const double ll_max_bw[4] = { 39.0, 87.7, 141.0, 282.0 };
 /* ... and between nodes (NCCL's figures for Intel hosts, 2 and more nodes). */
@@ -333,8 +349,10 @@ static int proto_ok(const struct topo *t, int p)
 /* One (algorithm, protocol) for an all-reduce, all-gather, reduce-scatter,
  * broadcast or reduce of `bytes` (NCCL's nBytes: the whole buffer): its
  * time in us, or -1 when NCCL would not use it; *lat_us: the part of it
- * that is latency, not bytes. */
-static double algo_time(const struct topo *t, int coll, int a, int p, double bytes, double *lat_us)
+ * that is latency, not bytes. `measured`: an LL step inside an NVLink node
+ * takes the measured LL_STEP_NVLINK_US; 0: NCCL's own figure, with which
+ * NCCL chooses. */
+static double algo_time(const struct topo *t, int coll, int a, int p, double bytes, int measured, double *lat_us)
 {
     int n = t->n, N = t->nodes, ar = coll == MAYA_COLL_ALLREDUCE;
     int agrs = coll == MAYA_COLL_ALLGATHER || coll == MAYA_COLL_REDUCESCATTER;
@@ -342,7 +360,8 @@ static double algo_time(const struct topo *t, int coll, int a, int p, double byt
     if (!proto_ok(t, p))
         return -1;
     double lat = base_lat[a][p], bus, algbw;
-    double intra_lat = hw_lat[t->intra_hw][a][p];
+    double intra_lat = measured && t->intra_hw == HW_NVLINK && p == P_LL && (a == A_RING || a == A_TREE)
+                           ? LL_STEP_NVLINK_US : hw_lat[t->intra_hw][a][p];
     /* with one GPU per node every step crosses the network at the tree's cost */
     double inter_lat = hw_lat[HW_NET][t->ppn == 1 ? A_TREE : a][p] + t->net_lat * (p == P_SIMPLE ? 2 : 1);
     switch (a) {
@@ -510,12 +529,13 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
     double nbytes = op == MAYA_COLL_ALLGATHER || op == MAYA_COLL_REDUCESCATTER ? s * n : s;
     /* the job's NCCL_ALGO / NCCL_PROTO narrow the choice, as in NCCL; when
      * they leave nothing this op can use, NCCL's own choice stands (an
-     * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree) */
+     * NCCL_ALGO=NVLS benchmark on A100s ran ring and tree). The choice is
+     * made with NCCL's latencies, the time is what the chosen pair takes */
     double best = -1, free_best = -1, lat = 0, best_lat = 0, free_lat = 0;
     int ba = A_RING, bp = P_SIMPLE, fa = A_RING, fp = P_SIMPLE; /* the pairs that gave them */
     for (int a = 0; a < A_N; a++)
         for (int p = 0; p < P_N; p++) {
-            double us = algo_time(&t, op, a, p, nbytes, &lat);
+            double us = algo_time(&t, op, a, p, nbytes, 0, &lat);
             if (us < 0)
                 continue;
             if (free_best < 0 || us < free_best)
@@ -527,7 +547,9 @@ double est_coll_ns(const struct maya_gpu_spec *g, const struct maya_cluster_spec
         best = free_best, ba = fa, bp = fp, best_lat = free_lat;
     plan->narrowed = best > free_best;
     if (best < 0) /* nothing applies (an op NCCL does not have): a Simple ring, ba and bp as set */
-        best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes, &best_lat);
+        best = algo_time(&t, MAYA_COLL_ALLREDUCE, A_RING, P_SIMPLE, nbytes, 1, &best_lat);
+    else
+        best = algo_time(&t, op, ba, bp, nbytes, 1, &best_lat);
     plan->algo = algo_names[ba];
     plan->proto = proto_names[bp];
     plan->ctas = coll_ctas(&t, ba, bp, nbytes);

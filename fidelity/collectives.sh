@@ -14,8 +14,9 @@
 #
 # What fitted what (estimator/collectives.c): NCCL's tuning constants, its
 # rule for splitting a send/recv over channels, and published link
-# efficiencies, and one constant fitted on the 8 x A100 all-reduce curve (the
-# pipeline fill); every other curve is held out.
+# efficiencies, one constant fitted on the 8 x A100 all-reduce curve (the
+# pipeline fill) and one on the 8 x B200 all-gather's smallest size (an LL
+# step inside a node); every other curve is held out.
 #
 # Usage: fidelity/collectives.sh [--curve COLL/GPU/RANKS] [--estimator SPEC]
 #   MAYA (default build/bin/maya) and NCCL_PERF (build/tests/workloads/nccl_perf)
