@@ -239,7 +239,7 @@ static void dump_record(struct dump *d, const struct maya_rec_hdr *h)
                     w->flags & MAYA_KW_F_WARP_MMA ? " warp_mma" : "", w->flags & MAYA_KW_F_GROUP_MMA ? " group_mma" : "");
             const struct maya_kterm *t = maya_kwork_terms(w);
             for (uint32_t i = 0; i < w->nterms; i++) {
-                char e[512];
+                char e[4096];
                 maya_kwork_expr_text(w, t[i].mult, e, sizeof e);
                 fprintf(o, "\n    %s %g", maya_kw_class_name(t[i].cls), (double)t[i].amount);
                 if (t[i].param != MAYA_KW_NO_PARAM)

@@ -593,23 +593,73 @@ static int joint_rows(const struct maya_kwork *w, uint32_t upto, const struct ma
  * mean, other values keep the range and low zero bits v had (16 blocks
  * may miss the extremes), widened to what the samples saw. Falls back to
  * v where a sample is not known. */
+/* Expression i over J's rows (evaluated up to it): *s the samples' least
+ * and greatest values, their mean and the low zero bits all have; 0 where
+ * the rows cannot be had or a sample is not known. */
+static int sampled(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
+                   const unsigned char *params, struct joint *J, struct val *s)
+{
+    if (!joint_rows(w, i + 1, l, params, J))
+        return 0;
+    double sum = 0, lo = INFINITY, hi = -INFINITY;
+    int tz = 64;
+    for (int k = 0; k < JOINT_SAMPLES; k++) {
+        struct val r = J->v[(size_t)k * w->nexprs + i];
+        if (!r.known)
+            return 0;
+        sum += r.avg, lo = fmin(lo, r.lo), hi = fmax(hi, r.hi), tz = r.tz < tz ? r.tz : tz;
+    }
+    *s = with_tz(range(lo, sum / JOINT_SAMPLES, hi), tz);
+    return s->known;
+}
+
 static struct val block_mean(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
                              const unsigned char *params, struct joint *B, struct val v)
 {
-    if (!joint_rows(w, i + 1, l, params, B))
+    struct val s;
+    if (!sampled(w, i, l, params, B, &s))
         return v;
-    double sum = 0, lo = v.lo, hi = v.hi;
-    for (int k = 0; k < JOINT_SAMPLES; k++) {
-        struct val r = B->v[(size_t)k * w->nexprs + i];
-        if (!r.known)
-            return v;
-        sum += r.avg, lo = fmin(lo, r.lo), hi = fmax(hi, r.hi);
-    }
     if (maya_kwork_exprs(w)[i].op == MAYA_KX_CMP)
-        return exact(sum / JOINT_SAMPLES);
+        return exact(s.avg);
+    double lo = fmin(v.lo, s.lo), hi = fmax(v.hi, s.hi);
     if (lo == hi)
         return v;
-    return with_tz(range(lo, sum / JOINT_SAMPLES, hi), v.tz);
+    return with_tz(range(lo, s.avg, hi), v.tz);
+}
+
+/* A value made of one block index reached by two paths (a slice's end,
+ * min(rows, start + per), against its start, both following %ctaid.y):
+ * ranges taken apart lose that the two move together (the slice's length,
+ * the same in every block, spreads over minus to plus the whole rows, and a
+ * test that every thread passes counts half of them). Over sampled blocks
+ * (B: block indices pinned, the threads within still spread), so that the
+ * two move together: a comparison's share is the samples' mean, another
+ * value is exact where the samples agree (a slice's length), and is
+ * otherwise left as its ranges give it: 16 blocks' pins miss the range's
+ * ends and their mean is off by up to a sixteenth of it, which moved a
+ * causal attention's key-block loops by 5 % where the ranges' midpoints
+ * were right (its mean, by linearity, already is). Falls back
+ * to v where a sample is not known. Thread indices so joined are not
+ * sampled: 16 threads of a block fall on every eighth of 128, and a
+ * thread's index modulo 8 came out 4 in every one. Not for
+ * products and trip counts (est_kwork_eval): a term's multiplier is the
+ * share of threads that reach it times the mean trips of those that enter
+ * its loops, whose product of means is its mean by construction (taken
+ * over samples instead, a causal attention backward's query loop came out
+ * 24.5 trips a block where it runs 1 to 32, and its FLOPs 3.6 times its
+ * forward's where they are 2.5: tests/torch/test_attention_kernels.sh). */
+_Static_assert(MAYA_SR_NSREGS <= 16, "est_kwork_eval keeps a bit per special register in 16");
+#define CTAID_BITS (1u << MAYA_SR_CTAID_X | 1u << MAYA_SR_CTAID_Y | 1u << MAYA_SR_CTAID_Z)
+
+static struct val joint_value(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
+                              const unsigned char *params, struct joint *J, struct val v)
+{
+    struct val s;
+    if (!sampled(w, i, l, params, J, &s))
+        return v;
+    if (maya_kwork_exprs(w)[i].op == MAYA_KX_CMP)
+        return exact(s.avg);
+    return s.lo == s.hi ? s : v;
 }
 
 /* A loop's trip count whose start and bound both vary (a pooling window's
@@ -741,7 +791,16 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
      * parameter array's element at an index that spreads over the launch;
      * PER_BLOCK, it follows the block (%ctaid, or GATHERED) */
     uint8_t gsmall[256], *gathered = w->nexprs <= 256 ? gsmall : calloc(w->nexprs, 1);
-    if (!gathered) {
+    /* per expression, the thread and block indices it follows (a bit per
+     * special register that spreads over the launch): an operation whose
+     * operands follow the same block index is evaluated over sampled
+     * blocks (joint_value) */
+    uint16_t dsmall[256], *deps = w->nexprs <= 256 ? dsmall : calloc(w->nexprs, sizeof *deps);
+    if (!gathered || !deps) {
+        if (gathered != gsmall)
+            free(gathered);
+        if (deps != dsmall)
+            free(deps);
         if (v != small)
             free(v);
         return -1;
@@ -755,17 +814,24 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
             (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z))
             gathered[i] |= PER_BLOCK;
         v[i] = eval1(&x[i], v, l, params, NULL);
+        uint16_t da = ops & 1 ? deps[x[i].a] : 0, db = ops & 2 ? deps[x[i].b] : 0, dc = ops & 4 ? deps[x[i].c] : 0;
+        deps[i] = x[i].op == MAYA_KX_SREG ? (v[i].known && !is_exact(v[i]) ? 1u << x[i].arg : 0) : da | db | dc;
         if (x[i].op == MAYA_KX_TRIP && v[x[i].a].known && !is_exact(v[x[i].a]) && v[x[i].b].known &&
             !is_exact(v[x[i].b]))
             v[i] = joint_trip(w, i, l, params, &J, v[i]);
         else if ((gathered[i] & GATHERED) && v[i].known)
             v[i] = block_mean(w, i, l, params, &B, v[i]);
+        else if (((da & db) | (da & dc) | (db & dc)) & CTAID_BITS && x[i].op != MAYA_KX_MUL &&
+                 x[i].op != MAYA_KX_TRIP && v[i].known && (x[i].op == MAYA_KX_CMP || !is_exact(v[i])))
+            v[i] = joint_value(w, i, l, params, &B, v[i]);
     }
     free(J.v);
     block_spreads(w, l, params, v, gathered, out);
     free(B.v);
     if (gathered != gsmall)
         free(gathered);
+    if (deps != dsmall)
+        free(deps);
     /* a term whose loops' counts are not all known: those loops run once
      * (flagged), the share of threads that reach them still applies */
     struct val *once = NULL;

@@ -940,6 +940,89 @@ static void test_trip_limit(void)
     free(keep);
 }
 
+/* Column sums over a slice of rows a block: r0 = ctaid.y * per, r1 =
+ * min(rows, r0 + per), for r in [r0, r1) load x[r * 256 + tid] (nvcc's
+ * code with the loop kept whole). The test that enters the loop and the
+ * loop's bounds all follow ctaid.y: taken apart, [r0 < r1] counted half
+ * the blocks (ranges of both, 0 to 3,875 against 125 to 4,000). */
+static const char slice_sum[] =
+    ".visible .entry slice(\n\t.param .u64 slice_param_0,\n\t.param .u64 slice_param_1,\n"
+    "\t.param .u32 slice_param_2,\n\t.param .u32 slice_param_3\n)\n{\n"
+    "\tld.param.u64 %rd2, [slice_param_0];\n\tld.param.u64 %rd3, [slice_param_1];\n"
+    "\tld.param.u32 %r9, [slice_param_2];\n\tld.param.u32 %r10, [slice_param_3];\n"
+    "\tmov.u32 %r1, %ctaid.y;\n\tmul.lo.s32 %r18, %r1, %r10;\n\tadd.s32 %r11, %r18, %r10;\n"
+    "\tmin.s32 %r3, %r11, %r9;\n\tsetp.lt.s32 %p1, %r18, %r3;\n\t@%p1 bra $L__BB0_2;\n\tbra.uni $L__BB0_1;\n"
+    "$L__BB0_2:\n"
+    "\tmov.u32 %r12, %tid.x;\n\tshl.b32 %r13, %r18, 8;\n\tadd.s32 %r17, %r12, %r13;\n"
+    "\tcvta.to.global.u64 %rd1, %rd2;\n\tmov.f32 %f8, 0f00000000;\n"
+    "$L__BB0_3:\n"
+    "\tmul.wide.u32 %rd4, %r17, 4;\n\tadd.s64 %rd5, %rd1, %rd4;\n\tld.global.f32 %f6, [%rd5];\n"
+    "\tadd.f32 %f8, %f8, %f6;\n\tadd.s32 %r17, %r17, 256;\n\tadd.s32 %r18, %r18, 1;\n"
+    "\tsetp.lt.s32 %p2, %r18, %r3;\n\t@%p2 bra $L__BB0_3;\n\tbra.uni $L__BB0_4;\n"
+    "$L__BB0_1:\n\tmov.f32 %f8, 0f00000000;\n"
+    "$L__BB0_4:\n"
+    "\tshl.b32 %r14, %r1, 8;\n\tmov.u32 %r15, %tid.x;\n\tadd.s32 %r16, %r14, %r15;\n"
+    "\tcvta.to.global.u64 %rd6, %rd3;\n\tmul.wide.u32 %rd7, %r16, 4;\n\tadd.s64 %rd8, %rd6, %rd7;\n"
+    "\tst.global.f32 [%rd8], %f8;\n\tret;\n}\n";
+
+/* A chunk of the array a block, its threads striding through it: i from
+ * ctaid.x * chunk + tid to min(n, (ctaid.x + 1) * chunk) by ntid (nvcc's
+ * code, the loop kept whole). The test that enters the loop compares two
+ * values of ctaid.x; taken apart it let half the threads in. */
+static const char chunk_scale[] =
+    ".visible .entry chunk(\n\t.param .u64 chunk_param_0,\n\t.param .u64 chunk_param_1,\n"
+    "\t.param .u32 chunk_param_2,\n\t.param .u32 chunk_param_3\n)\n{\n"
+    "\tld.param.u64 %rd3, [chunk_param_0];\n\tld.param.u64 %rd4, [chunk_param_1];\n"
+    "\tld.param.u32 %r6, [chunk_param_2];\n\tld.param.u32 %r7, [chunk_param_3];\n"
+    "\tmov.u32 %r8, %ctaid.x;\n\tadd.s32 %r9, %r8, 1;\n\tmul.lo.s32 %r10, %r9, %r7;\n"
+    "\tmin.u32 %r1, %r10, %r6;\n\tmov.u32 %r11, %tid.x;\n\tmad.lo.s32 %r12, %r8, %r7, %r11;\n"
+    "\tsetp.ge.s32 %p1, %r12, %r1;\n\t@%p1 bra $L__BB0_3;\n"
+    "\tmov.u32 %r3, %ntid.x;\n\tcvta.to.global.u64 %rd1, %rd3;\n\tcvta.to.global.u64 %rd2, %rd4;\n"
+    "$L__BB0_2:\n"
+    "\tmul.wide.s32 %rd5, %r12, 4;\n\tadd.s64 %rd6, %rd1, %rd5;\n\tld.global.f32 %f1, [%rd6];\n"
+    "\tadd.f32 %f2, %f1, %f1;\n\tadd.s64 %rd7, %rd2, %rd5;\n\tst.global.f32 [%rd7], %f2;\n"
+    "\tadd.s32 %r12, %r12, %r3;\n\tsetp.lt.s32 %p2, %r12, %r1;\n\t@%p2 bra $L__BB0_2;\n"
+    "$L__BB0_3:\n\tret;\n}\n";
+
+static void test_correlated(void)
+{
+    void *keep;
+    const struct maya_kwork *w = analyse(slice_sum, sizeof slice_sum - 1, "slice", &keep);
+    if (!w)
+        return;
+    struct launch b;
+    launch(&b, 1, 32, 256, 1);
+    struct est_kwork k;
+    int32_t rows = 4000, per = 125;
+    set(&b, 16, &rows, 4);
+    set(&b, 20, &per, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    /* every block sums its 125 rows: all 4,000 rows of 256 floats */
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * 4000 * 256, 0.01);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * 32 * 256, 0.01);
+    EXPECT(k.unresolved == 0);
+    /* 150 rows a slice: slice 26 holds 100, the last 5 none; the same
+     * rows, within the grain of the sampled blocks (2.5 % low) */
+    per = 150;
+    set(&b, 20, &per, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * 4000 * 256, 0.05);
+    free(keep);
+
+    w = analyse(chunk_scale, sizeof chunk_scale - 1, "chunk", &keep);
+    if (!w)
+        return;
+    launch(&b, 300, 1, 256, 1);
+    int32_t n = 10000000, chunk = (n + 299) / 300;
+    set(&b, 16, &n, 4);
+    set(&b, 20, &chunk, 4);
+    EXPECT(est_kwork_eval(w, &b.l, NULL, &k) == 0);
+    /* every element read and written once */
+    NEAR(k.amount[MAYA_KW_LD_GLOBAL], 4.0 * n, 0.01);
+    NEAR(k.amount[MAYA_KW_ST_GLOBAL], 4.0 * n, 0.01);
+    free(keep);
+}
+
 int main(void)
 {
     test_parser();
@@ -964,6 +1047,7 @@ int main(void)
     test_bad_summary();
     test_in_flight();
     test_trip_limit();
+    test_correlated();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
