@@ -14,7 +14,7 @@ struct emu_ptx_kernel;
 /* The version of the analysis (kernel_work.c, sass_parse.c): part of the
  * SASS cache's keys, so that summaries an older analysis wrote are not
  * read. Raise it with any change to what the analysis reads. */
-#define EMU_KWORK_ANALYSIS 37
+#define EMU_KWORK_ANALYSIS 38
 
 /* The summary's most expressions and terms (a larger one is cut and
  * flagged MAYA_KW_F_TRUNCATED). */

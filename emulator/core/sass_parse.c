@@ -25,7 +25,9 @@
  *   control: BRA (also .U, and BRA P, label: the predicate joins the
  *   guard; BRA.DIV, to the code for a diverged warp, never taken), EXIT,
  *   RET, BAR; CALL (call) and the surface stores SUST, SURED,
- *   SUATOM (sust, sured, suatom), for the stores the summary cannot see.
+ *   SUATOM (sust, sured, suatom), for the stores the summary cannot see;
+ *   a CALL to one of CUDA's helpers (__cuda_sm20_*: 64-bit division, float
+ *   slow paths) is call.helper, its target kept.
  * Any other instruction writes an unknown value to its first operand.
  * Operands stay as SASS spells them; the analysis reads R/UR/P/UP
  * registers, RZ/URZ (0), PT/UPT (true), negations and c[0x0][offset].
@@ -696,6 +698,13 @@ static void translate(struct emu_ptx_kernel *k, struct emu_ptx_inst *in)
         ops[0] = target(in);
         ops[1] = lit("PT");
         in->nops = 2;
+    } else if (IS("CALL") && target(in).n > 12 && memmem(target(in).p, target(in).n, "__cuda_sm20_", 12)) {
+        /* CUDA's own helpers: 64-bit division and remainder, and the slow
+         * paths of float reciprocal, division and square root, each behind
+         * a test that sends the common case around it (kernel_work.c) */
+        SET("call.helper");
+        ops[0] = target(in);
+        in->nops = 1;
     } else if (IS("CALL") || IS("SUST") || IS("SURED") || IS("SUATOM")) {
         /* a device function's or a surface's stores, which the summary
          * does not attribute (it flags them) */

@@ -1190,6 +1190,72 @@ static void test_sass_damage(void)
     free(copy);
 }
 
+/* A 64-bit division as nvcc compiles it: when the operands' high words
+ * are 0 (the test on the sum's high word, which carries this analysis does
+ * not follow), the 32-bit idiom; otherwise a call to CUDA's helper:
+ *   long q = (n + d - 1) / d;
+ *   for (long i = 0; i < q; i++) y[0] = 0;
+ * The common case is taken (kernel_work.c skips_helper): mixed half and
+ * half with the helper's path, whose result this analysis does not follow
+ * (the dividend), the loop ran 566 times where it runs 125. */
+static const char sass_ceil64[] =
+    "//--------------------- .text._Z5ceilqlPf --------------------------\n"
+    ".text._Z5ceilqlPf:\n"
+    "        /*0000*/                   ULDC.64 UR10, c[0x0][0x208] ;\n"
+    "        /*0010*/                   MOV R2, c[0x0][0x210] ;\n"
+    "        /*0020*/                   IADD3 R7, P0, R2, c[0x0][0x218], RZ ;\n"
+    "        /*0030*/                   IADD3 R7, P1, R7, -0x1, RZ ;\n"
+    "        /*0040*/                   IADD3.X R8, RZ, c[0x0][0x214], RZ, P0, !PT ;\n"
+    "        /*0050*/                   IADD3.X R8, R8, -0x1, RZ, P1, !PT ;\n"
+    "        /*0060*/                   ISETP.NE.U32.AND P0, PT, R8, RZ, PT ;\n"
+    "        /*0070*/              @!P0 BRA `(.L_x_1) ;\n"
+    "        /*0080*/                   MOV R0, 0xc0 ;\n"
+    "        /*0090*/                   CALL.REL.NOINC `($__internal_0_$__cuda_sm20_div_s64) ;\n"
+    "        /*00a0*/                   IMAD.MOV.U32 R9, RZ, RZ, R7 ;\n"
+    "        /*00b0*/                   BRA `(.L_x_2) ;\n"
+    ".L_x_1:\n"
+    "        /*00c0*/                   I2F.U32.RP R0, c[0x0][0x218] ;\n"
+    "        /*00d0*/                   ISETP.NE.U32.AND P2, PT, RZ, c[0x0][0x218], PT ;\n"
+    "        /*00e0*/                   MUFU.RCP R0, R0 ;\n"
+    "        /*00f0*/                   IADD3 R8, R0, 0xffffffe, RZ ;\n"
+    "        /*0100*/                   F2I.FTZ.U32.TRUNC.NTZ R9, R8 ;\n"
+    "        /*0110*/                   IMAD.MOV.U32 R8, RZ, RZ, RZ ;\n"
+    "        /*0120*/                   IMAD.MOV R11, RZ, RZ, -R9 ;\n"
+    "        /*0130*/                   IMAD R11, R11, c[0x0][0x218], RZ ;\n"
+    "        /*0140*/                   IMAD.HI.U32 R10, R9, R11, R8 ;\n"
+    "        /*0150*/                   IMAD.HI.U32 R9, R10, R7, RZ ;\n"
+    "        /*0160*/                   IMAD.MOV R10, RZ, RZ, -R9 ;\n"
+    "        /*0170*/                   IMAD R7, R10, c[0x0][0x218], R7 ;\n"
+    "        /*0180*/                   ISETP.GE.U32.AND P0, PT, R7, c[0x0][0x218], PT ;\n"
+    "        /*0190*/               @P0 IADD3 R7, R7, -c[0x0][0x218], RZ ;\n"
+    "        /*01a0*/               @P0 IADD3 R9, R9, 0x1, RZ ;\n"
+    "        /*01b0*/                   ISETP.GE.U32.AND P1, PT, R7, c[0x0][0x218], PT ;\n"
+    "        /*01c0*/               @P1 IADD3 R9, R9, 0x1, RZ ;\n"
+    "        /*01d0*/              @!P2 LOP3.LUT R9, RZ, c[0x0][0x218], RZ, 0x33, !PT ;\n"
+    ".L_x_2:\n"
+    "        /*01e0*/                   ISETP.GE.AND P0, PT, R9, 0x1, PT ;\n"
+    "        /*01f0*/              @!P0 EXIT ;\n"
+    "        /*0200*/                   LDC.64 R4, c[0x0][0x220] ;\n"
+    "        /*0210*/                   IMAD.MOV.U32 R6, RZ, RZ, RZ ;\n"
+    ".L_x_3:\n"
+    "        /*0220*/                   STG.E desc[UR10][R4.64], RZ ;\n"
+    "        /*0230*/                   IADD3 R6, R6, 0x1, RZ ;\n"
+    "        /*0240*/                   ISETP.GE.U32.AND P0, PT, R6, R9, PT ;\n"
+    "        /*0250*/              @!P0 BRA `(.L_x_3) ;\n"
+    "        /*0260*/                   EXIT ;\n"
+    ".L_x_4:\n"
+    "        /*0270*/                   BRA `(.L_x_4);\n"
+    ".L_x_5:\n";
+
+static void test_sass_div64(void)
+{
+    static const struct maya_kparam three[] = { { 0, 8, MAYA_KP_I64, { 0 } }, { 8, 4, MAYA_KP_U32, { 0 } },
+                                                { 16, 8, MAYA_KP_PTR, { 0 } } };
+    int64_t nd[2] = { 1000, 8 };
+    NEAR(sass_loop_stores(sass_ceil64, sizeof sass_ceil64 - 1, "_Z5ceilqlPf", three, 3, 256, nd, 12), 4.0 * 125 * 256,
+         0.02);
+}
+
 int main(void)
 {
     test_sass();
@@ -1212,6 +1278,7 @@ int main(void)
     test_sass_narrow_constant();
     test_sass_u16_grid();
     test_sass_damage();
+    test_sass_div64();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
