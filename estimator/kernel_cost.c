@@ -583,16 +583,6 @@ static int joint_rows(const struct maya_kwork *w, uint32_t upto, const struct ma
     return 1;
 }
 
-/* A value that follows what each block reads from the parameters at its
- * own index (PyTorch's tensor lists: the elements left in the block's
- * chunk of its tensor, its addresses' alignment), and the comparisons,
- * trip counts and minima made of it: the block's index and the value move
- * together, and their ranges taken apart lose that (a chunk index from
- * one tensor against the size of another). Its mean over sampled blocks,
- * the threads within each still spread; a comparison's share is that
- * mean, other values keep the range and low zero bits v had (16 blocks
- * may miss the extremes), widened to what the samples saw. Falls back to
- * v where a sample is not known. */
 /* Expression i over J's rows (evaluated up to it): *s the samples' least
  * and greatest values, their mean and the low zero bits all have; 0 where
  * the rows cannot be had or a sample is not known. */
@@ -613,6 +603,16 @@ static int sampled(const struct maya_kwork *w, uint32_t i, const struct maya_rec
     return s->known;
 }
 
+/* A value that follows what each block reads from the parameters at its
+ * own index (PyTorch's tensor lists: the elements left in the block's
+ * chunk of its tensor, its addresses' alignment), and the comparisons,
+ * trip counts and minima made of it: the block's index and the value move
+ * together, and their ranges taken apart lose that (a chunk index from
+ * one tensor against the size of another). Its mean over sampled blocks,
+ * the threads within each still spread; a comparison's share is that
+ * mean, other values keep the range and low zero bits v had (16 blocks
+ * may miss the extremes), widened to what the samples saw. Falls back to
+ * v where a sample is not known. */
 static struct val block_mean(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
                              const unsigned char *params, struct joint *B, struct val v)
 {
@@ -648,9 +648,6 @@ static struct val block_mean(const struct maya_kwork *w, uint32_t i, const struc
  * over samples instead, a causal attention backward's query loop came out
  * 24.5 trips a block where it runs 1 to 32, and its FLOPs 3.6 times its
  * forward's where they are 2.5: tests/torch/test_attention_kernels.sh). */
-_Static_assert(MAYA_SR_NSREGS <= 16, "est_kwork_eval keeps a bit per special register in 16");
-#define CTAID_BITS (1u << MAYA_SR_CTAID_X | 1u << MAYA_SR_CTAID_Y | 1u << MAYA_SR_CTAID_Z)
-
 static struct val joint_value(const struct maya_kwork *w, uint32_t i, const struct maya_rec_launch *l,
                               const unsigned char *params, struct joint *J, struct val v)
 {
@@ -691,6 +688,8 @@ static struct val joint_trip(const struct maya_kwork *w, uint32_t i, const struc
 /* est_kwork_eval's bits per expression */
 #define GATHERED 1  /* a parameter array's element at an index spread over the launch */
 #define PER_BLOCK 2 /* follows the block: %ctaid, or GATHERED */
+#define CTAID_X 4   /* follows %ctaid.x where the grid spreads it (CTAID_X << 1: .y, << 2: .z) */
+#define CTAIDS (CTAID_X | CTAID_X << 1 | CTAID_X << 2)
 
 /* One block's work per class (added to sums): its indices pinned (pin),
  * its threads spread; an expression that does not follow the block
@@ -789,39 +788,32 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     /* per expression (v[i].known is the only other per-expression state:
      * bits here, not copies of the values): GATHERED, it depends on a
      * parameter array's element at an index that spreads over the launch;
-     * PER_BLOCK, it follows the block (%ctaid, or GATHERED) */
+     * PER_BLOCK, it follows the block (%ctaid, or GATHERED); CTAIDS, the
+     * block indices it follows: an operation whose operands follow the
+     * same one is evaluated over sampled blocks (joint_value) */
     uint8_t gsmall[256], *gathered = w->nexprs <= 256 ? gsmall : calloc(w->nexprs, 1);
-    /* per expression, the thread and block indices it follows (a bit per
-     * special register that spreads over the launch): an operation whose
-     * operands follow the same block index is evaluated over sampled
-     * blocks (joint_value) */
-    uint16_t dsmall[256], *deps = w->nexprs <= 256 ? dsmall : calloc(w->nexprs, sizeof *deps);
-    if (!gathered || !deps) {
-        if (gathered != gsmall)
-            free(gathered);
-        if (deps != dsmall)
-            free(deps);
+    if (!gathered) {
         if (v != small)
             free(v);
         return -1;
     }
     for (uint32_t i = 0; i < w->nexprs; i++) {
         unsigned ops = maya_kx_operands(x[i].op);
-        uint8_t from = ((ops & 1) ? gathered[x[i].a] : 0) | ((ops & 2) ? gathered[x[i].b] : 0) |
-                       ((ops & 4) ? gathered[x[i].c] : 0);
-        gathered[i] = from | (x[i].op == MAYA_KX_PARAM_AT && !is_exact(v[x[i].a]) ? GATHERED : 0);
-        if (gathered[i] & GATHERED ||
-            (x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z))
+        uint8_t ga = (ops & 1) ? gathered[x[i].a] : 0, gb = (ops & 2) ? gathered[x[i].b] : 0,
+                gc = (ops & 4) ? gathered[x[i].c] : 0;
+        int ctaid = x[i].op == MAYA_KX_SREG && x[i].arg >= MAYA_SR_CTAID_X && x[i].arg <= MAYA_SR_CTAID_Z;
+        gathered[i] = ga | gb | gc | (x[i].op == MAYA_KX_PARAM_AT && !is_exact(v[x[i].a]) ? GATHERED : 0);
+        if (gathered[i] & GATHERED || ctaid)
             gathered[i] |= PER_BLOCK;
         v[i] = eval1(&x[i], v, l, params, NULL);
-        uint16_t da = ops & 1 ? deps[x[i].a] : 0, db = ops & 2 ? deps[x[i].b] : 0, dc = ops & 4 ? deps[x[i].c] : 0;
-        deps[i] = x[i].op == MAYA_KX_SREG ? (v[i].known && !is_exact(v[i]) ? 1u << x[i].arg : 0) : da | db | dc;
+        if (ctaid && v[i].known && !is_exact(v[i]))
+            gathered[i] |= CTAID_X << (x[i].arg - MAYA_SR_CTAID_X);
         if (x[i].op == MAYA_KX_TRIP && v[x[i].a].known && !is_exact(v[x[i].a]) && v[x[i].b].known &&
             !is_exact(v[x[i].b]))
             v[i] = joint_trip(w, i, l, params, &J, v[i]);
         else if ((gathered[i] & GATHERED) && v[i].known)
             v[i] = block_mean(w, i, l, params, &B, v[i]);
-        else if (((da & db) | (da & dc) | (db & dc)) & CTAID_BITS && x[i].op != MAYA_KX_MUL &&
+        else if (((ga & gb) | (ga & gc) | (gb & gc)) & CTAIDS && x[i].op != MAYA_KX_MUL &&
                  x[i].op != MAYA_KX_TRIP && v[i].known && (x[i].op == MAYA_KX_CMP || !is_exact(v[i])))
             v[i] = joint_value(w, i, l, params, &B, v[i]);
     }
@@ -830,8 +822,6 @@ int est_kwork_eval(const struct maya_kwork *w, const struct maya_rec_launch *l, 
     free(B.v);
     if (gathered != gsmall)
         free(gathered);
-    if (deps != dsmall)
-        free(deps);
     /* a term whose loops' counts are not all known: those loops run once
      * (flagged), the share of threads that reach them still applies */
     struct val *once = NULL;

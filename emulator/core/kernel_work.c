@@ -1011,9 +1011,9 @@ static int interpret(struct kw *w)
                 continue;
             }
             uint32_t t = k->labels[lb].inst;
-            if (t > i && g == X_HALF && skips_helper(k, i, t))
-                g = X_ONE;
             if (t > i) {
+                if (g == X_HALF && skips_helper(k, i, t))
+                    g = X_ONE;
                 if (pend_add(w, (uint32_t)lb, kx_mul(w, freq, g)) < 0)
                     return -1;
                 freq = kx_mul(w, freq, kx_not(w, g));
